@@ -1,0 +1,51 @@
+"""The one exception tree of deep-research.
+
+Every failure the package raises on purpose is a subclass of :class:`DeepResearchError`. The CLI
+maps the tree to exit codes in exactly one place (``cli.exit_code_for``); library code never calls
+``sys.exit``. Messages are one line and say how to fix the problem.
+
+::
+
+    DeepResearchError                 base; never raised itself
+    └── InputError                    exit 2 — an input we cannot use
+        ├── UnreadableInput           empty, truncated, binary or oversized input
+        ├── SchemaViolation           parsed, but does not match its schema (carries json_path)
+        ├── MissingArtifact           a file the command needs is absent
+        └── NotACorpusFile            summary-substitution guard: text that is not a corpus
+                                      file of this brief was offered as evidence
+
+Exit codes (documented in the README): 0 success, 1 the check ran and found violations,
+2 input error (the tree above), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+
+class DeepResearchError(Exception):
+    """Base of every deliberate failure in deep-research."""
+
+
+class InputError(DeepResearchError):
+    """An input (file, argument, stream) that cannot be used as given."""
+
+
+class UnreadableInput(InputError):
+    """The input could not be parsed at all."""
+
+
+class SchemaViolation(InputError):
+    """The input parsed but does not match its schema."""
+
+    def __init__(self, message: str, *, json_path: str = "$", source: str = "") -> None:
+        self.json_path = json_path
+        self.source = source
+        where = f"{source}: " if source else ""
+        super().__init__(f"{where}{json_path}: {message}")
+
+
+class MissingArtifact(InputError):
+    """A file the command needs does not exist."""
+
+
+class NotACorpusFile(InputError):
+    """Evidence text that is not a retained corpus file of this brief (e.g. a summary)."""
