@@ -1,0 +1,268 @@
+"""The brief directory: where each artifact lives, how it is read, and how it is written.
+
+Every write is atomic (temp file in the same directory, fsync, rename), so a crash leaves either
+the old file or the new one — never half of either. Every read turns a malformed file into an
+:class:`~deep_research.errors.InputError` that names the file and says what to do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from deep_research.errors import (
+    MissingArtifact,
+    NotACorpusFile,
+    SchemaViolation,
+    UnreadableInput,
+)
+from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow, TraceFile
+
+#: Largest artifact we read whole. Bigger files are refused rather than exhausting memory.
+MAX_ARTIFACT_BYTES = 512 * 1024 * 1024
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+# --- atomic writes --------------------------------------------------------------------------
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so readers see the old file or the new one, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    # The rename is durable only once the directory entry is on disk.
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def dump_json(value: Any) -> str:
+    """The one JSON style of every artifact: UTF-8, two-space indent, trailing newline."""
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+def atomic_write_json(path: Path, value: Any) -> None:
+    atomic_write_text(path, dump_json(value))
+
+
+def atomic_write_jsonl(path: Path, rows: Iterable[Any]) -> None:
+    atomic_write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+
+
+def model_dump(model: BaseModel) -> Any:
+    """JSON-ready dict of a model, by alias, without unset-equivalent noise."""
+    return model.model_dump(mode="json", by_alias=True, exclude_none=False)
+
+
+# --- reads ----------------------------------------------------------------------------------
+
+
+def read_text(path: Path, *, what: str) -> str:
+    """Text of a UTF-8 file, or an InputError that says which file and why."""
+    if not path.exists():
+        raise MissingArtifact(f"{what} not found: {path}")
+    if not path.is_file():
+        raise UnreadableInput(f"{what} is not a regular file: {path}")
+    size = path.stat().st_size
+    if size > MAX_ARTIFACT_BYTES:
+        raise UnreadableInput(
+            f"{what} is {size} bytes, over the {MAX_ARTIFACT_BYTES}-byte limit: {path}"
+        )
+    return decode_utf8(path.read_bytes(), what=f"{what} {path}")
+
+
+def decode_utf8(data: bytes, *, what: str) -> str:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UnreadableInput(
+            f"{what} is not UTF-8 text (byte {exc.start}); pass the JSON file, not a binary"
+        ) from None
+    if "\x00" in text:
+        raise UnreadableInput(f"{what} contains NUL bytes; it looks binary, not JSON")
+    return text
+
+
+def parse_json(text: str, *, what: str) -> Any:
+    if not text.strip():
+        raise UnreadableInput(f"{what} is empty; expected a JSON document")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UnreadableInput(
+            f"{what} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except RecursionError:
+        raise UnreadableInput(f"{what} nests too deeply to be a brief artifact") from None
+
+
+def iter_jsonl(text: str, *, what: str) -> Iterator[tuple[int, Any]]:
+    """(line number, value) for every non-blank line; a bad line raises with its number."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UnreadableInput(
+                f"{what} line {number} is not valid JSON (column {exc.colno}: {exc.msg})"
+            ) from None
+        except RecursionError:
+            raise UnreadableInput(f"{what} line {number} nests too deeply") from None
+
+
+def json_path(location: Iterable[int | str]) -> str:
+    """``('claims', 3, 'id')`` → ``$.claims[3].id``."""
+    path = "$"
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def validate_model(model: type[ModelT], value: Any, *, what: str, prefix: str = "$") -> ModelT:
+    """Validate ``value`` as ``model`` or raise SchemaViolation naming the first bad path."""
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = json_path(first["loc"]).replace("$", prefix, 1)
+        raise SchemaViolation(first["msg"], json_path=loc, source=what) from None
+
+
+# --- the brief ------------------------------------------------------------------------------
+
+
+def sha256_text(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Brief:
+    """One research run's directory and the paths of its artifacts (contracts.md §1)."""
+
+    root: Path
+
+    @property
+    def claims_path(self) -> Path:
+        return self.root / "claims.json"
+
+    @property
+    def sources_path(self) -> Path:
+        return self.root / "sources.jsonl"
+
+    @property
+    def trace_path(self) -> Path:
+        return self.root / "trace.json"
+
+    @property
+    def fetch_log_path(self) -> Path:
+        return self.root / "fetch-log.jsonl"
+
+    @property
+    def corpus_dir(self) -> Path:
+        return self.root / "corpus"
+
+    def corpus_path(self, content_hash: str) -> Path:
+        return self.corpus_dir / f"{content_hash.removeprefix('sha256:')}.txt"
+
+    def load_sources(self, path: Path | None = None) -> list[SourceRow]:
+        return load_sources(path or self.sources_path)
+
+    def load_claims(self, path: Path | None = None) -> ClaimsFile:
+        target = path or self.claims_path
+        raw = parse_json(read_text(target, what="claims.json"), what=str(target))
+        return validate_model(ClaimsFile, raw, what=str(target))
+
+    def load_trace(self) -> TraceFile:
+        raw = parse_json(read_text(self.trace_path, what="trace.json"), what=str(self.trace_path))
+        return validate_model(TraceFile, raw, what=str(self.trace_path))
+
+    def load_fetch_log(self) -> list[FetchLogEntry]:
+        """Every attempt in fetch-log.jsonl; an absent log means nothing was fetched."""
+        if not self.fetch_log_path.exists():
+            return []
+        what = str(self.fetch_log_path)
+        text = read_text(self.fetch_log_path, what="fetch-log.jsonl")
+        return [
+            validate_model(FetchLogEntry, value, what=what, prefix=f"line {number}: $")
+            for number, value in _complete_lines(text, what=what)
+        ]
+
+    def read_corpus(self, content_hash: str) -> str:
+        """The retained text for ``content_hash``, refused unless it is that exact corpus file."""
+        path = self.corpus_path(content_hash)
+        if not path.is_file():
+            raise MissingArtifact(f"corpus file for {content_hash} not found: {path}")
+        text = decode_utf8(path.read_bytes(), what=str(path))
+        if sha256_text(text) != content_hash:
+            raise NotACorpusFile(
+                f"{path} does not hash to {content_hash}; the corpus was edited — re-fetch it"
+            )
+        return text
+
+    def require_corpus_file(self, candidate: Path) -> str:
+        """Summary-substitution guard: accept only a file inside corpus/ whose name is its hash."""
+        resolved = candidate.resolve()
+        corpus = self.corpus_dir.resolve()
+        if resolved.parent != corpus or resolved.suffix != ".txt":
+            raise NotACorpusFile(
+                f"{candidate} is not a corpus file of this brief; verify against "
+                f"{self.corpus_dir}/<hash>.txt as fetched, never a summary"
+            )
+        return self.read_corpus("sha256:" + resolved.stem)
+
+
+def load_sources(path: Path) -> list[SourceRow]:
+    what = str(path)
+    text = read_text(path, what="sources.jsonl")
+    rows = [
+        validate_model(SourceRow, value, what=what, prefix=f"line {number}: $")
+        for number, value in iter_jsonl(text, what=what)
+    ]
+    seen: set[str] = set()
+    for row in rows:
+        if row.id in seen:
+            raise SchemaViolation(f"duplicate source id {row.id}", source=what)
+        seen.add(row.id)
+    return rows
+
+
+def _complete_lines(text: str, *, what: str) -> Iterator[tuple[int, Any]]:
+    # The fetch log is append-only: a crash may truncate the last line and nothing else.
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        lines = lines[:-1]
+    yield from iter_jsonl("\n".join(lines), what=what)
