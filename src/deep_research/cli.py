@@ -1,0 +1,211 @@
+"""The ``deep-research`` command line: each command parses arguments, calls one function, prints.
+
+Exit codes (the only place errors become numbers):
+  0  success (for checks: clean)
+  1  the check ran and found violations
+  2  input error: missing, unreadable or invalid input, refused evidence (see errors.py)
+  130 interrupted
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from deep_research import __version__
+from deep_research.errors import DeepResearchError, InputError
+
+EXIT_OK = 0
+EXIT_VIOLATIONS = 1
+EXIT_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def exit_code_for(error: DeepResearchError) -> int:
+    return EXIT_INPUT if isinstance(error, InputError) else EXIT_VIOLATIONS
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+# --- commands -------------------------------------------------------------------------------
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from deep_research.schemas import validate_brief
+
+    report = validate_brief(Path(args.brief))
+    _print_json(report.as_dict())
+    for problem in report.problems:
+        print(f"invalid: {problem}", file=sys.stderr)
+    return EXIT_OK if report.ok else EXIT_VIOLATIONS
+
+
+def _cmd_schemas(args: argparse.Namespace) -> int:
+    from deep_research.schemas import check_schemas, write_schemas
+
+    target = Path(args.dir)
+    if args.check:
+        stale = check_schemas(target)
+        for name in stale:
+            print(f"stale: {target / name} (run: deep-research schemas)", file=sys.stderr)
+        return EXIT_VIOLATIONS if stale else EXIT_OK
+    for path in write_schemas(target):
+        print(path)
+    return EXIT_OK
+
+
+def _cmd_normalize(args: argparse.Namespace) -> int:
+    from deep_research.normalize import NormalizeOptions, run_normalize
+
+    options = NormalizeOptions(
+        input=None if args.input in (None, "-") else Path(args.input),
+        brief=Path(args.brief) if args.brief else None,
+        output=Path(args.output) if args.output else None,
+        report=Path(args.report) if args.report else None,
+        start_id=args.start_id,
+        sub_question=args.sub_question,
+        round=args.round,
+    )
+    result = run_normalize(options, stdin=sys.stdin.buffer)
+    for rejection in result.rejections:
+        print(f"rejected: {rejection.describe()}", file=sys.stderr)
+    print(result.summary(), file=sys.stderr)
+    return EXIT_OK
+
+
+def _cmd_gate(args: argparse.Namespace) -> int:
+    from deep_research.gate import run_gate_file
+
+    summary = run_gate_file(
+        Path(args.input) if args.input != "-" else None,
+        Path(args.output) if args.output else None,
+        stdin=sys.stdin.buffer,
+        stdout=sys.stdout,
+    )
+    print(summary, file=sys.stderr)
+    return EXIT_OK
+
+
+def _cmd_trace(args: argparse.Namespace) -> int:
+    from deep_research.trace import TraceOptions, run_trace
+
+    options = TraceOptions(
+        brief=Path(args.brief) if args.brief else None,
+        mode=args.mode,
+        claims=Path(args.claims) if args.claims else None,
+        sources=Path(args.sources) if args.sources else None,
+        dossier=Path(args.dossier) if args.dossier else None,
+        corpus_file=Path(args.corpus_file) if args.corpus_file else None,
+        write=not args.no_write,
+    )
+    report = run_trace(options)
+    _print_json(report.as_dict())
+    for violation in report.violations:
+        print(f"violation: {violation.describe()}", file=sys.stderr)
+    if args.report:
+        from deep_research.brief import atomic_write_json
+
+        atomic_write_json(Path(args.report), report.as_dict())
+    return EXIT_VIOLATIONS if report.violations else EXIT_OK
+
+
+def _cmd_locate(args: argparse.Namespace) -> int:
+    from deep_research.brief import read_text
+    from deep_research.locate import locate
+
+    text = read_text(Path(args.text_file), what="text file")
+    found = locate(args.quote, text)
+    if found is None:
+        _print_json(None)
+        return EXIT_VIOLATIONS
+    _print_json(
+        {
+            "hash": found.hash,
+            "start": found.start,
+            "end": found.end,
+            "method": found.method,
+            "score": found.score,
+        }
+    )
+    return EXIT_OK
+
+
+# --- parser ---------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="deep-research",
+        description="Verified research briefs: every emitted claim traces to fetched text.",
+        epilog="Exit codes: 0 ok, 1 violations found, 2 input error, 130 interrupted.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(handler=handler)
+        return sub
+
+    sub = add("validate", _cmd_validate, "validate every artifact of a brief against its schema")
+    sub.add_argument("brief", help="brief directory")
+
+    sub = add("schemas", _cmd_schemas, "write the JSON Schemas generated from the models")
+    sub.add_argument("--dir", default="schemas", help="target directory (default: schemas)")
+    sub.add_argument("--check", action="store_true", help="only report stale files (exit 1)")
+
+    sub = add("normalize", _cmd_normalize, "coerce raw fetcher output into sources.jsonl rows")
+    sub.add_argument("input", nargs="?", default="-", help="fetcher output file, or - (stdin)")
+    sub.add_argument("--brief", help="brief directory: merge into its sources.jsonl")
+    sub.add_argument("--output", help="write rows here instead of stdout (ignored with --brief)")
+    sub.add_argument("--report", help="write the JSON report (rows kept, rejections) here")
+    sub.add_argument("--start-id", type=int, default=None, help="first S-id number to assign")
+    sub.add_argument("--sub-question", help="sub-question id to record on every row")
+    sub.add_argument("--round", type=int, default=None, help="research round of these rows")
+
+    sub = add("trace", _cmd_trace, "trace every citation to its retained quote")
+    sub.add_argument("brief", nargs="?", help="brief directory (default: parent of --sources)")
+    sub.add_argument("--mode", choices=["claims", "dossier"], default=None)
+    sub.add_argument("--claims", help="claims.json (default: the brief's)")
+    sub.add_argument("--sources", help="sources.jsonl (default: the brief's)")
+    sub.add_argument("--dossier", help="markdown report whose sentences cite [S#] or URLs")
+    sub.add_argument("--corpus-file", help="verify against this file (must be a corpus file)")
+    sub.add_argument("--report", help="also write the JSON report here")
+    sub.add_argument("--no-write", action="store_true", help="do not update claims.json")
+
+    sub = add("gate", _cmd_gate, "check citations from any tool (batch, no model, no network)")
+    sub.add_argument("--input", required=True, help="pairs.jsonl, or - (stdin)")
+    sub.add_argument("--output", help="results.jsonl (default: stdout)")
+
+    sub = add("locate", _cmd_locate, "locate one quote in a text file")
+    sub.add_argument("--quote", required=True)
+    sub.add_argument("--text-file", required=True)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except DeepResearchError as error:
+        print(f"deep-research {args.command}: {error}", file=sys.stderr)
+        return exit_code_for(error)
+    except KeyboardInterrupt:
+        print("deep-research: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
