@@ -108,8 +108,8 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     )
     report = run_trace(options)
     _print_json(report.as_dict())
-    for violation in report.violations:
-        print(f"violation: {violation.describe()}", file=sys.stderr)
+    for line in report.describe_violations():
+        print(f"violation: {line}", file=sys.stderr)
     if args.report:
         from deep_research.brief import atomic_write_json
 

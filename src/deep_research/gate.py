@@ -1,0 +1,171 @@
+"""The standalone batch gate (contracts.md §13): check citations produced by any tool.
+
+Input: JSONL, one ``{"id", "claim", "quote", "source_text" | "source_path"}`` per line (other keys
+are ignored, so labelled eval rows can be fed as they are). Output: one result per input line, in
+input order, ``{"id", "verdict", "reasons", "span", "literals"}``. Steps 2–4 of the gate only: no
+model, no network.
+
+A malformed line yields an ``unresolvable`` result with the reason; the batch never aborts on one
+bad line. The whole input is refused (exit 2, nothing written) only when it is not a pairs file at
+all: empty, or not one line of it is a JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, BinaryIO
+
+from pydantic import ValidationError
+
+from deep_research.brief import atomic_write_text, decode_utf8
+from deep_research.errors import InputError, UnreadableInput
+from deep_research.locate import Document
+from deep_research.models import GateInput, GateLiterals, GateResult
+from deep_research.support import Support, check_support
+
+#: Longest input line read; a longer line is reported unresolvable, not loaded into memory.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+#: Largest source_path file read for one line.
+MAX_SOURCE_BYTES = 64 * 1024 * 1024
+
+
+def check_pair(claim: str, quote: str, source_text: str, *, pair_id: str | int | None = None) -> GateResult:
+    """The gate's verdict on one (claim, quote, source text) triple."""
+    support = check_support(claim, [quote], Document(source_text))
+    return _result(pair_id, support)
+
+
+def _result(pair_id: str | int | None, support: Support) -> GateResult:
+    located = support.quotes[0].located if support.quotes else None
+    literals = GateLiterals()
+    if support.literals is not None:
+        literals = GateLiterals(
+            claim=[token.text for token in support.literals.claim_literals],
+            missing=[token.text for token in support.literals.missing],
+        )
+    return GateResult(
+        id=pair_id,
+        verdict=support.outcome,
+        reasons=list(support.reasons),
+        span=(located.start, located.end) if located is not None else None,
+        literals=literals,
+    )
+
+
+def unresolvable(pair_id: str | int | None, reason: str) -> GateResult:
+    return GateResult(id=pair_id, verdict="unresolvable", reasons=[reason])
+
+
+def check_line(raw: bytes, *, base_dir: Path) -> GateResult:
+    """One input line → one result; every failure becomes an ``unresolvable`` result."""
+    if len(raw) > MAX_LINE_BYTES:
+        return unresolvable(None, f"line_too_long: over {MAX_LINE_BYTES} bytes")
+    try:
+        value = json.loads(decode_utf8(raw, what="line"))
+    except (InputError, json.JSONDecodeError, RecursionError):
+        return unresolvable(None, "malformed_line: not a JSON object")
+    if not isinstance(value, dict):
+        return unresolvable(None, "malformed_line: not a JSON object")
+    pair_id = value.get("id") if isinstance(value.get("id"), str | int) else None
+    try:
+        pair = GateInput.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "line"
+        return unresolvable(pair_id, f"invalid_field: {field}: {first['msg']}")
+    text = _source_text(pair, base_dir)
+    if isinstance(text, GateResult):
+        return text
+    return _result(pair.id, check_support(pair.claim, [pair.quote], Document(text)))
+
+
+def _source_text(pair: GateInput, base_dir: Path) -> str | GateResult:
+    if pair.source_text is not None:
+        return pair.source_text
+    if pair.source_path is None:
+        return unresolvable(pair.id, "no_source: give source_text or source_path")
+    path = Path(pair.source_path)
+    if not path.is_absolute():
+        path = base_dir / path
+    try:
+        if path.stat().st_size > MAX_SOURCE_BYTES:
+            return unresolvable(pair.id, f"source_too_large: over {MAX_SOURCE_BYTES} bytes")
+        return decode_utf8(path.read_bytes(), what=str(path))
+    except OSError as exc:
+        return unresolvable(pair.id, f"source_unreadable: {exc.strerror or exc}")
+    except InputError as exc:
+        return unresolvable(pair.id, f"source_unreadable: {exc}")
+
+
+def _lines(stream: BinaryIO) -> Iterator[bytes]:
+    while True:
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_LINE_BYTES:
+            # Skip the rest of an oversized line without holding it in memory.
+            while raw and not raw.endswith(b"\n"):
+                raw = stream.readline(MAX_LINE_BYTES)
+            yield b"x" * (MAX_LINE_BYTES + 1)
+            continue
+        if raw.strip():
+            yield raw
+
+
+@dataclass
+class GateSummary:
+    counts: Counter[str]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"{name} {self.counts[name]}" for name in sorted(self.counts))
+        return f"gate: {self.total} checked ({parts})"
+
+
+def run_gate(stream: BinaryIO, *, base_dir: Path) -> list[GateResult]:
+    results = [check_line(raw, base_dir=base_dir) for raw in _lines(stream)]
+    if not results:
+        raise UnreadableInput("gate input is empty; expected JSONL lines of {id, claim, quote, source_text}")
+    if all(result.reasons and result.reasons[0].startswith(("malformed_line", "line_too_long")) for result in results):
+        raise UnreadableInput(
+            "gate input has no JSON object lines; expected JSONL of {id, claim, quote, source_text}"
+        )
+    return results
+
+
+def run_gate_file(
+    input_path: Path | None,
+    output_path: Path | None,
+    *,
+    stdin: BinaryIO,
+    stdout: IO[str] = sys.stdout,
+) -> GateSummary:
+    """Run the batch from a file (or stdin) and write results atomically (or to stdout)."""
+    if input_path is None:
+        results = run_gate(stdin, base_dir=Path.cwd())
+    else:
+        if not input_path.is_file():
+            from deep_research.errors import MissingArtifact
+
+            raise MissingArtifact(f"gate input not found: {input_path}")
+        with input_path.open("rb") as handle:
+            results = run_gate(handle, base_dir=input_path.parent)
+    lines = "".join(_dump(result) for result in results)
+    if output_path is None:
+        stdout.write(lines)
+    else:
+        atomic_write_text(output_path, lines)
+    return GateSummary(Counter(result.verdict for result in results))
+
+
+def _dump(result: GateResult) -> str:
+    value: dict[str, Any] = result.model_dump(mode="json")
+    return json.dumps(value, ensure_ascii=False) + "\n"

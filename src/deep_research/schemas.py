@@ -1,0 +1,230 @@
+"""JSON Schemas generated from the models, compiled validators, and ``validate`` for a brief.
+
+The models in :mod:`deep_research.models` are the source of truth; ``schemas/*.schema.json`` are
+generated from them (``deep-research schemas``) so tools in other languages can validate our
+artifacts, and a test fails when the committed files drift from the models.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+from pydantic import BaseModel
+
+from deep_research import models
+from deep_research.brief import Brief, atomic_write_text, iter_jsonl, parse_json, read_text
+from deep_research.errors import InputError, MissingArtifact
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+#: Schema file stem → model. Artifacts first, then every agent return shape.
+SCHEMA_MODELS: dict[str, type[BaseModel]] = {
+    "claims": models.ClaimsFile,
+    "source-row": models.SourceRow,
+    "trace": models.TraceFile,
+    "fetch-log-entry": models.FetchLogEntry,
+    "corpus-meta": models.CorpusMeta,
+    "fetcher-output": models.FetcherOutput,
+    "triangulator-output": models.TriangulatorOutput,
+    "verifier-verdict": models.VerifierVerdict,
+    "skeptic-vote": models.SkepticVote,
+    "ciber-output": models.CiberOutput,
+    "gate-input": models.GateInput,
+    "gate-result": models.GateResult,
+}
+
+
+def schema_for(name: str) -> dict[str, Any]:
+    model = SCHEMA_MODELS[name]
+    body = model.model_json_schema(by_alias=True, mode="validation")
+    return {"$schema": DRAFT, "$id": f"{name}.schema.json", **body}
+
+
+def render_schema(name: str) -> str:
+    return json.dumps(schema_for(name), indent=2, sort_keys=True) + "\n"
+
+
+def write_schemas(directory: Path) -> list[Path]:
+    written = []
+    for name in SCHEMA_MODELS:
+        path = directory / f"{name}.schema.json"
+        atomic_write_text(path, render_schema(name))
+        written.append(path)
+    return written
+
+
+def check_schemas(directory: Path) -> list[str]:
+    """File names under ``directory`` that are missing or differ from the models."""
+    stale = []
+    for name in SCHEMA_MODELS:
+        path = directory / f"{name}.schema.json"
+        if not path.is_file() or path.read_text(encoding="utf-8") != render_schema(name):
+            stale.append(path.name)
+    return stale
+
+
+@cache
+def validator(name: str) -> Draft202012Validator:
+    """A compiled validator; compiling once is ~40× cheaper than ``jsonschema.validate``."""
+    schema = schema_for(name)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def best_error(name: str, value: Any) -> ValidationError | None:
+    return best_match(validator(name).iter_errors(value))
+
+
+# --- validate a brief -----------------------------------------------------------------------
+
+
+@dataclass
+class ValidationReport:
+    """What ``deep-research validate`` found: counts per artifact and every problem."""
+
+    brief: Path
+    checked: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "brief": str(self.brief),
+            "ok": self.ok,
+            "checked": self.checked,
+            "problems": self.problems,
+        }
+
+
+def validate_brief(root: Path) -> ValidationReport:
+    """Validate every artifact present in ``root``; a missing brief directory is an input error."""
+    if not root.is_dir():
+        raise MissingArtifact(f"brief directory not found: {root}")
+    brief = Brief(root)
+    report = ValidationReport(brief=root)
+    _validate_document(report, brief.claims_path, "claims")
+    _validate_document(report, brief.trace_path, "trace")
+    source_ids, hashes = _validate_lines(report, brief.sources_path, "source-row")
+    _validate_lines(report, brief.fetch_log_path, "fetch-log-entry", tolerate_torn_tail=True)
+    _validate_corpus(report, brief)
+    _cross_check(report, brief, source_ids, hashes)
+    return report
+
+
+def _describe(error: ValidationError, prefix: str) -> str:
+    path = error.json_path.replace("$", prefix, 1)
+    return f"{path}: {error.message}"
+
+
+def _validate_document(report: ValidationReport, path: Path, name: str) -> None:
+    if not path.exists():
+        return
+    try:
+        value = parse_json(read_text(path, what=path.name), what=str(path))
+    except InputError as exc:
+        report.problems.append(str(exc))
+        return
+    report.checked[path.name] = 1
+    error = best_error(name, value)
+    if error is not None:
+        report.problems.append(f"{path.name} {_describe(error, '$')}")
+
+
+def _validate_lines(
+    report: ValidationReport, path: Path, name: str, *, tolerate_torn_tail: bool = False
+) -> tuple[set[str], set[str]]:
+    ids: set[str] = set()
+    hashes: set[str] = set()
+    if not path.exists():
+        return ids, hashes
+    try:
+        text = read_text(path, what=path.name)
+        if tolerate_torn_tail and text and not text.endswith("\n"):
+            # An append-only log may lose its last line in a crash; earlier lines stand.
+            text = text[: text.rfind("\n") + 1]
+        rows = list(iter_jsonl(text, what=str(path)))
+    except InputError as exc:
+        report.problems.append(str(exc))
+        return ids, hashes
+    report.checked[path.name] = len(rows)
+    for number, value in rows:
+        error = best_error(name, value)
+        if error is not None:
+            report.problems.append(f"{path.name} {_describe(error, f'line {number}: $')}")
+            continue
+        if name == "source-row":
+            if value["id"] in ids:
+                report.problems.append(f"{path.name} line {number}: duplicate id {value['id']}")
+            ids.add(value["id"])
+            if value.get("content_hash"):
+                hashes.add(value["content_hash"])
+    return ids, hashes
+
+
+def _validate_corpus(report: ValidationReport, brief: Brief) -> None:
+    if not brief.corpus_dir.is_dir():
+        return
+    texts = 0
+    for path in sorted(brief.corpus_dir.iterdir()):
+        if path.name.endswith(".meta.json"):
+            _validate_document(report, path, "corpus-meta")
+            report.checked.pop(path.name, None)
+            continue
+        if path.suffix != ".txt":
+            continue
+        texts += 1
+        try:
+            brief.read_corpus("sha256:" + path.stem)
+        except InputError as exc:
+            report.problems.append(str(exc))
+    report.checked["corpus"] = texts
+
+
+def _cross_check(
+    report: ValidationReport, brief: Brief, source_ids: set[str], hashes: set[str]
+) -> None:
+    for content_hash in sorted(hashes):
+        if not brief.corpus_path(content_hash).is_file():
+            report.problems.append(
+                f"sources.jsonl cites {content_hash} but corpus/ has no such file"
+            )
+    if not brief.claims_path.exists() or not source_ids:
+        return
+    try:
+        claims = parse_json(read_text(brief.claims_path, what="claims.json"), what="claims.json")
+    except InputError:
+        return
+    for index, claim in enumerate(_claims(claims)):
+        for position, source in enumerate(claim.get("supporting") or []):
+            if isinstance(source, str) and source not in source_ids:
+                report.problems.append(
+                    f"claims.json $.claims[{index}].supporting[{position}]: "
+                    f"{source} is not in sources.jsonl"
+                )
+
+
+def _claims(document: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(document, dict) and isinstance(document.get("claims"), list):
+        yield from (claim for claim in document["claims"] if isinstance(claim, dict))
+
+
+__all__ = [
+    "SCHEMA_MODELS",
+    "ValidationReport",
+    "best_error",
+    "check_schemas",
+    "render_schema",
+    "validate_brief",
+    "validator",
+    "write_schemas",
+]

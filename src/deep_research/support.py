@@ -1,0 +1,119 @@
+"""Steps 2–4 of the gate for one claim and the quotes one source offers for it.
+
+The first failing step decides (contracts.md §4):
+
+2. every quote is located in the retained text (``locate``); a located span shorter than
+   ``MIN_SUPPORT_CHARS`` cannot support alone;
+3. every literal of the claim is present in, or derivable from, the located text (``literals``);
+4. the claim and the located text share content tokens (``overlap``).
+
+Literals and overlap are read from the document at the located offsets, never from the quote as
+the model wrote it: after a fuzzy match the two differ, and only the retained text is evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from deep_research.literals import Derivation, LiteralCheck, check
+from deep_research.locate import MIN_SUPPORT_CHARS, Document, Located, locate
+from deep_research.overlap import MIN_SHARED_TOKENS, shared_tokens
+
+Outcome = Literal["supported", "partially_supported", "unsupported"]
+
+QUOTE_NOT_IN_SOURCE = "quote_not_in_source"
+SPAN_TOO_SHORT = "span_too_short"
+EMPTY_QUOTE = "empty_quote"
+LITERAL_MISSING = "literal_missing"
+NAME_MISSING = "name_missing"
+LOW_OVERLAP = "low_overlap"
+
+_RANK: dict[Outcome, int] = {"unsupported": 0, "partially_supported": 1, "supported": 2}
+
+
+@dataclass(frozen=True)
+class QuoteLocation:
+    """Where one quote was found (or not) in the document."""
+
+    quote: str
+    located: Located | None
+    reason: str | None  # why this quote cannot support, or None
+
+
+@dataclass(frozen=True)
+class Support:
+    """The gate's finding for one claim against one source's quotes."""
+
+    outcome: Outcome
+    reasons: tuple[str, ...]
+    quotes: tuple[QuoteLocation, ...]
+    literals: LiteralCheck | None = None
+    overlap: tuple[str, ...] = field(default=())
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self.outcome]
+
+
+def place_quote(quote: str, document: Document) -> QuoteLocation:
+    if not quote.strip():
+        return QuoteLocation(quote, None, EMPTY_QUOTE)
+    located = locate(quote, document)
+    if located is None:
+        return QuoteLocation(quote, None, QUOTE_NOT_IN_SOURCE)
+    if located.matched_chars < MIN_SUPPORT_CHARS:
+        return QuoteLocation(quote, located, SPAN_TOO_SHORT)
+    return QuoteLocation(quote, located, None)
+
+
+def check_support(
+    claim: str,
+    quotes: Sequence[str],
+    document: Document,
+    *,
+    derived: Derivation | None = None,
+) -> Support:
+    """Steps 2–4 for ``claim`` against ``quotes`` taken together (one source's cited findings)."""
+    placed = tuple(place_quote(quote, document) for quote in quotes)
+    usable = [p.located for p in placed if p.reason is None and p.located is not None]
+    if not usable:
+        reasons = tuple(dict.fromkeys(p.reason for p in placed if p.reason)) or (EMPTY_QUOTE,)
+        return Support("unsupported", reasons, placed)
+
+    spans = [document.text[found.start : found.end] for found in usable]
+    literal_check = check(claim, spans, derived=derived)
+    common = tuple(shared_tokens(claim, " ".join(spans)))
+    on_topic = len(common) >= MIN_SHARED_TOKENS
+
+    reasons: list[str] = []
+    if literal_check.numeric_missing:
+        reasons.append(LITERAL_MISSING)
+    if literal_check.names_missing:
+        reasons.append(NAME_MISSING)
+    if not on_topic:
+        reasons.append(LOW_OVERLAP)
+
+    outcome: Outcome
+    if not reasons:
+        outcome = "supported"
+    elif on_topic:
+        outcome = "partially_supported"
+    else:
+        outcome = "unsupported"
+    return Support(outcome, tuple(reasons), placed, literal_check, common)
+
+
+def best_support(
+    claim: str,
+    quotes: Sequence[str],
+    document: Document,
+    *,
+    derived: Derivation | None = None,
+) -> Support:
+    """The best outcome any single quote gives (used when no finding was cited explicitly)."""
+    if not quotes:
+        return Support("unsupported", (EMPTY_QUOTE,), ())
+    results = [check_support(claim, [quote], document, derived=derived) for quote in quotes]
+    return max(results, key=lambda result: result.rank)

@@ -1,0 +1,506 @@
+"""The trace gate: does every citation in a brief lead to text this run fetched and kept?
+
+Two modes over the same per-(claim, source) check:
+
+* **claims** — ``claims[].supporting`` (and ``claims[].findings``) ↔ sources.jsonl ↔ corpus/.
+  Writes, per claim, ``evidence``, ``support_class``, ``violations`` and ``verify_passed``.
+* **dossier** — a markdown report whose sentences cite ``[S3]`` or URLs; each cited sentence is
+  checked against the quotes the cited source offers. Advisory: nothing is written.
+
+Per pair, cheapest first, the first failing step decides (contracts.md §4):
+
+1. *resolvable* — the source exists; one of its URLs has a 2xx entry in this brief's fetch log;
+   its corpus file exists and hashes to its ``content_hash``. A URL that was never fetched can
+   never be Supported, whatever its quote says.
+2–4. quote located, literals present, topical overlap (:mod:`deep_research.support`).
+
+A fetch that failed for infrastructure reasons (timeout, 5xx, 429) is not evidence against a
+claim: such a pair is ``uncertain``, and a claim whose only failures are of that kind is
+``Uncertain`` rather than ``Unsupported``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
+
+from deep_research.brief import (
+    Brief,
+    atomic_write_json,
+    model_dump,
+    parse_json,
+    read_text,
+    validate_model,
+)
+from deep_research.errors import InputError, MissingArtifact
+from deep_research.literals import Derivation
+from deep_research.locate import Document
+from deep_research.models import (
+    Checks,
+    Claim,
+    ClaimsFile,
+    Derived,
+    Evidence,
+    FetchLogEntry,
+    LiteralsReport,
+    SourceRow,
+    Span,
+    SupportClass,
+    TraceFile,
+    Violation,
+)
+from deep_research.support import Support, best_support, check_support
+from deep_research.urls import InvalidURL, canonicalize
+
+Mode = Literal["claims", "dossier"]
+PairOutcome = Literal[
+    "supported", "partially_supported", "unsupported", "unresolvable", "uncertain"
+]
+
+UNKNOWN_SOURCE = "unknown_source"
+NOT_FETCHED = "not_fetched"
+FETCH_REFUSED = "fetch_refused"
+FETCH_FAILED = "fetch_failed"
+NO_RETAINED_TEXT = "no_retained_text"
+HASH_NOT_FROM_FETCH = "hash_not_from_fetch"
+CORPUS_MISSING = "corpus_missing"
+UNKNOWN_FINDING = "unknown_finding"
+NO_FINDINGS = "no_findings"
+NO_CITATION = "no_citation"
+URL_NOT_A_SOURCE = "url_not_in_sources"
+
+
+# --- stage 1: resolve a source to its retained text ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Resolution:
+    source: SourceRow | None
+    document: Document | None
+    reason: str | None = None
+    infrastructure: bool = False
+
+
+def _canonical(url: str) -> str | None:
+    try:
+        return canonicalize(url)
+    except InvalidURL:
+        return None
+
+
+def _urls_of(source: SourceRow) -> set[str]:
+    urls = {source.url, *source.aliases}
+    if source.final_url:
+        urls.add(source.final_url)
+    return {canonical for url in urls if (canonical := _canonical(url)) is not None}
+
+
+class SourceIndex:
+    """Sources, fetch log and corpus of one brief, with resolved documents cached."""
+
+    def __init__(self, brief: Brief, sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]):
+        self.brief = brief
+        self.by_id = {source.id: source for source in sources}
+        self.by_url: dict[str, SourceRow] = {}
+        for source in sources:
+            for url in _urls_of(source):
+                self.by_url.setdefault(url, source)
+        self.attempts: dict[str, list[FetchLogEntry]] = {}
+        for entry in log:
+            for url in (entry.url, entry.final_url):
+                canonical = _canonical(url) if url else None
+                if canonical is not None:
+                    self.attempts.setdefault(canonical, []).append(entry)
+        self._cache: dict[str, Resolution] = {}
+
+    def resolve(self, source_id: str) -> Resolution:
+        if source_id not in self._cache:
+            self._cache[source_id] = self._resolve(source_id)
+        return self._cache[source_id]
+
+    def _resolve(self, source_id: str) -> Resolution:
+        source = self.by_id.get(source_id)
+        if source is None:
+            return Resolution(None, None, UNKNOWN_SOURCE)
+        attempts = [entry for url in _urls_of(source) for entry in self.attempts.get(url, [])]
+        fetched = [entry for entry in attempts if _succeeded(entry)]
+        if not fetched:
+            return _unfetched(source, attempts)
+        if source.content_hash is None:
+            return Resolution(source, None, NO_RETAINED_TEXT)
+        logged = {entry.content_hash for entry in fetched if entry.content_hash}
+        if logged and source.content_hash not in logged:
+            return Resolution(source, None, HASH_NOT_FROM_FETCH)
+        try:
+            text = self.brief.read_corpus(source.content_hash)
+        except MissingArtifact:
+            return Resolution(source, None, CORPUS_MISSING)
+        return Resolution(source, Document(text, source.content_hash))
+
+
+def _succeeded(entry: FetchLogEntry) -> bool:
+    return entry.outcome == "ok" and entry.status is not None and 200 <= entry.status < 300
+
+
+def _unfetched(source: SourceRow, attempts: Sequence[FetchLogEntry]) -> Resolution:
+    if any(entry.outcome == "refused" for entry in attempts):
+        return Resolution(source, None, FETCH_REFUSED)
+    if attempts:
+        # Every attempt errored (timeout, 5xx, 429): no evidence either way.
+        return Resolution(source, None, FETCH_FAILED, infrastructure=True)
+    return Resolution(source, None, NOT_FETCHED)
+
+
+# --- per-pair results -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """The trace verdict for one (claim, source) pair."""
+
+    unit: str  # claim id, or "sentence N" in dossier mode
+    source: str
+    outcome: PairOutcome
+    reasons: tuple[str, ...]
+    evidence: tuple[Evidence, ...] = ()
+
+    @property
+    def violation(self) -> Violation | None:
+        if self.outcome == "supported":
+            return None
+        finding = next((item.finding for item in self.evidence if item.finding), None)
+        return Violation(
+            claim=self.unit if self.unit.startswith("C") else None,
+            source=self.source,
+            finding=finding,
+            reason=self.reasons[0] if self.reasons else self.outcome,
+            detail=f"{self.unit} cites {self.source}: {self.outcome} ({', '.join(self.reasons)})",
+        )
+
+
+def _checks(outcome: PairOutcome, reasons: Sequence[str], support: Support | None) -> Checks:
+    literals = LiteralsReport()
+    if support is not None and support.literals is not None:
+        literals = LiteralsReport(
+            claim=[token.text for token in support.literals.claim_literals],
+            missing=[token.text for token in support.literals.missing],
+            missing_kinds=sorted({token.kind for token in support.literals.missing}),
+        )
+    return Checks(
+        outcome=outcome,
+        reasons=list(reasons),
+        literals=literals,
+        overlap=list(support.overlap) if support is not None else [],
+    )
+
+
+def _evidence_from(
+    source: SourceRow, findings: Sequence[tuple[str | None, str]], support: Support
+) -> tuple[Evidence, ...]:
+    items = []
+    by_quote = {placed.quote: placed for placed in support.quotes}
+    for finding_id, quote in findings:
+        placed = by_quote.get(quote)
+        located = placed.located if placed is not None else None
+        checks = _checks(support.outcome, support.reasons, support)
+        span = None
+        if located is not None:
+            span = Span(hash=located.hash, start=located.start, end=located.end)
+            checks = checks.model_copy(
+                update={
+                    "method": located.method,
+                    "score": round(located.score, 2),
+                    "matched_chars": located.matched_chars,
+                }
+            )
+        items.append(
+            Evidence(source=source.id, finding=finding_id, quote=quote, span=span, checks=checks)
+        )
+    return tuple(items)
+
+
+def check_pair(
+    index: SourceIndex,
+    unit: str,
+    claim_text: str,
+    source_id: str,
+    finding_ids: Sequence[str] = (),
+    derived: Derivation | None = None,
+) -> PairResult:
+    """Stage 1, then steps 2–4, for one (claim, source) pair."""
+    resolution = index.resolve(source_id)
+    if resolution.document is None or resolution.source is None:
+        reason = resolution.reason or UNKNOWN_SOURCE
+        outcome: PairOutcome = "uncertain" if resolution.infrastructure else "unresolvable"
+        evidence = Evidence(source=source_id, quote="", checks=_checks(outcome, [reason], None))
+        return PairResult(unit, source_id, outcome, (reason,), (evidence,))
+    source = resolution.source
+    known = {finding.id: finding for finding in source.findings}
+    unknown = [fid for fid in finding_ids if fid not in known]
+    if unknown:
+        return PairResult(unit, source_id, "unsupported", (UNKNOWN_FINDING,))
+    if finding_ids:
+        chosen = [(fid, known[fid].quote) for fid in finding_ids]
+        support = check_support(claim_text, [q for _, q in chosen], resolution.document, derived=derived)
+    else:
+        if not source.findings:
+            return PairResult(unit, source_id, "unsupported", (NO_FINDINGS,))
+        candidates = [(finding.id, finding.quote) for finding in source.findings]
+        support = best_support(claim_text, [q for _, q in candidates], resolution.document, derived=derived)
+        chosen = [pair for pair in candidates if pair[1] in {p.quote for p in support.quotes}]
+    evidence = _evidence_from(source, chosen, support)
+    return PairResult(unit, source_id, support.outcome, support.reasons, evidence)
+
+
+def support_class(results: Sequence[PairResult]) -> SupportClass:
+    """A claim's class from its pairs (contracts.md §4, last paragraph)."""
+    outcomes = {result.outcome for result in results}
+    if "supported" in outcomes:
+        return "Supported"
+    if "partially_supported" in outcomes:
+        return "Partially Supported"
+    if outcomes and outcomes == {"uncertain"}:
+        return "Uncertain"
+    return "Unsupported"
+
+
+# --- claims mode ----------------------------------------------------------------------------
+
+
+def _derivation(derived: Derived | None) -> Derivation | None:
+    if derived is None:
+        return None
+    return Derivation(
+        operation=derived.operation,
+        inputs=tuple(Decimal(str(value)) for value in derived.inputs),
+        result=Decimal(str(derived.result)),
+    )
+
+
+def trace_claim(index: SourceIndex, claim: Claim) -> tuple[Claim, list[PairResult]]:
+    """Check every cited source of ``claim``; return the updated claim and its pair results."""
+    by_source: dict[str, list[str]] = {source: [] for source in claim.supporting}
+    for finding_id in claim.findings:
+        by_source.setdefault(finding_id.split(".", 1)[0], []).append(finding_id)
+    derived = _derivation(claim.derived)
+    results = [
+        check_pair(index, claim.id, claim.claim, source, findings, derived)
+        for source, findings in by_source.items()
+    ]
+    if not results:
+        results = [PairResult(claim.id, "", "unresolvable", (NO_CITATION,))]
+    violations = [v for result in results if (v := result.violation) is not None]
+    klass = support_class(results)
+    updated = claim.model_copy(
+        update={
+            "evidence": [item for result in results for item in result.evidence],
+            "support_class": klass,
+            "violations": violations,
+            "verify_passed": klass == "Supported",
+        }
+    )
+    return updated, results
+
+
+# --- dossier mode ---------------------------------------------------------------------------
+
+_CITE_BLOCK = re.compile(r"\[\^?(S\d+(?:\s*[,;]\s*S\d+)*)\]")
+_SOURCE_ID = re.compile(r"S\d+")
+_MD_LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
+_BARE_URL = re.compile(r"<?(https?://[^\s<>()\]]+[^\s<>()\].,;:!?'\"])>?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“(\[]?[A-Z0-9])")
+_FENCE = re.compile(r"^(```|~~~)")
+
+
+@dataclass(frozen=True)
+class CitedSentence:
+    number: int
+    text: str  # the sentence with citation markers removed
+    sources: tuple[str, ...]  # S-ids, or URLs as written
+    def unit(self) -> str:
+        return f"sentence {self.number}"
+
+
+def split_dossier(markdown: str) -> tuple[list[CitedSentence], int]:
+    """Cited sentences of a markdown report, and the number of prose sentences in all."""
+    sentences: list[str] = []
+    in_fence = False
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if _FENCE.match(stripped):
+            in_fence = not in_fence
+            continue
+        if in_fence or not stripped or stripped.startswith("#") or set(stripped) <= set("-|: "):
+            continue
+        body = re.sub(r"^([-*+]|\d+[.)])\s+|^>\s*", "", stripped)
+        cells = [cell for cell in body.split("|") if cell.strip()] if body.startswith("|") else [body]
+        for cell in cells:
+            sentences.extend(part for part in _SENTENCE_END.split(cell.strip()) if part.strip())
+    cited = []
+    for number, sentence in enumerate(sentences, start=1):
+        sources: list[str] = []
+        for block in _CITE_BLOCK.findall(sentence):
+            sources.extend(_SOURCE_ID.findall(block))
+        sources.extend(url for _, url in _MD_LINK.findall(sentence))
+        text = _MD_LINK.sub(r"\1", _CITE_BLOCK.sub("", sentence))
+        sources.extend(_BARE_URL.findall(text))
+        text = _BARE_URL.sub("", text)
+        if sources:
+            cited.append(CitedSentence(number, " ".join(text.split()), tuple(dict.fromkeys(sources))))
+    return cited, len(sentences)
+
+
+def trace_sentence(index: SourceIndex, sentence: CitedSentence) -> list[PairResult]:
+    results = []
+    for cited in sentence.sources:
+        source_id = cited
+        if cited.startswith(("http://", "https://")):
+            canonical = _canonical(cited)
+            source = index.by_url.get(canonical) if canonical else None
+            if source is None:
+                results.append(PairResult(sentence.unit(), cited, "unresolvable", (URL_NOT_A_SOURCE,)))
+                continue
+            source_id = source.id
+        results.append(check_pair(index, sentence.unit(), sentence.text, source_id))
+    return results
+
+
+# --- the command ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    brief: Path | None = None
+    mode: Mode | None = None
+    claims: Path | None = None
+    sources: Path | None = None
+    dossier: Path | None = None
+    corpus_file: Path | None = None
+    write: bool = True
+
+
+@dataclass
+class TraceReport:
+    mode: Mode
+    pairs: list[PairResult]
+    units: int  # claims, or prose sentences
+    cited_units: int
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def pass_rate(self) -> float | None:
+        if not self.pairs:
+            return None
+        return round(sum(p.outcome == "supported" for p in self.pairs) / len(self.pairs), 4)
+
+    @property
+    def coverage(self) -> float | None:
+        return round(self.cited_units / self.units, 4) if self.units else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "total_cites_checked": len(self.pairs),
+            "supported": sum(p.outcome == "supported" for p in self.pairs),
+            "pass_rate": self.pass_rate,
+            "coverage": self.coverage,
+            "violations": [model_dump(v) for v in self.violations],
+        }
+
+    def describe_violations(self) -> list[str]:
+        return [describe(violation) for violation in self.violations]
+
+
+def describe(violation: Violation) -> str:
+    """One line: which unit cited which source, and why the citation fails."""
+    finding = f" ({violation.finding})" if violation.finding else ""
+    return f"{violation.detail or violation.claim}{finding}: {violation.reason}"
+
+
+def _violations(results: Iterable[PairResult]) -> list[Violation]:
+    return [v for result in results if (v := result.violation) is not None]
+
+
+def _brief_root(options: TraceOptions) -> Path:
+    for candidate in (options.brief, options.sources, options.claims, options.dossier):
+        if candidate is not None:
+            return candidate if candidate == options.brief else candidate.parent
+    raise InputError("give a brief directory (or --sources/--claims inside one)")
+
+
+def run_trace(options: TraceOptions) -> TraceReport:
+    root = _brief_root(options)
+    if not root.is_dir():
+        raise MissingArtifact(f"brief directory not found: {root}")
+    brief = Brief(root)
+    if options.corpus_file is not None:
+        # Summary-substitution guard: evidence text must be a retained corpus file, verbatim.
+        brief.require_corpus_file(options.corpus_file)
+    mode: Mode = options.mode or ("dossier" if options.dossier else "claims")
+    sources = brief.load_sources(options.sources)
+    index = SourceIndex(brief, sources, brief.load_fetch_log())
+    if mode == "dossier":
+        return _run_dossier(index, options)
+    return _run_claims(brief, index, options)
+
+
+def _run_claims(brief: Brief, index: SourceIndex, options: TraceOptions) -> TraceReport:
+    claims_path = options.claims or brief.claims_path
+    document = brief.load_claims(claims_path)
+    updated: list[Claim] = []
+    pairs: list[PairResult] = []
+    for claim in document.claims:
+        new_claim, results = trace_claim(index, claim)
+        updated.append(new_claim)
+        pairs.extend(results)
+    report = TraceReport(
+        mode="claims",
+        pairs=pairs,
+        units=len(document.claims),
+        cited_units=sum(1 for claim in document.claims if claim.supporting or claim.findings),
+        violations=_violations(pairs),
+    )
+    if options.write:
+        _write_claims(brief, claims_path, document, updated)
+        _record_phase(brief, report)
+    return report
+
+
+def _write_claims(brief: Brief, path: Path, document: ClaimsFile, claims: list[Claim]) -> None:
+    violations = [v for claim in claims for v in claim.violations]
+    new = document.model_copy(
+        update={"claims": claims, "violations": violations, "verify_passed": not violations}
+    )
+    atomic_write_json(path, model_dump(validate_model(ClaimsFile, model_dump(new), what=str(path))))
+
+
+def _record_phase(brief: Brief, report: TraceReport) -> None:
+    trace = TraceFile()
+    if brief.trace_path.exists():
+        raw = parse_json(read_text(brief.trace_path, what="trace.json"), what=str(brief.trace_path))
+        trace = validate_model(TraceFile, raw, what=str(brief.trace_path))
+    summary = report.as_dict()
+    trace.phases["trace"] = {
+        key: summary[key]
+        for key in ("mode", "total_cites_checked", "supported", "pass_rate", "coverage")
+    } | {"violations": len(report.violations)}
+    atomic_write_json(brief.trace_path, model_dump(trace))
+
+
+def _run_dossier(index: SourceIndex, options: TraceOptions) -> TraceReport:
+    if options.dossier is None:
+        raise InputError("dossier mode needs --dossier <report.md>")
+    markdown = read_text(options.dossier, what="dossier")
+    cited, total = split_dossier(markdown)
+    pairs = [result for sentence in cited for result in trace_sentence(index, sentence)]
+    return TraceReport(
+        mode="dossier",
+        pairs=pairs,
+        units=total,
+        cited_units=len(cited),
+        violations=_violations(pairs),
+    )
