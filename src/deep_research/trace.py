@@ -504,3 +504,26 @@ def _run_dossier(index: SourceIndex, options: TraceOptions) -> TraceReport:
         cited_units=len(cited),
         violations=_violations(pairs),
     )
+
+
+def emitted_claims(document: ClaimsFile) -> list[Claim]:
+    """Claims that may be emitted as cited assertions, each citing only sources that passed.
+
+    An untraceable citation is dropped, never softened: a Supported claim keeps the sources whose
+    evidence passed every step, and nothing else.
+    """
+    emitted = []
+    for claim in document.claims:
+        if claim.support_class != "Supported":
+            continue
+        passing = [item for item in claim.evidence if item.checks.outcome == "supported"]
+        sources = {item.source for item in passing}
+        emitted.append(
+            claim.model_copy(
+                update={
+                    "supporting": [s for s in claim.supporting if s in sources],
+                    "evidence": passing,
+                }
+            )
+        )
+    return emitted
