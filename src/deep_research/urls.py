@@ -1,0 +1,263 @@
+"""Canonical URLs, registrable domains and host matching (contracts.md §2 "URLs", §6).
+
+One canonical spelling per web resource lets the normalizer merge the same page found under
+different links, and lets the gates match a citation to a fetch-log entry. The canonical form:
+
+* scheme and host lower-case; only ``http`` and ``https`` are accepted;
+* host IDNA-encoded (stdlib ``idna`` codec, i.e. IDNA 2003) with a trailing dot removed;
+  IPv6 literals are written compressed in brackets;
+* userinfo dropped (credentials never belong in a brief); default port (80/443) dropped;
+* percent-encoding normalized as RFC 3986 §6.2.2 allows: escapes upper-case, escapes of
+  unreserved characters (``A-Z a-z 0-9 - . _ ~``) decoded, reserved characters left encoded
+  (``%2F`` stays ``%2F``), characters that may not appear raw (space, non-ASCII, ``"<>``…)
+  encoded as UTF-8, and a stray ``%`` encoded as ``%25``;
+* ``.``/``..`` segments resolved after that (so ``%2E%2E`` counts as ``..``); the empty path
+  becomes ``/``; **a trailing slash is kept as given** — ``/a`` and ``/a/`` may be different
+  resources on the server, and guessing would merge pages that differ;
+* fragment dropped; tracking parameters (:data:`TRACKING_PARAMS`, plus any ``utm_*``) removed,
+  matched case-insensitively on the decoded key; the remaining pairs sorted by key with a stable
+  sort, so repeated keys keep their relative order; ``+`` is left as it is; empty pairs
+  (``&&``) dropped; an empty query drops the ``?``;
+* arXiv ``/pdf/<id>[vN][.pdf]`` becomes ``/abs/<id>[vN]`` (new-style ``2401.01234`` and
+  old-style ``hep-th/9901001`` ids) on ``arxiv.org``, ``www.arxiv.org`` and
+  ``export.arxiv.org`` — the host itself is not rewritten.
+
+:func:`canonicalize` is idempotent; the property tests in ``tests/test_urls.py`` hold it to that.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from functools import cache
+from urllib.parse import unquote, urlsplit
+
+from publicsuffixlist import PublicSuffixList
+
+#: Query keys that only identify a campaign, a click or a mail recipient — never the resource.
+#: Matched case-insensitively; every key starting with ``utm_`` is a tracker too. Keys that may
+#: select content on some site (``ref``, ``source``, ``si``, ``id`` …) are deliberately absent.
+TRACKING_PARAMS: frozenset[str] = frozenset(
+    {
+        "fbclid",  # Facebook click id
+        "gclid",  # Google Ads click id
+        "gclsrc",
+        "dclid",
+        "gbraid",
+        "wbraid",
+        "msclkid",  # Microsoft Ads
+        "yclid",  # Yandex
+        "twclid",  # X/Twitter
+        "ttclid",  # TikTok
+        "li_fat_id",  # LinkedIn
+        "igshid",  # Instagram share id
+        "mc_cid",  # Mailchimp campaign
+        "mc_eid",  # Mailchimp recipient
+        "_hsenc",  # HubSpot
+        "_hsmi",
+        "__hstc",
+        "__hssc",
+        "__hsfp",
+        "mkt_tok",  # Marketo
+        "ref_src",  # X/Twitter embeds
+        "ref_url",
+        "_ga",  # Google Analytics cross-domain linker
+        "_gl",
+        "oly_anon_id",  # Omeda
+        "oly_enc_id",
+        "vero_id",  # Vero
+        "vero_conv",
+        "wickedid",
+        "s_kwcid",  # Adobe
+        "ef_id",
+        "rb_clickid",
+        "irclickid",  # Impact
+        "_openstat",
+    }
+)
+TRACKING_PREFIXES: tuple[str, ...] = ("utm_",)
+
+ALLOWED_SCHEMES = frozenset({"http", "https"})
+DEFAULT_PORTS = {"http": 80, "https": 443}
+ARXIV_HOSTS = frozenset({"arxiv.org", "www.arxiv.org", "export.arxiv.org"})
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_SUB_DELIMS = frozenset("!$&'()*+,;=")
+_PATH_SAFE = _UNRESERVED | _SUB_DELIMS | frozenset(":@/")
+_QUERY_SAFE = _PATH_SAFE | frozenset("?")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_LABEL = re.compile(r"^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$")
+_ARXIV_PDF = re.compile(
+    r"^/pdf/(?P<id>\d{4}\.\d{4,5}|[a-z][a-z-]*(?:\.[A-Za-z]{2})?/\d{7})(?P<v>v\d+)?(?:\.pdf)?$"
+)
+
+
+class InvalidURL(ValueError):
+    """A URL that has no canonical form: no scheme or host, a non-http(s) scheme, a bad port."""
+
+
+def canonicalize(url: str) -> str:
+    """The canonical spelling of ``url`` (see the module docstring), or :class:`InvalidURL`."""
+    text = url.strip()
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
+        raise InvalidURL(f"control character in URL: {text[:80]!r}")
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidURL(f"{exc}: {text[:80]!r}") from None
+    scheme = parts.scheme.lower()
+    if not scheme:
+        raise InvalidURL(f"no scheme (expected http(s)://host/…): {text[:80]!r}")
+    if scheme not in ALLOWED_SCHEMES:
+        raise InvalidURL(f"scheme {scheme!r} is not http or https: {text[:80]!r}")
+    if not parts.netloc:
+        raise InvalidURL(f"no host (expected http(s)://host/…): {text[:80]!r}")
+    if "\\" in parts.netloc:
+        # Browsers read "\" as "/", so the host a person would visit is not the parsed one.
+        raise InvalidURL(f"backslash in the host part: {text[:80]!r}")
+    host = _normalize_host(parts.hostname or "")
+    if host is None:
+        raise InvalidURL(f"invalid host in URL: {text[:80]!r}")
+    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    path = _remove_dot_segments(_normalize_escapes(parts.path or "/", _PATH_SAFE))
+    if host in ARXIV_HOSTS and (match := _ARXIV_PDF.match(path)):
+        path = f"/abs/{match['id']}{match['v'] or ''}"
+    query = _canonical_query(parts.query)
+    return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
+
+
+def is_tracking_param(key: str) -> bool:
+    name = unquote(key).lower()
+    return name in TRACKING_PARAMS or name.startswith(TRACKING_PREFIXES)
+
+
+def _canonical_query(query: str) -> str:
+    pairs: list[tuple[str, str | None]] = []
+    for item in query.split("&"):
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        key = _normalize_escapes(key, _QUERY_SAFE)
+        if is_tracking_param(key):
+            continue
+        pairs.append((key, _normalize_escapes(value, _QUERY_SAFE) if sep else None))
+    pairs.sort(key=lambda pair: pair[0])  # stable: repeated keys keep their order
+    return "&".join(key if value is None else f"{key}={value}" for key, value in pairs)
+
+
+def _normalize_escapes(text: str, safe: frozenset[str]) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "%" and i + 2 < len(text) and text[i + 1] in _HEX and text[i + 2] in _HEX:
+            decoded = chr(int(text[i + 1 : i + 3], 16))
+            out.append(decoded if decoded in _UNRESERVED else "%" + text[i + 1 : i + 3].upper())
+            i += 3
+            continue
+        if ch in safe:
+            out.append(ch)
+        else:
+            try:
+                raw = ch.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidURL(f"unencodable character in URL: {ch!r}") from None
+            out.append("".join(f"%{byte:02X}" for byte in raw))
+        i += 1
+    return "".join(out)
+
+
+def _remove_dot_segments(path: str) -> str:
+    segments = path.split("/")[1:]
+    out: list[str] = []
+    for segment in segments:
+        if segment == "..":
+            if out:
+                out.pop()
+        elif segment != ".":
+            out.append(segment)
+    if segments and segments[-1] in (".", ".."):
+        out.append("")  # "/a/b/.." names the directory "/a/", not the file "/a"
+    return "/" + "/".join(out)
+
+
+def _normalize_host(host: str) -> str | None:
+    """Lower-case, IDNA-encoded host without a trailing dot, or None when it is not a host."""
+    host = host.strip().lower().removesuffix(".")
+    if not host:
+        return None
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if ":" in host:
+        try:
+            return f"[{ipaddress.IPv6Address(host).compressed}]"
+        except ValueError:
+            return None
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii").lower()
+        except UnicodeError:
+            return None
+    labels = host.split(".")
+    if len(host) > 253 or not all(_LABEL.match(label) for label in labels):
+        return None
+    return host
+
+
+def _host_of(url_or_host: str) -> str | None:
+    text = url_or_host.strip()
+    if "://" in text:
+        try:
+            text = urlsplit(text).hostname or ""
+        except ValueError:
+            return None
+    elif text.count(":") == 1:
+        text = text.partition(":")[0]  # "host:port"; more colons means an IPv6 literal
+    return _normalize_host(text)
+
+
+def _ip_literal(host: str) -> str | None:
+    try:
+        return str(ipaddress.ip_address(host.strip("[]")))
+    except ValueError:
+        return None
+
+
+@cache
+def _public_suffixes() -> PublicSuffixList:
+    # The bundled list: owner computation must not depend on the network (contracts.md §6).
+    return PublicSuffixList()
+
+
+def registrable_domain(url_or_host: str) -> str | None:
+    """The registrable domain ("owner") of a URL or host, public-suffix aware.
+
+    ``https://ec.europa.eu/x`` → ``europa.eu``; ``user.github.io`` → ``user.github.io`` (the
+    list's private section counts, so two GitHub Pages users are two owners). An IP address is
+    its own owner; a bare public suffix or an invalid host has none (``None``).
+    """
+    host = _host_of(url_or_host)
+    if host is None:
+        return None
+    if (ip := _ip_literal(host)) is not None:
+        return ip
+    suffix: str | None = _public_suffixes().privatesuffix(host)
+    return suffix
+
+
+def host_matches(host: str, allowed: str) -> bool:
+    """True when ``host`` is ``allowed`` or a subdomain of it — label-wise, never a substring.
+
+    ``ec.europa.eu.attacker.example`` and ``notec.europa.eu`` do not match ``ec.europa.eu``.
+    Both sides are compared in canonical form (case, trailing dot, IDNA); an IP matches only
+    itself.
+    """
+    candidate, anchor = _host_of(host), _host_of(allowed)
+    if candidate is None or anchor is None:
+        return False
+    if candidate == anchor:
+        return True
+    if _ip_literal(anchor) is not None:
+        return False
+    return candidate.endswith("." + anchor)
