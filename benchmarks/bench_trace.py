@@ -1,0 +1,136 @@
+"""Benchmark: trace a synthetic brief against merely reading and normalizing its corpus once.
+
+Builds a brief of 500 claims / 200 sources / ~20 MB of corpus text (deterministic, seeded), then
+times, in one process and one run:
+
+* baseline — read every corpus file and normalize it once (``textnorm.normalize_text``);
+* trace — ``deep-research trace`` on the brief (stage 1 hash checks, quote location, literals,
+  overlap, and the atomic write of claims.json).
+
+The ratio trace / baseline is what the README reports (goal ≤ 3×). Usage:
+
+    python benchmarks/bench_trace.py [--dir DIR] [--claims 500] [--sources 200] [--mb 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from deep_research.textnorm import normalize_text
+from deep_research.trace import TraceOptions, run_trace
+
+WORDS = (
+    "agency council report market sales energy installers budget transport survey households "
+    "prices grid capacity storage network regional national growth decline imports exports "
+    "analysts figures quarter annual estimate forecast policy subsidy demand supply shortage "
+    "programme training members companies firms cities homes buildings systems units"
+).split()
+NAMES = ["Norland", "Vestria", "Harbourton", "Eastline", "Lindqvist", "Berg", "Reyes"]
+
+
+def sentence(rng: random.Random) -> str:
+    words = rng.choices(WORDS, k=rng.randint(12, 22))
+    words[0] = words[0].capitalize()
+    words.insert(rng.randint(2, len(words) - 1), rng.choice(NAMES))
+    words.insert(rng.randint(2, len(words) - 1), f"{rng.randint(2, 999):,}")
+    words.insert(rng.randint(2, len(words) - 1), f"in {rng.randint(1990, 2025)}")
+    return " ".join(words) + "."
+
+
+def page_text(rng: random.Random, size: int) -> tuple[str, list[str]]:
+    sentences: list[str] = []
+    length = 0
+    while length < size:
+        paragraph = " ".join(sentence(rng) for _ in range(rng.randint(3, 7)))
+        sentences.append(paragraph)
+        length += len(paragraph) + 2
+    text = "\n\n".join(sentences)
+    return text, [s.strip() + "." for s in text.split(".") if len(s.strip()) > 60]
+
+
+def perturb(quote: str, rng: random.Random) -> str:
+    """A share of quotes arrive the way models write them: spacing, curly quotes, a lost char."""
+    roll = rng.random()
+    if roll < 0.08:
+        return quote.replace(" ", "  ", 3)
+    if roll < 0.12:
+        cut = rng.randint(10, len(quote) - 10)
+        return quote[:cut] + quote[cut + 1 :]
+    if roll < 0.15:
+        return quote[:30] + " … " + quote[-30:]
+    return quote
+
+
+def build(root: Path, claims: int, sources: int, megabytes: float) -> None:
+    rng = random.Random(20261129)
+    corpus = root / "corpus"
+    corpus.mkdir(parents=True)
+    size = int(megabytes * 1_000_000 / sources)
+    rows, log, pool = [], [], []
+    for number in range(1, sources + 1):
+        text, candidates = page_text(rng, size)
+        digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        (corpus / f"{digest[7:]}.txt").write_text(text, encoding="utf-8")
+        url = f"https://site{number}.example/page"
+        quotes = rng.sample(candidates, 6)
+        findings = [
+            {"id": f"S{number}.F{i}", "claim": q, "quote": perturb(q, rng)}
+            for i, q in enumerate(quotes, 1)
+        ]
+        rows.append({"id": f"S{number}", "url": url, "content_hash": digest, "tier": "raw",
+                     "status": 200, "findings": findings})
+        log.append({"url": url, "outcome": "ok", "status": 200, "content_hash": digest})
+        pool.extend((f"S{number}", f["id"], f["claim"]) for f in findings)
+    claim_rows = []
+    for number in range(1, claims + 1):
+        picks = rng.sample(pool, rng.choice((2, 3)))
+        text = picks[0][2]
+        claim_rows.append({"id": f"C{number}", "claim": text,
+                           "supporting": sorted({p[0] for p in picks}),
+                           "findings": [p[1] for p in picks]})
+    (root / "sources.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (root / "fetch-log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in log))
+    (root / "claims.json").write_text(json.dumps({"topic": "bench", "claims": claim_rows}))
+
+
+def baseline(root: Path) -> float:
+    started = time.perf_counter()
+    for path in sorted((root / "corpus").glob("*.txt")):
+        normalize_text(path.read_text(encoding="utf-8"))
+    return time.perf_counter() - started
+
+
+def timed_trace(root: Path) -> tuple[float, dict[str, object]]:
+    started = time.perf_counter()
+    report = run_trace(TraceOptions(brief=root))
+    return time.perf_counter() - started, report.as_dict()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--claims", type=int, default=500)
+    parser.add_argument("--sources", type=int, default=200)
+    parser.add_argument("--mb", type=float, default=20.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        root = args.dir or Path(scratch) / "brief"
+        build(root, args.claims, args.sources, args.mb)
+        corpus_mb = sum(p.stat().st_size for p in (root / "corpus").glob("*.txt")) / 1e6
+        base = baseline(root)
+        seconds, report = timed_trace(root)
+    print(f"corpus: {args.sources} sources, {corpus_mb:.1f} MB; claims: {args.claims}")
+    print(f"pairs checked: {report['total_cites_checked']}, pass rate {report['pass_rate']}")
+    print(f"read + normalize once: {base:.2f} s")
+    print(f"trace:                 {seconds:.2f} s")
+    print(f"ratio trace / baseline: {seconds / base:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

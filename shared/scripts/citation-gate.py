@@ -1,0 +1,6 @@
+#!/usr/bin/env python3
+"""The standalone batch citation gate: `deep-research gate` under its stable script name."""
+
+from _shim import run
+
+run("gate")

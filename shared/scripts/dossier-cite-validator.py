@@ -1,0 +1,6 @@
+#!/usr/bin/env python3
+"""The trace gate (claims or dossier mode): `deep-research trace` under its stable script name."""
+
+from _shim import run
+
+run("trace")

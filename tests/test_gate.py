@@ -1,0 +1,142 @@
+"""The standalone batch gate (contracts.md §13): its interface, its verdicts, its bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from briefs import page
+from conftest import FIXTURES
+
+from deep_research.cli import main
+
+BUDGET = page("city-budget.txt")
+BUDGET_QUOTE = (
+    "The City Council of Harbourton voted 9 to 4 on Tuesday, 10 December 2024, to approve a "
+    "budget of $1.82 billion for the 2025 fiscal year, an increase of 3.5% over the previous year."
+)
+
+
+def _run(tmp_path: Path, lines: list[str]) -> list[dict[str, object]]:
+    source = tmp_path / "pairs.jsonl"
+    source.write_text("".join(line + "\n" for line in lines))
+    out = tmp_path / "results.jsonl"
+    assert main(["gate", "--input", str(source), "--output", str(out)]) == 0
+    return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def _pair(pair_id: str, claim: str, quote: str = BUDGET_QUOTE, **extra: object) -> str:
+    value = {"id": pair_id, "claim": claim, "quote": quote, "source_text": BUDGET, **extra}
+    return json.dumps(value)
+
+
+def test_verdicts_in_input_order(tmp_path: Path) -> None:
+    results = _run(
+        tmp_path,
+        [
+            _pair("ok", "Harbourton's council approved a $1.82 billion budget for 2025."),
+            _pair("digit", "Harbourton's council approved a $1.83 billion budget for 2025."),
+            _pair("absent", "Harbourton approved a tram.", quote="The council approved the tram extension unanimously on Monday."),
+            _pair("offtopic", "Volcanic ash grounded flights for 3.5% of airlines.", quote=BUDGET_QUOTE),
+        ],
+    )
+    assert [r["id"] for r in results] == ["ok", "digit", "absent", "offtopic"]
+    assert [r["verdict"] for r in results] == [
+        "supported",
+        "partially_supported",
+        "unsupported",
+        "unsupported",
+    ]
+    start, end = results[0]["span"]  # type: ignore[misc]
+    assert BUDGET[start:end] == BUDGET_QUOTE
+    assert results[1]["literals"]["missing"] == ["$1.83 billion"]  # type: ignore[index]
+    assert results[2]["reasons"] == ["quote_not_in_source"] and results[2]["span"] is None
+    assert "low_overlap" in results[3]["reasons"]  # type: ignore[operator]
+
+
+def test_result_lines_match_the_schema(tmp_path: Path) -> None:
+    from deep_research.schemas import validator
+
+    for result in _run(tmp_path, [_pair("a", "The council approved a budget of $1.82 billion.")]):
+        assert validator("gate-result").is_valid(result)
+
+
+def test_source_path_relative_to_input(tmp_path: Path) -> None:
+    (tmp_path / "page.txt").write_text(BUDGET)
+    line = json.dumps({"id": 1, "claim": "The council approved a $1.82 billion budget.", "quote": BUDGET_QUOTE, "source_path": "page.txt"})
+    missing = json.dumps({"id": 2, "claim": "c", "quote": "q", "source_path": "nope.txt"})
+    results = _run(tmp_path, [line, missing])
+    assert results[0]["verdict"] == "supported"
+    assert results[1]["verdict"] == "unresolvable" and "source_unreadable" in results[1]["reasons"][0]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ('{"id": "t", "claim": "x", "quote": "y"', "malformed_line"),
+        ("[1, 2, 3]", "malformed_line"),
+        ('"just a string"', "malformed_line"),
+        ('{"id": "w", "claim": 5, "quote": "y", "source_text": "z"}', "invalid_field: claim"),
+        ('{"id": "n", "claim": "x", "quote": "y"}', "no_source"),
+        ('{"id": "e", "claim": "The council approved it.", "quote": "", "source_text": "abc"}', "empty_quote"),
+    ],
+)
+def test_bad_line_is_unresolvable_and_batch_goes_on(tmp_path: Path, line: str, reason: str) -> None:
+    results = _run(tmp_path, [line, _pair("after", "The council approved a $1.82 billion budget.")])
+    assert results[0]["verdict"] in ("unresolvable", "unsupported")
+    assert results[0]["reasons"][0].startswith(reason)  # type: ignore[index]
+    assert results[1]["verdict"] == "supported"
+
+
+def test_binary_line_among_good_ones(tmp_path: Path) -> None:
+    source = tmp_path / "pairs.jsonl"
+    source.write_bytes(b"\xff\xfe\x00garbage\n" + _pair("ok", "The council approved a $1.82 billion budget.").encode() + b"\n")
+    out = tmp_path / "r.jsonl"
+    assert main(["gate", "--input", str(source), "--output", str(out)]) == 0
+    verdicts = [json.loads(line)["verdict"] for line in out.read_text().splitlines()]
+    assert verdicts == ["unresolvable", "supported"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"\n\n  \n", b"\x89PNG\r\n\x1a\n\x00\x00garbage\xff", b"not json at all\n{truncated"],
+    ids=["empty", "blank", "binary", "no-object-lines"],
+)
+def test_input_that_is_not_a_pairs_file_is_refused(tmp_path: Path, content: bytes, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "pairs.jsonl"
+    source.write_bytes(content)
+    out = tmp_path / "results.jsonl"
+    assert main(["gate", "--input", str(source), "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_fifty_megabyte_line(tmp_path: Path) -> None:
+    source = tmp_path / "pairs.jsonl"
+    with source.open("wb") as handle:
+        handle.write(b'{"id": "big", "claim": "' + b"a" * (50 * 1024 * 1024) + b"\n")
+        handle.write(_pair("ok", "The council approved a $1.82 billion budget.").encode() + b"\n")
+    out = tmp_path / "r.jsonl"
+    assert main(["gate", "--input", str(source), "--output", str(out)]) == 0
+    verdicts = [json.loads(line)["verdict"] for line in out.read_text().splitlines()]
+    assert verdicts == ["unresolvable", "supported"]
+
+
+def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gate", "--input", str(tmp_path / "absent.jsonl")]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+def test_stdin_and_the_shim(tmp_path: Path) -> None:
+    line = _pair("s", "The council approved a $1.82 billion budget.") + "\n"
+    shim = FIXTURES.parents[1] / "shared" / "scripts" / "citation-gate.py"
+    done = subprocess.run(
+        [sys.executable, str(shim), "--input", "-"], input=line.encode(), capture_output=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["verdict"] == "supported"
+    assert b"gate: 1 checked" in done.stderr
