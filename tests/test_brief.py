@@ -1,0 +1,87 @@
+"""Brief IO: atomic writes, clear errors on unreadable artifacts, the corpus guard."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from deep_research.brief import Brief, atomic_write_text, load_sources, parse_json, sha256_text
+from deep_research.errors import MissingArtifact, NotACorpusFile, SchemaViolation, UnreadableInput
+
+
+def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    target = tmp_path / "sub" / "claims.json"
+    atomic_write_text(target, "one")
+    atomic_write_text(target, "two")
+    assert target.read_text() == "two"
+    assert os.listdir(target.parent) == ["claims.json"]
+
+
+def test_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "claims.json"
+    atomic_write_text(target, "old")
+
+    def explode(*_: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "fsync", explode)
+    with pytest.raises(OSError):
+        atomic_write_text(target, "new")
+    assert target.read_text() == "old"
+    assert os.listdir(tmp_path) == ["claims.json"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "is empty"),
+        ('{"topic": ', "not valid JSON"),
+        ("[" * 100_000, "nests too deeply"),
+    ],
+)
+def test_parse_json_errors_are_one_line(content: str, message: str) -> None:
+    with pytest.raises(UnreadableInput, match=message) as caught:
+        parse_json(content, what="claims.json")
+    assert "\n" not in str(caught.value)
+
+
+def test_load_sources_errors(tmp_path: Path) -> None:
+    path = tmp_path / "sources.jsonl"
+    with pytest.raises(MissingArtifact):
+        load_sources(path)
+    path.write_bytes(b"\x89PNG\x00\x01")
+    with pytest.raises(UnreadableInput, match="not UTF-8|binary"):
+        load_sources(path)
+    path.write_text('{"id": "S1", "url": "https://a.example/"}\n{"id": "S1", "url": "https://b.example/"}\n')
+    with pytest.raises(SchemaViolation, match="duplicate source id S1"):
+        load_sources(path)
+    path.write_text('{"id": "S1", "url": "https://a.example/", "round": "two"}\n')
+    with pytest.raises(SchemaViolation, match=r"line 1: \$\.round"):
+        load_sources(path)
+
+
+def test_corpus_guard(tmp_path: Path) -> None:
+    brief = Brief(tmp_path)
+    text = "The retained page text.\n"
+    digest = sha256_text(text)
+    brief.corpus_dir.mkdir()
+    brief.corpus_path(digest).write_text(text)
+    assert brief.read_corpus(digest) == text
+    assert brief.require_corpus_file(brief.corpus_path(digest)) == text
+    outside = tmp_path / "summary.txt"
+    outside.write_text(text)
+    with pytest.raises(NotACorpusFile, match="not a corpus file"):
+        brief.require_corpus_file(outside)
+    # A file inside corpus/ whose name is not its hash is not a corpus file either.
+    renamed = brief.corpus_dir / ("0" * 64 + ".txt")
+    renamed.write_text(text)
+    with pytest.raises(NotACorpusFile, match="does not hash"):
+        brief.require_corpus_file(renamed)
+
+
+def test_torn_last_fetch_log_line_is_ignored(tmp_path: Path) -> None:
+    brief = Brief(tmp_path)
+    brief.fetch_log_path.write_text('{"url": "https://a.example/", "outcome": "ok", "status": 200}\n{"url": "htt')
+    assert [entry.url for entry in brief.load_fetch_log()] == ["https://a.example/"]
