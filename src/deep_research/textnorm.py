@@ -1,0 +1,328 @@
+"""Text normalization that remembers where every normalized character came from.
+
+Quotes are matched against corpus text after both sides are normalized the same way:
+
+* NFKC, then case-fold, then NFKC again (case-folding can produce unnormalized sequences);
+* every quotation mark variant becomes ``'`` or ``"``; every dash, hyphen and minus becomes ``-``;
+* every Unicode white-space character becomes a space, and a run of white space collapses to one
+  space; leading and trailing white space is dropped;
+* invisible format characters (Unicode category Cf: zero-width space/joiners, soft hyphen, BOM,
+  bidirectional marks) are removed.
+
+A match found in normalized text must be reported in the original text, so
+:func:`normalize_text` also returns an offset map. ``offsets[i]`` is the index in the original of
+the first character that produced normalized character ``i``; ``offsets[len(text)]`` is
+``len(original)``. Each normalized character belongs to a *chunk* of the original: usually the
+single character it was copied from; for an expansion (``"ﬁ"`` -> ``"fi"``) both output
+characters share the one-character chunk; for a composition (``"e"`` + combining acute ->
+``"é"``) the chunk spans both input characters. A collapsed white-space run is owned by its first
+character; the rest of the run, like removed format characters, belongs to no chunk, which keeps
+mapped spans tight.
+
+Speed. Corpus documents are long and mostly ASCII, so per-character Python work is confined to
+*irregular* stretches: runs of non-ASCII characters and runs of two or more white-space
+characters, each widened to swallow adjacent white space (so collapsing never has to look across
+a stretch boundary) and, when it starts with a combining mark, its base character. They are found
+with two regular-expression scans; everything between them is ASCII whose normalization is a
+1:1 ``lower()`` plus a white-space translation, copied with C-level string operations. The map is
+stored as segments (a linear run or a block), not one integer per character, so memory is
+proportional to the number of irregular stretches and a lookup is a binary search.
+
+Each irregular stretch is processed per *cluster* (a character with combining class 0 plus the
+combining marks after it). Normalizing cluster by cluster keeps the result independent of where a
+slice starts, which is what makes :meth:`NormalizedText.to_original` round-trip; the price is that
+the rare compositions between two class-0 characters (conjoining Hangul jamo) are not composed.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import overload
+
+__all__ = ["NormalizedText", "OffsetMap", "normalize", "normalize_text"]
+
+_SINGLE_QUOTES = "\u2018\u2019\u201a\u201b\u2039\u203a\uff07"
+_DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u00ab\u00bb\uff02"
+_MINUS_SIGNS = "\u2212\u2796\ufe63\uff0d"
+_ASCII_SPACES_TO_FIX = "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
+
+_MULTI_SPACE = re.compile(r" {2,}")
+_QUESTION_MARKS = re.compile(rb"\?+")
+_SPACES = re.compile(rb" +")
+_SPACE = ord(" ")
+_ASCII_FOLD = bytes.maketrans(
+    bytes(range(ord("A"), ord("Z") + 1)) + _ASCII_SPACES_TO_FIX.encode("ascii"),
+    bytes(range(ord("a"), ord("z") + 1)) + b" " * len(_ASCII_SPACES_TO_FIX),
+)
+
+# Segment kinds stored in OffsetMap: a linear segment copies characters one for one; a block
+# segment is produced as a whole by an original chunk [start, end).
+_LINEAR = -1
+
+
+class OffsetMap(Sequence[int]):
+    """``offsets[i]`` for ``i`` in ``0..len(text)``, stored as segments.
+
+    Segment ``k`` starts at normalized index ``norm[k]`` and original index ``orig[k]``. When
+    ``chunk_end[k] == -1`` it is linear (normalized ``norm[k] + j`` comes from original
+    ``orig[k] + j``); otherwise every normalized character in it comes from the original chunk
+    ``[orig[k], chunk_end[k])``.
+    """
+
+    __slots__ = ("_chunk_end", "_length", "_norm", "_orig", "_original_length")
+
+    def __init__(
+        self,
+        norm: array[int],
+        orig: array[int],
+        chunk_end: array[int],
+        text_length: int,
+        original_length: int,
+    ) -> None:
+        self._norm = norm
+        self._orig = orig
+        self._chunk_end = chunk_end
+        self._length = text_length + 1
+        self._original_length = original_length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        if isinstance(index, slice):
+            return [self._start_of(i) for i in range(*index.indices(self._length))]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("offset index out of range")
+        return self._start_of(index)
+
+    def __iter__(self) -> Iterator[int]:
+        return (self._start_of(i) for i in range(self._length))
+
+    def _start_of(self, index: int) -> int:
+        if index == self._length - 1:
+            return self._original_length
+        k = bisect_right(self._norm, index) - 1
+        if self._chunk_end[k] == _LINEAR:
+            return self._orig[k] + (index - self._norm[k])
+        return self._orig[k]
+
+    def chunk_end(self, index: int) -> int:
+        """End (exclusive) in the original of the chunk that produced normalized char ``index``."""
+        if not 0 <= index < self._length - 1:
+            raise IndexError("normalized index out of range")
+        k = bisect_right(self._norm, index) - 1
+        end = self._chunk_end[k]
+        if end == _LINEAR:
+            return self._orig[k] + (index - self._norm[k]) + 1
+        return end
+
+    @property
+    def segment_count(self) -> int:
+        return len(self._norm)
+
+
+@dataclass(frozen=True)
+class NormalizedText:
+    """Normalized text plus the map back to the original it came from."""
+
+    text: str
+    offsets: Sequence[int]
+
+    def to_original(self, start: int, end: int) -> tuple[int, int]:
+        """Map normalized ``[start, end)`` to the tightest original ``[start, end)`` covering it.
+
+        The start is the first original character of the chunk holding ``text[start]``; the end
+        is the end of the chunk holding ``text[end - 1]``. An empty range maps to an empty range.
+        """
+        if not 0 <= start <= end <= len(self.text):
+            raise ValueError(f"range [{start}, {end}) outside normalized text of {len(self.text)}")
+        begin = self.offsets[start]
+        if start == end:
+            return begin, begin
+        offsets = self.offsets
+        if isinstance(offsets, OffsetMap):
+            return begin, offsets.chunk_end(end - 1)
+        # A plain sequence only records starts: the chunk of text[end-1] ends where the next
+        # distinct start begins, which may include removed characters (not tight, still correct).
+        last = offsets[end - 1]
+        nxt = end
+        while nxt < len(offsets) - 1 and offsets[nxt] == last:
+            nxt += 1
+        return begin, offsets[nxt]
+
+
+@lru_cache(maxsize=8192)
+def _normalize_cluster(cluster: str) -> str:
+    """Normalize one cluster (a base character and its combining marks) in isolation."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", cluster).casefold())
+    out: list[str] = []
+    for char in folded:
+        if char.isspace():
+            out.append(" ")
+        elif char in _SINGLE_QUOTES:
+            out.append("'")
+        elif char in _DOUBLE_QUOTES:
+            out.append('"')
+        elif char in _MINUS_SIGNS or unicodedata.category(char) == "Pd":
+            out.append("-")
+        elif unicodedata.category(char) == "Cf":
+            continue
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _irregular_spans(s: str, folded: bytes) -> list[tuple[int, int]]:
+    """Sorted, disjoint stretches of ``s`` that need per-cluster normalization.
+
+    ``folded`` is ``s`` encoded to ASCII with ``?`` for each non-ASCII character, lower-cased and
+    with every ASCII white-space character turned into a space, so the scans below are byte
+    searches. A genuine ``?`` swept into a stretch is harmless: it normalizes to itself.
+    """
+    found: list[tuple[int, int]] = []
+    if not s.isascii():
+        i = folded.find(b"?")
+        while i >= 0:
+            end = _run_end(_QUESTION_MARKS, folded, i)
+            found.append((i, end))
+            i = folded.find(b"?", end)
+    i = folded.find(b"  ")
+    while i >= 0:
+        end = _run_end(_SPACES, folded, i)
+        found.append((i, end))
+        i = folded.find(b"  ", end)
+    n = len(s)
+    if n and folded[0] == _SPACE:
+        found.append((0, 1))
+    if n and folded[-1] == _SPACE:
+        found.append((n - 1, n))
+    found.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in found:
+        # Widen so that no ASCII gap begins or ends with white space next to a stretch (collapsing
+        # then never looks across a boundary), and so that a stretch starting with a combining
+        # mark keeps the base character it combines with.
+        if start > 0 and unicodedata.combining(s[start]):
+            start -= 1
+        while start > 0 and folded[start - 1] == _SPACE:
+            start -= 1
+        while end < n and folded[end] == _SPACE:
+            end += 1
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (min(merged[-1][0], start), max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _run_end(pattern: re.Pattern[bytes], data: bytes, start: int) -> int:
+    match = pattern.match(data, start)
+    return match.end() if match else start + 1
+
+
+# A stretch plan: the normalized output and its block segments relative to the stretch,
+# as (normalized start, original start, original end).
+_Plan = tuple[str, tuple[tuple[int, int, int], ...]]
+
+
+def _plan_stretch(stretch: str, at_text_start: bool) -> _Plan:
+    """Normalize one stretch cluster by cluster, collapsing white space inside it.
+
+    A stretch never touches white space outside itself, so the only context it needs is whether
+    it opens the text (leading white space is dropped there).
+    """
+    pieces: list[str] = []
+    segments: list[tuple[int, int, int]] = []
+    length = 0
+    last_is_space = at_text_start
+    for c_start, c_end in _clusters(stretch):
+        out = _normalize_cluster(stretch[c_start:c_end])
+        if out == " ":
+            if last_is_space:
+                continue
+            # The first white-space character of a run owns the collapsed space.
+            c_end = c_start + 1
+        elif last_is_space:
+            out = out.lstrip(" ")
+        if "  " in out:
+            out = _MULTI_SPACE.sub(" ", out)
+        if not out:
+            continue
+        pieces.append(out)
+        segments.append((length, c_start, c_end))
+        length += len(out)
+        last_is_space = out.endswith(" ")
+    return "".join(pieces), tuple(segments)
+
+
+_plan_short_stretch = lru_cache(maxsize=16384)(_plan_stretch)
+_CACHEABLE_STRETCH = 32
+
+
+def _clusters(stretch: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each cluster: a base character and the combining marks after it."""
+    begin = 0
+    for i in range(1, len(stretch)):
+        if not unicodedata.combining(stretch[i]):
+            yield begin, i
+            begin = i
+    if stretch:
+        yield begin, len(stretch)
+
+
+def normalize_text(s: str) -> NormalizedText:
+    """Normalize ``s`` (see the module docstring) and keep the map back to ``s``."""
+    folded = s.encode("ascii", "replace").translate(_ASCII_FOLD)
+    pieces: list[str] = []
+    norm = array("q")
+    orig = array("q")
+    chunk_end = array("q")
+    length = 0
+    position = 0
+    for start, end in [*_irregular_spans(s, folded), (len(s), len(s))]:
+        if start > position:
+            gap = folded[position:start].decode("ascii")
+            pieces.append(gap)
+            norm.append(length)
+            orig.append(position)
+            chunk_end.append(_LINEAR)
+            length += len(gap)
+        if end > start:
+            stretch = s[start:end]
+            plan = _plan_short_stretch if len(stretch) <= _CACHEABLE_STRETCH else _plan_stretch
+            out, segments = plan(stretch, start == 0)
+            pieces.append(out)
+            for rel_norm, rel_start, rel_end in segments:
+                norm.append(length + rel_norm)
+                orig.append(start + rel_start)
+                chunk_end.append(start + rel_end)
+            length += len(out)
+        position = end
+    text = "".join(pieces)
+    if text.endswith(" "):
+        # Only a stretch at the very end can leave a trailing space; it is its own segment.
+        text = text[:-1]
+        if norm and norm[-1] == len(text):
+            norm.pop()
+            orig.pop()
+            chunk_end.pop()
+    return NormalizedText(text, OffsetMap(norm, orig, chunk_end, len(text), len(s)))
+
+
+def normalize(s: str) -> str:
+    """The normalized form of ``s`` without the offset map."""
+    return normalize_text(s).text
