@@ -1,0 +1,362 @@
+"""Find where a cited quote sits in a corpus document.
+
+:func:`locate` returns the quote's span ``[start, end)`` in the *original* document text, or
+``None``. Stages run cheapest first and the first hit wins:
+
+1. **exact** -- ``str.find`` of the quote as given (first occurrence).
+2. **normalized** -- both sides normalized by :mod:`deep_research.textnorm` (NFKC, case-fold,
+   straight quotes, ``-`` for every dash, white space collapsed, invisible characters removed);
+   the match is mapped back through the offset map.
+3. **ellipsis** -- ``…`` or ``...`` (also ``[...]`` and ``. . .``) splits the quote into
+   segments. Every segment must be found, in order, each starting at most
+   :data:`ELLIPSIS_MAX_GAP` normalized characters after the previous one ended; an ellipsis elides
+   words inside a passage, and a segment further away than a few paragraphs is not part of the
+   same passage. A segment is matched normalized-exactly, or fuzzily (stage 4 rules) when it is
+   long enough. The span runs from the first segment's start to the last one's end. Quotes whose
+   segments are degenerate (no segment, or a segment with fewer than
+   :data:`ELLIPSIS_MIN_SEGMENT_ALNUM` letters/digits) are never located.
+4. **fuzzy** -- for quotes with extraction noise or typos. The acceptance rule is an edit budget:
+   the normalized quote and the normalized span may differ by at most
+   ``max(1, int(FUZZY_EDIT_RATE * len(quote)))`` Levenshtein edits, and digit runs and negation
+   words must agree exactly (a changed figure or a dropped "not" is a different statement, not a
+   typo). Quotes shorter than :data:`FUZZY_MIN_CHARS` are never matched fuzzily.
+
+   Candidate windows come from a pigeonhole filter: split the quote into ``budget + 1`` pieces;
+   an alignment with at most ``budget`` edits leaves at least one piece verbatim, so searching the
+   pieces with ``str.find`` finds every acceptable match, and only windows around piece hits
+   (ranked by how many pieces agree on the same diagonal) are aligned. Whole-document alignment is
+   never needed, so the cost does not grow with quote length times document length. Each window
+   is screened with ``rapidfuzz.fuzz.partial_ratio_alignment`` (with a score cutoff) and then
+   aligned with ``Levenshtein.opcodes`` against a slightly widened window. The alignment core runs
+   from the first to the last ``equal`` block of at least ``min(8, len/4)`` characters (short
+   equal blocks at the edges of a global alignment are unreliable); the quote's remaining prefix
+   and suffix are placed by trying each start/end within the edit budget and keeping the cheapest,
+   where ending or starting inside a word costs extra when the quote itself begins/ends with a
+   word (quotes are cut at word boundaries, so a span edge inside a word usually means the quote
+   lost a character there).
+
+Edge white space: a quote that begins or ends with white space keeps one space of the document
+there when the document has one (the span covers what the quote covers).
+
+What a fuzzy match means: the document's text ``text[start:end]`` is the evidence, not the quote
+string. A long quote with one word changed can be within the edit budget; callers must check
+claims against the located span's text. :data:`MIN_SUPPORT_CHARS` is exported for callers: a span
+shorter than that cannot support a claim alone; :func:`locate` still locates short quotes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
+
+from deep_research.textnorm import NormalizedText, normalize, normalize_text
+
+__all__ = [
+    "ELLIPSIS_MAX_GAP",
+    "ELLIPSIS_MIN_SEGMENT_ALNUM",
+    "FUZZY_EDIT_RATE",
+    "FUZZY_MIN_CHARS",
+    "FUZZY_SCORE_CUTOFF",
+    "MIN_SUPPORT_CHARS",
+    "Document",
+    "Located",
+    "Method",
+    "locate",
+]
+
+Method = Literal["exact", "normalized", "ellipsis", "fuzzy"]
+
+MIN_SUPPORT_CHARS = 40
+"""A located span shorter than this cannot support a claim alone (enforced by the caller)."""
+
+FUZZY_MIN_CHARS = 30
+"""Normalized quotes shorter than this are only matched exactly or normalized."""
+
+FUZZY_EDIT_RATE = 0.05
+"""Edit budget of the fuzzy stage, as a share of the normalized quote length."""
+
+FUZZY_SCORE_CUTOFF = 90.0
+"""``partial_ratio`` screen for candidate windows; looser than the edit budget it precedes."""
+
+ELLIPSIS_MAX_GAP = 1000
+"""Normalized characters allowed between the end of one segment and the start of the next."""
+
+ELLIPSIS_MIN_SEGMENT_ALNUM = 3
+"""Letters/digits every ellipsis segment needs; below that the quote is degenerate."""
+
+_MID_WORD_PENALTY = 1.5  # more than one edit: extending a span by one char to a word edge wins
+_REFINE_PAD = 32
+_MAX_WINDOWS = 32
+_MAX_PIECE_HITS = 200
+_MAX_FIRST_SEGMENT_TRIES = 64
+
+_ELLIPSIS = re.compile(r"\s*[\[(]?\s*\.(?: ?\.){2,}\s*[\])]?\s*")
+_MEANING_TOKENS = re.compile(r"\d+|\b(?:not|no|never|nor|without|cannot)\b|n't")
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where a quote was found, in original-text offsets of the document with ``hash``."""
+
+    hash: str
+    start: int
+    end: int
+    method: Method
+    score: float
+    matched_chars: int
+
+
+class Document:
+    """A corpus text with lazily computed, cached hash and normalized form.
+
+    Normalization dominates lookup cost, and callers locate many quotes in one document, so build
+    one ``Document`` per corpus file and reuse it.
+    """
+
+    def __init__(self, text: str, content_hash: str | None = None) -> None:
+        self.text = text
+        self._content_hash = content_hash
+
+    @property
+    def content_hash(self) -> str:
+        if self._content_hash is None:
+            self._content_hash = "sha256:" + hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        return self._content_hash
+
+    @cached_property
+    def normalized(self) -> NormalizedText:
+        return normalize_text(self.text)
+
+
+@dataclass(frozen=True)
+class _Hit:
+    """A match in normalized document text."""
+
+    start: int
+    end: int
+    score: float
+    edits: int = 0
+
+
+def locate(quote: str, document: Document | str) -> Located | None:
+    """Locate ``quote`` in ``document`` (see the module docstring), or ``None``."""
+    doc = document if isinstance(document, Document) else Document(document)
+    nq = normalize(quote)
+    # An empty or punctuation-only quote is a substring of nearly every page and supports nothing.
+    if not _has_alnum(nq):
+        return None
+    found = doc.text.find(quote)
+    if found >= 0:
+        return Located(doc.content_hash, found, found + len(quote), "exact", 100.0, len(quote))
+    norm = doc.normalized
+    found = norm.text.find(nq)
+    if found >= 0:
+        return _located(doc, quote, [_Hit(found, found + len(nq), 100.0)], "normalized")
+    segments = _ellipsis_segments(nq)
+    if segments is not None:
+        if not segments:
+            return None
+        chain = _locate_segments(segments, norm.text)
+        if chain is not None:
+            return _located(doc, quote, chain, "ellipsis")
+    hits = _fuzzy_hits(nq, norm.text, 0, len(norm.text))
+    return _located(doc, quote, hits[:1], "fuzzy") if hits else None
+
+
+def _has_alnum(text: str) -> bool:
+    return any(char.isalnum() for char in text)
+
+
+def _located(doc: Document, quote: str, hits: Sequence[_Hit], method: Method) -> Located:
+    norm = doc.normalized
+    start, end = hits[0].start, hits[-1].end
+    if quote[:1].isspace() and start > 0 and norm.text[start - 1] == " ":
+        start -= 1
+    if quote[-1:].isspace() and end < len(norm.text) and norm.text[end] == " ":
+        end += 1
+    orig_start, orig_end = norm.to_original(start, end)
+    if len(hits) == 1:
+        matched = orig_end - orig_start
+    else:
+        matched = sum(b - a for a, b in (norm.to_original(h.start, h.end) for h in hits))
+    score = min(hit.score for hit in hits)
+    return Located(doc.content_hash, orig_start, orig_end, method, score, matched)
+
+
+# --- ellipsis ---------------------------------------------------------------------------------
+
+
+def _ellipsis_segments(nq: str) -> list[str] | None:
+    """Segments of a normalized quote split at ellipses; ``None`` without an ellipsis.
+
+    An empty list means the quote is degenerate and must not be located.
+    """
+    if not _ELLIPSIS.search(nq):
+        return None
+    segments = [part.strip() for part in _ELLIPSIS.split(nq)]
+    segments = [part for part in segments if part]
+    if any(sum(char.isalnum() for char in s) < ELLIPSIS_MIN_SEGMENT_ALNUM for s in segments):
+        return []
+    return segments
+
+
+def _locate_segments(segments: Sequence[str], text: str) -> list[_Hit] | None:
+    """Find all segments in order, each within the gap bound after the previous one."""
+    for first in _first_segment_candidates(segments[0], text):
+        chain = [first]
+        for segment in segments[1:]:
+            lo = chain[-1].end
+            hit = _find_segment(segment, text, lo, min(len(text), lo + ELLIPSIS_MAX_GAP))
+            if hit is None:
+                break
+            chain.append(hit)
+        else:
+            return chain
+    return None
+
+
+def _first_segment_candidates(segment: str, text: str) -> Iterator[_Hit]:
+    found = text.find(segment)
+    if found < 0:
+        yield from _fuzzy_hits(segment, text, 0, len(text))
+        return
+    for _ in range(_MAX_FIRST_SEGMENT_TRIES):
+        if found < 0:
+            return
+        yield _Hit(found, found + len(segment), 100.0)
+        found = text.find(segment, found + 1)
+
+
+def _find_segment(segment: str, text: str, lo: int, latest_start: int) -> _Hit | None:
+    """First match of ``segment`` starting in ``[lo, latest_start]``."""
+    found = text.find(segment, lo, latest_start + len(segment))
+    if found >= 0:
+        return _Hit(found, found + len(segment), 100.0)
+    budget = _edit_budget(len(segment))
+    hi = min(len(text), latest_start + len(segment) + budget)
+    hits = [hit for hit in _fuzzy_hits(segment, text, lo, hi) if hit.start <= latest_start]
+    return min(hits, key=lambda hit: hit.start) if hits else None
+
+
+# --- fuzzy ------------------------------------------------------------------------------------
+
+
+def _edit_budget(length: int) -> int:
+    return max(1, int(length * FUZZY_EDIT_RATE))
+
+
+def _fuzzy_hits(q: str, text: str, lo: int, hi: int) -> list[_Hit]:
+    """Acceptable fuzzy matches of ``q`` inside ``text[lo:hi]``, best first."""
+    if len(q) < FUZZY_MIN_CHARS:
+        return []
+    budget = _edit_budget(len(q))
+    hits: dict[tuple[int, int], _Hit] = {}
+    for w_start, w_end in _candidate_windows(q, text, lo, hi, budget):
+        hit = _align(q, text, w_start, w_end, lo, hi, budget)
+        if hit is not None:
+            hits.setdefault((hit.start, hit.end), hit)
+    return sorted(hits.values(), key=lambda hit: (hit.edits, hit.start))
+
+
+def _candidate_windows(q: str, text: str, lo: int, hi: int, budget: int) -> list[tuple[int, int]]:
+    """Windows around verbatim piece hits, most-agreed diagonals first (pigeonhole filter)."""
+    count = budget + 1
+    bounds = [len(q) * i // count for i in range(count + 1)]
+    diagonals: list[tuple[int, int]] = []
+    for index in range(count):
+        offset = bounds[index]
+        piece = q[offset : bounds[index + 1]]
+        found = text.find(piece, lo, hi)
+        hits = 0
+        while found >= 0 and hits < _MAX_PIECE_HITS:
+            diagonals.append((found - offset, index))
+            hits += 1
+            found = text.find(piece, found + 1, hi)
+    if not diagonals:
+        return []
+    diagonals.sort()
+    # Hits of one alignment lie within `budget` of each other on the diagonal.
+    clusters: list[tuple[int, int, set[int]]] = []
+    for diagonal, index in diagonals:
+        if clusters and diagonal - clusters[-1][0] <= 2 * budget:
+            first, _, pieces = clusters[-1]
+            pieces.add(index)
+            clusters[-1] = (first, diagonal, pieces)
+        else:
+            clusters.append((diagonal, diagonal, {index}))
+    clusters.sort(key=lambda cluster: (-len(cluster[2]), cluster[0]))
+    return [
+        (max(lo, first - budget), min(hi, last + len(q) + budget))
+        for first, last, _ in clusters[:_MAX_WINDOWS]
+    ]
+
+
+def _align(
+    q: str, text: str, w_start: int, w_end: int, lo: int, hi: int, budget: int
+) -> _Hit | None:
+    window = text[w_start:w_end]
+    if fuzz.partial_ratio_alignment(q, window, score_cutoff=FUZZY_SCORE_CUTOFF) is None:
+        return None
+    r_start = max(lo, w_start - _REFINE_PAD)
+    r_end = min(hi, w_end + _REFINE_PAD)
+    min_block = max(1, min(8, len(q) // 4))
+    blocks = [
+        op
+        for op in Levenshtein.opcodes(q, text[r_start:r_end])
+        if op.tag == "equal" and op.src_end - op.src_start >= min_block
+    ]
+    if not blocks:
+        return None
+    core_start = r_start + blocks[0].dest_start
+    core_end = r_start + blocks[-1].dest_end
+    start = _place_start(q, blocks[0].src_start, text, core_start, lo, budget)
+    end = _place_end(q, blocks[-1].src_end, text, core_end, hi, budget)
+    span = text[start:end]
+    edits = Levenshtein.distance(q, span, score_cutoff=budget)
+    if edits > budget or _MEANING_TOKENS.findall(q) != _MEANING_TOKENS.findall(span):
+        return None
+    return _Hit(start, end, fuzz.ratio(q, span), edits)
+
+
+def _place_start(q: str, q_core: int, text: str, core_start: int, lo: int, budget: int) -> int:
+    """Start of the span: where the quote prefix ``q[:q_core]`` fits best before the core."""
+    prefix = q[:q_core]
+    expected = core_start - len(prefix)
+    wants_word_edge = q[:1].isalnum()
+    best: tuple[float, int, int] | None = None
+    for start in range(max(lo, expected - budget), min(core_start, expected + budget) + 1):
+        cost: float = Levenshtein.distance(prefix, text[start:core_start])
+        if wants_word_edge and _inside_word(text, start):
+            cost += _MID_WORD_PENALTY
+        key = (cost, abs(start - expected), start)
+        if best is None or key < best:
+            best = key
+    return best[2] if best is not None else core_start
+
+
+def _place_end(q: str, q_core: int, text: str, core_end: int, hi: int, budget: int) -> int:
+    """End of the span: where the quote suffix ``q[q_core:]`` fits best after the core."""
+    suffix = q[q_core:]
+    expected = core_end + len(suffix)
+    wants_word_edge = q[-1:].isalnum()
+    best: tuple[float, int, int] | None = None
+    for end in range(max(core_end, expected - budget), min(hi, expected + budget) + 1):
+        cost: float = Levenshtein.distance(suffix, text[core_end:end])
+        if wants_word_edge and _inside_word(text, end):
+            cost += _MID_WORD_PENALTY
+        key = (cost, abs(end - expected), -end)
+        if best is None or key < best:
+            best = key
+    return abs(best[2]) if best is not None else core_end
+
+
+def _inside_word(text: str, boundary: int) -> bool:
+    """Whether a span edge at ``boundary`` cuts a word in two."""
+    return 0 < boundary < len(text) and text[boundary - 1].isalnum() and text[boundary].isalnum()
