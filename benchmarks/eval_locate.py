@@ -116,23 +116,36 @@ def synthetic(rows: list[dict[str, Any]], seed: int = 7) -> None:
         print(f"normalize_text {label} {len(sample) / 1e6:.1f} MB: {best_norm:.3f} s"
               f"  (str.lower: {best_lower:.3f} s, ratio {best_norm / best_lower:.1f}x)")
 
-    # 200 documents of ~100 KB, ~2,500 quotes: true quotes (some perturbed) and foreign ones.
+    # 200 documents of ~100 KB built from the eval pages, ~2,500 quotes: each true quote is
+    # looked up in a document that holds its page, each foreign quote in a random document.
     docs: list[str] = []
-    for _ in range(200):
+    holders: dict[str, list[int]] = {}
+    order = texts[:]
+    cursor = len(order)
+    for doc_index in range(200):
         parts: list[str] = []
         length = 0
         while length < 100_000:
-            part = texts[rng.randrange(len(texts))]
+            if cursor == len(order):
+                rng.shuffle(order)
+                cursor = 0
+            part = order[cursor]
+            cursor += 1
             parts.append(part)
+            holders.setdefault(part, []).append(doc_index)
             length += len(part) + 2
         docs.append("\n\n".join(parts))
     true_rows = [row for row in rows if row["expected"] == "located"]
     foreign_rows = [row for row in rows if row["expected"] == "not_located"]
     jobs: list[tuple[int, str]] = []
     for _ in range(2500):
-        doc_index = rng.randrange(len(docs))
-        source = foreign_rows if rng.random() < 0.3 else true_rows
-        jobs.append((doc_index, source[rng.randrange(len(source))]["quote"]))
+        if rng.random() < 0.3:
+            row = foreign_rows[rng.randrange(len(foreign_rows))]
+            doc_index = rng.randrange(len(docs))
+        else:
+            row = true_rows[rng.randrange(len(true_rows))]
+            doc_index = rng.choice(holders[row["source_text"]])
+        jobs.append((doc_index, row["quote"]))
     documents = [Document(text) for text in docs]
     began = time.perf_counter()
     for document in documents:
@@ -140,8 +153,11 @@ def synthetic(rows: list[dict[str, Any]], seed: int = 7) -> None:
     normalized_at = time.perf_counter()
     located = sum(1 for index, quote in jobs if locate(quote, documents[index]) is not None)
     done = time.perf_counter()
-    print(f"corpus 200 docs / {sum(map(len, docs)) / 1e6:.1f} MB: normalize {normalized_at - began:.2f} s,"
-          f" locate {len(jobs)} quotes {done - normalized_at:.2f} s ({located} located)")
+    megabytes = sum(map(len, docs)) / 1e6
+    print(
+        f"corpus {len(docs)} docs / {megabytes:.1f} MB: normalize {normalized_at - began:.2f} s,"
+        f" locate {len(jobs)} quotes {done - normalized_at:.2f} s ({located} located)"
+    )
 
 
 def _timed(func: Any, arg: str) -> float:

@@ -49,12 +49,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Literal
 
 from rapidfuzz import fuzz
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import Indel, Levenshtein
 
 from deep_research.textnorm import NormalizedText, normalize, normalize_text
 
@@ -165,7 +165,7 @@ def locate(quote: str, document: Document | str) -> Located | None:
             return None
         chain = _locate_segments(segments, norm.text)
         if chain is not None:
-            return _located(doc, quote, chain, "ellipsis")
+            return _located(doc, quote, _keep_edge_ellipses(nq, norm.text, chain), "ellipsis")
     hits = _fuzzy_hits(nq, norm.text, 0, len(norm.text))
     return _located(doc, quote, hits[:1], "fuzzy") if hits else None
 
@@ -207,8 +207,27 @@ def _ellipsis_segments(nq: str) -> list[str] | None:
     return segments
 
 
+def _keep_edge_ellipses(nq: str, text: str, chain: list[_Hit]) -> list[_Hit]:
+    """A leading/trailing ellipsis the document also has there is part of the quoted text."""
+    first, last = chain[0], chain[-1]
+    if nq.startswith("...") and text.startswith("...", max(0, first.start - 3), first.start):
+        first = replace(first, start=first.start - 3)
+    if nq.endswith("...") and text.startswith("...", last.end):
+        last = replace(last, end=last.end + 3)
+    if len(chain) == 1:
+        return [replace(first, end=last.end)]
+    return [first, *chain[1:-1], last]
+
+
 def _locate_segments(segments: Sequence[str], text: str) -> list[_Hit] | None:
-    """Find all segments in order, each within the gap bound after the previous one."""
+    """The tightest chain of segments in order, each within the gap bound after the previous.
+
+    Headings and teasers repeat phrases of the passage they announce, so the first place where
+    the first segment occurs is often not the passage quoted; the chain with the fewest edits,
+    then the shortest, is. For a fixed first segment, taking each next segment at its earliest
+    position gives the earliest end.
+    """
+    best: tuple[tuple[int, int], list[_Hit]] | None = None
     for first in _first_segment_candidates(segments[0], text):
         chain = [first]
         for segment in segments[1:]:
@@ -218,8 +237,10 @@ def _locate_segments(segments: Sequence[str], text: str) -> list[_Hit] | None:
                 break
             chain.append(hit)
         else:
-            return chain
-    return None
+            key = (sum(hit.edits for hit in chain), chain[-1].end - chain[0].start)
+            if best is None or key < best[0]:
+                best = (key, chain)
+    return best[1] if best is not None else None
 
 
 def _first_segment_candidates(segment: str, text: str) -> Iterator[_Hit]:
@@ -314,6 +335,12 @@ def _align(
     ]
     if not blocks:
         return None
+    # A global alignment happily matches the quote's opening words to an earlier heading that
+    # repeats them; blocks off the main diagonal (that of the longest block) by more than the
+    # edit budget cannot belong to an acceptable alignment.
+    main = max(blocks, key=lambda op: op.src_end - op.src_start)
+    diagonal = main.dest_start - main.src_start
+    blocks = [op for op in blocks if abs(op.dest_start - op.src_start - diagonal) <= budget]
     core_start = r_start + blocks[0].dest_start
     core_end = r_start + blocks[-1].dest_end
     start = _place_start(q, blocks[0].src_start, text, core_start, lo, budget)
@@ -332,7 +359,9 @@ def _place_start(q: str, q_core: int, text: str, core_start: int, lo: int, budge
     wants_word_edge = q[:1].isalnum()
     best: tuple[float, int, int] | None = None
     for start in range(max(lo, expected - budget), min(core_start, expected + budget) + 1):
-        cost: float = Levenshtein.distance(prefix, text[start:core_start])
+        if text[start] == " ":
+            continue
+        cost: float = Indel.distance(prefix, text[start:core_start])
         if wants_word_edge and _inside_word(text, start):
             cost += _MID_WORD_PENALTY
         key = (cost, abs(start - expected), start)
@@ -348,7 +377,9 @@ def _place_end(q: str, q_core: int, text: str, core_end: int, hi: int, budget: i
     wants_word_edge = q[-1:].isalnum()
     best: tuple[float, int, int] | None = None
     for end in range(max(core_end, expected - budget), min(hi, expected + budget) + 1):
-        cost: float = Levenshtein.distance(suffix, text[core_end:end])
+        if text[end - 1] == " ":
+            continue
+        cost: float = Indel.distance(suffix, text[core_end:end])
         if wants_word_edge and _inside_word(text, end):
             cost += _MID_WORD_PENALTY
         key = (cost, abs(end - expected), -end)
