@@ -312,7 +312,10 @@ _CITE_BLOCK = re.compile(r"\[\^?(S\d+(?:\s*[,;]\s*S\d+)*)\]")
 _SOURCE_ID = re.compile(r"S\d+")
 _MD_LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
 _BARE_URL = re.compile(r"<?(https?://[^\s<>()\]]+[^\s<>()\].,;:!?'\"])>?")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“(\[]?[A-Z0-9])")
+# A sentence ends at . ! ? before a capital or digit — but not before a citation marker, which
+# belongs to the sentence it follows ("… in 2023. [S1]").
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?!\[\^?S\d)(?=[\"“(\[]?[A-Z0-9])")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])|\(\s*\)")
 _FENCE = re.compile(r"^(```|~~~)")
 
 
@@ -325,21 +328,54 @@ class CitedSentence:
         return f"sentence {self.number}"
 
 
-def split_dossier(markdown: str) -> tuple[list[CitedSentence], int]:
-    """Cited sentences of a markdown report, and the number of prose sentences in all."""
-    sentences: list[str] = []
+#: A prose unit shorter than this cannot carry a claim (table headers, labels) and is not
+#: counted for coverage.
+MIN_SENTENCE_WORDS = 4
+_LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+|^>\s*")
+
+
+def _prose_blocks(markdown: str) -> list[str]:
+    """Paragraphs, list items and table rows of a markdown text; code and headings dropped."""
+    blocks: list[str] = []
+    current: list[str] = []
     in_fence = False
+
+    def flush() -> None:
+        if current:
+            blocks.append(" ".join(current))
+            current.clear()
+
     for line in markdown.splitlines():
         stripped = line.strip()
         if _FENCE.match(stripped):
             in_fence = not in_fence
+            flush()
             continue
-        if in_fence or not stripped or stripped.startswith("#") or set(stripped) <= set("-|: "):
+        if in_fence:
             continue
-        body = re.sub(r"^([-*+]|\d+[.)])\s+|^>\s*", "", stripped)
-        cells = [cell for cell in body.split("|") if cell.strip()] if body.startswith("|") else [body]
-        for cell in cells:
-            sentences.extend(part for part in _SENTENCE_END.split(cell.strip()) if part.strip())
+        if not stripped or stripped.startswith("#"):
+            flush()
+        elif stripped.startswith("|"):
+            flush()
+            if not set(stripped) <= set("-|: "):
+                blocks.append(" ".join(cell.strip() for cell in stripped.split("|") if cell.strip()))
+        elif _LIST_ITEM.match(stripped):
+            flush()
+            current.append(_LIST_ITEM.sub("", stripped))
+        else:
+            current.append(stripped)
+    flush()
+    return blocks
+
+
+def split_dossier(markdown: str) -> tuple[list[CitedSentence], int]:
+    """Cited sentences of a markdown report, and the number of prose sentences in all."""
+    sentences = [
+        part
+        for block in _prose_blocks(markdown)
+        for part in _SENTENCE_END.split(block)
+        if len(part.split()) >= MIN_SENTENCE_WORDS
+    ]
     cited = []
     for number, sentence in enumerate(sentences, start=1):
         sources: list[str] = []
@@ -348,9 +384,9 @@ def split_dossier(markdown: str) -> tuple[list[CitedSentence], int]:
         sources.extend(url for _, url in _MD_LINK.findall(sentence))
         text = _MD_LINK.sub(r"\1", _CITE_BLOCK.sub("", sentence))
         sources.extend(_BARE_URL.findall(text))
-        text = _BARE_URL.sub("", text)
+        text = _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(_BARE_URL.sub("", text).split()))
         if sources:
-            cited.append(CitedSentence(number, " ".join(text.split()), tuple(dict.fromkeys(sources))))
+            cited.append(CitedSentence(number, text.strip(), tuple(dict.fromkeys(sources))))
     return cited, len(sentences)
 
 
@@ -417,8 +453,8 @@ class TraceReport:
 
 def describe(violation: Violation) -> str:
     """One line: which unit cited which source, and why the citation fails."""
-    finding = f" ({violation.finding})" if violation.finding else ""
-    return f"{violation.detail or violation.claim}{finding}: {violation.reason}"
+    finding = f" [{violation.finding}]" if violation.finding else ""
+    return (violation.detail or f"{violation.claim}: {violation.reason}") + finding
 
 
 def _violations(results: Iterable[PairResult]) -> list[Violation]:
