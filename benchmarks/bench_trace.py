@@ -25,12 +25,12 @@ from pathlib import Path
 from deep_research.textnorm import normalize_text
 from deep_research.trace import TraceOptions, run_trace
 
-WORDS = (
-    "agency council report market sales energy installers budget transport survey households "
-    "prices grid capacity storage network regional national growth decline imports exports "
-    "analysts figures quarter annual estimate forecast policy subsidy demand supply shortage "
-    "programme training members companies firms cities homes buildings systems units"
-).split()
+WORDS = """
+    agency council report market sales energy installers budget transport survey households
+    prices grid capacity storage network regional national growth decline imports exports
+    analysts figures quarter annual estimate forecast policy subsidy demand supply shortage
+    programme training members companies firms cities homes buildings systems units
+""".split()
 NAMES = ["Norland", "Vestria", "Harbourton", "Eastline", "Lindqvist", "Berg", "Reyes"]
 
 
@@ -83,17 +83,30 @@ def build(root: Path, claims: int, sources: int, megabytes: float) -> None:
             {"id": f"S{number}.F{i}", "claim": q, "quote": perturb(q, rng)}
             for i, q in enumerate(quotes, 1)
         ]
-        rows.append({"id": f"S{number}", "url": url, "content_hash": digest, "tier": "raw",
-                     "status": 200, "findings": findings})
+        rows.append(
+            {
+                "id": f"S{number}",
+                "url": url,
+                "content_hash": digest,
+                "tier": "raw",
+                "status": 200,
+                "findings": findings,
+            }
+        )
         log.append({"url": url, "outcome": "ok", "status": 200, "content_hash": digest})
         pool.extend((f"S{number}", f["id"], f["claim"]) for f in findings)
     claim_rows = []
     for number in range(1, claims + 1):
         picks = rng.sample(pool, rng.choice((2, 3)))
         text = picks[0][2]
-        claim_rows.append({"id": f"C{number}", "claim": text,
-                           "supporting": sorted({p[0] for p in picks}),
-                           "findings": [p[1] for p in picks]})
+        claim_rows.append(
+            {
+                "id": f"C{number}",
+                "claim": text,
+                "supporting": sorted({p[0] for p in picks}),
+                "findings": [p[1] for p in picks],
+            }
+        )
     (root / "sources.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (root / "fetch-log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in log))
     (root / "claims.json").write_text(json.dumps({"topic": "bench", "claims": claim_rows}))

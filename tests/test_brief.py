@@ -52,9 +52,11 @@ def test_load_sources_errors(tmp_path: Path) -> None:
     with pytest.raises(MissingArtifact):
         load_sources(path)
     path.write_bytes(b"\x89PNG\x00\x01")
-    with pytest.raises(UnreadableInput, match="not UTF-8|binary"):
+    with pytest.raises(UnreadableInput, match=r"not UTF-8|binary"):
         load_sources(path)
-    path.write_text('{"id": "S1", "url": "https://a.example/"}\n{"id": "S1", "url": "https://b.example/"}\n')
+    path.write_text(
+        '{"id": "S1", "url": "https://a.example/"}\n{"id": "S1", "url": "https://b.example/"}\n'
+    )
     with pytest.raises(SchemaViolation, match="duplicate source id S1"):
         load_sources(path)
     path.write_text('{"id": "S1", "url": "https://a.example/", "round": "two"}\n')
@@ -83,5 +85,7 @@ def test_corpus_guard(tmp_path: Path) -> None:
 
 def test_torn_last_fetch_log_line_is_ignored(tmp_path: Path) -> None:
     brief = Brief(tmp_path)
-    brief.fetch_log_path.write_text('{"url": "https://a.example/", "outcome": "ok", "status": 200}\n{"url": "htt')
+    brief.fetch_log_path.write_text(
+        '{"url": "https://a.example/", "outcome": "ok", "status": 200}\n{"url": "htt'
+    )
     assert [entry.url for entry in brief.load_fetch_log()] == ["https://a.example/"]

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from briefs import PageSpec, page, write_brief
 
+from briefs import PageSpec, page, write_brief
 from deep_research.cli import main
 
 FIFTY_MB = 50 * 1024 * 1024
@@ -29,7 +29,13 @@ def _brief(tmp_path: Path) -> Path:
     quote = "approve a budget of $1.82 billion for the 2025 fiscal year, an increase of 3.5%"
     return write_brief(
         tmp_path / "brief",
-        [PageSpec("https://harbourton-news.example/budget", page("city-budget.txt"), [("Budget", quote)])],
+        [
+            PageSpec(
+                "https://harbourton-news.example/budget",
+                page("city-budget.txt"),
+                [("Budget", quote)],
+            )
+        ],
         [{"claim": "Harbourton approved a $1.82 billion budget for 2025", "supporting": ["S1"]}],
     )
 
@@ -51,7 +57,9 @@ def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
 
 @pytest.mark.parametrize("artifact", ["claims.json", "sources.jsonl"])
 @pytest.mark.parametrize("kind", sorted(BAD_CONTENT))
-def test_trace_on_bad_artifact(tmp_path: Path, capsys: pytest.CaptureFixture[str], artifact: str, kind: str) -> None:
+def test_trace_on_bad_artifact(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], artifact: str, kind: str
+) -> None:
     root = _brief(tmp_path)
     (root / artifact).write_bytes(BAD_CONTENT[kind]())
     before = _digest(root)
@@ -62,7 +70,9 @@ def test_trace_on_bad_artifact(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 @pytest.mark.parametrize("kind", sorted(BAD_CONTENT))
-def test_validate_on_bad_claims(tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+def test_validate_on_bad_claims(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
     root = _brief(tmp_path)
     (root / "claims.json").write_bytes(BAD_CONTENT[kind]())
     before = _digest(root)
@@ -73,10 +83,14 @@ def test_validate_on_bad_claims(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 @pytest.mark.parametrize("kind", ["empty", "binary", "fifty-mb-line"])
-def test_locate_on_bad_text_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+def test_locate_on_bad_text_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
     text = tmp_path / "page.txt"
     text.write_bytes(BAD_CONTENT[kind]())
-    code = main(["locate", "--quote", "approve a budget of $1.82 billion", "--text-file", str(text)])
+    code = main(
+        ["locate", "--quote", "approve a budget of $1.82 billion", "--text-file", str(text)]
+    )
     assert code in (1, 2)  # not located (1) or unreadable (2), never a crash
     assert "Traceback" not in capsys.readouterr().err
 
@@ -94,7 +108,9 @@ def test_real_process_prints_no_traceback(tmp_path: Path) -> None:
     root = _brief(tmp_path)
     (root / "claims.json").write_bytes(BAD_CONTENT["binary"]())
     done = subprocess.run(
-        [sys.executable, "-m", "deep_research.cli", "trace", str(root)], capture_output=True, check=False
+        [sys.executable, "-m", "deep_research.cli", "trace", str(root)],
+        capture_output=True,
+        check=False,
     )
     assert done.returncode == 2
     assert done.stderr.decode().count("\n") == 1 and b"Traceback" not in done.stderr

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from briefs import page
 from conftest import FIXTURES
-
 from deep_research.cli import main
 
 BUDGET = page("city-budget.txt")
@@ -39,8 +39,16 @@ def test_verdicts_in_input_order(tmp_path: Path) -> None:
         [
             _pair("ok", "Harbourton's council approved a $1.82 billion budget for 2025."),
             _pair("digit", "Harbourton's council approved a $1.83 billion budget for 2025."),
-            _pair("absent", "Harbourton approved a tram.", quote="The council approved the tram extension unanimously on Monday."),
-            _pair("offtopic", "Volcanic ash grounded flights for 3.5% of airlines.", quote=BUDGET_QUOTE),
+            _pair(
+                "absent",
+                "Harbourton approved a tram.",
+                quote="The council approved the tram extension unanimously on Monday.",
+            ),
+            _pair(
+                "offtopic",
+                "Volcanic ash grounded flights for 3.5% of airlines.",
+                quote=BUDGET_QUOTE,
+            ),
         ],
     )
     assert [r["id"] for r in results] == ["ok", "digit", "absent", "offtopic"]
@@ -66,11 +74,20 @@ def test_result_lines_match_the_schema(tmp_path: Path) -> None:
 
 def test_source_path_relative_to_input(tmp_path: Path) -> None:
     (tmp_path / "page.txt").write_text(BUDGET)
-    line = json.dumps({"id": 1, "claim": "The council approved a $1.82 billion budget.", "quote": BUDGET_QUOTE, "source_path": "page.txt"})
+    line = json.dumps(
+        {
+            "id": 1,
+            "claim": "The council approved a $1.82 billion budget.",
+            "quote": BUDGET_QUOTE,
+            "source_path": "page.txt",
+        }
+    )
     missing = json.dumps({"id": 2, "claim": "c", "quote": "q", "source_path": "nope.txt"})
     results = _run(tmp_path, [line, missing])
     assert results[0]["verdict"] == "supported"
-    assert results[1]["verdict"] == "unresolvable" and "source_unreadable" in results[1]["reasons"][0]  # type: ignore[index]
+    assert (
+        results[1]["verdict"] == "unresolvable" and "source_unreadable" in results[1]["reasons"][0]
+    )  # type: ignore[index]
 
 
 @pytest.mark.parametrize(
@@ -81,7 +98,10 @@ def test_source_path_relative_to_input(tmp_path: Path) -> None:
         ('"just a string"', "malformed_line"),
         ('{"id": "w", "claim": 5, "quote": "y", "source_text": "z"}', "invalid_field: claim"),
         ('{"id": "n", "claim": "x", "quote": "y"}', "no_source"),
-        ('{"id": "e", "claim": "The council approved it.", "quote": "", "source_text": "abc"}', "empty_quote"),
+        (
+            '{"id": "e", "claim": "The council approved it.", "quote": "", "source_text": "abc"}',
+            "empty_quote",
+        ),
     ],
 )
 def test_bad_line_is_unresolvable_and_batch_goes_on(tmp_path: Path, line: str, reason: str) -> None:
@@ -93,7 +113,11 @@ def test_bad_line_is_unresolvable_and_batch_goes_on(tmp_path: Path, line: str, r
 
 def test_binary_line_among_good_ones(tmp_path: Path) -> None:
     source = tmp_path / "pairs.jsonl"
-    source.write_bytes(b"\xff\xfe\x00garbage\n" + _pair("ok", "The council approved a $1.82 billion budget.").encode() + b"\n")
+    source.write_bytes(
+        b"\xff\xfe\x00garbage\n"
+        + _pair("ok", "The council approved a $1.82 billion budget.").encode()
+        + b"\n"
+    )
     out = tmp_path / "r.jsonl"
     assert main(["gate", "--input", str(source), "--output", str(out)]) == 0
     verdicts = [json.loads(line)["verdict"] for line in out.read_text().splitlines()]
@@ -105,7 +129,9 @@ def test_binary_line_among_good_ones(tmp_path: Path) -> None:
     [b"", b"\n\n  \n", b"\x89PNG\r\n\x1a\n\x00\x00garbage\xff", b"not json at all\n{truncated"],
     ids=["empty", "blank", "binary", "no-object-lines"],
 )
-def test_input_that_is_not_a_pairs_file_is_refused(tmp_path: Path, content: bytes, capsys: pytest.CaptureFixture[str]) -> None:
+def test_input_that_is_not_a_pairs_file_is_refused(
+    tmp_path: Path, content: bytes, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = tmp_path / "pairs.jsonl"
     source.write_bytes(content)
     out = tmp_path / "results.jsonl"
@@ -135,7 +161,10 @@ def test_stdin_and_the_shim(tmp_path: Path) -> None:
     line = _pair("s", "The council approved a $1.82 billion budget.") + "\n"
     shim = FIXTURES.parents[1] / "shared" / "scripts" / "citation-gate.py"
     done = subprocess.run(
-        [sys.executable, str(shim), "--input", "-"], input=line.encode(), capture_output=True, check=False
+        [sys.executable, str(shim), "--input", "-"],
+        input=line.encode(),
+        capture_output=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["verdict"] == "supported"

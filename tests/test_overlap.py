@@ -15,7 +15,11 @@ from deep_research.overlap import content_tokens, overlaps, shared_tokens, stem
         ("Heat pump sales rose in 2023", "Sales of heat pumps rose to 2.9 million", True),
         ("The councils approved budgets", "The council approved a budget of $1.82 billion", True),
         # Only stop-words and numbers in common: the quote is attached to the wrong claim.
-        ("The tram opened in 2023 with 12 stops", "In 2023 the agency counted 12 installers", False),
+        (
+            "The tram opened in 2023 with 12 stops",
+            "In 2023 the agency counted 12 installers",
+            False,
+        ),
         ("Volcanic ash grounded flights", "The council approved the budget", False),
         ("", "anything at all", False),
         ("Heat pumps", "", False),
@@ -30,7 +34,10 @@ def test_tokens_fold_case_accents_and_possessives() -> None:
     assert shared_tokens("installers installed", "Installer installing") == ["install", "installer"]
 
 
-@pytest.mark.parametrize(("word", "expected"), [("budgets", "budget"), ("studies", "study"), ("is", "is"), ("ring", "ring")])
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [("budgets", "budget"), ("studies", "study"), ("is", "is"), ("ring", "ring")],
+)
 def test_stem(word: str, expected: str) -> None:
     assert stem(word) == expected
 

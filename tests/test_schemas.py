@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+
 from briefs import PageSpec, page, write_brief
 from conftest import REPO
-
 from deep_research.cli import main
 from deep_research.schemas import SCHEMA_MODELS, check_schemas, validate_brief, validator
 
@@ -40,14 +40,30 @@ def test_every_schema_compiles_as_draft_2020_12(name: str) -> None:
         ("skeptic-vote", {"refuted": True, "evidence": "x", "confidence": 0.9}, True),
         ("skeptic-vote", {"refuted": "yes", "evidence": "x", "confidence": 0.9}, False),
         ("skeptic-vote", {"refuted": True, "evidence": "x", "confidence": 1.5}, False),
-        ("verifier-verdict", {"claim_id": "C1", "source_id": "S2", "quoted_span": "q", "verdict": "entails"}, True),
-        ("verifier-verdict", {"claim_id": "C1", "source_id": "S2", "quoted_span": "q", "verdict": "maybe"}, False),
+        (
+            "verifier-verdict",
+            {"claim_id": "C1", "source_id": "S2", "quoted_span": "q", "verdict": "entails"},
+            True,
+        ),
+        (
+            "verifier-verdict",
+            {"claim_id": "C1", "source_id": "S2", "quoted_span": "q", "verdict": "maybe"},
+            False,
+        ),
         ("ciber-output", {"ciber_passed": True, "consistency_failures": []}, True),
-        ("ciber-output", {"ciber_passed": True, "consistency_failures": [{"claim_id": "C1"}]}, False),
+        (
+            "ciber-output",
+            {"ciber_passed": True, "consistency_failures": [{"claim_id": "C1"}]},
+            False,
+        ),
         ("source-row", {"id": "S1", "url": "https://a.example/"}, True),
         ("source-row", {"id": "S0", "url": "https://a.example/"}, False),
         ("source-row", {"id": "S1", "url": "https://a.example/", "tier": "gold"}, False),
-        ("gate-input", {"id": 1, "claim": "c", "quote": "q", "source_text": "t", "label": "x"}, True),
+        (
+            "gate-input",
+            {"id": 1, "claim": "c", "quote": "q", "source_text": "t", "label": "x"},
+            True,
+        ),
     ],
 )
 def test_validators_accept_and_reject(name: str, value: object, valid: bool) -> None:
@@ -67,7 +83,12 @@ def _brief(tmp_path: Path) -> Path:
 def test_validate_clean_brief(tmp_path: Path) -> None:
     report = validate_brief(_brief(tmp_path))
     assert report.ok, report.problems
-    assert report.checked == {"claims.json": 1, "sources.jsonl": 1, "fetch-log.jsonl": 1, "corpus": 1}
+    assert report.checked == {
+        "claims.json": 1,
+        "sources.jsonl": 1,
+        "fetch-log.jsonl": 1,
+        "corpus": 1,
+    }
 
 
 def test_validate_reports_json_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,6 +121,8 @@ def test_validate_tolerates_a_torn_last_log_line(tmp_path: Path) -> None:
     assert validate_brief(root).ok
 
 
-def test_validate_missing_brief_is_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_missing_brief_is_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["validate", str(tmp_path / "nope")]) == 2
     assert "brief directory not found" in capsys.readouterr().err

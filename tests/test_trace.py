@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from briefs import PageSpec, page, read_claims, write_brief
 
+from briefs import PageSpec, page, read_claims, write_brief
 from deep_research.cli import main
 from deep_research.models import ClaimsFile
 from deep_research.trace import TraceOptions, emitted_claims, run_trace, split_dossier
@@ -41,7 +41,10 @@ def _pages(**overrides: PageSpec) -> list[PageSpec]:
         "agency": PageSpec(
             AGENCY,
             page("heat-pumps-agency.txt"),
-            [("Heat pump sales rose to 2.9 million", SALES_QUOTE), ("Installers", INSTALLERS_QUOTE)],
+            [
+                ("Heat pump sales rose to 2.9 million", SALES_QUOTE),
+                ("Installers", INSTALLERS_QUOTE),
+            ],
             source_type="government",
         ),
         "trade": PageSpec(TRADE, page("heat-pumps-trade.txt"), [("Shipments", TRADE_QUOTE)]),
@@ -108,7 +111,11 @@ def test_fabricated_url_is_unresolvable_and_absent_from_emitted_claims(tmp_path:
 
 
 def test_source_fetched_with_another_hash_is_unresolvable(tmp_path: Path) -> None:
-    write_brief(tmp_path, _pages(), [{"claim": "Sales rose to 2.9 million units in 2023", "supporting": ["S1"]}])
+    write_brief(
+        tmp_path,
+        _pages(),
+        [{"claim": "Sales rose to 2.9 million units in 2023", "supporting": ["S1"]}],
+    )
     rows = [json.loads(line) for line in (tmp_path / "sources.jsonl").read_text().splitlines()]
     other = rows[1]["content_hash"]
     rows[0]["content_hash"] = other  # points at a real corpus file the agency URL never produced
@@ -157,8 +164,14 @@ def test_one_perturbed_digit_flips_supported(tmp_path: Path, claim: str, support
     assert (_claim(tmp_path, "C1")["support_class"] == "Supported") is supported
 
 
-def test_summary_substituted_for_corpus_text_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_brief(tmp_path, _pages(), [{"claim": "Heat pump sales rose to 2.9 million units in 2023.", "supporting": ["S1"]}])
+def test_summary_substituted_for_corpus_text_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_brief(
+        tmp_path,
+        _pages(),
+        [{"claim": "Heat pump sales rose to 2.9 million units in 2023.", "supporting": ["S1"]}],
+    )
     summary = tmp_path / "summary.txt"
     summary.write_text("Heat pump sales rose to 2.9 million units in 2023, the agency says.")
     before = (tmp_path / "claims.json").read_bytes()
@@ -168,8 +181,14 @@ def test_summary_substituted_for_corpus_text_is_refused(tmp_path: Path, capsys: 
     assert (tmp_path / "claims.json").read_bytes() == before
 
 
-def test_corpus_file_replaced_by_summary_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_brief(tmp_path, _pages(), [{"claim": "Heat pump sales rose to 2.9 million units in 2023.", "supporting": ["S1"]}])
+def test_corpus_file_replaced_by_summary_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_brief(
+        tmp_path,
+        _pages(),
+        [{"claim": "Heat pump sales rose to 2.9 million units in 2023.", "supporting": ["S1"]}],
+    )
     corpus = next(p for p in (tmp_path / "corpus").iterdir() if "Market Review" in p.read_text())
     corpus.write_text("Summary: heat pump sales rose to 2.9 million units in 2023 per the agency.")
     before = (tmp_path / "claims.json").read_bytes()
@@ -179,8 +198,14 @@ def test_corpus_file_replaced_by_summary_is_refused(tmp_path: Path, capsys: pyte
 
 
 def test_failed_fetch_is_uncertain_not_unsupported(tmp_path: Path) -> None:
-    pages = _pages(trade=PageSpec(TRADE, None, [("Shipments", TRADE_QUOTE)], fetch="error", status=503))
-    write_brief(tmp_path, pages, [{"claim": "Shipments reached 2.9 million units in 2023", "supporting": ["S2"]}])
+    pages = _pages(
+        trade=PageSpec(TRADE, None, [("Shipments", TRADE_QUOTE)], fetch="error", status=503)
+    )
+    write_brief(
+        tmp_path,
+        pages,
+        [{"claim": "Shipments reached 2.9 million units in 2023", "supporting": ["S2"]}],
+    )
     _trace(tmp_path)
     claim = _claim(tmp_path, "C1")
     assert claim["support_class"] == "Uncertain"
@@ -189,14 +214,24 @@ def test_failed_fetch_is_uncertain_not_unsupported(tmp_path: Path) -> None:
 
 def test_refused_fetch_is_unresolvable(tmp_path: Path) -> None:
     pages = _pages(trade=PageSpec(TRADE, None, [("Shipments", TRADE_QUOTE)], fetch="refused"))
-    write_brief(tmp_path, pages, [{"claim": "Shipments reached 2.9 million units in 2023", "supporting": ["S2"]}])
+    write_brief(
+        tmp_path,
+        pages,
+        [{"claim": "Shipments reached 2.9 million units in 2023", "supporting": ["S2"]}],
+    )
     _trace(tmp_path)
     assert _claim(tmp_path, "C1")["support_class"] == "Unsupported"
 
 
 def test_short_span_cannot_support_alone(tmp_path: Path) -> None:
-    pages = _pages(agency=PageSpec(AGENCY, page("heat-pumps-agency.txt"), [("Share", "roughly 63%")]))
-    write_brief(tmp_path, pages, [{"claim": "Air-to-water heat pumps hold roughly 63% of the market", "supporting": ["S1"]}])
+    pages = _pages(
+        agency=PageSpec(AGENCY, page("heat-pumps-agency.txt"), [("Share", "roughly 63%")])
+    )
+    write_brief(
+        tmp_path,
+        pages,
+        [{"claim": "Air-to-water heat pumps hold roughly 63% of the market", "supporting": ["S1"]}],
+    )
     report = _trace(tmp_path)
     assert report["violations"][0]["reason"] == "span_too_short"  # type: ignore[index]
 
@@ -206,10 +241,17 @@ def test_invented_quote_is_not_in_source(tmp_path: Path) -> None:
         agency=PageSpec(
             AGENCY,
             page("heat-pumps-agency.txt"),
-            [("Sales", "Heat pump sales tripled in 2023 as gas prices soared across member states.")],
+            [
+                (
+                    "Sales",
+                    "Heat pump sales tripled in 2023 as gas prices soared across member states.",
+                )
+            ],
         )
     )
-    write_brief(tmp_path, pages, [{"claim": "Heat pump sales tripled in 2023.", "supporting": ["S1"]}])
+    write_brief(
+        tmp_path, pages, [{"claim": "Heat pump sales tripled in 2023.", "supporting": ["S1"]}]
+    )
     report = _trace(tmp_path)
     assert report["violations"][0]["reason"] == "quote_not_in_source"  # type: ignore[index]
 
@@ -232,7 +274,12 @@ def test_two_sources_one_supports(tmp_path: Path) -> None:
     write_brief(
         tmp_path,
         _pages(),
-        [{"claim": "Heat pump sales rose to 2.9 million units in 2023.", "supporting": ["S1", "S2", "S3"]}],
+        [
+            {
+                "claim": "Heat pump sales rose to 2.9 million units in 2023.",
+                "supporting": ["S1", "S2", "S3"],
+            }
+        ],
     )
     report = _trace(tmp_path)
     claim = _claim(tmp_path, "C1")
@@ -245,7 +292,16 @@ def test_two_sources_one_supports(tmp_path: Path) -> None:
 
 
 def test_trace_is_deterministic_and_idempotent(tmp_path: Path) -> None:
-    write_brief(tmp_path, _pages(), [{"claim": "Heat pump sales rose to 2.9 million units in 2023.", "supporting": ["S1", "S2"]}])
+    write_brief(
+        tmp_path,
+        _pages(),
+        [
+            {
+                "claim": "Heat pump sales rose to 2.9 million units in 2023.",
+                "supporting": ["S1", "S2"],
+            }
+        ],
+    )
     first = _trace(tmp_path)
     written = (tmp_path / "claims.json").read_bytes()
     copy = tmp_path.parent / "copy"
@@ -255,14 +311,22 @@ def test_trace_is_deterministic_and_idempotent(tmp_path: Path) -> None:
 
 
 def test_no_write_leaves_claims_untouched(tmp_path: Path) -> None:
-    write_brief(tmp_path, _pages(), [{"claim": "Heat pump sales rose to 2.9 million units in 2023.", "supporting": ["S1"]}])
+    write_brief(
+        tmp_path,
+        _pages(),
+        [{"claim": "Heat pump sales rose to 2.9 million units in 2023.", "supporting": ["S1"]}],
+    )
     before = (tmp_path / "claims.json").read_bytes()
     assert main(["trace", str(tmp_path), "--no-write"]) == 0
     assert (tmp_path / "claims.json").read_bytes() == before
 
 
 def test_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write_brief(tmp_path, _pages(), [{"claim": "Heat pump sales rose to 2.8 million units in 2023.", "supporting": ["S1"]}])
+    write_brief(
+        tmp_path,
+        _pages(),
+        [{"claim": "Heat pump sales rose to 2.8 million units in 2023.", "supporting": ["S1"]}],
+    )
     assert main(["trace", str(tmp_path)]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["violations"][0]["reason"] == "literal_missing"
@@ -295,7 +359,14 @@ The annex says sales tripled in 2023 ({FABRICATED}).
 
 def test_split_dossier_finds_cited_sentences() -> None:
     cited, total = split_dossier(DOSSIER)
-    assert [s.sources for s in cited] == [("S1",), ("S1",), (CITY,), ("S2",), ("S1",), (FABRICATED,)]
+    assert [s.sources for s in cited] == [
+        ("S1",),
+        ("S1",),
+        (CITY,),
+        ("S2",),
+        ("S1",),
+        (FABRICATED,),
+    ]
     assert cited[0].text == "Heat pump sales rose to 2.9 million units in 2023."
     assert cited[1].text == "The agency counted 68,000 certified installers in 2023."
     assert total == 7

@@ -34,7 +34,9 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
 
 
-def check_pair(claim: str, quote: str, source_text: str, *, pair_id: str | int | None = None) -> GateResult:
+def check_pair(
+    claim: str, quote: str, source_text: str, *, pair_id: str | int | None = None
+) -> GateResult:
     """The gate's verdict on one (claim, quote, source text) triple."""
     support = check_support(claim, [quote], Document(source_text))
     return _result(pair_id, support)
@@ -133,8 +135,13 @@ class GateSummary:
 def run_gate(stream: BinaryIO, *, base_dir: Path) -> list[GateResult]:
     results = [check_line(raw, base_dir=base_dir) for raw in _lines(stream)]
     if not results:
-        raise UnreadableInput("gate input is empty; expected JSONL lines of {id, claim, quote, source_text}")
-    if all(result.reasons and result.reasons[0].startswith(("malformed_line", "line_too_long")) for result in results):
+        raise UnreadableInput(
+            "gate input is empty; expected JSONL lines of {id, claim, quote, source_text}"
+        )
+    if all(
+        result.reasons and result.reasons[0].startswith(("malformed_line", "line_too_long"))
+        for result in results
+    ):
         raise UnreadableInput(
             "gate input has no JSON object lines; expected JSONL of {id, claim, quote, source_text}"
         )

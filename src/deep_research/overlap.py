@@ -30,7 +30,20 @@ STOP_WORDS = frozenset(
 )
 
 # Longest suffix first, so "nationally" loses "ally" rather than "y".
-_SUFFIXES = ("ational", "ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
+_SUFFIXES = (
+    "ational",
+    "ations",
+    "ation",
+    "ings",
+    "ing",
+    "edly",
+    "ies",
+    "ied",
+    "es",
+    "ed",
+    "ly",
+    "s",
+)
 
 
 def stem(word: str) -> str:
@@ -43,7 +56,7 @@ def stem(word: str) -> str:
 
 
 def content_tokens(text: str) -> set[str]:
-    """Stemmed content words of ``text`` (accents folded, case-folded, stop-words and numbers out)."""
+    """Stemmed content words of ``text``: accents and case folded, stop-words and numbers out."""
     folded = unicodedata.normalize("NFKD", text.casefold())
     folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     tokens = set()

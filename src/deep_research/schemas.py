@@ -79,7 +79,8 @@ def validator(name: str) -> Draft202012Validator:
 
 
 def best_error(name: str, value: Any) -> ValidationError | None:
-    return best_match(validator(name).iter_errors(value))
+    error: ValidationError | None = best_match(validator(name).iter_errors(value))
+    return error
 
 
 # --- validate a brief -----------------------------------------------------------------------

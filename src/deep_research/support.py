@@ -79,8 +79,8 @@ def check_support(
     placed = tuple(place_quote(quote, document) for quote in quotes)
     usable = [p.located for p in placed if p.reason is None and p.located is not None]
     if not usable:
-        reasons = tuple(dict.fromkeys(p.reason for p in placed if p.reason)) or (EMPTY_QUOTE,)
-        return Support("unsupported", reasons, placed)
+        failures = tuple(dict.fromkeys(p.reason for p in placed if p.reason)) or (EMPTY_QUOTE,)
+        return Support("unsupported", failures, placed)
 
     spans = [document.text[found.start : found.end] for found in usable]
     literal_check = check(claim, spans, derived=derived)

@@ -111,8 +111,8 @@ class SourceIndex:
                 self.by_url.setdefault(url, source)
         self.attempts: dict[str, list[FetchLogEntry]] = {}
         for entry in log:
-            for url in (entry.url, entry.final_url):
-                canonical = _canonical(url) if url else None
+            for logged in (entry.url, entry.final_url):
+                canonical = _canonical(logged) if logged else None
                 if canonical is not None:
                     self.attempts.setdefault(canonical, []).append(entry)
         self._cache: dict[str, Resolution] = {}
@@ -245,15 +245,19 @@ def check_pair(
         return PairResult(unit, source_id, "unsupported", (UNKNOWN_FINDING,))
     if finding_ids:
         chosen = [(fid, known[fid].quote) for fid in finding_ids]
-        support = check_support(claim_text, [q for _, q in chosen], resolution.document, derived=derived)
+        support = check_support(
+            claim_text, [q for _, q in chosen], resolution.document, derived=derived
+        )
     else:
         if not source.findings:
             return PairResult(unit, source_id, "unsupported", (NO_FINDINGS,))
         candidates = [(finding.id, finding.quote) for finding in source.findings]
-        support = best_support(claim_text, [q for _, q in candidates], resolution.document, derived=derived)
+        support = best_support(
+            claim_text, [q for _, q in candidates], resolution.document, derived=derived
+        )
         chosen = [pair for pair in candidates if pair[1] in {p.quote for p in support.quotes}]
-    evidence = _evidence_from(source, chosen, support)
-    return PairResult(unit, source_id, support.outcome, support.reasons, evidence)
+    found = _evidence_from(source, chosen, support)
+    return PairResult(unit, source_id, support.outcome, support.reasons, found)
 
 
 def support_class(results: Sequence[PairResult]) -> SupportClass:
@@ -324,6 +328,7 @@ class CitedSentence:
     number: int
     text: str  # the sentence with citation markers removed
     sources: tuple[str, ...]  # S-ids, or URLs as written
+
     def unit(self) -> str:
         return f"sentence {self.number}"
 
@@ -358,7 +363,9 @@ def _prose_blocks(markdown: str) -> list[str]:
         elif stripped.startswith("|"):
             flush()
             if not set(stripped) <= set("-|: "):
-                blocks.append(" ".join(cell.strip() for cell in stripped.split("|") if cell.strip()))
+                blocks.append(
+                    " ".join(cell.strip() for cell in stripped.split("|") if cell.strip())
+                )
         elif _LIST_ITEM.match(stripped):
             flush()
             current.append(_LIST_ITEM.sub("", stripped))
@@ -398,7 +405,9 @@ def trace_sentence(index: SourceIndex, sentence: CitedSentence) -> list[PairResu
             canonical = _canonical(cited)
             source = index.by_url.get(canonical) if canonical else None
             if source is None:
-                results.append(PairResult(sentence.unit(), cited, "unresolvable", (URL_NOT_A_SOURCE,)))
+                results.append(
+                    PairResult(sentence.unit(), cited, "unresolvable", (URL_NOT_A_SOURCE,))
+                )
                 continue
             source_id = source.id
         results.append(check_pair(index, sentence.unit(), sentence.text, source_id))

@@ -1,0 +1,25 @@
+"""The code stays clean under the project's linters: ruff and mypy --strict."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [sys.executable, "-m", "ruff", "check", "src", "tests", "benchmarks", "shared/scripts"],
+        [sys.executable, "-m", "mypy"],
+    ],
+    ids=["ruff", "mypy"],
+)
+def test_linter_is_clean(command: list[str]) -> None:
+    if shutil.which("ruff") is None and command[2] == "ruff":
+        pytest.skip("ruff is not installed (pip install -e '.[dev]')")
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
