@@ -187,6 +187,8 @@ _HASH = re.compile(r"^(?:sha256:)?([0-9a-f]{64})$")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _FENCE_LANGUAGES = frozenset(("", "json", "jsonl", "json5", "jsonc", "javascript", "js", "ndjson"))
 _JSON_START = re.compile(r"[{\[]")
+_TRAILING_COMMA = re.compile(r",\s*[}\]]")
+_STRING_OR_TRAILING_COMMA = re.compile(r'"(?:[^"\\]|\\.)*"|,(\s*[}\]])')
 _QUOTE_PAIRS = (('"', '"'), ("“", "”"), ("‘", "’"), ("«", "»"), ("„", "“"), ("'", "'"))
 
 
@@ -422,27 +424,11 @@ def _extract_from_prose(text: str) -> _Extracted:
 
 
 def _strip_trailing_commas(text: str) -> str:
-    # A comma directly before a closing bracket, outside strings: the commonest hand-made JSON slip.
-    out: list[str] = []
-    in_string = escaped = False
-    for index, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            out.append(ch)
-            continue
-        if ch == '"':
-            in_string = True
-        elif ch == ",":
-            following = _skip_space(text, index + 1)
-            if following < len(text) and text[following] in "}]":
-                continue
-        out.append(ch)
-    return "".join(out)
+    # A comma directly before a closing bracket, outside strings: the commonest hand-made JSON
+    # slip. Strings are matched first so a ", ]" inside a quote is left alone.
+    if not _TRAILING_COMMA.search(text):
+        return text
+    return _STRING_OR_TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(0), text)
 
 
 def _skip_space(text: str, position: int) -> int:
@@ -500,10 +486,15 @@ def _is_http_url(value: object) -> bool:
 class _Walker:
     """Finds source candidates inside wrappers, lists, URL-keyed maps and encoded strings."""
 
-    def __init__(self, log: _Log) -> None:
+    def __init__(self, log: _Log, accept: Callable[[_Candidate], None]) -> None:
         self.log = log
-        self.candidates: list[_Candidate] = []
+        self.accept = accept  # called at once, so rejections come out in input order
+        self.found = 0
         self.saw_empty_list = False
+
+    def _candidate(self, where: str, item: dict[str, Any], context: _Context) -> None:
+        self.found += 1
+        self.accept(_Candidate(where, item, context))
 
     def walk(self, value: Any, where: str, context: _Context, depth: int = 0) -> None:
         if depth > MAX_DEPTH:
@@ -523,7 +514,7 @@ class _Walker:
 
     def _walk_string(self, value: str, where: str, context: _Context, depth: int) -> None:
         if _is_http_url(value):
-            self.candidates.append(_Candidate(where, {"url": value}, context))
+            self._candidate(where, {"url": value}, context)
             return
         try:
             found = _extract(value)
@@ -545,7 +536,7 @@ class _Walker:
             return
         source_value = item.get(keys.get("source", ""))
         if any(k in keys for k in URL_KEYS) or _is_http_url(source_value):
-            self.candidates.append(_Candidate(where, item, context))
+            self._candidate(where, item, context)
             return
         containers = [
             k for k in SOURCE_LIST_KEYS + WRAPPER_KEYS if k in keys and _may_hold(item[keys[k]])
@@ -560,7 +551,7 @@ class _Walker:
                     self.walk(item[key], f"{where}.{key}", inner, depth + 1)
             return
         if any(k in keys for k in FINDINGS_KEYS + TITLE_KEYS) or SOURCE_INLINE_KEYS & keys.keys():
-            self.candidates.append(_Candidate(where, item, context))
+            self._candidate(where, item, context)
             return
         if item and all(_is_http_url(key) for key in item):
             self._walk_url_map(item, where, context)
@@ -573,12 +564,12 @@ class _Walker:
         for url, details in item.items():
             here = f"{where}[{json.dumps(url)}]"
             if isinstance(details, dict):
-                self.candidates.append(_Candidate(here, {**details, "url": url}, context))
+                self._candidate(here, {**details, "url": url}, context)
             elif isinstance(details, list):
-                self.candidates.append(_Candidate(here, {"url": url, "findings": details}, context))
+                self._candidate(here, {"url": url, "findings": details}, context)
             else:
                 self.log.warn(here, f"ignored a {_kind(details)} given as this URL's details")
-                self.candidates.append(_Candidate(here, {"url": url}, context))
+                self._candidate(here, {"url": url}, context)
 
 
 def _may_hold(value: Any) -> bool:
@@ -711,8 +702,12 @@ def _resolve_url(
     if isinstance(value, list):
         urls = [url for url in value if isinstance(url, str) and url.strip()]
         value, extra = (urls[0], [u.strip() for u in urls[1:]]) if urls else (None, [])
-    if not isinstance(value, str) or not value.strip():
-        log.reject(f"{where}.{key}", "source has no url (empty or not text)", item)
+    if not isinstance(value, str):
+        reason = "source has no url" if value is None else f"url is {_kind(value)}, not text"
+        log.reject(f"{where}.{key}", reason, item)
+        return None
+    if not value.strip():
+        log.reject(f"{where}.{key}", "source has an empty url", item)
         return None
     given = value.strip()
     try:
@@ -975,6 +970,7 @@ def _source_findings(
     used.update(level_keys.values())
     if inline:
         # The source object itself carries one finding: {"url", "claim", "quote"}.
+        used.update(inline.values())
         findings += _finding_from_object(item, where, log, keys={**inline, **level_keys})
         return findings
     # An importance stated on the source is the default of its findings.
@@ -1020,8 +1016,9 @@ def _finding_from_entry(
     if isinstance(entry, list):
         if len(entry) in (2, 3):
             importance = entry[2] if len(entry) == 3 else None
-            return _make_findings(entry[0], entry[1], importance, where, log,
-                                  quote_where=f"{where}[1]")
+            return _make_findings(
+                entry[0], entry[1], importance, where, log, quote_where=f"{where}[1]", origin=entry
+            )
         log.reject(where, f"a finding list must be [claim, quote] (got {len(entry)} items)", entry)
         return []
     if isinstance(entry, str) and depth < 2 and entry.strip()[:1] in ("{", "["):
@@ -1056,8 +1053,15 @@ def _finding_from_object(
         log.reject(where, reason, entry)
         return []
     claim = entry[claim_key] if claim_key else None
-    return _make_findings(claim, entry[quote_key], importance, where, log,
-                          quote_where=f"{where}.{quote_key}")
+    return _make_findings(
+        claim,
+        entry[quote_key],
+        importance,
+        where,
+        log,
+        quote_where=f"{where}.{quote_key}",
+        origin=entry,
+    )
 
 
 def _findings_from_claim_map(
@@ -1071,13 +1075,24 @@ def _findings_from_claim_map(
 
 
 def _make_findings(
-    claim: Any, quote: Any, importance: Any, where: str, log: _Log, *, quote_where: str
+    claim: Any,
+    quote: Any,
+    importance: Any,
+    where: str,
+    log: _Log,
+    *,
+    quote_where: str,
+    origin: Any = None,
 ) -> list[_FindingDraft]:
-    """One finding per quote; a list of quotes is several findings of the same claim."""
+    """One finding per quote; a list of quotes is several findings of the same claim.
+
+    ``origin`` is the input the finding came from, shown as the excerpt of a rejection.
+    """
+    shown = {"claim": claim, "quote": quote} if origin is None else origin
     if not isinstance(claim, str) or not claim.strip():
         missing = claim is None or isinstance(claim, str)
         reason = "finding has no claim" if missing else f"claim is {_kind(claim)}, not text"
-        log.reject(where, reason, {"claim": claim, "quote": quote})
+        log.reject(where, reason, shown)
         return []
     level = _importance(importance, where, log)
     quotes = quote if isinstance(quote, list) else [quote]
@@ -1089,13 +1104,13 @@ def _make_findings(
             reason = "finding has no quote" if entry is None else (
                 f"quote is {_kind(entry)}, not text"
             )
-            log.reject(here, reason, {"claim": claim, "quote": entry})
+            log.reject(here, reason, shown)
         elif not text.strip():
-            log.reject(here, "finding has an empty quote", {"claim": claim, "quote": entry})
+            log.reject(here, "finding has an empty quote", shown)
         else:
             out.append(_FindingDraft(claim.strip(), _unwrap_quote(text.strip()), level))
     if not quotes:
-        log.reject(where, "finding has no quote (an empty list)", {"claim": claim})
+        log.reject(where, "finding has no quote (an empty list)", shown)
     return out
 
 
@@ -1381,7 +1396,15 @@ def normalize_payload(
     holds nothing that could be a source.
     """
     log = _Log()
-    walker = _Walker(log)
+    options = _RowOptions(sub_question, round)
+    merger = _Merger(existing, start_id)
+
+    def accept(candidate: _Candidate) -> None:
+        draft = _coerce_source(candidate, log, options)
+        if draft is not None:
+            merger.add(draft)
+
+    walker = _Walker(log, accept)
     try:
         extracted = _extract(text)
     except _NotJSON as exc:
@@ -1392,19 +1415,13 @@ def normalize_payload(
         log.rejections.append(Rejection(label, reason, excerpt))
     for label, value in extracted.docs:
         walker.walk(value, _root(label), _Context())
-    if not walker.candidates and not walker.saw_empty_list:
+    if not walker.found and not walker.saw_empty_list:
         found = _kind(extracted.docs[0][1]) if extracted.docs else "nothing"
         raise SchemaViolation(
             "no recognizable source: expected a source object with a url, a list of them, or "
             f'{{"sources": [...]}}; found {found}',
             source="input",
         )
-    options = _RowOptions(sub_question, round)
-    merger = _Merger(existing, start_id)
-    for candidate in walker.candidates:
-        draft = _coerce_source(candidate, log, options)
-        if draft is not None:
-            merger.add(draft)
     rows, created = merger.rows(log)
     return NormalizeResult(
         rows=rows,
@@ -1487,8 +1504,8 @@ def _read_input(path: Path | None, stdin: BinaryIO) -> str:
             data = handle.read(MAX_INPUT_BYTES + 1)
     if len(data) > MAX_INPUT_BYTES:
         raise UnreadableInput(
-            f"{what} is over the {MAX_INPUT_BYTES // (1024 * 1024)} MiB limit for fetcher "
-            "output; split it into one file per fetcher"
+            f"{what} is larger than {MAX_INPUT_BYTES} bytes, the limit for fetcher output; "
+            "pass one fetcher's output at a time"
         )
     return decode_utf8(data, what=what)
 
