@@ -71,9 +71,7 @@ from typing import Literal
 LiteralKind = Literal["number", "percent", "money", "date", "year", "ordinal", "name"]
 Qualifier = Literal["eq", "gt", "ge", "lt", "le", "approx", "nearly"]
 
-NUMERIC_KINDS: frozenset[str] = frozenset(
-    {"number", "percent", "money", "date", "year", "ordinal"}
-)
+NUMERIC_KINDS: frozenset[str] = frozenset({"number", "percent", "money", "date", "year", "ordinal"})
 
 
 @dataclass(frozen=True)
@@ -197,22 +195,28 @@ _NUMERAL = r"""
       |\d+,\d{1,2}(?![\d,])                       # 3,5 (decimal comma)
       |\d+(?:\.\d+)?)                             # 1234 / 3.14
 """
-_CUR_PREFIX = r"(?:[UuAaCcHhNnSsRr]{0,2}\s?\$|€|£|¥|₹|₩|₽|₺|Rs\.?|(?:" + "|".join(
-    _CURRENCY_CODES
-) + r")(?![A-Za-z]))"
-_CUR_SUFFIX = r"(?:" + "|".join(_CURRENCY_CODES) + r"|" + "|".join(
-    sorted(_CURRENCY_WORDS, key=len, reverse=True)
-) + r")(?![A-Za-z])"
-_MULT = r"(?:thousand|million|billion|trillion|crores?|lakhs?|bn|mn|m|k)(?![A-Za-z])"
+_CUR_PREFIX = (
+    r"(?:(?:US\s?|AU|CA|HK|NZ|A|C|S|R)?\$|€|£|¥|₹|₩|₽|₺|Rs\.?|(?:"
+    + "|".join(_CURRENCY_CODES)
+    + r")(?![A-Za-z]))"
+)
+_CUR_SUFFIX = (
+    r"(?:"
+    + "|".join(_CURRENCY_CODES)
+    + r"|"
+    + "|".join(sorted(_CURRENCY_WORDS, key=len, reverse=True))
+    + r")(?![A-Za-z])"
+)
+_MULT = r"(?:thousand|million|billion|trillion|crores?|lakhs?|[Bb]n|[Mm]n|[Mm]|[Kk])(?![A-Za-z])"
 
 _NUMBER_RE = re.compile(
-    r"(?<![\w.])(?![^\W\d_][-–])(?!(?<=\d,)\d{3}(?!\d))"  # not inside a word or a grouped numeral
+    r"(?<![\w.])(?<![^\W\d_][-–])(?!(?<=\d,)\d{3}(?!\d))"  # not inside a word/grouped numeral
     r"(?:(?P<cur>" + _CUR_PREFIX + r")\s?)?"
     r"(?P<sign>[−-](?=\d))?(?P<num>" + _NUMERAL + r")(?!\d)"
     r"(?:(?P<ord>st|nd|rd|th)(?![A-Za-z])"
-    r"|(?P<msp>\s?)(?P<mult>" + _MULT + r"))?"
-    r"(?:\s?(?P<pct>%|percent(?![A-Za-z])|per\s?cent(?![A-Za-z])|pct(?![A-Za-z]))"
-    r"|\s(?P<outof>out\s+of\s+100)(?!\d)"
+    r"|(?P<plus>\+)?(?P<msp>\s?)(?P<mult>" + _MULT + r"))?"
+    r"(?:[\s-]?(?P<pct>%|percent(?![A-Za-z])|per\s?cent(?![A-Za-z])|pct(?![A-Za-z]))"
+    r"|(?P<outof>\s?/\s?100|\sout\s+of\s+100)(?![\d.,]?\d)"
     r"|\s?(?P<cur2>" + _CUR_SUFFIX + r"))?",
     re.VERBOSE,
 )
@@ -231,6 +235,11 @@ _DATE_RE = re.compile(
     r"|(?P<mdy>(?P<m2>" + _MONTH_RE + r")\s+(?P<d2>" + _DAY_RE + r")"
     r"(?:\s*,?\s*(?P<y2>" + _YEAR_RE + r"))?)"
     r"|(?P<my>(?P<m3>" + _MONTH_RE + r")\s*,?\s+(?:of\s+)?(?P<y3>" + _YEAR_RE + r"))"
+    # a lower-case month is a date only when a day and a year pin it down ("22 march 2020")
+    r"|(?P<dmyl>(?P<d4>" + _DAY_RE + r")\s+(?P<m4>(?i:" + _MONTH_RE + r"))"
+    r"\s*,?\s*(?P<y4>" + _YEAR_RE + r"))"
+    r"|(?P<mdyl>(?P<m5>(?i:" + _MONTH_RE + r"))\s+(?P<d5>" + _DAY_RE + r")"
+    r"\s*,?\s*(?P<y5>" + _YEAR_RE + r"))"
     r"|(?P<decade>(?P<dy>1\d{2}0|20\d0)\s?['’]?s)(?![A-Za-z])"
     r"|(?P<span>(?P<sy1>\d{4})[-–](?P<sy2>\d{2}))(?![\d-])"
     r")"
@@ -245,7 +254,7 @@ _NUMBER_WORD = r"(?:" + "|".join(_WORD_NUMBERS) + r")"
 _WORDS_RE = re.compile(
     r"(?<![\w-])(?:(?P<article>an?)\s+(?=(?:hundred|thousand|million|billion|trillion|dozen)\b))?"
     r"(?P<words>" + _NUMBER_WORD + r"(?:(?:[\s-]+|\s+and\s+)" + _NUMBER_WORD + r")*)"
-    r"(?![\w-])",
+    r"(?!\w)",
     re.IGNORECASE,
 )
 _WORD_SPLIT_RE = re.compile(r"[A-Za-z]+")
@@ -256,7 +265,7 @@ _SUFFIX_RE = re.compile(
     re.IGNORECASE,
 )
 
-_NAME_WORD_RE = re.compile(r"[^\W\d_](?:[\w&+]|['’\-./](?=\w))*")
+_NAME_WORD_RE = re.compile(r"[^\W_](?:[\w&+]|['’\-./](?=\w))*")
 _SENTENCE_END = frozenset(".!?\n\r`\"“”'‘’(*•:;[{|")
 _CONNECTORS = frozenset(
     {"of", "de", "del", "della", "di", "da", "du", "van", "von", "der", "den", "la", "le",
@@ -276,6 +285,15 @@ _FUNCTION_WORDS = frozenset(
     }
 )  # fmt: skip
 
+# Comparative adjectives: "<adjective> than X" bounds X from above or below.
+_GREATER = (
+    "more", "greater", "higher", "larger", "bigger", "older", "longer", "taller", "heavier",
+    "wider", "deeper", "faster", "stronger", "richer",
+)  # fmt: skip
+_SMALLER = (
+    "less", "fewer", "lower", "smaller", "younger", "shorter", "lighter", "narrower",
+    "shallower", "slower", "cheaper", "weaker", "poorer",
+)  # fmt: skip
 # Comparatives immediately before a figure. Searched in a short window that ends at the figure,
 # so the leftmost match is the longest phrase ("no less than" beats "less than").
 _NUMERIC_QUALIFIERS: tuple[tuple[str, Qualifier], ...] = (
@@ -283,11 +301,11 @@ _NUMERIC_QUALIFIERS: tuple[tuple[str, Qualifier], ...] = (
     ("not fewer than", "ge"), ("at least", "ge"), ("a minimum of", "ge"), ("minimum of", "ge"),
     ("no more than", "le"), ("not more than", "le"), ("at most", "le"), ("up to", "le"),
     ("a maximum of", "le"), ("maximum of", "le"), ("as many as", "le"), ("as much as", "le"),
-    ("more than", "gt"), ("greater than", "gt"), ("higher than", "gt"), ("larger than", "gt"),
+    *((f"{word} than", "gt") for word in _GREATER),
     ("in excess of", "gt"), ("upwards of", "gt"), ("upward of", "gt"), ("over", "gt"),
     ("above", "gt"), ("exceeds", "gt"), ("exceeded", "gt"), ("exceeding", "gt"),
     ("surpassed", "gt"), ("surpassing", "gt"), ("north of", "gt"), ("beyond", "gt"),
-    ("less than", "lt"), ("fewer than", "lt"), ("lower than", "lt"), ("smaller than", "lt"),
+    *((f"{word} than", "lt") for word in _SMALLER),
     ("under", "lt"), ("below", "lt"), ("shy of", "lt"), ("short of", "lt"),
     ("approximately", "approx"), ("approx.", "approx"), ("approx", "approx"),
     ("about", "approx"), ("around", "approx"), ("roughly", "approx"), ("circa", "approx"),
@@ -353,6 +371,9 @@ class _Spans:
 
 def _qualifier_before(text: str, start: int, *, dated: bool) -> Qualifier:
     window = text[max(0, start - _QUALIFIER_WINDOW) : start]
+    if dated:
+        # "before the 58th minute", "after the 3rd of May": positions read like dates
+        window = re.sub(r"(?i)(?<!\w)the\s*$", "", window)
     pattern, mapping = (
         (_DATE_QUALIFIER_RE, _DATE_QUALIFIER_MAP)
         if dated
@@ -400,8 +421,42 @@ def _previous_word(text: str, start: int) -> str:
 def _is_year(text: str, start: int, raw: str) -> bool:
     if not re.fullmatch(r"\d{4}", raw) or not 1000 <= int(raw) <= 2100:
         return False
+    if _POSSESSIVE_RE.match(text, start + 4):
+        return True
     previous = _previous_word(text, start)
     return previous == "(" or previous in _YEAR_CONTEXT
+
+
+_POSSESSIVE_RE = re.compile(r"\s?['’]s(?![A-Za-z])")
+_TITLE_WORD_RE = re.compile(r"(?<![\w'’-])([^\W\d_][\w&+'’-]*)(\.?) $")
+_PREVIOUS_CAPITAL_RE = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]* $")
+_IDENTIFIER_RE = re.compile(r"(?:#|(?<![\w.])No\.)\s?\d+(?![\d.,]?\d)")
+
+
+def _title_number(text: str, start: int) -> bool:
+    """A plain number right after a capitalized word belongs to a name: Ted 2, Euro 2016,
+    Super Mario Bros. 3 (a short abbreviation may end in a period)."""
+    found = _TITLE_WORD_RE.search(text, max(0, start - 60), start)
+    if found is None:
+        return False
+    word = found.group(1)
+    if found.group(2) and not (
+        len(word) <= 4
+        and _PREVIOUS_CAPITAL_RE.search(text, max(0, found.start() - 60), found.start())
+    ):
+        return False  # "in Iran. 3 people" ends a sentence; "Mario Bros. 3" does not
+    return word[0].isupper() and _is_name_word(word) and word.lower() not in _FUNCTION_WORDS
+
+
+def _identifier_tokens(text: str, taken: _Spans) -> list[LiteralToken]:
+    """Labels such as "#3" and "No. 3" name something; they are not quantities."""
+    tokens: list[LiteralToken] = []
+    for found in _IDENTIFIER_RE.finditer(text):
+        start, end = found.span()
+        if taken.free(start, end):
+            taken.take(start, end)
+            tokens.append(LiteralToken("name", found.group(0), start, end, None, None, None, "eq"))
+    return tokens
 
 
 def _money_unit(prefix: str | None, suffix: str | None) -> str | None:
@@ -458,12 +513,14 @@ def _number_tokens(text: str, taken: _Spans) -> list[LiteralToken]:
         if kind in ("ordinal", "number", "year") and (found.group("pct") or found.group("cur2")):
             end = found.end("ord") if found.group("ord") else found.end("mult")
             end = max(end, found.end("num"))
+        plain = kind in ("number", "year") and re.fullmatch(r"\d+(?:\.\d+)?", text[start:end])
+        if plain and _title_number(text, start):
+            continue
         if not taken.free(start, end):
             continue
         taken.take(start, end)
-        dated = kind == "year"
-        qualifier = _qualifier_before(text, start, dated=dated)
-        post = _qualifier_after(text, end)
+        qualifier = _qualifier_before(text, start, dated=kind in ("year", "ordinal"))
+        post = "ge" if found.group("plus") else _qualifier_after(text, end)
         if post is not None and qualifier == "eq":
             qualifier = post
         tokens.append(
@@ -512,6 +569,9 @@ def _date_token(
     )
 
 
+_DAY_FORMS = ((1, "dmy"), (2, "mdy"), (4, "dmyl"), (5, "mdyl"))
+
+
 def _date_tokens(text: str, taken: _Spans) -> list[LiteralToken]:
     tokens: list[LiteralToken] = []
     for found in _DATE_RE.finditer(text):
@@ -524,8 +584,7 @@ def _date_tokens(text: str, taken: _Spans) -> list[LiteralToken]:
                 made = _season(text, found, year)
             elif _valid_date(year, month, day):
                 made = [_date_token(text, start, end, (year, month, day), "date")]
-        elif found.group("dmy") or found.group("mdy"):
-            suffix = "1" if found.group("dmy") else "2"
+        elif suffix := next((str(n) for n, name in _DAY_FORMS if found.group(name)), ""):
             month = _MONTHS[found.group("m" + suffix).rstrip(".").lower()]
             day = _day_number(found.group("d" + suffix))
             year_raw = found.group("y" + suffix)
@@ -685,7 +744,12 @@ def _word_tokens(text: str, taken: _Spans) -> list[LiteralToken]:
     return tokens
 
 
+_PRONOUN_ONE_RE = re.compile(r"\s+(?:of|another)(?!\w)", re.IGNORECASE)
+
+
 def _word_token(text: str, start: int, end: int, number: _WordNumber) -> LiteralToken | None:
+    if text[start:end].lower() == "one" and _PRONOUN_ONE_RE.match(text, end):
+        return None  # "one of the best", "one another": a pronoun, not a count
     kind: LiteralKind = "ordinal" if number.ordinal else "number"
     unit: str | None = None
     suffix = None if number.ordinal else _SUFFIX_RE.match(text, end)
@@ -728,6 +792,14 @@ def _name_tokens(text: str, taken: _Spans) -> list[LiteralToken]:
         word = found.group(0)
         gap = text[previous_end : found.start()] if previous_end >= 0 else ""
         adjacent = previous_end >= 0 and gap.strip() == "" and "\n" not in gap
+        if word[0].isdigit():
+            if run and pending_connector is None and _title_number(text, found.start()):
+                run.append(found)
+            else:
+                flush()
+                pending_connector = None
+            previous_end = found.end()
+            continue
         capitalized = word[0].isupper() and _is_name_word(word) and taken.free(*found.span())
         if capitalized:
             if run and adjacent:
@@ -799,7 +871,8 @@ def _infer_years(tokens: list[LiteralToken]) -> list[LiteralToken]:
 def extract(text: str) -> list[LiteralToken]:
     """All literals of ``text`` in order of position (see the module docstring for the rules)."""
     taken = _Spans()
-    tokens = _date_tokens(text, taken)
+    tokens = _identifier_tokens(text, taken)
+    tokens += _date_tokens(text, taken)
     tokens += _number_tokens(text, taken)
     tokens += _word_tokens(text, taken)
     tokens += _name_tokens(text, taken)
@@ -944,33 +1017,110 @@ def _as_year(token: LiteralToken) -> LiteralToken | None:
     return None
 
 
-def _date_satisfied(claim: LiteralToken, quote_tokens: Sequence[LiteralToken]) -> bool:
-    assert claim.date is not None
-    yearless = claim.date[0] == 0
-    outer = _date_interval(claim, claim=True, yearless=yearless)
+@dataclass(frozen=True)
+class _Evidence:
+    """A quote literal with the content words around it, used to find what a figure counts."""
+
+    token: LiteralToken
+    context: frozenset[str]
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    interval: _Interval
+    distance: Decimal  # how far the quote literal is from the claim literal
+    shared: int  # context words it shares with the claim literal
+
+
+_STOP_WORDS = frozenset(
+    """a an the of in on at to for from with by and or but as is are was were be been being has
+    have had it its this that these those there their they he she his her which who whom whose
+    than then so such not no nor into over under about around more less most least very also
+    only just up down out off per each all any both some many much few fewer other another
+    same own again further once here when where why how what while during before after above
+    below between through until against among within without since via upon de la le total
+    number numbers approximately nearly almost roughly reached reach reported report""".split()
+)
+_CONTEXT_WORDS = 1  # the word that names what a figure counts sits right next to it
+_CONTEXT_SPAN = 60
+# Figures this much (relative distance) farther than the nearest one still compete as referents.
+_REFERENT_SLACK = Decimal("0.1")
+_CONTEXT_WORD_RE = re.compile(r"[^\W\d_]+")
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _content_words(text: str) -> list[str]:
+    """Lower-case content words: capitalized ones are mostly the sentence's subject, which every
+    figure in it shares, so they cannot tell figures apart."""
+    return [
+        _stem(word)
+        for word in _CONTEXT_WORD_RE.findall(text)
+        if word.islower() and word not in _STOP_WORDS
+    ]
+
+
+def _contexts(text: str, tokens: Sequence[LiteralToken]) -> list[frozenset[str]]:
+    """Content words next to each literal, up to the neighbouring literals on either side."""
+    result: list[frozenset[str]] = []
+    for index, token in enumerate(tokens):
+        left_edge = tokens[index - 1].end if index > 0 else 0
+        right_edge = tokens[index + 1].start if index + 1 < len(tokens) else len(text)
+        left = text[max(left_edge, token.start - _CONTEXT_SPAN) : token.start]
+        right = text[token.end : min(right_edge, token.end + _CONTEXT_SPAN)]
+        words = _content_words(left)[-_CONTEXT_WORDS:] + _content_words(right)[:_CONTEXT_WORDS]
+        result.append(frozenset(words))
+    return result
+
+
+def _evidence(text: str) -> list[_Evidence]:
+    tokens = [token for token in extract(text) if token.numeric]
+    return [
+        _Evidence(token, context)
+        for token, context in zip(tokens, _contexts(text, tokens), strict=True)
+    ]
+
+
+def _date_satisfied(claim: _Evidence, quotes: Sequence[_Evidence]) -> bool:
+    token = claim.token
+    assert token.date is not None
+    yearless = token.date[0] == 0
+    outer = _date_interval(token, claim=True, yearless=yearless)
     if outer is None:
         return False
-    pairs: list[tuple[_Interval, Decimal]] = []
-    for raw in quote_tokens:
-        quote = _as_year(raw)
+    candidates: list[_Candidate] = []
+    for evidence in quotes:
+        quote = _as_year(evidence.token)
         if quote is None or quote.date is None:
             continue
-        if yearless and (quote.date[1] is None or (claim.date[2] and quote.date[2] is None)):
+        if yearless and (quote.date[1] is None or (token.date[2] and quote.date[2] is None)):
             continue
         inner = _date_interval(quote, claim=False, yearless=yearless)
         if inner is not None:
-            pairs.append((inner, abs(inner.middle - outer.middle)))
-    return _judge(claim.qualifier, outer, pairs)
+            distance = abs(inner.middle - outer.middle)
+            candidates.append(_Candidate(inner, distance, len(claim.context & evidence.context)))
+    return _judge(token.qualifier, outer, candidates)
 
 
-def _judge(qualifier: Qualifier, outer: _Interval, pairs: list[tuple[_Interval, Decimal]]) -> bool:
-    """Equality-like claims need any contained quote literal; bounds only the nearest one."""
-    if not pairs:
+def _judge(qualifier: Qualifier, outer: _Interval, candidates: list[_Candidate]) -> bool:
+    """Equality-like claims need any contained quote literal. A bound is judged only against its
+    referent, else any larger figure would establish "more than X": the nearest figure in value,
+    unless one almost as near shares more context words with the claim figure."""
+    if not candidates:
         return False
     if qualifier in ("gt", "ge", "lt", "le"):
-        nearest = min(distance for _, distance in pairs)
-        pairs = [pair for pair in pairs if pair[1] == nearest]
-    return any(inner.within(outer) for inner, _ in pairs)
+        reach = min(candidate.distance for candidate in candidates) + _REFERENT_SLACK
+        pool = [candidate for candidate in candidates if candidate.distance <= reach]
+        best = max((candidate.shared, -candidate.distance) for candidate in pool)
+        candidates = [c for c in pool if (c.shared, -c.distance) == best]
+    return any(candidate.interval.within(outer) for candidate in candidates)
 
 
 def _compatible(claim: LiteralToken, quote: LiteralToken) -> bool:
@@ -979,7 +1129,8 @@ def _compatible(claim: LiteralToken, quote: LiteralToken) -> bool:
     if claim.kind in ("number", "year"):
         if quote.kind == "year" or (quote.kind == "number" and quote.date is not None):
             return claim.qualifier not in ("gt", "ge", "lt", "le")
-        return quote.kind == "number"
+        # the 26th consecutive year makes 26 consecutive years; a count does not make a rank
+        return quote.kind in ("number", "ordinal")
     if claim.kind == "money":
         return quote.kind == "money" and quote.unit == claim.unit
     return quote.kind == claim.kind
@@ -990,15 +1141,20 @@ def _relative_distance(a: Decimal, b: Decimal) -> Decimal:
     return abs(a - b) / scale if scale else Decimal(0)
 
 
-def _value_satisfied(claim: LiteralToken, quote_tokens: Sequence[LiteralToken]) -> bool:
-    assert claim.value is not None
-    outer = _claim_interval(claim)
-    pairs = [
-        (_quote_interval(quote), _relative_distance(quote.value, claim.value))
-        for quote in quote_tokens
-        if quote.value is not None and _compatible(claim, quote)
+def _value_satisfied(claim: _Evidence, quotes: Sequence[_Evidence]) -> bool:
+    token = claim.token
+    assert token.value is not None
+    outer = _claim_interval(token)
+    candidates = [
+        _Candidate(
+            _quote_interval(evidence.token),
+            _relative_distance(evidence.token.value, token.value),
+            len(claim.context & evidence.context),
+        )
+        for evidence in quotes
+        if evidence.token.value is not None and _compatible(token, evidence.token)
     ]
-    return _judge(claim.qualifier, outer, pairs)
+    return _judge(token.qualifier, outer, candidates)
 
 
 def _apply(operation: str, inputs: Sequence[Decimal]) -> Decimal | None:
@@ -1055,32 +1211,39 @@ def _normalize_name(text: str) -> str:
 
 
 def _satisfied(
-    claim: LiteralToken,
-    quote_tokens: Sequence[LiteralToken],
+    claim: _Evidence,
+    quotes: Sequence[_Evidence],
     quote_text: str,
     derived: Derivation | None,
 ) -> bool:
-    if claim.kind == "name":
-        name = _normalize_name(claim.text)
+    token = claim.token
+    if token.kind == "name":
+        name = _normalize_name(token.text)
         return bool(name) and f" {name} " in quote_text
-    if claim.kind in ("date", "year") and _date_satisfied(claim, quote_tokens):
+    if token.kind in ("date", "year") and _date_satisfied(claim, quotes):
         return True
-    if claim.kind != "date" and _value_satisfied(claim, quote_tokens):
+    if token.kind != "date" and _value_satisfied(claim, quotes):
         return True
-    return derived is not None and claim.value is not None and _derived_satisfied(
-        claim, quote_tokens, derived
+    return (
+        derived is not None
+        and token.value is not None
+        and _derived_satisfied(token, [evidence.token for evidence in quotes], derived)
     )
 
 
 def check(claim: str, quotes: Sequence[str], *, derived: Derivation | None = None) -> LiteralCheck:
     """Which literals of ``claim`` the ``quotes`` (taken together) do not establish."""
     claim_tokens = tuple(extract(claim))
-    quote_tokens = [token for quote in quotes for token in extract(quote) if token.numeric]
+    numeric = [token for token in claim_tokens if token.numeric]
+    contexts = dict(zip(numeric, _contexts(claim, numeric), strict=True))
+    evidence = [item for quote in quotes for item in _evidence(quote)]
     quote_text = " " + " ".join(_normalize_name(quote) for quote in quotes) + " "
     missing = tuple(
         token
         for token in claim_tokens
-        if not _satisfied(token, quote_tokens, quote_text, derived)
+        if not _satisfied(
+            _Evidence(token, contexts.get(token, frozenset())), evidence, quote_text, derived
+        )
     )
     return LiteralCheck(claim_literals=claim_tokens, missing=missing)
 
