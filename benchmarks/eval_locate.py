@@ -67,14 +67,18 @@ def evaluate(rows: list[dict[str, Any]], show_failures: int) -> dict[str, Any]:
             failures.append((row, result))
     elapsed = time.perf_counter() - began
     for row, result in failures[:show_failures]:
-        print(f"--- {row['id']} kind={row['kind']} expected={row['expected']} span={row.get('span')}")
+        print(
+            f"--- {row['id']} kind={row['kind']} expected={row['expected']} span={row.get('span')}"
+        )
         print(f"    quote: {row['quote']!r}")
         if row.get("span"):
             start, end = row["span"]
             print(f"    truth: {row['source_text'][start:end]!r}")
         if result is not None:
-            print(f"    got:   {result.method} {result.start}..{result.end} score={result.score:.1f}")
-            print(f"           {row['source_text'][result.start:result.end]!r}")
+            print(
+                f"    got:   {result.method} {result.start}..{result.end} score={result.score:.1f}"
+            )
+            print(f"           {row['source_text'][result.start : result.end]!r}")
         else:
             print("    got:   not located")
     return {
@@ -96,8 +100,10 @@ def print_eval(report: dict[str, Any]) -> None:
     print(f"{'overall':<14} {hit:>4}/{total:<5}   {100 * hit / total:6.2f}%")
     print(f"foreign located: {report['foreign_located']}/{report['foreign_total']}")
     print(f"methods: {report['methods']}")
-    print(f"time: {report['seconds']:.3f} s for {sum(t for _, t in report['per_kind'].values())}"
-          f" true + {report['foreign_total']} foreign quotes in {report['documents']} documents")
+    print(
+        f"time: {report['seconds']:.3f} s for {sum(t for _, t in report['per_kind'].values())}"
+        f" true + {report['foreign_total']} foreign quotes in {report['documents']} documents"
+    )
 
 
 def synthetic(rows: list[dict[str, Any]], seed: int = 7) -> None:
@@ -113,8 +119,10 @@ def synthetic(rows: list[dict[str, Any]], seed: int = 7) -> None:
     for label, sample in (("mixed", big), ("ascii-only", big.encode("ascii", "ignore").decode())):
         best_norm = min(_timed(normalize_text, sample) for _ in range(3))
         best_lower = min(_timed(str.lower, sample) for _ in range(3))
-        print(f"normalize_text {label} {len(sample) / 1e6:.1f} MB: {best_norm:.3f} s"
-              f"  (str.lower: {best_lower:.3f} s, ratio {best_norm / best_lower:.1f}x)")
+        print(
+            f"normalize_text {label} {len(sample) / 1e6:.1f} MB: {best_norm:.3f} s"
+            f"  (str.lower: {best_lower:.3f} s, ratio {best_norm / best_lower:.1f}x)"
+        )
 
     # 200 documents of ~100 KB built from the eval pages, ~2,500 quotes: each true quote is
     # looked up in a document that holds its page, each foreign quote in a random document.
