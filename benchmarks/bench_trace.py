@@ -68,45 +68,51 @@ def perturb(quote: str, rng: random.Random) -> str:
 
 
 def build(root: Path, claims: int, sources: int, megabytes: float) -> None:
+    """Pages of synthetic prose; each claim's sentence is carried by 2–3 pages, as news is."""
     rng = random.Random(20261129)
+    size = int(megabytes * 1_000_000 / sources)
+    pages = [page_text(rng, size) for _ in range(sources)]
+    texts = [text for text, _ in pages]
+    findings: list[list[dict[str, str]]] = [[] for _ in range(sources)]
+    claim_rows = []
+    for number in range(1, claims + 1):
+        carriers = rng.sample(range(sources), rng.choice((2, 3)))
+        statement = rng.choice(pages[carriers[0]][1])
+        cited = []
+        for index in carriers:
+            if index != carriers[0]:
+                texts[index] += "\n\n" + statement
+            finding_id = f"S{index + 1}.F{len(findings[index]) + 1}"
+            findings[index].append(
+                {"id": finding_id, "claim": statement, "quote": perturb(statement, rng)}
+            )
+            cited.append(finding_id)
+        claim_rows.append(
+            {
+                "id": f"C{number}",
+                "claim": statement,
+                "supporting": sorted({f.split(".")[0] for f in cited}),
+                "findings": cited,
+            }
+        )
     corpus = root / "corpus"
     corpus.mkdir(parents=True)
-    size = int(megabytes * 1_000_000 / sources)
-    rows, log, pool = [], [], []
-    for number in range(1, sources + 1):
-        text, candidates = page_text(rng, size)
+    rows, log = [], []
+    for index, text in enumerate(texts):
         digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
         (corpus / f"{digest[7:]}.txt").write_text(text, encoding="utf-8")
-        url = f"https://site{number}.example/page"
-        quotes = rng.sample(candidates, 6)
-        findings = [
-            {"id": f"S{number}.F{i}", "claim": q, "quote": perturb(q, rng)}
-            for i, q in enumerate(quotes, 1)
-        ]
+        url = f"https://site{index + 1}.example/page"
         rows.append(
             {
-                "id": f"S{number}",
+                "id": f"S{index + 1}",
                 "url": url,
                 "content_hash": digest,
                 "tier": "raw",
                 "status": 200,
-                "findings": findings,
+                "findings": findings[index],
             }
         )
         log.append({"url": url, "outcome": "ok", "status": 200, "content_hash": digest})
-        pool.extend((f"S{number}", f["id"], f["claim"]) for f in findings)
-    claim_rows = []
-    for number in range(1, claims + 1):
-        picks = rng.sample(pool, rng.choice((2, 3)))
-        text = picks[0][2]
-        claim_rows.append(
-            {
-                "id": f"C{number}",
-                "claim": text,
-                "supporting": sorted({p[0] for p in picks}),
-                "findings": [p[1] for p in picks],
-            }
-        )
     (root / "sources.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (root / "fetch-log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in log))
     (root / "claims.json").write_text(json.dumps({"topic": "bench", "claims": claim_rows}))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 MIN_SHARED_TOKENS = 2
 
@@ -55,10 +56,13 @@ def stem(word: str) -> str:
     return word
 
 
-def content_tokens(text: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def content_tokens(text: str) -> frozenset[str]:
     """Stemmed content words of ``text``: accents and case folded, stop-words and numbers out."""
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    folded = text.casefold()
+    if not folded.isascii():
+        decomposed = unicodedata.normalize("NFKD", folded)
+        folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     tokens = set()
     for match in _WORD.finditer(folded):
         word = match.group().replace("’", "'")
@@ -66,7 +70,7 @@ def content_tokens(text: str) -> set[str]:
         if word in STOP_WORDS or word.isdigit() or len(word) < 2:
             continue
         tokens.add(stem(word))
-    return tokens
+    return frozenset(tokens)
 
 
 def shared_tokens(claim: str, quote: str) -> list[str]:

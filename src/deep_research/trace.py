@@ -31,6 +31,7 @@ from typing import Any, Literal
 from deep_research.brief import (
     Brief,
     atomic_write_json,
+    atomic_write_text,
     model_dump,
     parse_json,
     read_text,
@@ -520,7 +521,7 @@ def _write_claims(brief: Brief, path: Path, document: ClaimsFile, claims: list[C
     new = document.model_copy(
         update={"claims": claims, "violations": violations, "verify_passed": not violations}
     )
-    atomic_write_json(path, model_dump(validate_model(ClaimsFile, model_dump(new), what=str(path))))
+    atomic_write_text(path, new.model_dump_json(by_alias=True, indent=2) + "\n")
 
 
 def _record_phase(brief: Brief, report: TraceReport) -> None:
