@@ -250,14 +250,14 @@ def host_matches(host: str, allowed: str) -> bool:
     """True when ``host`` is ``allowed`` or a subdomain of it — label-wise, never a substring.
 
     ``ec.europa.eu.attacker.example`` and ``notec.europa.eu`` do not match ``ec.europa.eu``.
-    Both sides are compared in canonical form (case, trailing dot, IDNA); an IP matches only
-    itself.
+    Both sides are compared in canonical form (case, trailing dot, IDNA); an IP address
+    matches only itself.
     """
     candidate, anchor = _host_of(host), _host_of(allowed)
     if candidate is None or anchor is None:
         return False
     if candidate == anchor:
         return True
-    if _ip_literal(anchor) is not None:
-        return False
+    if _ip_literal(anchor) is not None or _ip_literal(candidate) is not None:
+        return False  # addresses have no subdomains: 10.0.0.1 is not "under" 0.0.1
     return candidate.endswith("." + anchor)
