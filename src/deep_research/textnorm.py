@@ -263,7 +263,8 @@ def _plan_stretch(stretch: str, at_text_start: bool) -> _Plan:
         if not out:
             continue
         pieces.append(out)
-        segments.append((length, c_start, c_end))
+        one_to_one = len(out) == 1 and c_end - c_start == 1
+        segments.append((length, c_start, _LINEAR if one_to_one else c_end))
         length += len(out)
         last_is_space = out.endswith(" ")
     return "".join(pieces), tuple(segments)
@@ -288,18 +289,20 @@ def normalize_text(s: str) -> NormalizedText:
     """Normalize ``s`` (see the module docstring) and keep the map back to ``s``."""
     folded = s.encode("ascii", "replace").translate(_ASCII_FOLD)
     pieces: list[str] = []
-    norm = array("q")
-    orig = array("q")
-    chunk_end = array("q")
+    norm = array("q", [0])
+    orig = array("q", [0])
+    chunk_end = array("q", [_LINEAR])
     length = 0
     position = 0
     for start, end in [*_irregular_spans(s, folded), (len(s), len(s))]:
         if start > position:
             gap = folded[position:start].decode("ascii")
             pieces.append(gap)
-            norm.append(length)
-            orig.append(position)
-            chunk_end.append(_LINEAR)
+            # A linear run continuing the previous linear segment needs no segment of its own.
+            if chunk_end[-1] != _LINEAR or orig[-1] + length - norm[-1] != position:
+                norm.append(length)
+                orig.append(position)
+                chunk_end.append(_LINEAR)
             length += len(gap)
         if end > start:
             stretch = s[start:end]
@@ -307,16 +310,24 @@ def normalize_text(s: str) -> NormalizedText:
             out, segments = plan(stretch, start == 0)
             pieces.append(out)
             for rel_norm, rel_start, rel_end in segments:
-                norm.append(length + rel_norm)
-                orig.append(start + rel_start)
-                chunk_end.append(start + rel_end)
+                at_norm = length + rel_norm
+                at_orig = start + rel_start
+                if rel_end == _LINEAR:
+                    if chunk_end[-1] == _LINEAR and orig[-1] + at_norm - norm[-1] == at_orig:
+                        continue
+                    chunk_end.append(_LINEAR)
+                else:
+                    chunk_end.append(start + rel_end)
+                norm.append(at_norm)
+                orig.append(at_orig)
             length += len(out)
         position = end
     text = "".join(pieces)
     if text.endswith(" "):
-        # Only a stretch at the very end can leave a trailing space; it is its own segment.
+        # Only a stretch at the very end leaves a trailing space; drop it (and its segment if
+        # nothing else is in it).
         text = text[:-1]
-        if norm and norm[-1] == len(text):
+        if len(norm) > 1 and norm[-1] == len(text):
             norm.pop()
             orig.pop()
             chunk_end.pop()
