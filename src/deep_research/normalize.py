@@ -179,8 +179,8 @@ _COMPACT = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
 _DMY_NUMERIC = re.compile(r"^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})$")
 _PARTIAL = re.compile(r"^\d{4}(?:[-/.]\d{1,2})?$")
 _TIME_TAIL = re.compile(
-    r"[ ,T]+\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\s*(?:[ap]\.?m\.?)?\s*(?:gmt|utc|z|[+-]\d{2}:?\d{2}|"
-    r"[a-z]{3,4})?$",
+    r"(?:[ ,]+|(?<=\d)T)\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\s*(?:[ap]\.?m\.?)?\s*"
+    r"(?:gmt|utc|z|[+-]\d{2}:?\d{2}|[a-z]{3,4})?$",
     re.IGNORECASE,
 )
 _HASH = re.compile(r"^(?:sha256:)?([0-9a-f]{64})$")
