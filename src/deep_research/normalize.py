@@ -553,6 +553,11 @@ class _Walker:
         if any(k in keys for k in FINDINGS_KEYS + TITLE_KEYS) or SOURCE_INLINE_KEYS & keys.keys():
             self._candidate(where, item, context)
             return
+        if "error" in keys or "complete" in keys:
+            # {"complete": false, "error": "…"}: a canonical fetcher answer that found nothing.
+            _wrapper_context(item, keys, context, where, self.log)
+            self.saw_empty_list = True
+            return
         if item and all(_is_http_url(key) for key in item):
             self._walk_url_map(item, where, context)
             return
@@ -629,7 +634,7 @@ def _kind(value: object) -> str:
     if isinstance(value, str):
         return "text"
     if isinstance(value, list):
-        return f"a list of {len(value)}"
+        return f"a list of {len(value)} item(s)"
     if isinstance(value, dict):
         shown = ", ".join(str(key) for key in list(value)[:5])
         return f"an object with keys {shown}" if value else "an empty object"
