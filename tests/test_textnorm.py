@@ -32,6 +32,7 @@ from deep_research.textnorm import NormalizedText, OffsetMap, normalize, normali
         ("Stra\u00dfe \u0130stanbul \u03a3\u03a3", "strasse i\u0307stanbul \u03c3\u03c3"),
         ("e\u0301cole", "\u00e9cole"),
         ("a \u200b b", "a b"),
+        ("a\u200b\u0301", "\u00e1"),
         ("", ""),
         (" \n\u00a0 ", ""),
     ],

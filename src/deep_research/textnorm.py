@@ -168,7 +168,9 @@ class NormalizedText:
 @lru_cache(maxsize=8192)
 def _normalize_cluster(cluster: str) -> str:
     """Normalize one cluster (a base character and its combining marks) in isolation."""
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", cluster).casefold())
+    # Format characters go first, so that a mark separated from its base by one still composes.
+    visible = "".join(char for char in cluster if not _is_format(char))
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
     out: list[str] = []
     for char in folded:
         if char.isspace():
@@ -179,11 +181,15 @@ def _normalize_cluster(cluster: str) -> str:
             out.append('"')
         elif char in _MINUS_SIGNS or unicodedata.category(char) == "Pd":
             out.append("-")
-        elif unicodedata.category(char) == "Cf":
+        elif _is_format(char):
             continue
         else:
             out.append(char)
     return "".join(out)
+
+
+def _is_format(char: str) -> bool:
+    return unicodedata.category(char) == "Cf"
 
 
 def _irregular_spans(s: str, folded: bytes) -> list[tuple[int, int]]:
@@ -215,8 +221,8 @@ def _irregular_spans(s: str, folded: bytes) -> list[tuple[int, int]]:
     for start, end in found:
         # Widen so that no ASCII gap begins or ends with white space next to a stretch (collapsing
         # then never looks across a boundary), and so that a stretch starting with a combining
-        # mark keeps the base character it combines with.
-        if start > 0 and unicodedata.combining(s[start]):
+        # mark (or a format character) keeps the base character before it.
+        if start > 0 and _attaches_to_previous(s, start):
             start -= 1
         while start > 0 and folded[start - 1] == _SPACE:
             start -= 1
@@ -274,11 +280,26 @@ _plan_short_stretch = lru_cache(maxsize=16384)(_plan_stretch)
 _CACHEABLE_STRETCH = 32
 
 
+def _attaches_to_previous(text: str, index: int) -> bool:
+    """Whether ``text[index]`` belongs to the cluster before it.
+
+    Combining marks do; so do invisible format characters that sit between a base and its mark
+    (they are removed, and must not keep the mark from composing). Other format characters stay
+    clusters of their own, so the spans around them stay tight.
+    """
+    if unicodedata.combining(text[index]):
+        return True
+    end = index
+    while end < len(text) and _is_format(text[end]):
+        end += 1
+    return end > index and end < len(text) and bool(unicodedata.combining(text[end]))
+
+
 def _clusters(stretch: str) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of each cluster: a base character and the combining marks after it."""
+    """``(start, end)`` of each cluster: a base character and the marks attached to it."""
     begin = 0
     for i in range(1, len(stretch)):
-        if not unicodedata.combining(stretch[i]):
+        if not _attaches_to_previous(stretch, i):
             yield begin, i
             begin = i
     if stretch:

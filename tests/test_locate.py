@@ -1,0 +1,227 @@
+"""Quote location: table-driven cases, adversarial cases, properties and the eval targets."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+from conftest import FIXTURES, load_eval
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from deep_research.locate import (
+    ELLIPSIS_MAX_GAP,
+    FUZZY_MIN_CHARS,
+    MIN_SUPPORT_CHARS,
+    Document,
+    Located,
+    locate,
+)
+from deep_research.textnorm import normalize
+
+_TABLE: dict[str, Any] = json.loads((FIXTURES / "locate_cases.json").read_text(encoding="utf-8"))
+_DOCUMENTS: dict[str, Document] = {
+    name: Document(text) for name, text in _TABLE["documents"].items()
+}
+
+
+@pytest.mark.parametrize("case", _TABLE["cases"], ids=[case["name"] for case in _TABLE["cases"]])
+def test_table(case: dict[str, Any]) -> None:
+    document = _DOCUMENTS[case["doc"]]
+    result = locate(case["quote"], document)
+    if case["method"] is None:
+        assert result is None
+        return
+    assert result is not None
+    assert result.method == case["method"]
+    assert document.text[result.start : result.end] == case["span"]
+    assert result.hash == document.content_hash
+
+
+def test_table_covers_every_method_and_refusals() -> None:
+    methods = Counter(case["method"] for case in _TABLE["cases"])
+    assert set(methods) == {"exact", "normalized", "ellipsis", "fuzzy", None}
+    assert methods[None] >= 10
+
+
+# --- result fields ----------------------------------------------------------------------------
+
+
+def test_document_hash_is_sha256_of_utf8_and_a_given_hash_is_kept() -> None:
+    text = "Caf\u00e9 prices rose."
+    assert Document(text).content_hash == "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    assert Document(text, "sha256:given").content_hash == "sha256:given"
+
+
+def test_document_normalization_is_cached() -> None:
+    document = Document("Some  Text")
+    assert document.normalized is document.normalized
+    assert document.normalized.text == "some text"
+
+
+def test_plain_string_document() -> None:
+    text = "Alpha beta gamma delta epsilon zeta eta theta iota kappa."
+    result = locate("gamma delta", text)
+    assert result == Located(
+        hash=Document(text).content_hash,
+        start=11,
+        end=22,
+        method="exact",
+        score=100.0,
+        matched_chars=11,
+    )
+
+
+def test_first_occurrence_wins() -> None:
+    text = "The same sentence appears twice. The same sentence appears twice."
+    result = locate("the same sentence appears twice.", text)
+    assert result is not None
+    assert (result.start, result.method) == (0, "normalized")
+
+
+def test_ellipsis_reports_min_segment_score_and_matched_chars_without_gaps() -> None:
+    document = _DOCUMENTS["science"]
+    quote = "Extremophiles are bacteria ... such as hot springs and deep-sea vnts."
+    result = locate(quote, document)
+    assert result is not None
+    assert result.method == "ellipsis"
+    assert 90.0 < result.score < 100.0
+    assert result.matched_chars == len("Extremophiles are bacteria") + len(
+        "such as hot springs and deep-sea vents."
+    )
+    assert result.end - result.start > result.matched_chars
+
+
+def test_fuzzy_score_is_a_similarity() -> None:
+    document = _DOCUMENTS["science"]
+    result = locate(
+        "Researchers at the institute sequenced the genme of one such organism", document
+    )
+    assert result is not None
+    assert result.method == "fuzzy"
+    assert 95.0 < result.score < 100.0
+
+
+def test_short_spans_are_located_but_flagged_by_the_constant() -> None:
+    result = locate("12%", _DOCUMENTS["report"])
+    assert result is not None
+    assert result.end - result.start < MIN_SUPPORT_CHARS
+
+
+# --- adversarial cases that need code to build --------------------------------------------------
+
+
+def test_ellipsis_segments_beyond_the_gap_bound_are_not_a_quote() -> None:
+    head = "The council approved the new budget for schools on Monday evening."
+    tail = "The mayor said the decision was long overdue for the whole city."
+    near = f"{head} {'Filler words here. ' * 10}{tail}"
+    far = f"{head} {'Filler words here. ' * (ELLIPSIS_MAX_GAP // 10)}{tail}"
+    quote = "The council approved the new budget ... the decision was long overdue"
+    assert locate(quote, near) is not None
+    assert locate(quote, far) is None
+
+
+def test_one_word_change_in_a_long_quote_is_located_as_the_documents_words() -> None:
+    """Decision: a one-word change within the edit budget (5% of the quote) is located, because
+    typos and extraction noise look the same; the evidence is the document's span, which keeps
+    the original word. Figures and negations are never forgiven (see the table)."""
+    text = (
+        "Over the past decade the regional hospital network steadily increased the number of "
+        "intensive care beds, according to the annual health ministry report."
+    )
+    quote = text.replace("increased", "decreased")
+    result = locate(quote, text)
+    assert result is not None
+    assert result.method == "fuzzy"
+    span = text[result.start : result.end]
+    assert "increased" in span
+    assert "decreased" not in span
+
+
+def test_fuzzy_never_runs_on_short_quotes() -> None:
+    text = "The committee meets every second Tuesday of the month."
+    quote = "every second Tusday"
+    assert len(normalize(quote)) < FUZZY_MIN_CHARS
+    assert locate(quote, text) is None
+
+
+def test_foreign_quote_in_a_large_document_is_rejected_quickly() -> None:
+    filler = " ".join(f"Sentence number {i} talks about topic {i % 97}." for i in range(20_000))
+    document = Document(filler)
+    _ = document.normalized
+    assert (
+        locate("A completely different statement about volcanic activity in Iceland.", document)
+        is None
+    )
+
+
+# --- properties -------------------------------------------------------------------------------
+
+_alphabet = st.sampled_from(
+    list("abcdefghij klmnop .,;'\"-") + ["\u2019", "\u2014", "\u00e9", "\u00a0", "\n", "\u2026"]
+)
+
+
+@given(st.text(alphabet=_alphabet, min_size=40, max_size=300), st.data())
+def test_any_substring_of_40_chars_is_located_at_its_first_occurrence(
+    text: str, data: st.DataObject
+) -> None:
+    start = data.draw(st.integers(0, len(text) - 40))
+    end = data.draw(st.integers(start + 40, len(text)))
+    quote = text[start:end]
+    result = locate(quote, text)
+    if not any(char.isalnum() for char in normalize(quote)):
+        assert result is None
+        return
+    assert result is not None
+    assert result.method == "exact"
+    assert (result.start, result.end) == (text.find(quote), text.find(quote) + len(quote))
+
+
+@given(st.text(alphabet=_alphabet, min_size=1, max_size=200), st.text(_alphabet, max_size=120))
+def test_a_located_span_always_maps_inside_the_document(text: str, quote: str) -> None:
+    result = locate(quote, text)
+    if result is not None:
+        assert 0 <= result.start <= result.end <= len(text)
+        assert 0 < result.matched_chars <= result.end - result.start
+
+
+@given(st.text(alphabet=_alphabet, min_size=60, max_size=300), st.data())
+def test_case_and_white_space_changes_are_located_normalized(
+    text: str, data: st.DataObject
+) -> None:
+    start = data.draw(st.integers(0, len(text) - 40))
+    end = data.draw(st.integers(start + 40, len(text)))
+    quote = text[start:end].upper().replace(" ", "  \n")
+    assume(any(char.isalnum() for char in normalize(quote)))
+    result = locate(quote, text)
+    assert result is not None
+    assert result.method in ("exact", "normalized")
+    assert normalize(text[result.start : result.end]) == normalize(quote)
+
+
+# --- eval targets -------------------------------------------------------------------------------
+
+
+def test_eval_targets() -> None:
+    rows = load_eval("wice_quotes_dev.jsonl")
+    documents: dict[str, Document] = {}
+    exact: Counter[str] = Counter()
+    totals: Counter[str] = Counter()
+    foreign_located = 0
+    for row in rows:
+        document = documents.setdefault(row["source_text"], Document(row["source_text"]))
+        result = locate(row["quote"], document)
+        if row["expected"] == "not_located":
+            foreign_located += result is not None
+            continue
+        totals[row["kind"]] += 1
+        if result is not None and [result.start, result.end] == row["span"]:
+            exact[row["kind"]] += 1
+    assert foreign_located == 0
+    assert sum(totals.values()) > 0
+    shares = {kind: exact[kind] / totals[kind] for kind in totals}
+    assert all(share >= 0.99 for share in shares.values()), shares
