@@ -8,10 +8,10 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, load_eval
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from conftest import FIXTURES, load_eval
 from deep_research.locate import (
     ELLIPSIS_MAX_GAP,
     FUZZY_MIN_CHARS,
@@ -161,7 +161,7 @@ def test_foreign_quote_in_a_large_document_is_rejected_quickly() -> None:
 # --- properties -------------------------------------------------------------------------------
 
 _alphabet = st.sampled_from(
-    list("abcdefghij klmnop .,;'\"-") + ["\u2019", "\u2014", "\u00e9", "\u00a0", "\n", "\u2026"]
+    [*"abcdefghij klmnop .,;'\"-", "\u2019", "\u2014", "\u00e9", "\u00a0", "\n", "\u2026"]
 )
 
 
