@@ -7,6 +7,7 @@ shapes and a test keeps the two in step.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import subprocess
@@ -15,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import deep_research.normalize as normalize_module
 from deep_research.brief import model_dump
 from deep_research.cli import main
-from deep_research.errors import SchemaViolation, UnreadableInput
+from deep_research.errors import InputError, SchemaViolation, UnreadableInput
 from deep_research.models import SourceRow
 from deep_research.normalize import (
     NormalizeOptions,
@@ -531,3 +534,41 @@ def test_the_shim_script_runs_normalize(tmp_path: Path) -> None:
         capture_output=True, text=True, check=False, cwd=tmp_path, timeout=60,
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+# --- robustness ------------------------------------------------------------------------------
+
+_json_leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(
+    max_size=12
+) | st.sampled_from(["https://a.example/x", "claim", "quote", "", "2024-03-05", "High"])
+_json_keys = st.sampled_from(
+    ["url", "link", "title", "findings", "claims", "claim", "quote", "quotes", "sources",
+     "result", "data", "importance", "date", "tier", "source_type", "error", "x"]
+) | st.text(max_size=6)
+_json_values = st.recursive(
+    _json_leaves,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_json_keys, children,
+                                                                     max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json_values)
+def test_any_json_gives_valid_rows_or_an_input_error(value: Any) -> None:
+    try:
+        result = normalize_payload(json.dumps(value))
+    except InputError as error:
+        assert "\n" not in str(error)
+        return
+    for row in result.rows:
+        SourceRow.model_validate(model_dump(row))
+    for rejection in result.rejections:
+        assert "\n" not in rejection.describe()
+
+
+@settings(max_examples=200, database=None)
+@given(st.text(max_size=80))
+def test_any_text_gives_rows_or_an_input_error(text: str) -> None:
+    with contextlib.suppress(InputError):
+        normalize_payload(text)

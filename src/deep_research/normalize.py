@@ -272,7 +272,10 @@ class _Log:
 def _excerpt(item: Any) -> str:
     if item is None:
         return ""
-    text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=str)
+    try:
+        text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError):
+        text = _kind(item)  # deeper than the encoder goes: say what it was instead
     text = " ".join(text.split())
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
 
