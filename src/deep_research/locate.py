@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Literal
@@ -100,7 +100,9 @@ _PARTIAL_RATIO_MAX_CHARS = 500
 _SCAN_BUDGET = 256_000_000  # characters searched for pigeonhole pieces per fuzzy lookup
 
 _ELLIPSIS = re.compile(r"\s*[\[(]?\s*\.(?: ?\.){2,}\s*[\])]?\s*")
-_MEANING_TOKENS = re.compile(r"\d+|\b(?:not|no|never|nor|without|cannot)\b|n't")
+_MEANING_TOKENS = re.compile(
+    r"\d+|\b(?:not|no|never|nor|neither|none|nothing|nobody|without|cannot)\b|n't"
+)
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,7 @@ def locate(quote: str, document: Document | str) -> Located | None:
         chain = _locate_segments(segments, norm.text)
         if chain is not None:
             return _located(doc, quote, _keep_edge_ellipses(nq, norm.text, chain), "ellipsis")
-    hits = _fuzzy_hits(nq, norm.text, 0, len(norm.text))
+    hits = _fuzzy_hits(nq, norm.text)
     return _located(doc, quote, hits[:1], "fuzzy") if hits else None
 
 
@@ -212,10 +214,16 @@ def _ellipsis_segments(nq: str) -> list[str] | None:
 def _keep_edge_ellipses(nq: str, text: str, chain: list[_Hit]) -> list[_Hit]:
     """A leading/trailing ellipsis the document also has there is part of the quoted text."""
     first, last = chain[0], chain[-1]
-    if nq.startswith("...") and text.startswith("...", max(0, first.start - 3), first.start):
-        first = replace(first, start=first.start - 3)
-    if nq.endswith("...") and text.startswith("...", last.end):
-        last = replace(last, end=last.end + 3)
+    if nq.startswith("..."):
+        for mark in ("...", "... "):
+            if first.start >= len(mark) and text.startswith(mark, first.start - len(mark)):
+                first = replace(first, start=first.start - len(mark))
+                break
+    if nq.endswith("..."):
+        for mark in ("...", " ..."):
+            if text.startswith(mark, last.end):
+                last = replace(last, end=last.end + len(mark))
+                break
     if len(chain) == 1:
         return [replace(first, end=last.end)]
     return [first, *chain[1:-1], last]
@@ -230,31 +238,37 @@ def _locate_segments(segments: Sequence[str], text: str) -> list[_Hit] | None:
     position gives the earliest end.
     """
     best: tuple[tuple[int, int], list[_Hit]] | None = None
-    for first in _first_segment_candidates(segments[0], text):
-        chain = [first]
-        for segment in segments[1:]:
-            lo = chain[-1].end
-            hit = _find_segment(segment, text, lo, min(len(text), lo + ELLIPSIS_MAX_GAP))
-            if hit is None:
-                break
-            chain.append(hit)
-        else:
-            key = (sum(hit.edits for hit in chain), chain[-1].end - chain[0].start)
-            if best is None or key < best[0]:
-                best = (key, chain)
-    return best[1] if best is not None else None
+    # Fuzzy places of the first segment are only worth their cost when no exact one chains.
+    for candidates in (_exact_hits(segments[0], text), _fuzzy_hits(segments[0], text)):
+        for first in candidates:
+            chain = _chain_after(first, segments[1:], text)
+            if chain is not None:
+                key = (sum(hit.edits for hit in chain), chain[-1].end - chain[0].start)
+                if best is None or key < best[0]:
+                    best = (key, chain)
+        if best is not None:
+            return best[1]
+    return None
 
 
-def _first_segment_candidates(segment: str, text: str) -> Iterator[_Hit]:
+def _chain_after(first: _Hit, segments: Sequence[str], text: str) -> list[_Hit] | None:
+    chain = [first]
+    for segment in segments:
+        lo = chain[-1].end
+        hit = _find_segment(segment, text, lo, min(len(text), lo + ELLIPSIS_MAX_GAP))
+        if hit is None:
+            return None
+        chain.append(hit)
+    return chain
+
+
+def _exact_hits(segment: str, text: str) -> list[_Hit]:
+    hits: list[_Hit] = []
     found = text.find(segment)
-    if found < 0:
-        yield from _fuzzy_hits(segment, text, 0, len(text))
-        return
-    for _ in range(_MAX_FIRST_SEGMENT_TRIES):
-        if found < 0:
-            return
-        yield _Hit(found, found + len(segment), 100.0)
+    while found >= 0 and len(hits) < _MAX_FIRST_SEGMENT_TRIES:
+        hits.append(_Hit(found, found + len(segment), 100.0))
         found = text.find(segment, found + 1)
+    return hits
 
 
 def _find_segment(segment: str, text: str, lo: int, latest_start: int) -> _Hit | None:
@@ -275,10 +289,11 @@ def _edit_budget(length: int) -> int:
     return max(1, int(length * FUZZY_EDIT_RATE))
 
 
-def _fuzzy_hits(q: str, text: str, lo: int, hi: int) -> list[_Hit]:
+def _fuzzy_hits(q: str, text: str, lo: int = 0, hi: int | None = None) -> list[_Hit]:
     """Acceptable fuzzy matches of ``q`` inside ``text[lo:hi]``, best first."""
     if len(q) < FUZZY_MIN_CHARS:
         return []
+    hi = len(text) if hi is None else hi
     budget = _edit_budget(len(q))
     hits: dict[tuple[int, int], _Hit] = {}
     for w_start, w_end in _candidate_windows(q, text, lo, hi, budget):
@@ -381,7 +396,7 @@ def _place_start(q: str, q_core: int, text: str, core_start: int, lo: int, budge
         cost: float = Indel.distance(prefix, text[start:core_start])
         if wants_word_edge and _inside_word(text, start):
             cost += _MID_WORD_PENALTY
-        key = (cost, abs(start - expected), start)
+        key = (cost, abs(start - expected), start)  # on a tie, the longer span
         if best is None or key < best:
             best = key
     return best[2] if best is not None else core_start
@@ -399,10 +414,10 @@ def _place_end(q: str, q_core: int, text: str, core_end: int, hi: int, budget: i
         cost: float = Indel.distance(suffix, text[core_end:end])
         if wants_word_edge and _inside_word(text, end):
             cost += _MID_WORD_PENALTY
-        key = (cost, abs(end - expected), -end)
+        key = (cost, abs(end - expected), -end)  # on a tie, the longer span
         if best is None or key < best:
             best = key
-    return abs(best[2]) if best is not None else core_end
+    return -best[2] if best is not None else core_end
 
 
 def _inside_word(text: str, boundary: int) -> bool:
