@@ -62,7 +62,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date as _date
 from decimal import Decimal, DivisionByZero, InvalidOperation
@@ -227,6 +227,7 @@ _MONTH_RE = (
 )
 _DAY_RE = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?![\dA-Za-z])"
 _YEAR_RE = r"(?:1\d{3}|20\d{2}|2100)(?!\d)"
+_YEAR_MIN, _YEAR_MAX = 1000, 2100
 _DATE_RE = re.compile(
     r"(?<![\w.,])(?:"
     r"(?P<iso>(?P<iy>\d{4})-(?P<im>\d{2})(?:-(?P<id>\d{2}))?)(?![\d-])"
@@ -329,15 +330,14 @@ _YEAR_CONTEXT = frozenset(
 )  # fmt: skip
 
 
-def _phrase_regex(phrases: Iterable[tuple[str, Qualifier]]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(phrase) for phrase, _ in phrases)
-    return re.compile(r"(?:(?<![\w])|(?<=~))(" + alternatives + r")\s*$", re.IGNORECASE)
-
-
-_NUMERIC_QUALIFIER_RE = _phrase_regex(_NUMERIC_QUALIFIERS)
-_DATE_QUALIFIER_RE = _phrase_regex(_DATE_QUALIFIERS)
 _NUMERIC_QUALIFIER_MAP = dict(_NUMERIC_QUALIFIERS)
 _DATE_QUALIFIER_MAP = dict(_DATE_QUALIFIERS)
+_LONGEST_QUALIFIER = max(
+    len(phrase.split()) for phrase, _ in _NUMERIC_QUALIFIERS + _DATE_QUALIFIERS
+)
+# Words, a few symbols, and any other single character: punctuation between a comparative and
+# the figure breaks the phrase ("more than, 5" is not "more than 5").
+_QUALIFIER_TOKEN_RE = re.compile(r"[^\W\d_]+\.?|\S")
 _POST_QUALIFIER_RE = re.compile(
     r"\s*(?:(?P<ge>or\s+(?:more|greater|higher|above)|\+|-plus)|(?P<le>or\s+(?:less|fewer|below)))"
     r"(?![\w])",
@@ -370,20 +370,20 @@ class _Spans:
 
 
 def _qualifier_before(text: str, start: int, *, dated: bool) -> Qualifier:
-    window = text[max(0, start - _QUALIFIER_WINDOW) : start]
-    if dated:
-        # "before the 58th minute", "after the 3rd of May": positions read like dates
-        window = re.sub(r"(?i)(?<!\w)the\s*$", "", window)
-    pattern, mapping = (
-        (_DATE_QUALIFIER_RE, _DATE_QUALIFIER_MAP)
-        if dated
-        else (_NUMERIC_QUALIFIER_RE, _NUMERIC_QUALIFIER_MAP)
-    )
-    found = pattern.search(window)
-    if found is None:
+    """The comparative that ends right before ``start``, looked up by its last few words (a
+    dictionary probe per figure keeps extraction linear in the number of figures)."""
+    window = text[max(0, start - _QUALIFIER_WINDOW) : start].rstrip().lower()
+    if not window or not (window[-1].isalpha() or window[-1] in "~≈."):
         return "eq"
-    phrase = " ".join(found.group(1).lower().split())
-    return mapping.get(phrase, "eq")
+    words = _QUALIFIER_TOKEN_RE.findall(window)[-(_LONGEST_QUALIFIER + 1) :]
+    if dated and words and words[-1] == "the":
+        words.pop()  # "before the 58th minute": positions read like dates
+    mapping = _DATE_QUALIFIER_MAP if dated else _NUMERIC_QUALIFIER_MAP
+    for size in range(min(_LONGEST_QUALIFIER, len(words)), 0, -1):
+        qualifier = mapping.get(" ".join(words[-size:]))
+        if qualifier is not None:
+            return qualifier
+    return "eq"
 
 
 def _qualifier_after(text: str, end: int) -> Qualifier | None:
@@ -394,6 +394,8 @@ def _qualifier_after(text: str, end: int) -> Qualifier | None:
 
 
 def _parse_numeral(raw: str) -> Decimal:
+    if raw.isdigit():
+        return Decimal(raw)
     digits = re.sub(r"[\u2009\u202f\u00a0]", "", raw)
     if "," in digits and "." in digits:
         if digits.rfind(",") > digits.rfind("."):
@@ -419,7 +421,7 @@ def _previous_word(text: str, start: int) -> str:
 
 
 def _is_year(text: str, start: int, raw: str) -> bool:
-    if not re.fullmatch(r"\d{4}", raw) or not 1000 <= int(raw) <= 2100:
+    if not re.fullmatch(r"\d{4}", raw) or not _YEAR_MIN <= int(raw) <= _YEAR_MAX:
         return False
     if _POSSESSIVE_RE.match(text, start + 4):
         return True
@@ -436,6 +438,8 @@ _IDENTIFIER_RE = re.compile(r"(?:#|(?<![\w.])No\.)\s?\d+(?![\d.,]?\d)")
 def _title_number(text: str, start: int) -> bool:
     """A plain number right after a capitalized word belongs to a name: Ted 2, Euro 2016,
     Super Mario Bros. 3 (a short abbreviation may end in a period)."""
+    if start < 2 or text[start - 1] != " " or text[start - 2] in " \t\n":
+        return False
     found = _TITLE_WORD_RE.search(text, max(0, start - 60), start)
     if found is None:
         return False
@@ -475,66 +479,63 @@ def _money_unit(prefix: str | None, suffix: str | None) -> str | None:
     return None
 
 
+_PLAIN_NUMERAL_RE = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _number_token(text: str, found: re.Match[str]) -> LiteralToken | None:
+    """One figure from a match of ``_NUMBER_RE``, or None when it is part of a name."""
+    groups = found.groupdict()
+    value = _parse_numeral(groups["num"])
+    if groups["sign"]:
+        value = -value
+    start, end = found.start("sign" if groups["sign"] else "num"), found.end()
+    mult = groups["mult"]
+    loose = mult is not None and mult.lower() in _LOOSE_MULTIPLIERS
+    if loose and not (groups["cur"] or groups["cur2"] or not groups["msp"]):
+        # "60 m" is sixty metres, not sixty million; what followed it is not ours either
+        mult = None
+        end = found.end("plus") if groups["plus"] else found.end("num")
+        groups.update(pct=None, outof=None, cur2=None)
+    if mult is not None:
+        value *= _MULTIPLIERS[mult.lower()]
+    unit: str | None = None
+    kind: LiteralKind
+    if groups["ord"] and mult is None:
+        kind, end = "ordinal", found.end("ord")
+    elif groups["pct"] or groups["outof"]:
+        kind = "percent"
+    elif groups["cur"] or groups["cur2"]:
+        kind, unit = "money", _money_unit(groups["cur"], groups["cur2"])
+        start = found.start()
+    elif mult is None and not groups["sign"] and _is_year(text, start, groups["num"]):
+        kind = "year"
+    else:
+        kind = "number"
+    plain = kind in ("number", "year") and _PLAIN_NUMERAL_RE.fullmatch(text, start, end)
+    if plain and _title_number(text, start):
+        return None
+    qualifier = _qualifier_before(text, start, dated=kind in ("year", "ordinal"))
+    if qualifier == "eq":
+        qualifier = "ge" if groups["plus"] else _qualifier_after(text, end) or "eq"
+    return LiteralToken(
+        kind=kind,
+        text=text[start:end],
+        start=start,
+        end=end,
+        value=value,
+        unit=unit,
+        date=(int(value), None, None) if kind == "year" else None,
+        qualifier=qualifier,
+    )
+
+
 def _number_tokens(text: str, taken: _Spans) -> list[LiteralToken]:
     tokens: list[LiteralToken] = []
     for found in _NUMBER_RE.finditer(text):
-        start, end = found.span()
-        raw = found.group("num")
-        value = _parse_numeral(raw)
-        if found.group("sign"):
-            value = -value
-        unit = _money_unit(found.group("cur"), found.group("cur2"))
-        mult = found.group("mult")
-        if mult is not None:
-            glued = not found.group("msp")
-            if mult.lower() in _LOOSE_MULTIPLIERS and not (unit or glued):
-                end = found.end("num")
-                mult = None
-                unit = _money_unit(found.group("cur"), None)
-            else:
-                value *= _MULTIPLIERS[mult.lower()]
-        kind: LiteralKind
-        if found.group("ord") and mult is None:
-            kind = "ordinal"
-        elif mult is None and (found.group("pct") or found.group("outof")):
-            kind = "percent"
-        elif unit is not None:
-            kind = "money"
-        elif found.group("pct") or found.group("outof"):
-            kind = "percent"
-        elif mult is None and not found.group("sign") and _is_year(text, start, raw):
-            kind = "year"
-        else:
-            kind = "number"
-        if kind != "money":
-            unit = None
-            if found.group("cur"):
-                start = found.start("num") if not found.group("sign") else found.start("sign")
-        if kind in ("ordinal", "number", "year") and (found.group("pct") or found.group("cur2")):
-            end = found.end("ord") if found.group("ord") else found.end("mult")
-            end = max(end, found.end("num"))
-        plain = kind in ("number", "year") and re.fullmatch(r"\d+(?:\.\d+)?", text[start:end])
-        if plain and _title_number(text, start):
-            continue
-        if not taken.free(start, end):
-            continue
-        taken.take(start, end)
-        qualifier = _qualifier_before(text, start, dated=kind in ("year", "ordinal"))
-        post = "ge" if found.group("plus") else _qualifier_after(text, end)
-        if post is not None and qualifier == "eq":
-            qualifier = post
-        tokens.append(
-            LiteralToken(
-                kind=kind,
-                text=text[start:end],
-                start=start,
-                end=end,
-                value=value,
-                unit=unit,
-                date=(int(value), None, None) if kind == "year" else None,
-                qualifier=qualifier,
-            )
-        )
+        token = _number_token(text, found)
+        if token is not None and taken.free(token.start, token.end):
+            taken.take(token.start, token.end)
+            tokens.append(token)
     return tokens
 
 
@@ -582,7 +583,7 @@ def _date_tokens(text: str, taken: _Spans) -> list[LiteralToken]:
             day = int(found.group("id")) if found.group("id") else None
             if day is None and month == (year + 1) % 100:
                 made = _season(text, found, year)
-            elif _valid_date(year, month, day):
+            elif _YEAR_MIN <= year <= _YEAR_MAX and _valid_date(year, month, day):
                 made = [_date_token(text, start, end, (year, month, day), "date")]
         elif suffix := next((str(n) for n, name in _DAY_FORMS if found.group(name)), ""):
             month = _MONTHS[found.group("m" + suffix).rstrip(".").lower()]

@@ -1,0 +1,497 @@
+"""Literal fidelity: extraction, matching rules with their adversarial twins, eval targets."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import FIXTURES, load_eval
+from deep_research.literals import (
+    Derivation,
+    LiteralCheck,
+    LiteralToken,
+    check,
+    extract,
+)
+
+CASES: list[dict[str, Any]] = json.loads(
+    (FIXTURES / "literals_cases.json").read_text(encoding="utf-8")
+)["cases"]
+
+
+def _derivation(raw: dict[str, Any] | None) -> Derivation | None:
+    if raw is None:
+        return None
+    return Derivation(
+        operation=raw["operation"],
+        inputs=tuple(Decimal(value) for value in raw["inputs"]),
+        result=Decimal(raw["result"]),
+    )
+
+
+def _only(text: str) -> LiteralToken:
+    numeric = [token for token in extract(text) if token.numeric]
+    assert len(numeric) == 1, numeric
+    return numeric[0]
+
+
+# --------------------------------------------------------------------------------------------
+# The table: every rule with an adversarial case next to each happy one
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+def test_case_table(case: dict[str, Any]) -> None:
+    result = check(case["claim"], case["quotes"], derived=_derivation(case.get("derived")))
+    missing = sorted(token.kind for token in result.missing)
+    assert missing == sorted(case["missing"]), [
+        (token.kind, token.text, token.qualifier) for token in result.missing
+    ]
+    assert result.ok is (not case["missing"])
+
+
+def test_table_pairs_every_happy_case_with_an_adversarial_one() -> None:
+    rules = {case["rule"] for case in CASES}
+    for rule in rules:
+        outcomes = {bool(case["missing"]) for case in CASES if case["rule"] == rule}
+        assert outcomes == {True, False}, rule
+
+
+# --------------------------------------------------------------------------------------------
+# Extraction
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value", "unit", "qualifier"),
+    [
+        ("it has 1,234,567 rows", "number", "1234567", None, "eq"),
+        ("it has 1\u2009234\u2009567 rows", "number", "1234567", None, "eq"),
+        ("it has 1\u00a0234 rows", "number", "1234", None, "eq"),
+        ("a rate of 3,5 units", "number", "3.5", None, "eq"),
+        ("a total of 1.234,5 units", "number", "1234.5", None, "eq"),
+        ("a total of 1.5 units", "number", "1.5", None, "eq"),
+        ("a total of 12,34,567 rupees", "money", "1234567", "INR", "eq"),
+        ("grew by 7%", "percent", "7", None, "eq"),
+        ("grew by 7 per cent", "percent", "7", None, "eq"),
+        ("an 80-percent rise", "percent", "80", None, "eq"),
+        ("scored 84/100 overall", "percent", "84", None, "eq"),
+        ("raised $35 million", "money", "35000000", "USD", "eq"),
+        ("raised US $ 5.51 billion", "money", "5510000000", "USD", "eq"),
+        ("raised £60m", "money", "60000000", "GBP", "eq"),
+        ("raised €4.28bn", "money", "4280000000", "EUR", "eq"),
+        ("raised 35,000,000 USD", "money", "35000000", "USD", "eq"),
+        ("raised 20 euros", "money", "20", "EUR", "eq"),
+        ("raised $2.4M", "money", "2400000", "USD", "eq"),
+        ("earned 33 crore", "number", "330000000", None, "eq"),
+        ("over 6.3+ million followers", "number", "6300000", "", "gt"),
+        ("it has 6.3+ million followers", "number", "6300000", None, "ge"),
+        ("more than 16 cases", "number", "16", None, "gt"),
+        ("no fewer than 16 cases", "number", "16", None, "ge"),
+        ("fewer than 16 cases", "number", "16", None, "lt"),
+        ("at most 16 cases", "number", "16", None, "le"),
+        ("roughly 16 cases", "number", "16", None, "approx"),
+        ("~16 cases", "number", "16", None, "approx"),
+        ("almost 16 cases", "number", "16", None, "nearly"),
+        ("16 or more cases", "number", "16", None, "ge"),
+        ("more than, 16 cases", "number", "16", None, "eq"),
+        ("two hundred and five seats", "number", "205", None, "eq"),
+        ("a dozen seats", "number", "12", None, "eq"),
+        ("three dozen seats", "number", "36", None, "eq"),
+        ("a three-day total", "number", "3", None, "eq"),
+        ("finished 3rd", "ordinal", "3", None, "eq"),
+        ("the twenty-first race", "ordinal", "21", None, "eq"),
+        ("before the 58th minute", "ordinal", "58", None, "lt"),
+        ("a temperature of −5 degrees", "number", "-5", None, "eq"),
+    ],
+)
+def test_extract_figures(
+    text: str, kind: str, value: str, unit: str | None, qualifier: str
+) -> None:
+    token = _only(text)
+    assert token.kind == kind
+    assert token.value == Decimal(value)
+    if unit != "":
+        assert token.unit == unit
+    assert token.qualifier == qualifier
+    assert text[token.start : token.end] == token.text
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "date", "qualifier"),
+    [
+        ("on 2024-03-05 it began", "date", (2024, 3, 5), "eq"),
+        ("in 2024-03 it began", "date", (2024, 3, None), "eq"),
+        ("on 5 March 2024 it began", "date", (2024, 3, 5), "eq"),
+        ("on March 5, 2024 it began", "date", (2024, 3, 5), "eq"),
+        ("on March 5th , 2024 it began", "date", (2024, 3, 5), "eq"),
+        ("on 22 march 2020 it began", "date", (2020, 3, 22), "eq"),
+        ("in March 2024 it began", "date", (2024, 3, None), "eq"),
+        ("before June 27 it began", "date", (0, 6, 27), "lt"),
+        ("in 2020 it began", "year", (2020, None, None), "eq"),
+        ("after 1998 it began", "year", (1998, None, None), "gt"),
+        ("since 1998 it grew", "year", (1998, None, None), "ge"),
+        ("by 2017 it grew", "year", (2017, None, None), "le"),
+        ("popular in the 1990s", "year", (1990, None, None), "eq"),
+        ("surpassing 2009 's hit", "year", (2009, None, None), "eq"),
+    ],
+)
+def test_extract_dates(
+    text: str, kind: str, date: tuple[int, int | None, int | None], qualifier: str
+) -> None:
+    token = _only(text)
+    assert (token.kind, token.date, token.qualifier) == (kind, date, qualifier)
+
+
+def test_yearless_date_takes_the_year_stated_earlier() -> None:
+    tokens = [t for t in extract("It began on 26 February 2020. As of 23 April, 5 were ill.")]
+    assert [t.date for t in tokens if t.kind == "date"] == [(2020, 2, 26), (2020, 4, 23)]
+
+
+def test_season_span_is_two_years() -> None:
+    years = [t.date for t in extract("the 2010-11 Ashes series") if t.kind == "year"]
+    assert years == [(2010, None, None), (2011, None, None)]
+
+
+def test_bare_four_digit_count_is_a_number_not_a_year() -> None:
+    assert _only("the confirmed cases reached 2251 today").kind == "number"
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Rugrats Go Wild was released after January 2000 .", ["Rugrats Go Wild"]),
+        ("Less than 15 players were right-handed .", []),
+        ("On Rotten Tomatoes , the film scored 5 .", ["Rotten Tomatoes"]),
+        (
+            "It was seen by the Bank of America and the Robert Koch Institute .",
+            ["Bank of America", "Robert Koch Institute"],
+        ),
+        ("SZA was born after 1992 .", ["SZA"]),
+        ("Ted 2 has 197 reviews .", ["Ted 2"]),
+        ("the UEFA Euro 2016 final", ["UEFA Euro 2016"]),
+        ("Super Mario Bros. 3 sold well", ["Super Mario Bros. 3"]),
+        ("cases of COVID-19 rose", ["COVID-19"]),
+        ("It opened on Monday , 5 May .", []),
+        ("Fire Station # 3 opened", ["Fire Station", "# 3"]),
+    ],
+)
+def test_extract_names(text: str, names: list[str]) -> None:
+    assert [t.text for t in extract(text) if t.kind == "name"] == names
+
+
+def test_title_number_is_not_a_figure() -> None:
+    assert [t.kind for t in extract("Ted 2 has 197 reviews")] == ["name", "number"]
+    assert [t.kind for t in extract("In 2058 , a mercenary")] == ["year"]
+
+
+def test_pronoun_one_is_not_a_count() -> None:
+    assert not [t for t in extract("one of the worst films") if t.numeric]
+    assert [t.value for t in extract("one reported case") if t.numeric] == [Decimal(1)]
+
+
+# --------------------------------------------------------------------------------------------
+# The result object
+
+
+def test_check_result_shape() -> None:
+    result = check("Cases in Germany reached 17 in 2020.", ["Cases in France reached 18 in 2020."])
+    assert isinstance(result, LiteralCheck)
+    assert [t.text for t in result.claim_literals] == ["Germany", "17", "2020"]
+    assert [t.text for t in result.numeric_missing] == ["17"]
+    assert [t.text for t in result.names_missing] == ["Germany"]
+    assert not result.ok
+    assert all(token.numeric for token in result.numeric_missing)
+    assert check("nothing literal here", []).ok
+
+
+def test_no_quotes_means_every_literal_is_missing() -> None:
+    result = check("Cases in Germany reached 17.", [])
+    assert [t.kind for t in result.missing] == ["name", "number"]
+
+
+def test_quotes_are_taken_together() -> None:
+    claim = "Sales were 80 units in 2019 and 100 units in 2020."
+    quotes = ["In 2019 sales were 80 units.", "Sales reached 100 units in 2020."]
+    assert check(claim, quotes).ok
+
+
+def test_tokens_are_frozen() -> None:
+    token = extract("17 cases")[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        token.text = "18"  # type: ignore[misc]
+
+
+def test_derivation_requires_declaration_and_matching_precision() -> None:
+    quotes = ["It grossed $50.3 million at home and $2.6 million abroad."]
+    claim = "It grossed a combined $52.9 million."
+    assert not check(claim, quotes).ok
+    declared = Derivation("sum", (Decimal("50300000"), Decimal("2600000")), Decimal("52900000"))
+    assert check(claim, quotes, derived=declared).ok
+    # the stated precision (0.1 million) allows rounding, not a different figure
+    rounded = Derivation("sum", (Decimal("50300000"), Decimal("2600000")), Decimal("52940000"))
+    assert check(claim, quotes, derived=rounded).ok
+    assert check("It grossed a combined $53 million.", quotes, derived=declared).ok
+    assert not check("It grossed a combined $54 million.", quotes, derived=declared).ok
+
+
+def test_derivation_by_zero_is_not_a_derivation() -> None:
+    declared = Derivation("ratio", (Decimal(6), Decimal(0)), Decimal(3))
+    assert not check("The ratio was 3.", ["It had 6 wins and 0 losses."], derived=declared).ok
+
+
+# --------------------------------------------------------------------------------------------
+# Properties: formatting round trips and single-digit perturbations
+
+_MONTH_NAMES = [
+    "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December",
+]  # fmt: skip
+_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen \
+fifteen sixteen seventeen eighteen nineteen".split()
+_TENS_WORDS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def _words(n: int) -> str:
+    """English words for 0 ≤ n < 10**9, as a careful writer would spell them."""
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        tens, ones = divmod(n, 10)
+        return _TENS_WORDS[tens] + (f"-{_ONES[ones]}" if ones else "")
+    if n < 1000:
+        hundreds, rest = divmod(n, 100)
+        return f"{_ONES[hundreds]} hundred" + (f" and {_words(rest)}" if rest else "")
+    for size, name in ((10**6, "million"), (10**3, "thousand")):
+        if n >= size:
+            high, rest = divmod(n, size)
+            return f"{_words(high)} {name}" + (f" {_words(rest)}" if rest else "")
+    raise AssertionError(n)
+
+
+def _ordinal_suffix(n: int) -> str:
+    if 10 <= n % 100 <= 20:
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+@st.composite
+def formatted_figure(draw: st.DrawFn) -> str:
+    """One literal in one of the formats the extractor reads."""
+    n = draw(st.integers(min_value=0, max_value=10**9))
+    small = draw(st.integers(min_value=1, max_value=999))
+    cents = draw(st.integers(min_value=0, max_value=99))
+    year = draw(st.integers(min_value=1000, max_value=2099))
+    month = draw(st.integers(min_value=1, max_value=12))
+    day = draw(st.integers(min_value=1, max_value=28))
+    choices = [
+        str(n),
+        f"{n:,}",
+        f"{small}.{cents:02d}",
+        f"{n:,}.{cents:02d}",
+        f"{small}%",
+        f"{small}.{cents:02d} percent",
+        f"${n:,}",
+        f"€{small}.{cents % 10} million",
+        f"{n:,} USD",
+        f"{small}{_ordinal_suffix(small)}",
+        f"in {year}",
+        f"{year:04d}-{month:02d}-{day:02d}",
+        f"{_MONTH_NAMES[month - 1]} {day}, {year}",
+        f"{day} {_MONTH_NAMES[month - 1]} {year}",
+        f"{_MONTH_NAMES[month - 1]} {year}",
+    ]
+    return draw(st.sampled_from(choices))
+
+
+def _embed_claim(literal: str) -> str:
+    return f"The report gives {literal} for the region."
+
+
+def _embed_quote(literal: str) -> str:
+    return f"According to the agency, the report gives {literal} for the region in total."
+
+
+def _perturb(literal: str, position: int, replacement: int) -> str | None:
+    digits = [index for index, char in enumerate(literal) if char.isdigit()]
+    index = digits[position % len(digits)]
+    new_digit = str(replacement)
+    if literal[index] == new_digit:
+        new_digit = str((replacement + 1) % 10)
+    return literal[:index] + new_digit + literal[index + 1 :]
+
+
+_PROPERTY = settings(
+    max_examples=300,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@_PROPERTY
+@given(formatted_figure())
+def test_same_literal_is_established(literal: str) -> None:
+    assert not check(_embed_claim(literal), [_embed_quote(literal)]).numeric_missing
+
+
+@_PROPERTY
+@given(formatted_figure(), st.integers(min_value=0, max_value=50), st.integers(0, 9))
+def test_perturbing_one_digit_of_the_cited_figure_fails(
+    literal: str, position: int, replacement: int
+) -> None:
+    perturbed = _perturb(literal, position, replacement)
+    assert perturbed is not None and perturbed != literal
+    assert check(_embed_claim(literal), [_embed_quote(perturbed)]).numeric_missing, perturbed
+    assert check(_embed_claim(perturbed), [_embed_quote(literal)]).numeric_missing, perturbed
+
+
+@_PROPERTY
+@given(st.integers(min_value=0, max_value=10**12))
+def test_grouping_round_trip(n: int) -> None:
+    grouped, plain = f"{n:,}", str(n)
+    thin = grouped.replace(",", "\u2009")
+    for claim, quote in ((grouped, plain), (plain, grouped), (thin, grouped), (grouped, thin)):
+        assert check(_embed_claim(claim), [_embed_quote(quote)]).ok, (claim, quote)
+
+
+@_PROPERTY
+@given(st.integers(min_value=0, max_value=10**9 - 1))
+def test_number_words_round_trip(n: int) -> None:
+    assert check(_embed_claim(_words(n)), [_embed_quote(f"{n:,}")]).ok, _words(n)
+    assert check(_embed_claim(f"{n:,}"), [_embed_quote(_words(n))]).ok, _words(n)
+
+
+@_PROPERTY
+@given(
+    st.integers(min_value=1, max_value=999),
+    st.sampled_from(["million", "billion"]),
+    st.sampled_from([("$", "USD"), ("€", "EUR"), ("£", "GBP")]),
+)
+def test_money_round_trip(amount: int, scale: str, currency: tuple[str, str]) -> None:
+    symbol, code = currency
+    units = amount * (10**6 if scale == "million" else 10**9)
+    claim = _embed_claim(f"{symbol}{amount} {scale}")
+    assert check(claim, [_embed_quote(f"{units:,} {code}")]).ok
+    assert check(claim, [_embed_quote(f"{code} {units:,}")]).ok
+    assert not check(claim, [_embed_quote(f"{units + 10**6:,} {code}")]).ok
+
+
+@_PROPERTY
+@given(st.decimals(min_value=0, max_value=100, places=1, allow_nan=False))
+def test_percent_round_trip(value: Decimal) -> None:
+    for claim, quote in ((f"{value}%", f"{value} percent"), (f"{value} per cent", f"{value} %")):
+        assert check(_embed_claim(claim), [_embed_quote(quote)]).ok
+
+
+@_PROPERTY
+@given(st.dates())
+def test_date_round_trip(day: Any) -> None:
+    if not 1000 <= day.year <= 2099:
+        return
+    name = _MONTH_NAMES[day.month - 1]
+    iso = day.isoformat()
+    for claim, quote in (
+        (iso, f"{name} {day.day}, {day.year}"),
+        (f"{day.day} {name} {day.year}", iso),
+        (f"{name} {day.year}", iso),
+        (f"in {day.year}", f"{day.day} {name} {day.year}"),
+    ):
+        assert check(_embed_claim(claim), [_embed_quote(quote)]).ok, (claim, quote)
+
+
+@_PROPERTY
+@given(st.text(alphabet=st.sampled_from(list("0123456789,. $%€-/#:'MmkJanuryMch thed\u2009"))))
+def test_offsets_point_at_the_text(text: str) -> None:
+    for token in extract(text):
+        assert text[token.start : token.end] == token.text
+        assert token.numeric == (token.kind != "name")
+
+
+@_PROPERTY
+@given(
+    st.integers(min_value=2, max_value=10**6),
+    st.sampled_from(["more than", "over", "at least", "less than", "under", "at most"]),
+)
+def test_bounds_follow_the_comparison(x: int, phrase: str) -> None:
+    claim = _embed_claim(f"{phrase} {x:,}")
+    outcomes = {y: check(claim, [_embed_quote(f"{y:,}")]).ok for y in (x - 1, x, x + 1)}
+    expected = {
+        "more than": (False, False, True),
+        "over": (False, False, True),
+        "at least": (False, True, True),
+        "less than": (True, False, False),
+        "under": (True, False, False),
+        "at most": (True, True, False),
+    }[phrase]
+    assert tuple(outcomes.values()) == expected
+
+
+# --------------------------------------------------------------------------------------------
+# Linear time on long and hostile inputs
+
+_HOSTILE = [
+    "1," * 50_000,
+    "1" + ",000" * 25_000 + "1",
+    "9" * 100_000,
+    "1." * 50_000,
+    "Abc " * 25_000,
+    "A. " * 33_000,
+    "one " * 25_000,
+    "twenty-" * 14_000,
+    "more than " * 10_000,
+    "March " * 16_000,
+    "$" * 100_000,
+    "US $ " * 20_000,
+    " " * 100_000,
+    "# 1 " * 25_000,
+    "5 March 2020 " * 7_000,
+]
+
+
+def test_hostile_megabyte_finishes_quickly() -> None:
+    text = "".join(_HOSTILE)
+    assert len(text) > 1_000_000
+    began = time.perf_counter()
+    tokens = extract(text)
+    elapsed = time.perf_counter() - began
+    assert tokens
+    assert elapsed < 20, elapsed
+
+
+def test_time_grows_linearly() -> None:
+    unit = "In 2020 , more than $ 35.5 million ( 7 % ) of 1,234 cases on March 5 , 2020 by Ofcom. "
+    small, large = unit * 500, unit * 5_000
+
+    def timed(text: str) -> float:
+        began = time.perf_counter()
+        extract(text)
+        return time.perf_counter() - began
+
+    small_time = min(timed(small) for _ in range(3))
+    assert timed(large) < 30 * small_time + 0.5
+
+
+# --------------------------------------------------------------------------------------------
+# The eval: literal fidelity on human-labelled numeric pairs
+
+
+def test_vitaminc_numeric_targets() -> None:
+    rows = [row for row in load_eval("vitaminc_dev.jsonl") if row["kind"] == "numeric"]
+    began = time.perf_counter()
+    flagged = {"supported": 0, "not_supported": 0}
+    totals = {"supported": 0, "not_supported": 0}
+    for row in rows:
+        totals[row["expected"]] += 1
+        flagged[row["expected"]] += bool(check(row["claim"], [row["quote"]]).numeric_missing)
+    elapsed = time.perf_counter() - began
+    caught = flagged["not_supported"] / totals["not_supported"]
+    rejected = flagged["supported"] / totals["supported"]
+    assert caught >= 0.95, f"A = {caught:.3f}"
+    assert rejected <= 0.10, f"B = {rejected:.3f}"
+    assert elapsed < 2.0, elapsed
