@@ -537,8 +537,7 @@ class _Walker:
             key = keys["text"] if "text" in keys else keys["input"]
             self.walk(item[key], f"{where}.{key}", context, depth + 1)
             return
-        source_value = item.get(keys.get("source", ""))
-        if any(k in keys for k in URL_KEYS) or _is_http_url(source_value):
+        if any(k in keys for k in URL_KEYS) or _source_url_key(item, keys):
             self._candidate(where, item, context)
             return
         containers = [
@@ -580,6 +579,12 @@ class _Walker:
                 self._candidate(here, {"url": url}, context)
 
 
+def _source_url_key(item: dict[str, Any], keys: dict[str, str]) -> str | None:
+    """The key of a ``"source"`` that holds a URL (elsewhere "source" may be a wrapper)."""
+    key = keys.get("source")
+    return key if key is not None and _is_http_url(item[key]) else None
+
+
 def _may_hold(value: Any) -> bool:
     """Whether a wrapper key's value could contain sources (so "source": "Reuters" does not)."""
     if value is None or isinstance(value, dict | list):
@@ -592,7 +597,7 @@ def _may_hold(value: Any) -> bool:
 
 def _is_content_block(item: dict[str, Any], keys: dict[str, str]) -> bool:
     # Chat-API envelopes: {"type": "text", "text": "..."} and {"type": "tool_use", "input": {...}}
-    kind = item.get(keys.get("type", ""))
+    kind = item[keys["type"]] if "type" in keys else None
     if kind == "text" and "text" in keys:
         return keys.keys() <= {"type", "text", "citations", "annotations"}
     return kind == "tool_use" and "input" in keys
@@ -639,7 +644,7 @@ def _kind(value: object) -> str:
     if isinstance(value, list):
         return f"a list of {len(value)} item(s)"
     if isinstance(value, dict):
-        shown = ", ".join(str(key) for key in list(value)[:5])
+        shown = ", ".join(" ".join(str(key).split())[:30] for key in list(value)[:5])
         return f"an object with keys {shown}" if value else "an empty object"
     return "null" if value is None else type(value).__name__
 
@@ -679,9 +684,9 @@ def _coerce_source(candidate: _Candidate, log: _Log, options: _RowOptions) -> _D
         return keys[present[0]], item[keys[present[0]]]
 
     url_entry = take(URL_KEYS)
-    if url_entry is None and _is_http_url(item.get(keys.get("source", ""))):
-        used.add(keys["source"])
-        url_entry = (keys["source"], item[keys["source"]])
+    if url_entry is None and (source_key := _source_url_key(item, keys)):
+        used.add(source_key)
+        url_entry = (source_key, item[source_key])
     resolved = _resolve_url(url_entry, where, item, log)
     if resolved is None:
         return None  # the rejection carries the whole object, findings included
