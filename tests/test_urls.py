@@ -1,4 +1,4 @@
-"""URL canonicalization, registrable domains and host matching (contracts.md §2 "URLs")."""
+"""URL canonicalization, registrable domains and host matching."""
 
 from __future__ import annotations
 

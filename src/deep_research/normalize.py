@@ -1,4 +1,4 @@
-"""Coerce raw fetcher output into canonical ``sources.jsonl`` rows (contracts.md §2).
+"""Coerce raw fetcher output into canonical ``sources.jsonl`` rows.
 
 Fetcher agents are small models and their JSON drifts: other key names, extra wrappers, findings
 as maps or pairs, dates in prose, JSON inside a string inside a code fence. This module accepts

@@ -1,4 +1,4 @@
-"""Canonical URLs, registrable domains and host matching (contracts.md §2 "URLs", §6).
+"""Canonical URLs, registrable domains and host matching.
 
 One canonical spelling per web resource lets the normalizer merge the same page found under
 different links, and lets the gates match a citation to a fetch-log entry. The canonical form:
@@ -7,7 +7,7 @@ different links, and lets the gates match a citation to a fetch-log entry. The c
 * host IDNA-encoded (stdlib ``idna`` codec, i.e. IDNA 2003) with a trailing dot removed;
   IPv6 literals are written compressed in brackets;
 * userinfo dropped (credentials never belong in a brief); default port (80/443) dropped;
-* percent-encoding normalized as RFC 3986 §6.2.2 allows: escapes upper-case, escapes of
+* percent-encoding normalized only where meaning cannot change: escapes upper-case, escapes of
   unreserved characters (``A-Z a-z 0-9 - . _ ~``) decoded, reserved characters left encoded
   (``%2F`` stays ``%2F``), characters that may not appear raw (space, non-ASCII, ``"<>``…)
   encoded as UTF-8, and a stray ``%`` encoded as ``%25``;
@@ -226,7 +226,7 @@ def _ip_literal(host: str) -> str | None:
 
 @cache
 def _public_suffixes() -> PublicSuffixList:
-    # The bundled list: owner computation must not depend on the network (contracts.md §6).
+    # The bundled list: owner computation must not depend on the network.
     return PublicSuffixList()
 
 
