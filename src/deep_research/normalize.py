@@ -48,8 +48,10 @@ from deep_research.urls import InvalidURL, canonicalize, registrable_domain
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 #: Deepest wrapper nesting followed; deeper structures are reported, not recursed into.
 MAX_DEPTH = 40
-#: How many places in prose are tried as the start of embedded JSON (bounds work on garbage).
+#: How many false starts of embedded JSON are tried in prose (bounds the work on garbage).
 MAX_PROSE_ATTEMPTS = 16
+#: Most JSON values taken from prose; real answers hold a few, garbage "{}{}{}…" millions.
+MAX_PROSE_VALUES = 1000
 EXCERPT_CHARS = 160
 EXPECTED = "expected fetcher JSON: an object, an array, JSONL or a ```json block"
 
@@ -401,16 +403,19 @@ def _extract_leading(text: str, error: _NotJSON) -> _Extracted:
 def _extract_from_prose(text: str) -> _Extracted:
     decoder = json.JSONDecoder()
     found = _Extracted()
-    attempts = 0
+    failures = 0
     position = 0
-    while attempts < MAX_PROSE_ATTEMPTS:
+    while failures < MAX_PROSE_ATTEMPTS:
         match = _JSON_START.search(text, position)
         if match is None:
             break
-        attempts += 1
+        if len(found.docs) == MAX_PROSE_VALUES:
+            found.notes.append(("", f"stopped after {MAX_PROSE_VALUES} JSON values in prose"))
+            break
         try:
             value, end = decoder.raw_decode(text, match.start())
         except (json.JSONDecodeError, RecursionError):
+            failures += 1
             position = match.start() + 1
             continue
         if isinstance(value, dict) or (
