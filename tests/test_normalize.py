@@ -155,6 +155,12 @@ def test_rejection_describes_itself_on_one_line() -> None:
     assert line.startswith("$.results[2].findings[0]: finding has no quote")
 
 
+def test_jsonl_after_a_prose_line_is_read_whole() -> None:
+    lines = [json.dumps({"url": f"https://a.example/{n}"}) for n in range(40)]
+    result = normalize_payload("Here are the sources:\n" + "\n".join(lines))
+    assert [row.id for row in result.rows] == [f"S{n}" for n in range(1, 41)]
+
+
 def test_a_source_whose_findings_were_all_rejected_is_kept() -> None:
     result = normalize_payload('{"url": "https://a.example/x", "findings": [{"claim": "c"}]}')
     assert [row.url for row in result.rows] == ["https://a.example/x"]
