@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -138,6 +139,30 @@ def _cmd_locate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from deep_research.brief import iter_jsonl, read_text
+    from deep_research.evaluate import measure_literals, measure_location, report_lines
+
+    directory = Path(args.eval_dir)
+
+    def rows(name: str) -> list[dict[str, Any]]:
+        path = directory / name
+        return [value for _, value in iter_jsonl(read_text(path, what="eval file"), what=str(path))]
+
+    location = measure_location(rows(args.quotes)) if args.quotes else None
+    literals = measure_literals(rows(args.literals)) if args.literals else None
+    if args.json:
+        _print_json(
+            {
+                "quote_location": location.as_dict() if location else None,
+                "literal_fidelity": literals.as_dict() if literals else None,
+            }
+        )
+    else:
+        print("\n".join(report_lines(location, literals, show=args.show)))
+    return EXIT_OK
+
+
 # --- parser ---------------------------------------------------------------------------------
 
 
@@ -184,6 +209,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = add("gate", _cmd_gate, "check citations from any tool (batch, no model, no network)")
     sub.add_argument("--input", required=True, help="pairs.jsonl, or - (stdin)")
     sub.add_argument("--output", help="results.jsonl (default: stdout)")
+
+    sub = add("eval", _cmd_eval, "measure the gate on labelled quote and literal data")
+    sub.add_argument(
+        "--eval-dir",
+        default=os.environ.get("DEEP_RESEARCH_EVAL_DIR", "../shared/eval"),
+        help="folder of labelled JSONL files (default: $DEEP_RESEARCH_EVAL_DIR or ../shared/eval)",
+    )
+    sub.add_argument("--quotes", default="wice_quotes_dev.jsonl", help="quote-location rows")
+    sub.add_argument("--literals", default="vitaminc_dev.jsonl", help="literal-fidelity rows")
+    sub.add_argument("--show", type=int, default=0, help="print this many misses per figure")
+    sub.add_argument("--json", action="store_true", help="print the figures as JSON")
 
     sub = add("locate", _cmd_locate, "locate one quote in a text file")
     sub.add_argument("--quote", required=True)

@@ -1,0 +1,165 @@
+"""Measure the gate on labelled data: the figures the README reports.
+
+Two kinds of labelled rows, both in the gate's batch-input shape plus labels:
+
+* **quote location** (``expected`` located/not_located, ``span``, ``kind``): the share of true
+  quotes the gate locates at exactly the labelled span, per kind, and how many foreign quotes it
+  locates at all (the target is none);
+* **literal fidelity** (``expected`` supported/not_supported, ``kind`` numeric/non_numeric): on
+  numeric rows, the share of ``not_supported`` rows the gate rejects *on a number or date*, and
+  the share of ``supported`` rows it wrongly rejects on a number or date. A missing proper name is
+  a separate signal and is reported separately, never folded into either figure.
+
+Both run the gate's own steps (:func:`deep_research.support.check_support`), not a re-creation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from deep_research.locate import Document
+from deep_research.support import Support, check_support
+
+Row = dict[str, Any]
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+@dataclass
+class LocationFigures:
+    total: Counter[str] = field(default_factory=Counter)
+    exact: Counter[str] = field(default_factory=Counter)
+    foreign: int = 0
+    foreign_located: int = 0
+    seconds: float = 0.0
+    misses: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        true_total = sum(self.total.values())
+        return {
+            "exact_span_share": _share(sum(self.exact.values()), true_total),
+            "true_quotes": true_total,
+            "by_kind": {
+                kind: _share(self.exact[kind], self.total[kind]) for kind in sorted(self.total)
+            },
+            "foreign_quotes": self.foreign,
+            "foreign_accepted": self.foreign_located,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def _support(row: Row, documents: dict[str, Document]) -> Support:
+    text = row["source_text"]
+    document = documents.get(text)
+    if document is None:
+        document = documents[text] = Document(text)
+    return check_support(row["claim"], [row["quote"]], document)
+
+
+def measure_location(rows: Iterable[Row]) -> LocationFigures:
+    figures = LocationFigures()
+    documents: dict[str, Document] = {}
+    started = time.perf_counter()
+    for row in rows:
+        located = _support(row, documents).quotes[0].located
+        if row["expected"] == "not_located":
+            figures.foreign += 1
+            if located is not None:
+                figures.foreign_located += 1
+                figures.misses.append(f"{row['id']}: foreign quote located ({located.method})")
+            continue
+        figures.total[row["kind"]] += 1
+        span = [located.start, located.end] if located is not None else None
+        if span == list(row["span"]):
+            figures.exact[row["kind"]] += 1
+        else:
+            figures.misses.append(f"{row['id']}: expected {row['span']}, got {span}")
+    figures.seconds = time.perf_counter() - started
+    return figures
+
+
+@dataclass
+class LiteralFigures:
+    counts: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    misses: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        c = self.counts
+        return {
+            "numeric_not_supported_rejected_on_number_or_date": _share(
+                c["refute_flagged"], c["refute"]
+            ),
+            "numeric_supported_rejected_on_number_or_date": _share(
+                c["support_flagged"], c["support"]
+            ),
+            "numeric_supported_missing_a_name": _share(c["support_name"], c["support"]),
+            "numeric_not_supported_rows": c["refute"],
+            "numeric_supported_rows": c["support"],
+            "non_numeric_not_supported_gate_rejected": _share(
+                c["nn_refute_rejected"], c["nn_refute"]
+            ),
+            "non_numeric_supported_gate_rejected": _share(
+                c["nn_support_rejected"], c["nn_support"]
+            ),
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def measure_literals(rows: Iterable[Row]) -> LiteralFigures:
+    figures = LiteralFigures()
+    documents: dict[str, Document] = {}
+    started = time.perf_counter()
+    for row in rows:
+        support = _support(row, documents)
+        refute = row["expected"] == "not_supported"
+        if row["kind"] != "numeric":
+            key = "nn_refute" if refute else "nn_support"
+            figures.counts[key] += 1
+            figures.counts[f"{key}_rejected"] += support.outcome != "supported"
+            continue
+        literals = support.literals
+        flagged = bool(literals and literals.numeric_missing)
+        if refute:
+            figures.counts["refute"] += 1
+            figures.counts["refute_flagged"] += flagged
+            if not flagged:
+                figures.misses.append(f"{row['id']}: not_supported row passed the number check")
+        else:
+            figures.counts["support"] += 1
+            figures.counts["support_flagged"] += flagged
+            figures.counts["support_name"] += bool(literals and literals.names_missing)
+            if flagged and literals is not None:
+                missing = ", ".join(token.text for token in literals.numeric_missing)
+                figures.misses.append(f"{row['id']}: supported row rejected on {missing}")
+    figures.seconds = time.perf_counter() - started
+    return figures
+
+
+def format_figures(name: str, figures: dict[str, Any]) -> list[str]:
+    lines = [f"{name}:"]
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            inner = ", ".join(f"{k} {v}" for k, v in value.items())
+            lines.append(f"  {key}: {inner}")
+        else:
+            lines.append(f"  {key}: {value}")
+    return lines
+
+
+def report_lines(
+    location: LocationFigures | None, literals: LiteralFigures | None, show: int = 0
+) -> Sequence[str]:
+    lines: list[str] = []
+    for name, figures in (("quote location", location), ("literal fidelity", literals)):
+        if figures is None:
+            continue
+        lines.extend(format_figures(name, figures.as_dict()))
+        lines.extend(f"  miss: {miss}" for miss in figures.misses[:show])
+    return lines

@@ -1,0 +1,115 @@
+"""The gate's figures on labelled data: the README's numbers, and the targets they must meet."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import load_eval
+from deep_research.cli import main
+from deep_research.evaluate import measure_literals, measure_location
+
+PAGE = (
+    "The bridge opened to traffic on 4 May 2021 after six years of construction. "
+    "It carries about 41,000 vehicles a day, according to the transport ministry."
+)
+
+
+def _quote_row(
+    row_id: str, quote: str, expected: str, span: list[int] | None, kind: str
+) -> dict[str, Any]:
+    return {
+        "id": row_id,
+        "claim": "The bridge opened in 2021.",
+        "quote": quote,
+        "source_text": PAGE,
+        "expected": expected,
+        "span": span,
+        "kind": kind,
+    }
+
+
+def test_location_figures_on_a_tiny_table() -> None:
+    quote = "The bridge opened to traffic on 4 May 2021 after six years of construction."
+    rows = [
+        _quote_row("hit", quote, "located", [0, len(quote)], "verbatim"),
+        _quote_row("off", quote, "located", [1, len(quote)], "verbatim"),
+        _quote_row(
+            "foreign",
+            "The tunnel closed for repairs in the winter of 2019 after floods.",
+            "not_located",
+            None,
+            "foreign",
+        ),
+    ]
+    figures = measure_location(rows).as_dict()
+    assert figures["exact_span_share"] == 0.5 and figures["foreign_accepted"] == 0
+
+
+def test_literal_figures_on_a_tiny_table() -> None:
+    sentence = "It carries about 41,000 vehicles a day, according to the transport ministry."
+    rows = [
+        {
+            "id": "s",
+            "claim": "The bridge carries more than 40,000 vehicles a day.",
+            "quote": sentence,
+            "source_text": sentence,
+            "expected": "supported",
+            "kind": "numeric",
+        },
+        {
+            "id": "r",
+            "claim": "The bridge carries more than 45,000 vehicles a day.",
+            "quote": sentence,
+            "source_text": sentence,
+            "expected": "not_supported",
+            "kind": "numeric",
+        },
+    ]
+    figures = measure_literals(rows).as_dict()
+    assert figures["numeric_not_supported_rejected_on_number_or_date"] == 1.0
+    assert figures["numeric_supported_rejected_on_number_or_date"] == 0.0
+
+
+def test_wice_quote_location_targets() -> None:
+    figures = measure_location(load_eval("wice_quotes_dev.jsonl")).as_dict()
+    assert figures["exact_span_share"] >= 0.99
+    assert figures["foreign_accepted"] == 0
+
+
+def test_vitaminc_literal_targets() -> None:
+    figures = measure_literals(load_eval("vitaminc_dev.jsonl")).as_dict()
+    assert figures["numeric_not_supported_rejected_on_number_or_date"] >= 0.95
+    assert figures["numeric_supported_rejected_on_number_or_date"] <= 0.10
+
+
+def test_eval_command_json_and_missing_dir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = tmp_path / "quotes.jsonl"
+    quote = "The bridge opened to traffic on 4 May 2021 after six years of construction."
+    rows.write_text(
+        json.dumps(_quote_row("hit", quote, "located", [0, len(quote)], "verbatim")) + "\n"
+    )
+    assert (
+        main(
+            [
+                "eval",
+                "--eval-dir",
+                str(tmp_path),
+                "--quotes",
+                "quotes.jsonl",
+                "--literals",
+                "",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert out["quote_location"]["exact_span_share"] == 1.0 and out["literal_fidelity"] is None
+    assert main(["eval", "--eval-dir", str(tmp_path / "absent")]) == 2
+    assert "not found" in capsys.readouterr().err
