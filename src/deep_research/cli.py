@@ -78,6 +78,8 @@ def _cmd_normalize(args: argparse.Namespace) -> int:
     result = run_normalize(options, stdin=sys.stdin.buffer)
     for rejection in result.rejections:
         print(f"rejected: {rejection.describe()}", file=sys.stderr)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     print(result.summary(), file=sys.stderr)
     return EXIT_OK
 
