@@ -135,8 +135,11 @@ def test_extract_figures(
         ("before June 27 it began", "date", (0, 6, 27), "lt"),
         ("in 2020 it began", "year", (2020, None, None), "eq"),
         ("after 1998 it began", "year", (1998, None, None), "gt"),
-        ("since 1998 it grew", "year", (1998, None, None), "ge"),
-        ("by 2017 it grew", "year", (2017, None, None), "le"),
+        ("since 1998 it grew", "year", (1998, None, None), "eq"),
+        ("no earlier than 1998 it grew", "year", (1998, None, None), "ge"),
+        ("on or before 1998 it grew", "year", (1998, None, None), "le"),
+        ("by 2017 it grew", "year", (2017, None, None), "eq"),
+        ("until 2017 it grew", "year", (2017, None, None), "eq"),
         ("popular in the 1990s", "year", (1990, None, None), "eq"),
         ("surpassing 2009 's hit", "year", (2009, None, None), "eq"),
     ],
@@ -154,7 +157,7 @@ def test_yearless_date_takes_the_year_stated_earlier() -> None:
 
 
 def test_season_span_is_two_years() -> None:
-    years = [t.date for t in extract("the 2010-11 Ashes series") if t.kind == "year"]
+    years = [t.date for t in extract("during the 2010-11 season") if t.kind == "year"]
     assert years == [(2010, None, None), (2011, None, None)]
 
 
@@ -177,6 +180,9 @@ def test_bare_four_digit_count_is_a_number_not_a_year() -> None:
         ("the UEFA Euro 2016 final", ["UEFA Euro 2016"]),
         ("Super Mario Bros. 3 sold well", ["Super Mario Bros. 3"]),
         ("cases of COVID-19 rose", ["COVID-19"]),
+        ("in the 2010-11 Ashes series", ["2010-11 Ashes"]),
+        ("before the 2018 World Cup", ["2018 World Cup"]),
+        ("In 2019 Apple released it", ["Apple"]),
         ("It opened on Monday , 5 May .", []),
         ("Fire Station # 3 opened", ["Fire Station", "# 3"]),
     ],

@@ -1,60 +1,79 @@
 """Literal fidelity: every figure, date and name in a claim must be backed by its quotes.
 
-Step 3 of the gate. :func:`extract` finds the literals of a text; :func:`check` decides which
-literals of a claim are not established by the quotes cited for it.
+Step 3 of the gate. :func:`extract` finds the literals of a text; :func:`check` says which literals
+of a claim the quotes cited for it do not establish.
 
 Extraction
-    * numbers: integers and decimals with ``,`` ``.`` or thin-space grouping. A lone ``,`` followed
-      by exactly three digits groups thousands; ``,`` followed by one or two digits is a decimal
-      comma; a lone ``.`` is always a decimal point (``1.000`` is one, not a thousand); with both
-      separators the last one is the decimal mark. Multipliers ``thousand/million/billion/
-      trillion/bn/mn/crore/lakh`` scale the value (``k``/``m`` only when attached or on money).
-    * number words (``three``, ``twenty-five``, ``a dozen``, ``two million``); ordinals
-      (``3rd``, ``third``) are their own kind.
-    * percentages (``7%``, ``7 percent``, ``7 per cent``, ``55 out of 100``); the value is the
-      number (7 for 7%).
-    * money: a currency symbol or ISO code before or after the amount; the value is in units of
-      the currency (``$35 million`` → 35000000, ``USD``).
+    * numbers: integers and decimals with ``,`` ``.`` or thin/no-break-space grouping. ``,``
+      followed by groups of exactly three digits groups thousands (``12,34,567`` lakh grouping
+      too); ``,`` followed by one or two digits is a decimal comma; a lone ``.`` is always a
+      decimal point (``1.000`` is one, not a thousand); two or more ``.`` groups are thousands;
+      with both marks the last one is the decimal mark. Multipliers ``thousand/million/billion/
+      trillion/bn/mn/crore/lakh`` scale the value; ``m``/``k`` only when glued to the digits or
+      on money (``60 m`` is sixty metres).
+    * number words (``three``, ``twenty-five``, ``two hundred and five``, ``a dozen``,
+      ``two million``); the pronoun ``one of`` is not a count. Ordinals (``3rd``, ``third``) are
+      their own kind.
+    * percentages (``7%``, ``7 percent``, ``7 per cent``, ``80-percent``, ``55 out of 100``,
+      ``84/100``); the value is the number (7 for 7%).
+    * money: a currency symbol or ISO code before or after the amount, or ``dollars``/``euros``…
+      after it; the value is in units of the currency (``$35 million`` → 35000000 ``USD``).
     * dates: ISO ``2024-03-05`` / ``2024-03``, ``5 March 2024``, ``March 5, 2024``,
       ``March 2024``, and day-month without a year, which takes the year of the nearest earlier
       (else later) year in the same text, or year 0 ("not stated") when the text has none.
-    * years: a bare four-digit integer 1000–2100 after a temporal word (``in``, ``since``,
-      ``after``…) or inside parentheses; decades (``1990s``) cover their ten years. Season spans
-      like ``2010-11`` are two years.
-    * qualifiers: a comparative right before a figure (``more than``, ``at least``, ``under``,
-      ``about``, ``nearly``…, and ``after/before/since/by/until`` before dates), or ``or more`` /
-      ``or less`` / ``+`` right after it; ``eq`` otherwise.
-    * names: capitalized word sequences (joined by ``of``/``de``/``van``…), acronyms; a word at a
-      sentence start counts only inside a multiword sequence, leading function words dropped;
-      month and weekday names are dates, not names.
+      Lower-case month names count only in full day-month-year dates (``may`` is a verb).
+    * years: a four-digit integer 1000–2100 after a temporal word (``in``, ``since``, ``after``,
+      ``no later than``…), in parentheses, or before a possessive (``2009's``); decades
+      (``1990s``) cover their ten years; a season ``2010-11`` is two years. Any other bare
+      four-digit integer is a number (``cases reached 2251``).
+    * qualifiers: a comparative right before a figure (``more than``, ``over``, ``at least``,
+      ``under``, ``older than``, ``about``, ``~``, ``nearly``, ``almost``…), or ``or more`` /
+      ``or less`` / ``+`` right after it; ``eq`` otherwise. Before dates and ordinals:
+      ``after``/``later than`` (gt), ``before``/``prior to`` (lt), ``no later than`` (le),
+      ``no earlier than`` (ge), ``around``/``circa`` (approx). ``by``, ``since`` and ``until``
+      mark an endpoint and are read as ``eq``: "by April 21 there were 17 cases" is the count
+      as of April 21, which a count as of April 20 does not establish.
+    * names: capitalized word sequences (joined by ``of``/``de``/``van``…) and acronyms. A single
+      capitalized word at a sentence start is not a name; leading function words are dropped;
+      month and weekday names belong to dates. A number is part of a name, not a figure, when it
+      follows a capitalized word (``Ted 2``, ``Euro 2016``, ``Super Mario Bros. 3``), when it is
+      a label (``#3``, ``No. 3``), or when a year sits between "the" and a capitalized word
+      (``the 2018 World Cup``): the name check still catches a change to it.
 
-Matching (each claim literal against the literals of all quotes)
+Matching (each claim literal against the literals of all quotes taken together)
     Every literal is an interval: ``eq X`` → {X}; ``more than X`` → (X, ∞); ``at least X`` →
     [X, ∞); ``less than X`` → (−∞, X); ``at most X`` → (−∞, X]; ``about X`` → X ± max(5% of X,
-    half a unit of the last written digit), which is the rounding rule; ``nearly X`` → the same
-    band capped at X. A quote's ``about Y`` is taken at face value ({Y}); its ``nearly Y`` is the
-    band below Y. A claim literal is satisfied when a compatible quote literal's interval lies
-    inside the claim literal's interval: so ``150`` is not established by ``more than 100``, and a
-    bare ``18,700`` is not established by ``18,752``. Dates are day intervals: a year is its 365
-    days, so ``in 2020`` contains any date in 2020 and ``March 2024`` any day of that month.
+    half a unit of the last written digit) — the latter is the rounding rule, so it only applies
+    under ``about``; ``nearly X`` → the same band capped at X. In a quote, ``about Y`` is taken
+    at face value ({Y}) and ``nearly Y`` is the band below Y. A claim literal is satisfied when a
+    compatible quote literal's interval lies inside the claim literal's interval: ``150`` is not
+    established by ``more than 100``, ``less than 6.8 million`` not by ``over 6.7 million``, and a
+    bare ``18,700`` not by ``18,752``. Dates are day intervals: a year covers its days, so
+    ``in 2020`` contains any date in 2020 and ``March 2024`` any day of that month; a claim date
+    without a year compares day and month only; a quote date without a year cannot establish a
+    claim date that states one.
 
-    A bound is judged against the quote figure nearest in value to it (relative distance), not any
-    figure: ``more than 100 deaths`` is not established by an unrelated ``20,875 cases`` in the
-    same quote while the quote's death count is ``76``.
+    A bound is judged against its referent, not against every figure (else any larger number in
+    the quote would establish ``more than X``): the quote figure nearest in value, unless another
+    one at most 0.1 farther (relative distance) shares more neighbouring lower-case words with
+    the claim figure (``under 100 crores worldwide`` is judged against ``144 crores worldwide``,
+    not ``75 crores nett in India``). Equality and ``about`` accept any matching figure.
 
-    Compatible kinds: number/year with number/year, percent with percent, money with money of the
-    same currency, ordinal with ordinal, date/year claims with quote dates and years. Bounded
-    number claims ignore quote years.
+    Compatible kinds: number with number and ordinal (the 26th year makes 26 years), and with a
+    year only for equality; percent with percent; money with money of the same currency; ordinal
+    with ordinal; date and year claims with quote dates and years (a bare four-digit quote number
+    may be a year).
 
-    Derived: when ``derived`` is given, the claim figure equal to its result is satisfied iff every
-    input is a figure in the quotes and the operation on the inputs gives the result within half a
-    unit of the claim figure's last written digit (or the ``about`` band). For a percent figure a
-    ratio may be given as a fraction or as a percentage.
+    Derived: when ``derived`` is given, the claim figure equal to its result (within half a unit
+    of its last written digit) is satisfied iff every input is a figure in the quotes and the
+    operation on the inputs gives the claim figure within that precision (or its ``about``
+    band). ``difference`` is first − second, ``ratio`` first / second (for a percent figure the
+    ratio may be a fraction or a percentage), ``percent_change`` (second − first) / first × 100.
 
-    Names: satisfied when the normalized name (case, diacritics, punctuation, possessive ``'s``
-    removed) occurs as a whole-word phrase in the normalized quotes. A shorter claim name inside a
-    longer quote name counts (``Brandon`` in ``Brandon Mayhew``); a longer one does not
-    (``New York City`` is not ``New York``: it names something more specific).
+    Names: satisfied when the normalized name (case, diacritics, punctuation and possessive
+    ``'s`` removed) occurs as a whole-word phrase in the normalized quotes. A shorter claim name
+    inside a longer quote name counts (``Brandon`` in ``Brandon Mayhew``); a longer one does not
+    (``New York City`` is not established by ``New York``: it names something more specific).
 """
 
 from __future__ import annotations
@@ -318,8 +337,8 @@ _DATE_QUALIFIERS: tuple[tuple[str, Qualifier], ...] = (
     ("no later than", "le"), ("not later than", "le"), ("on or before", "le"),
     ("no earlier than", "ge"), ("not earlier than", "ge"), ("on or after", "ge"),
     ("later than", "gt"), ("after", "gt"), ("earlier than", "lt"), ("prior to", "lt"),
-    ("before", "lt"), ("since", "ge"), ("until", "le"), ("till", "le"), ("up to", "le"),
-    ("through", "le"), ("by", "le"), ("around", "approx"), ("about", "approx"),
+    ("before", "lt"),
+    ("around", "approx"), ("about", "approx"),
     ("circa", "approx"), ("ca.", "approx"), ("c.", "approx"), ("approximately", "approx"),
     ("roughly", "approx"),
 )  # fmt: skip
@@ -426,7 +445,9 @@ def _is_year(text: str, start: int, raw: str) -> bool:
     if _POSSESSIVE_RE.match(text, start + 4):
         return True
     previous = _previous_word(text, start)
-    return previous == "(" or previous in _YEAR_CONTEXT
+    if previous == "(" or previous in _YEAR_CONTEXT:
+        return True
+    return _qualifier_before(text, start, dated=True) != "eq"  # "no later than 2025"
 
 
 _POSSESSIVE_RE = re.compile(r"\s?['’]s(?![A-Za-z])")
@@ -461,6 +482,24 @@ def _identifier_tokens(text: str, taken: _Spans) -> list[LiteralToken]:
             taken.take(start, end)
             tokens.append(LiteralToken("name", found.group(0), start, end, None, None, None, "eq"))
     return tokens
+
+
+_EVENT_YEAR_RE = re.compile(r"(?:1\d{3}|20\d{2})(?:[-–]\d{2})?")
+_THE_BEFORE_RE = re.compile(r"(?<![\w])[Tt]he $")
+_NAME_AFTER_RE = re.compile(r" ([^\W\d_][\w&+'’-]*)")
+
+
+def _event_year(text: str, start: int, end: int) -> bool:
+    """A year between "the" and a capitalized word names an event: the 2018 World Cup."""
+    if not _EVENT_YEAR_RE.fullmatch(text, start, end):
+        return False
+    if not _THE_BEFORE_RE.search(text, max(0, start - 5), start):
+        return False
+    after = _NAME_AFTER_RE.match(text, end)
+    if after is None:
+        return False
+    word = after.group(1)
+    return word[0].isupper() and _is_name_word(word) and word.lower() not in _FUNCTION_WORDS
 
 
 def _money_unit(prefix: str | None, suffix: str | None) -> str | None:
@@ -512,7 +551,7 @@ def _number_token(text: str, found: re.Match[str]) -> LiteralToken | None:
     else:
         kind = "number"
     plain = kind in ("number", "year") and _PLAIN_NUMERAL_RE.fullmatch(text, start, end)
-    if plain and _title_number(text, start):
+    if plain and (_title_number(text, start) or _event_year(text, start, end)):
         return None
     qualifier = _qualifier_before(text, start, dated=kind in ("year", "ordinal"))
     if qualifier == "eq":
@@ -578,6 +617,9 @@ def _date_tokens(text: str, taken: _Spans) -> list[LiteralToken]:
     for found in _DATE_RE.finditer(text):
         start, end = found.span()
         made: list[LiteralToken] = []
+        if _event_year(text, start, end):
+            taken.take(start, end)  # left for the name it belongs to
+            continue
         if found.group("iso"):
             year, month = int(found.group("iy")), int(found.group("im"))
             day = int(found.group("id")) if found.group("id") else None
@@ -799,6 +841,8 @@ def _name_tokens(text: str, taken: _Spans) -> list[LiteralToken]:
             else:
                 flush()
                 pending_connector = None
+                if _event_year(text, found.start(), found.end()):
+                    run.append(found)
             previous_end = found.end()
             continue
         capitalized = word[0].isupper() and _is_name_word(word) and taken.free(*found.span())
@@ -1127,8 +1171,9 @@ def _judge(qualifier: Qualifier, outer: _Interval, candidates: list[_Candidate])
 def _compatible(claim: LiteralToken, quote: LiteralToken) -> bool:
     if quote.value is None:
         return False
-    if claim.kind in ("number", "year"):
-        if quote.kind == "year" or (quote.kind == "number" and quote.date is not None):
+    if claim.kind == "number":
+        if quote.kind == "year":
+            # a year is a count only by coincidence: it can equal a figure, never bound one
             return claim.qualifier not in ("gt", "ge", "lt", "le")
         # the 26th consecutive year makes 26 consecutive years; a count does not make a rank
         return quote.kind in ("number", "ordinal")
@@ -1221,9 +1266,10 @@ def _satisfied(
     if token.kind == "name":
         name = _normalize_name(token.text)
         return bool(name) and f" {name} " in quote_text
-    if token.kind in ("date", "year") and _date_satisfied(claim, quotes):
-        return True
-    if token.kind != "date" and _value_satisfied(claim, quotes):
+    if token.kind in ("date", "year"):
+        if _date_satisfied(claim, quotes):
+            return True
+    elif _value_satisfied(claim, quotes):
         return True
     return (
         derived is not None
