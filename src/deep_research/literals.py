@@ -90,8 +90,6 @@ from typing import Literal
 LiteralKind = Literal["number", "percent", "money", "date", "year", "ordinal", "name"]
 Qualifier = Literal["eq", "gt", "ge", "lt", "le", "approx", "nearly"]
 
-NUMERIC_KINDS: frozenset[str] = frozenset({"number", "percent", "money", "date", "year", "ordinal"})
-
 
 @dataclass(frozen=True)
 class LiteralToken:
@@ -314,8 +312,7 @@ _SMALLER = (
     "less", "fewer", "lower", "smaller", "younger", "shorter", "lighter", "narrower",
     "shallower", "slower", "cheaper", "weaker", "poorer",
 )  # fmt: skip
-# Comparatives immediately before a figure. Searched in a short window that ends at the figure,
-# so the leftmost match is the longest phrase ("no less than" beats "less than").
+# Comparatives immediately before a figure; the longest phrase wins ("no less than" is ge, not lt).
 _NUMERIC_QUALIFIERS: tuple[tuple[str, Qualifier], ...] = (
     ("no less than", "ge"), ("not less than", "ge"), ("no fewer than", "ge"),
     ("not fewer than", "ge"), ("at least", "ge"), ("a minimum of", "ge"), ("minimum of", "ge"),
@@ -802,7 +799,7 @@ def _word_token(text: str, start: int, end: int, number: _WordNumber) -> Literal
         else:
             kind, unit = "money", _money_unit(None, suffix.group("cur"))
         end = suffix.end()
-    qualifier = _qualifier_before(text, start, dated=False)
+    qualifier = _qualifier_before(text, start, dated=number.ordinal)
     post = _qualifier_after(text, end)
     if post is not None and qualifier == "eq":
         qualifier = post
