@@ -1,4 +1,4 @@
-"""Literal fidelity on the VitaminC numeric rows: how often numeric_missing flags each label.
+"""Literal fidelity on the labelled numeric eval rows: how often numeric_missing flags each label.
 
 A: share of ``not_supported`` numeric rows with a missing numeric literal (higher is better).
 B: share of ``supported`` numeric rows with a missing numeric literal (lower is better).

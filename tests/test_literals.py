@@ -491,7 +491,7 @@ def test_time_grows_linearly() -> None:
 # The eval: literal fidelity on human-labelled numeric pairs
 
 
-def test_vitaminc_numeric_targets() -> None:
+def test_labelled_numeric_eval_targets() -> None:
     rows = [row for row in load_eval("vitaminc_dev.jsonl") if row["kind"] == "numeric"]
     began = time.perf_counter()
     flagged = {"supported": 0, "not_supported": 0}

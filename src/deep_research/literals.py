@@ -1053,7 +1053,7 @@ def _as_year(token: LiteralToken) -> LiteralToken | None:
         token.kind == "number"
         and token.value is not None
         and re.fullmatch(r"\d{4}", token.text)
-        and 1000 <= token.value <= 2100
+        and _YEAR_MIN <= token.value <= _YEAR_MAX
     ):
         return replace(token, kind="year", date=(int(token.value), None, None))
     return None
