@@ -80,10 +80,14 @@ def check_support(
     usable = [p.located for p in placed if p.reason is None and p.located is not None]
     if not usable:
         failures = tuple(dict.fromkeys(p.reason for p in placed if p.reason)) or (EMPTY_QUOTE,)
-        return Support("unsupported", failures, placed)
+        # A span too short to support alone still gets its literals reported, so a reader sees
+        # what the figure check would have said; the outcome stays decided by the span length.
+        short = [p.located for p in placed if p.located is not None]
+        report = _literals(claim, short, document, derived) if short else None
+        return Support("unsupported", failures, placed, report)
 
     spans = [document.text[found.start : found.end] for found in usable]
-    literal_check = check(claim, spans, derived=derived)
+    literal_check = _literals(claim, usable, document, derived)
     common = tuple(shared_tokens(claim, " ".join(spans)))
     on_topic = len(common) >= MIN_SHARED_TOKENS
 
@@ -103,6 +107,12 @@ def check_support(
     else:
         outcome = "unsupported"
     return Support(outcome, tuple(reasons), placed, literal_check, common)
+
+
+def _literals(
+    claim: str, found: Sequence[Located], document: Document, derived: Derivation | None
+) -> LiteralCheck:
+    return check(claim, [document.text[f.start : f.end] for f in found], derived=derived)
 
 
 def best_support(
