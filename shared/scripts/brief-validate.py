@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Schema validation of every artifact of a brief: `deep-research validate` under its stable script name."""
+"""Validate every artifact of a brief: `deep-research validate` under its stable name."""
 
 from _shim import run
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The standalone batch citation gate: `deep-research gate` under its stable script name."""
+"""The standalone batch citation gate: `deep-research gate` under its stable name."""
 
 from _shim import run
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The trace gate (claims or dossier mode): `deep-research trace` under its stable script name."""
+"""The trace gate (claims or dossier mode): `deep-research trace` under its stable name."""
 
 from _shim import run
 
