@@ -6,7 +6,7 @@ import unicodedata
 from itertools import pairwise
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deep_research.textnorm import NormalizedText, OffsetMap, normalize, normalize_text
@@ -120,8 +120,16 @@ texts = st.text(
 )
 
 
-@given(texts)
-def test_offsets_are_monotone_and_in_bounds(original: str) -> None:
+# Past a few hundred non-ASCII characters a stretch is translated in bulk rather than cluster by
+# cluster; these strings exercise that path.
+long_texts = st.text(
+    alphabet=st.one_of(st.sampled_from(_INTERESTING), st.characters(min_codepoint=0x80)),
+    min_size=260,
+    max_size=400,
+)
+
+
+def _check_offsets(original: str) -> None:
     nt = normalize_text(original)
     offsets = list(nt.offsets)
     assert len(offsets) == len(nt.text) + 1
@@ -130,13 +138,12 @@ def test_offsets_are_monotone_and_in_bounds(original: str) -> None:
     assert all(a <= b for a, b in pairwise(offsets))
 
 
-@given(texts, st.data())
-def test_mapped_span_normalizes_back_to_the_slice(original: str, data: st.DataObject) -> None:
+def _check_round_trip(original: str, data: st.DataObject) -> None:
     """For a normalized slice ``text[a:b]`` mapped to ``original[s:e]``:
 
     ``normalize(original[s:e])`` contains the slice (without its edge spaces) -- the span covers
-    it -- and is itself a substring of the normalized text -- the span covers nothing else than
-    whole chunks of it.
+    it -- and is itself a substring of the normalized text -- the span covers nothing but whole
+    chunks of it.
     """
     nt = normalize_text(original)
     a = data.draw(st.integers(0, len(nt.text)))
@@ -148,10 +155,32 @@ def test_mapped_span_normalizes_back_to_the_slice(original: str, data: st.DataOb
     assert renormalized in nt.text
 
 
-@given(texts)
-def test_normalize_is_idempotent(original: str) -> None:
+def _check_idempotent(original: str) -> None:
     once = normalize(original)
     assert normalize(once) == once
+
+
+@given(texts)
+def test_offsets_are_monotone_and_in_bounds(original: str) -> None:
+    _check_offsets(original)
+
+
+@given(texts, st.data())
+def test_mapped_span_normalizes_back_to_the_slice(original: str, data: st.DataObject) -> None:
+    _check_round_trip(original, data)
+
+
+@given(texts)
+def test_normalize_is_idempotent(original: str) -> None:
+    _check_idempotent(original)
+
+
+@settings(max_examples=25)
+@given(long_texts, st.data())
+def test_long_stretches_keep_the_properties(original: str, data: st.DataObject) -> None:
+    _check_offsets(original)
+    _check_idempotent(original)
+    _check_round_trip(original, data)
 
 
 @given(st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=200))
@@ -177,7 +206,7 @@ def _oracle_char(char: str) -> str:
 
 
 @given(
-    st.text(alphabet=st.characters().filter(lambda c: unicodedata.combining(c) == 0), max_size=60)
+    st.text(alphabet=st.characters().filter(lambda c: unicodedata.combining(c) == 0), max_size=400)
 )
 def test_matches_a_character_by_character_oracle(original: str) -> None:
     """Without combining marks every character is its own cluster: the spec, literally."""

@@ -43,7 +43,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import overload
+from typing import AnyStr, overload
 
 __all__ = ["NormalizedText", "OffsetMap", "normalize", "normalize_text"]
 
@@ -55,6 +55,7 @@ _ASCII_SPACES_TO_FIX = "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 _MULTI_SPACE = re.compile(r" {2,}")
 _QUESTION_MARKS = re.compile(rb"\?+")
 _SPACES = re.compile(rb" +")
+_SPACE_RUN = re.compile(r" +")
 _SPACE = ord(" ")
 _ASCII_FOLD = bytes.maketrans(
     bytes(range(ord("A"), ord("Z") + 1)) + _ASCII_SPACES_TO_FIX.encode("ascii"),
@@ -235,49 +236,132 @@ def _irregular_spans(s: str, folded: bytes) -> list[tuple[int, int]]:
     return merged
 
 
-def _run_end(pattern: re.Pattern[bytes], data: bytes, start: int) -> int:
+def _run_end(pattern: re.Pattern[AnyStr], data: AnyStr, start: int) -> int:
     match = pattern.match(data, start)
     return match.end() if match else start + 1
 
 
-# A stretch plan: the normalized output and its block segments relative to the stretch,
-# as (normalized start, original start, original end).
+# A stretch plan: the normalized output and its segments relative to the stretch, as
+# (normalized start, original start, original end or _LINEAR).
 _Plan = tuple[str, tuple[tuple[int, int, int], ...]]
 
 
-def _plan_stretch(stretch: str, at_text_start: bool) -> _Plan:
-    """Normalize one stretch cluster by cluster, collapsing white space inside it.
+class _StretchBuilder:
+    """Output and segments of one stretch, collapsing white space as pieces arrive."""
 
-    A stretch never touches white space outside itself, so the only context it needs is whether
-    it opens the text (leading white space is dropped there).
-    """
-    pieces: list[str] = []
-    segments: list[tuple[int, int, int]] = []
-    length = 0
-    last_is_space = at_text_start
-    for c_start, c_end in _clusters(stretch):
-        out = _normalize_cluster(stretch[c_start:c_end])
+    def __init__(self, after_space: bool) -> None:
+        self.pieces: list[str] = []
+        self.segments: list[tuple[int, int, int]] = []
+        self.length = 0
+        self.last_is_space = after_space
+
+    def cluster(self, out: str, start: int, end: int) -> None:
+        """The normalized form ``out`` of the cluster ``[start, end)``."""
         if out == " ":
-            if last_is_space:
-                continue
+            if self.last_is_space:
+                return
             # The first white-space character of a run owns the collapsed space.
-            c_end = c_start + 1
-        elif last_is_space:
+            end = start + 1
+        elif self.last_is_space:
             out = out.lstrip(" ")
         if "  " in out:
             out = _MULTI_SPACE.sub(" ", out)
         if not out:
-            continue
-        pieces.append(out)
-        one_to_one = len(out) == 1 and c_end - c_start == 1
-        segments.append((length, c_start, _LINEAR if one_to_one else c_end))
-        length += len(out)
-        last_is_space = out.endswith(" ")
-    return "".join(pieces), tuple(segments)
+            return
+        one_to_one = len(out) == 1 and end - start == 1
+        self._emit(out, start, _LINEAR if one_to_one else end)
+
+    def one_to_one(self, out: str, start: int) -> None:
+        """``out`` maps character for character to the original from ``start``."""
+        i = len(out) - len(out.lstrip(" ")) if self.last_is_space else 0
+        while i < len(out):
+            run = out.find("  ", i)
+            if run < 0:
+                self._emit(out[i:], start + i, _LINEAR)
+                return
+            self._emit(out[i : run + 1], start + i, _LINEAR)
+            i = _run_end(_SPACE_RUN, out, run)
+
+    def _emit(self, out: str, start: int, end: int) -> None:
+        self.pieces.append(out)
+        self.segments.append((self.length, start, end))
+        self.length += len(out)
+        self.last_is_space = out.endswith(" ")
+
+    def plan(self) -> _Plan:
+        return "".join(self.pieces), tuple(self.segments)
+
+
+def _plan_stretch(stretch: str, after_space: bool) -> _Plan:
+    """Normalize one stretch, collapsing white space inside it.
+
+    A stretch never touches white space outside itself, so the only context it needs is whether
+    it opens the text (``after_space``: leading white space is dropped there).
+    """
+    builder = _StretchBuilder(after_space)
+    if len(stretch) < _LONG_STRETCH:
+        _add_clusters(builder, stretch, 0, len(stretch))
+        return builder.plan()
+    # Long stretches are non-Latin text. Characters that normalize one for one in isolation are
+    # translated in bulk; only the rest (expansions, marks, removed characters) go cluster by
+    # cluster.
+    table = _OneToOneTable()
+    translated = stretch.translate(table)
+    position = 0
+    for start, end in [*_hard_runs(stretch, table.hard), (len(stretch), len(stretch))]:
+        if start > position:
+            builder.one_to_one(translated[position:start], position)
+        _add_clusters(builder, stretch, start, end)
+        position = end
+    return builder.plan()
+
+
+class _OneToOneTable(dict[int, str]):
+    """A ``str.translate`` table filled on first sight of each character.
+
+    A character whose normalization is not a single character (or that is a mark or a format
+    character) maps to itself and is recorded in ``hard``; callers redo those positions.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hard: list[str] = []
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        out = _normalize_cluster(char)
+        if len(out) != 1 or _is_format(char) or unicodedata.combining(char):
+            self.hard.append(char)
+            out = char
+        self[code] = out
+        return out
+
+
+def _add_clusters(builder: _StretchBuilder, stretch: str, start: int, end: int) -> None:
+    for c_start, c_end in _clusters(stretch, start, end):
+        builder.cluster(_normalize_cluster(stretch[c_start:c_end]), c_start, c_end)
+
+
+def _hard_runs(stretch: str, hard: list[str]) -> list[tuple[int, int]]:
+    """Runs of ``hard`` characters, each widened to the base its first character attaches to."""
+    if not hard:
+        return []
+    pattern = re.compile("[" + "".join(re.escape(char) for char in hard) + "]+")
+    runs: list[tuple[int, int]] = []
+    for match in pattern.finditer(stretch):
+        start, end = match.span()
+        if start > 0 and _attaches_to_previous(stretch, start):
+            start -= 1
+        if runs and start <= runs[-1][1]:
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((start, end))
+    return runs
 
 
 _plan_short_stretch = lru_cache(maxsize=16384)(_plan_stretch)
 _CACHEABLE_STRETCH = 32
+_LONG_STRETCH = 256
 
 
 def _attaches_to_previous(text: str, index: int) -> bool:
@@ -295,15 +379,15 @@ def _attaches_to_previous(text: str, index: int) -> bool:
     return end > index and end < len(text) and bool(unicodedata.combining(text[end]))
 
 
-def _clusters(stretch: str) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of each cluster: a base character and the marks attached to it."""
-    begin = 0
-    for i in range(1, len(stretch)):
+def _clusters(stretch: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each cluster in ``stretch[start:end]``: a base and its marks."""
+    begin = start
+    for i in range(start + 1, end):
         if not _attaches_to_previous(stretch, i):
             yield begin, i
             begin = i
-    if stretch:
-        yield begin, len(stretch)
+    if begin < end:
+        yield begin, end
 
 
 def normalize_text(s: str) -> NormalizedText:
