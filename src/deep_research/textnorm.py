@@ -22,16 +22,20 @@ mapped spans tight.
 Speed. Corpus documents are long and mostly ASCII, so per-character Python work is confined to
 *irregular* stretches: runs of non-ASCII characters and runs of two or more white-space
 characters, each widened to swallow adjacent white space (so collapsing never has to look across
-a stretch boundary) and, when it starts with a combining mark, its base character. They are found
-with two regular-expression scans; everything between them is ASCII whose normalization is a
-1:1 ``lower()`` plus a white-space translation, copied with C-level string operations. The map is
-stored as segments (a linear run or a block), not one integer per character, so memory is
-proportional to the number of irregular stretches and a lookup is a binary search.
+a stretch boundary) and, when it starts with a combining mark, its base character. The text is
+first encoded to ASCII bytes (``?`` for anything else), lower-cased and white-space-translated in
+one ``bytes.translate``; the stretches are then found with ``bytes.find``, and everything between
+them is copied as is, since its normalization is exactly that 1:1 translation. The map is stored
+as segments (linear runs, or blocks produced by one chunk), not one integer per character, so
+memory grows with the number of irregular stretches and a lookup is a binary search.
 
-Each irregular stretch is processed per *cluster* (a character with combining class 0 plus the
-combining marks after it). Normalizing cluster by cluster keeps the result independent of where a
-slice starts, which is what makes :meth:`NormalizedText.to_original` round-trip; the price is that
-the rare compositions between two class-0 characters (conjoining Hangul jamo) are not composed.
+Inside a stretch, text is normalized per *cluster*: a base character plus the combining marks
+after it (and any format characters between them, which are removed and must not keep a mark
+from composing). Normalizing cluster by cluster keeps the result independent of where a slice
+starts, which is what makes :meth:`NormalizedText.to_original` round-trip; the price is that the
+rare compositions between two class-0 characters (conjoining Hangul jamo) are not made. Long
+stretches (non-Latin text) translate the characters that normalize one for one with a single
+``str.translate`` and go cluster by cluster only for the rest.
 """
 
 from __future__ import annotations
@@ -166,7 +170,7 @@ class NormalizedText:
         return begin, offsets[nxt]
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)
 def _normalize_cluster(cluster: str) -> str:
     """Normalize one cluster (a base character and its combining marks) in isolation."""
     # Format characters go first, so that a mark separated from its base by one still composes.
