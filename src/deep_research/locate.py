@@ -12,8 +12,10 @@
    :data:`ELLIPSIS_MAX_GAP` normalized characters after the previous one ended; an ellipsis elides
    words inside a passage, and a segment further away than a few paragraphs is not part of the
    same passage. A segment is matched normalized-exactly, or fuzzily (stage 4 rules) when it is
-   long enough. The span runs from the first segment's start to the last one's end. Quotes whose
-   segments are degenerate (no segment, or a segment with fewer than
+   long enough. Of all chains, the one with the fewest edits and then the shortest wins (a
+   heading often repeats the passage's first words). The span runs from the first segment's
+   start to the last one's end, plus a leading/trailing ellipsis when the document has one there.
+   Quotes whose segments are degenerate (no segment, or a segment with fewer than
    :data:`ELLIPSIS_MIN_SEGMENT_ALNUM` letters/digits) are never located.
 4. **fuzzy** -- for quotes with extraction noise or typos. The acceptance rule is an edit budget:
    the normalized quote and the normalized span may differ by at most
@@ -24,16 +26,20 @@
    Candidate windows come from a pigeonhole filter: split the quote into ``budget + 1`` pieces;
    an alignment with at most ``budget`` edits leaves at least one piece verbatim, so searching the
    pieces with ``str.find`` finds every acceptable match, and only windows around piece hits
-   (ranked by how many pieces agree on the same diagonal) are aligned. Whole-document alignment is
-   never needed, so the cost does not grow with quote length times document length. Each window
-   is screened with ``rapidfuzz.fuzz.partial_ratio_alignment`` (with a score cutoff) and then
-   aligned with ``Levenshtein.opcodes`` against a slightly widened window. The alignment core runs
-   from the first to the last ``equal`` block of at least ``min(8, len/4)`` characters (short
-   equal blocks at the edges of a global alignment are unreliable); the quote's remaining prefix
-   and suffix are placed by trying each start/end within the edit budget and keeping the cheapest,
-   where ending or starting inside a word costs extra when the quote itself begins/ends with a
-   word (quotes are cut at word boundaries, so a span edge inside a word usually means the quote
-   lost a character there).
+   (ranked by how many pieces agree on the same diagonal) are aligned. A whole-document alignment
+   could only find matches the budget then rejects, so there is none; the piece search itself is
+   capped for huge documents. Each window is screened with
+   ``rapidfuzz.fuzz.partial_ratio_alignment`` and a score cutoff (for quotes up to
+   500 characters; beyond that its cost on non-matching windows explodes and a bounded
+   Levenshtein distance is the screen), then aligned with ``Levenshtein.opcodes`` against a
+   slightly widened window. The alignment core runs from the first to the last ``equal`` block of
+   at least ``min(8, len/4)`` characters that lies on the main diagonal (a global alignment
+   happily matches the opening words to an earlier heading that repeats them). The quote's
+   remaining prefix and suffix are placed by trying each start/end within the edit budget and
+   keeping the one with the smallest insert/delete distance (which prefers matching characters to
+   substituting them), plus a penalty for cutting a word in two when the quote itself begins/ends
+   with a word: quotes are cut at word boundaries, so a span edge inside a word usually means the
+   quote lost a character there.
 
 Edge white space: a quote that begins or ends with white space keeps one space of the document
 there when the document has one (the span covers what the quote covers).
