@@ -81,11 +81,12 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date as _date
 from decimal import Decimal, DivisionByZero, InvalidOperation
-from typing import Literal
+from functools import lru_cache
+from typing import Literal, TypeVar
 
 LiteralKind = Literal["number", "percent", "money", "date", "year", "ordinal", "name"]
 Qualifier = Literal["eq", "gt", "ge", "lt", "le", "approx", "nearly"]
@@ -910,8 +911,31 @@ def _infer_years(tokens: list[LiteralToken]) -> list[LiteralToken]:
     return result
 
 
+#: Texts up to this length have their literals memoized: a trace checks the same claim against
+#: every cited source and the same quote for several claims. Longer texts are not kept alive.
+_MEMO_CHARS = 4096
+
+
+_Result = TypeVar("_Result")
+
+
+def _memoized(function: Callable[[str], _Result]) -> Callable[[str], _Result]:
+    """Memoize a pure function of a short text; results must be immutable."""
+    cached = lru_cache(maxsize=4096)(function)
+
+    def call(text: str) -> _Result:
+        return cached(text) if len(text) <= _MEMO_CHARS else function(text)
+
+    return call
+
+
 def extract(text: str) -> list[LiteralToken]:
     """All literals of ``text`` in order of position (see the module docstring for the rules)."""
+    return list(_extract(text))
+
+
+@_memoized
+def _extract(text: str) -> tuple[LiteralToken, ...]:
     taken = _Spans()
     tokens = _identifier_tokens(text, taken)
     tokens += _date_tokens(text, taken)
@@ -919,7 +943,7 @@ def extract(text: str) -> list[LiteralToken]:
     tokens += _word_tokens(text, taken)
     tokens += _name_tokens(text, taken)
     tokens.sort(key=lambda token: token.start)
-    return _infer_years(tokens)
+    return tuple(_infer_years(tokens))
 
 
 # --------------------------------------------------------------------------------------------
@@ -1122,12 +1146,13 @@ def _contexts(text: str, tokens: Sequence[LiteralToken]) -> list[frozenset[str]]
     return result
 
 
-def _evidence(text: str) -> list[_Evidence]:
-    tokens = [token for token in extract(text) if token.numeric]
-    return [
+@_memoized
+def _evidence(text: str) -> tuple[_Evidence, ...]:
+    tokens = [token for token in _extract(text) if token.numeric]
+    return tuple(
         _Evidence(token, context)
         for token, context in zip(tokens, _contexts(text, tokens), strict=True)
-    ]
+    )
 
 
 def _date_satisfied(claim: _Evidence, quotes: Sequence[_Evidence]) -> bool:
@@ -1245,6 +1270,7 @@ def _derived_satisfied(
     return any(_Interval(value, value).within(outer) for value in candidates)
 
 
+@_memoized
 def _normalize_name(text: str) -> str:
     folded = unicodedata.normalize("NFKD", text)
     folded = "".join(char for char in folded if not unicodedata.combining(char))
@@ -1277,16 +1303,15 @@ def _satisfied(
 
 def check(claim: str, quotes: Sequence[str], *, derived: Derivation | None = None) -> LiteralCheck:
     """Which literals of ``claim`` the ``quotes`` (taken together) do not establish."""
-    claim_tokens = tuple(extract(claim))
-    numeric = [token for token in claim_tokens if token.numeric]
-    contexts = dict(zip(numeric, _contexts(claim, numeric), strict=True))
+    claim_tokens = _extract(claim)
+    claim_evidence = {item.token: item for item in _evidence(claim)}
     evidence = [item for quote in quotes for item in _evidence(quote)]
     quote_text = " " + " ".join(_normalize_name(quote) for quote in quotes) + " "
     missing = tuple(
         token
         for token in claim_tokens
         if not _satisfied(
-            _Evidence(token, contexts.get(token, frozenset())), evidence, quote_text, derived
+            claim_evidence.get(token, _Evidence(token, frozenset())), evidence, quote_text, derived
         )
     )
     return LiteralCheck(claim_literals=claim_tokens, missing=missing)
