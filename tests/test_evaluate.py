@@ -77,6 +77,7 @@ def test_literal_figures_on_a_tiny_table() -> None:
 def test_wice_quote_location_targets() -> None:
     figures = measure_location(load_eval("wice_quotes_dev.jsonl")).as_dict()
     assert figures["exact_span_share"] >= 0.99
+    assert all(share >= 0.99 for share in figures["by_kind"].values()), figures["by_kind"]
     assert figures["foreign_accepted"] == 0
 
 

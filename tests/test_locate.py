@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from conftest import FIXTURES, load_eval
+from conftest import FIXTURES
 from deep_research.locate import (
     ELLIPSIS_MAX_GAP,
     FUZZY_MIN_CHARS,
@@ -201,27 +201,3 @@ def test_case_and_white_space_changes_are_located_normalized(
     assert result is not None
     assert result.method in ("exact", "normalized")
     assert normalize(text[result.start : result.end]) == normalize(quote)
-
-
-# --- eval targets -------------------------------------------------------------------------------
-
-
-def test_eval_targets() -> None:
-    rows = load_eval("wice_quotes_dev.jsonl")
-    documents: dict[str, Document] = {}
-    exact: Counter[str] = Counter()
-    totals: Counter[str] = Counter()
-    foreign_located = 0
-    for row in rows:
-        document = documents.setdefault(row["source_text"], Document(row["source_text"]))
-        result = locate(row["quote"], document)
-        if row["expected"] == "not_located":
-            foreign_located += result is not None
-            continue
-        totals[row["kind"]] += 1
-        if result is not None and [result.start, result.end] == row["span"]:
-            exact[row["kind"]] += 1
-    assert foreign_located == 0
-    assert sum(totals.values()) > 0
-    shares = {kind: exact[kind] / totals[kind] for kind in totals}
-    assert all(share >= 0.99 for share in shares.values()), shares
