@@ -99,28 +99,61 @@ def test_every_shape_is_documented() -> None:
 # --- rejections ------------------------------------------------------------------------------
 
 REJECT_KINDS = [
-    ('{"url": "https://a.example/", "findings": [{"claim": "c"}]}',
-     "$.findings[0]", "finding has no quote"),
-    ('{"url": "https://a.example/", "findings": [{"claim": "c", "quote": ""}]}',
-     "$.findings[0].quote", "finding has an empty quote"),
-    ('{"url": "https://a.example/", "findings": [{"claim": "c", "quote": " \\t\\n"}]}',
-     "$.findings[0].quote", "finding has an empty quote"),
-    ('{"url": "https://a.example/", "findings": [{"claim": "c", "quote": null}]}',
-     "$.findings[0].quote", "finding has no quote"),
-    ('{"url": "https://a.example/", "findings": [{"claim": "c", "quotes": []}]}',
-     "$.findings[0]", "finding has no quote (an empty list)"),
-    ('{"url": "https://a.example/", "findings": [{"quote": "q"}]}',
-     "$.findings[0]", "finding has no claim"),
-    ('{"url": "https://a.example/", "findings": [{"claim": 7, "quote": "q"}]}',
-     "$.findings[0]", "claim is a number, not text"),
-    ('{"url": "https://a.example/", "findings": ["just a claim"]}',
-     "$.findings[0]", "finding has no quote (a bare string"),
-    ('{"url": "https://a.example/", "findings": [{"claim": "c", "quote": ["q", false]}]}',
-     "$.findings[0].quote[1]", "quote is a boolean, not text"),
-    ('{"url": "https://a.example/", "findings": [["a", "b", "c", "d"]]}',
-     "$.findings[0]", "a finding list must be [claim, quote]"),
-    ('{"url": "https://a.example/", "findings": [3]}',
-     "$.findings[0]", "expected a finding object, got a number"),
+    (
+        '{"url": "https://a.example/", "findings": [{"claim": "c"}]}',
+        "$.findings[0]",
+        "finding has no quote",
+    ),
+    (
+        '{"url": "https://a.example/", "findings": [{"claim": "c", "quote": ""}]}',
+        "$.findings[0].quote",
+        "finding has an empty quote",
+    ),
+    (
+        '{"url": "https://a.example/", "findings": [{"claim": "c", "quote": " \\t\\n"}]}',
+        "$.findings[0].quote",
+        "finding has an empty quote",
+    ),
+    (
+        '{"url": "https://a.example/", "findings": [{"claim": "c", "quote": null}]}',
+        "$.findings[0].quote",
+        "finding has no quote",
+    ),
+    (
+        '{"url": "https://a.example/", "findings": [{"claim": "c", "quotes": []}]}',
+        "$.findings[0]",
+        "finding has no quote (an empty list)",
+    ),
+    (
+        '{"url": "https://a.example/", "findings": [{"quote": "q"}]}',
+        "$.findings[0]",
+        "finding has no claim",
+    ),
+    (
+        '{"url": "https://a.example/", "findings": [{"claim": 7, "quote": "q"}]}',
+        "$.findings[0]",
+        "claim is a number, not text",
+    ),
+    (
+        '{"url": "https://a.example/", "findings": ["just a claim"]}',
+        "$.findings[0]",
+        "finding has no quote (a bare string",
+    ),
+    (
+        '{"url": "https://a.example/", "findings": [{"claim": "c", "quote": ["q", false]}]}',
+        "$.findings[0].quote[1]",
+        "quote is a boolean, not text",
+    ),
+    (
+        '{"url": "https://a.example/", "findings": [["a", "b", "c", "d"]]}',
+        "$.findings[0]",
+        "a finding list must be [claim, quote]",
+    ),
+    (
+        '{"url": "https://a.example/", "findings": [3]}',
+        "$.findings[0]",
+        "expected a finding object, got a number",
+    ),
     ('[{"title": "t"}]', "$[0]", "source has no url"),
     ('[{"url": ""}]', "$[0].url", "source has an empty url"),
     ('[{"url": null, "title": "t"}]', "$[0].url", "source has no url"),
@@ -133,10 +166,12 @@ REJECT_KINDS = [
     ('[{"url": "https://a.example/"}, 1]', "$[1]", "expected a source object, got a number"),
     ('[{"url": "https://a.example/"}, "hello"]', "$[1]", "expected a source object, got text"),
     ('[{"url": "https://a.example/"}, {"x": 1}]', "$[1]", "not a source"),
-    ('{"url": "https://a.example/"}\n{"url": "https://b.exa',
-     "line 2", "record is not valid JSON"),
-    ('```json\n{"url": "https://a.example/"}\n```\n```json\n{"url": \n```',
-     "block 2", "the ```json block is not valid JSON"),
+    ('{"url": "https://a.example/"}\n{"url": "https://b.exa', "line 2", "record is not valid JSON"),
+    (
+        '```json\n{"url": "https://a.example/"}\n```\n```json\n{"url": \n```',
+        "block 2",
+        "the ```json block is not valid JSON",
+    ),
 ]
 
 
@@ -254,8 +289,12 @@ def test_duplicates_within_the_input_merge_fields_and_keep_every_spelling() -> N
     payload = json.dumps(
         [
             {"url": "https://a.example/p?utm_medium=x", "sub_questions": ["sq1"]},
-            {"url": "https://a.example/p#top", "title": "T", "sub_questions": ["sq2"],
-             "cites": ["https://c.example/"]},
+            {
+                "url": "https://a.example/p#top",
+                "title": "T",
+                "sub_questions": ["sq2"],
+                "cites": ["https://c.example/"],
+            },
             {"url": "https://a.example/p", "findings": [{"claim": "C.", "quote": "q"}]},
         ]
     )
@@ -338,10 +377,13 @@ def test_cli_merges_into_a_brief_atomically_and_reports(
         json.dumps(
             {
                 "results": [
-                    {"url": "https://a.example/1#x", "findings": [
-                        {"claim": "Old.", "quote": "old quote"},
-                        {"claim": "New.", "quote": "new quote"},
-                    ]},
+                    {
+                        "url": "https://a.example/1#x",
+                        "findings": [
+                            {"claim": "Old.", "quote": "old quote"},
+                            {"claim": "New.", "quote": "new quote"},
+                        ],
+                    },
                     {"url": "https://c.example/", "findings": [{"claim": "No quote."}]},
                     {"title": "no url"},
                 ]
@@ -351,8 +393,20 @@ def test_cli_merges_into_a_brief_atomically_and_reports(
     )
     report = tmp_path / "report.json"
     before = (brief / "sources.jsonl").read_text(encoding="utf-8").splitlines()
-    code = main(["normalize", str(source), "--brief", str(brief), "--report", str(report),
-                 "--sub-question", "sq3", "--round", "2"])
+    code = main(
+        [
+            "normalize",
+            str(source),
+            "--brief",
+            str(brief),
+            "--report",
+            str(report),
+            "--sub-question",
+            "sq3",
+            "--round",
+            "2",
+        ]
+    )
     assert code == 0
     after = (brief / "sources.jsonl").read_text(encoding="utf-8").splitlines()
     assert after[1] == before[1]  # untouched, byte for byte
@@ -480,7 +534,10 @@ def test_oversized_input_is_refused(
     ],
 )
 def test_bad_options_are_refused_before_anything_is_written(
-    args: list[str], message: str, brief: Path, tmp_path: Path,
+    args: list[str],
+    message: str,
+    brief: Path,
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     source = tmp_path / "in.json"
@@ -504,9 +561,7 @@ def test_missing_input_and_missing_brief_are_input_errors(
 def test_a_brief_without_sources_gets_a_new_file(tmp_path: Path) -> None:
     source = tmp_path / "in.json"
     source.write_text(TWO_SOURCES)
-    result = run_normalize(
-        NormalizeOptions(input=source, brief=tmp_path), stdin=io.BytesIO(b"")
-    )
+    result = run_normalize(NormalizeOptions(input=source, brief=tmp_path), stdin=io.BytesIO(b""))
     assert [row.id for row in result.rows] == ["S1", "S2"]
     assert len((tmp_path / "sources.jsonl").read_text().splitlines()) == 2
 
@@ -516,8 +571,13 @@ def test_model_strings_are_never_used_as_paths(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     payload = json.dumps(
-        {"url": "https://a.example/", "findings": [{"claim": "c", "quote": "q"}],
-         "content_hash": "../../etc/passwd", "output": "written.txt", "brief": "."}
+        {
+            "url": "https://a.example/",
+            "findings": [{"claim": "c", "quote": "q"}],
+            "content_hash": "../../etc/passwd",
+            "output": "written.txt",
+            "brief": ".",
+        }
     )
     result = normalize_payload(payload)
     assert result.rows[0].content_hash is None
@@ -531,30 +591,61 @@ def test_the_shim_script_runs_normalize(tmp_path: Path) -> None:
     assert len(script.read_text(encoding="utf-8").splitlines()) <= 15
     done = subprocess.run(
         [sys.executable, str(script), str(source), "--start-id", "3"],
-        capture_output=True, text=True, check=False, cwd=tmp_path, timeout=60,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == ["S3", "S4"]
     bad = subprocess.run(
         [sys.executable, str(script), str(tmp_path / "absent.json")],
-        capture_output=True, text=True, check=False, cwd=tmp_path, timeout=60,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        timeout=60,
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
 # --- robustness ------------------------------------------------------------------------------
 
-_json_leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(
-    max_size=12
-) | st.sampled_from(["https://a.example/x", "claim", "quote", "", "2024-03-05", "High"])
+_json_leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(max_size=12)
+    | st.sampled_from(["https://a.example/x", "claim", "quote", "", "2024-03-05", "High"])
+)
 _json_keys = st.sampled_from(
-    ["url", "link", "title", "findings", "claims", "claim", "quote", "quotes", "sources",
-     "result", "data", "importance", "date", "tier", "source_type", "error", "x"]
+    [
+        "url",
+        "link",
+        "title",
+        "findings",
+        "claims",
+        "claim",
+        "quote",
+        "quotes",
+        "sources",
+        "result",
+        "data",
+        "importance",
+        "date",
+        "tier",
+        "source_type",
+        "error",
+        "x",
+    ]
 ) | st.text(max_size=6)
 _json_values = st.recursive(
     _json_leaves,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(_json_keys, children,
-                                                                     max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(_json_keys, children, max_size=5)
+    ),
     max_leaves=30,
 )
 

@@ -144,8 +144,10 @@ def test_only_tracking_params_means_no_query_at_all() -> None:
         ("https://arxiv.org/pdf/not-an-id", "https://arxiv.org/pdf/not-an-id"),
         ("https://arxiv.org/abs/2401.01234", "https://arxiv.org/abs/2401.01234"),
         ("https://example.com/pdf/2401.01234.pdf", "https://example.com/pdf/2401.01234.pdf"),
-        ("https://arxiv.org.evil.example/pdf/2401.01234",
-         "https://arxiv.org.evil.example/pdf/2401.01234"),
+        (
+            "https://arxiv.org.evil.example/pdf/2401.01234",
+            "https://arxiv.org.evil.example/pdf/2401.01234",
+        ),
     ],
 )
 def test_arxiv_pdf_links_become_abs_pages(raw: str, expected: str) -> None:
@@ -227,8 +229,9 @@ _keys = st.sampled_from(["a", "b", "id", "Q", "utm_source", "fbclid", "x%20y", "
 )
 # A blank only inside a value: a URL's surrounding whitespace is stripped, not encoded.
 _values = st.text(alphabet="abc123=+%/?:@\u00e9", max_size=6) | st.just("a b")
-_fragments = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")),
-                     max_size=10)
+_fragments = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=10
+)
 
 
 @st.composite

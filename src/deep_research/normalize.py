@@ -57,14 +57,42 @@ EXPECTED = "expected fetcher JSON: an object, an array, JSONL or a ```json block
 
 # --- aliases (keys are compared after _norm_key: snake_case, lower-case) ----------------------
 
-URL_KEYS = ("url", "source_url", "link", "href", "uri", "page_url", "web_url", "permalink",
-            "source_link", "address")
+URL_KEYS = (
+    "url",
+    "source_url",
+    "link",
+    "href",
+    "uri",
+    "page_url",
+    "web_url",
+    "permalink",
+    "source_link",
+    "address",
+)
 TITLE_KEYS = ("title", "source_title", "name", "headline", "page_title")
-PUBLISHED_KEYS = ("published_at", "date", "published", "publication_date", "pub_date",
-                  "published_date", "date_published", "publish_date", "pubdate", "published_on",
-                  "release_date")
-RETRIEVED_KEYS = ("retrieved_at", "retrieved", "accessed", "accessed_at", "access_date",
-                  "date_accessed", "fetched_at", "retrieval_date")
+PUBLISHED_KEYS = (
+    "published_at",
+    "date",
+    "published",
+    "publication_date",
+    "pub_date",
+    "published_date",
+    "date_published",
+    "publish_date",
+    "pubdate",
+    "published_on",
+    "release_date",
+)
+RETRIEVED_KEYS = (
+    "retrieved_at",
+    "retrieved",
+    "accessed",
+    "accessed_at",
+    "access_date",
+    "date_accessed",
+    "fetched_at",
+    "retrieval_date",
+)
 SOURCE_TYPE_KEYS = ("source_type", "type", "kind", "category", "type_of_source")
 TIER_KEYS = ("tier", "fetch_tier", "retrieval_tier", "fetch_method", "retrieval_method")
 HASH_KEYS = ("content_hash", "hash", "sha256", "corpus_hash", "text_hash")
@@ -72,8 +100,20 @@ STATUS_KEYS = ("status", "status_code", "http_status", "http_code")
 FINAL_URL_KEYS = ("final_url", "resolved_url", "redirected_url", "redirect_url", "landing_url")
 CITES_KEYS = ("cites", "citations", "cited_urls", "outbound_links", "links")
 ALIAS_KEYS = ("aliases", "alternate_urls", "alt_urls", "other_urls", "mirrors")
-FINDINGS_KEYS = ("findings", "claims", "facts", "key_findings", "key_facts", "extracted_findings",
-                 "extractions", "key_points", "points", "quotes", "evidence", "excerpts")
+FINDINGS_KEYS = (
+    "findings",
+    "claims",
+    "facts",
+    "key_findings",
+    "key_facts",
+    "extracted_findings",
+    "extractions",
+    "key_points",
+    "points",
+    "quotes",
+    "evidence",
+    "excerpts",
+)
 SQ_KEYS = ("sub_questions", "sub_question", "sq", "sqs", "subquestion", "subquestions")
 ROUND_KEYS = ("round", "research_round")
 QUERY_KEYS = ("query", "search_query", "search_term", "q")
@@ -81,78 +121,327 @@ ADAPTER_KEYS = ("adapter", "tool", "search_engine", "engine", "provider", "backe
 MCP_KEYS = ("mcp", "mcp_server")
 VIA_KEYS = ("via",)
 
-CLAIM_KEYS = ("claim", "statement", "fact", "finding", "assertion", "claim_text", "text", "point",
-              "summary")
-QUOTE_KEYS = ("quote", "quotes", "evidence", "excerpt", "excerpts", "verbatim", "quotation",
-              "verbatim_quote", "supporting_quote", "source_quote", "exact_quote", "quote_text",
-              "passage", "snippet")
-IMPORTANCE_KEYS = ("importance", "weight", "priority", "significance", "relevance", "centrality",
-                   "importance_level", "level")
+CLAIM_KEYS = (
+    "claim",
+    "statement",
+    "fact",
+    "finding",
+    "assertion",
+    "claim_text",
+    "text",
+    "point",
+    "summary",
+)
+QUOTE_KEYS = (
+    "quote",
+    "quotes",
+    "evidence",
+    "excerpt",
+    "excerpts",
+    "verbatim",
+    "quotation",
+    "verbatim_quote",
+    "supporting_quote",
+    "source_quote",
+    "exact_quote",
+    "quote_text",
+    "passage",
+    "snippet",
+)
+IMPORTANCE_KEYS = (
+    "importance",
+    "weight",
+    "priority",
+    "significance",
+    "relevance",
+    "centrality",
+    "importance_level",
+    "level",
+)
 CENTRAL_FLAG_KEYS = ("is_key", "key_finding", "is_central", "central", "key")
 #: Keys that are ours to compute (ids, owner, spans), so a fetcher's value is ignored quietly.
 COMPUTED_KEYS = ("id", "source_id", "finding_id", "owner", "span", "index", "rank")
 
-SOURCE_LIST_KEYS = ("sources", "results", "items", "documents", "docs", "pages", "articles",
-                    "hits", "entries", "records", "search_results", "fetched", "fetched_sources",
-                    "source_list")
-WRAPPER_KEYS = ("result", "data", "fetcher_output", "fetcher_result", "output", "response",
-                "payload", "body", "content", "choices", "message", "source")
+SOURCE_LIST_KEYS = (
+    "sources",
+    "results",
+    "items",
+    "documents",
+    "docs",
+    "pages",
+    "articles",
+    "hits",
+    "entries",
+    "records",
+    "search_results",
+    "fetched",
+    "fetched_sources",
+    "source_list",
+)
+WRAPPER_KEYS = (
+    "result",
+    "data",
+    "fetcher_output",
+    "fetcher_result",
+    "output",
+    "response",
+    "payload",
+    "body",
+    "content",
+    "choices",
+    "message",
+    "source",
+)
 
 SOURCE_KEY_GROUPS: dict[str, tuple[str, ...]] = {
-    "url": URL_KEYS, "title": TITLE_KEYS, "published_at": PUBLISHED_KEYS,
-    "retrieved_at": RETRIEVED_KEYS, "source_type": SOURCE_TYPE_KEYS, "tier": TIER_KEYS,
-    "content_hash": HASH_KEYS, "status": STATUS_KEYS, "final_url": FINAL_URL_KEYS,
-    "cites": CITES_KEYS, "aliases": ALIAS_KEYS, "sub_questions": SQ_KEYS, "round": ROUND_KEYS,
-    "query": QUERY_KEYS, "adapter": ADAPTER_KEYS, "mcp": MCP_KEYS, "via": VIA_KEYS,
+    "url": URL_KEYS,
+    "title": TITLE_KEYS,
+    "published_at": PUBLISHED_KEYS,
+    "retrieved_at": RETRIEVED_KEYS,
+    "source_type": SOURCE_TYPE_KEYS,
+    "tier": TIER_KEYS,
+    "content_hash": HASH_KEYS,
+    "status": STATUS_KEYS,
+    "final_url": FINAL_URL_KEYS,
+    "cites": CITES_KEYS,
+    "aliases": ALIAS_KEYS,
+    "sub_questions": SQ_KEYS,
+    "round": ROUND_KEYS,
+    "query": QUERY_KEYS,
+    "adapter": ADAPTER_KEYS,
+    "mcp": MCP_KEYS,
+    "via": VIA_KEYS,
 }
 INLINE_FINDING_KEYS = frozenset(CLAIM_KEYS + QUOTE_KEYS + IMPORTANCE_KEYS + CENTRAL_FLAG_KEYS)
 #: On a source object only unmistakable claim/quote keys make it carry a finding inline:
 #: "text", "summary" or "snippet" there describe the page, not a finding.
 SOURCE_CLAIM_KEYS = ("claim", "statement", "fact", "finding", "assertion", "claim_text")
-SOURCE_QUOTE_KEYS = ("quote", "quotes", "evidence", "excerpt", "excerpts", "verbatim",
-                     "quotation", "verbatim_quote", "supporting_quote", "source_quote",
-                     "exact_quote", "quote_text")
+SOURCE_QUOTE_KEYS = (
+    "quote",
+    "quotes",
+    "evidence",
+    "excerpt",
+    "excerpts",
+    "verbatim",
+    "quotation",
+    "verbatim_quote",
+    "supporting_quote",
+    "source_quote",
+    "exact_quote",
+    "quote_text",
+)
 SOURCE_INLINE_KEYS = frozenset(SOURCE_CLAIM_KEYS + SOURCE_QUOTE_KEYS)
 
 # --- enum synonyms (compared lower-case, "_"/"-" as spaces) --------------------------------
 
 IMPORTANCE_SYNONYMS: dict[str, Importance] = {
-    **dict.fromkeys(("central", "key", "high", "critical", "core", "main", "primary", "major",
-                     "essential", "crucial", "very high", "highest", "top"), "central"),
-    **dict.fromkeys(("supporting", "support", "medium", "moderate", "secondary", "normal",
-                     "supplementary", "mid", "average", "standard", "relevant"), "supporting"),
-    **dict.fromkeys(("tangential", "low", "minor", "peripheral", "background", "context",
-                     "contextual", "marginal", "lowest", "incidental", "trivial"), "tangential"),
+    **dict.fromkeys(
+        (
+            "central",
+            "key",
+            "high",
+            "critical",
+            "core",
+            "main",
+            "primary",
+            "major",
+            "essential",
+            "crucial",
+            "very high",
+            "highest",
+            "top",
+        ),
+        "central",
+    ),
+    **dict.fromkeys(
+        (
+            "supporting",
+            "support",
+            "medium",
+            "moderate",
+            "secondary",
+            "normal",
+            "supplementary",
+            "mid",
+            "average",
+            "standard",
+            "relevant",
+        ),
+        "supporting",
+    ),
+    **dict.fromkeys(
+        (
+            "tangential",
+            "low",
+            "minor",
+            "peripheral",
+            "background",
+            "context",
+            "contextual",
+            "marginal",
+            "lowest",
+            "incidental",
+            "trivial",
+        ),
+        "tangential",
+    ),
 }
 SOURCE_TYPE_SYNONYMS: dict[str, SourceType] = {
-    **dict.fromkeys(("primary", "primary source", "original", "dataset", "data", "standard",
-                     "specification", "spec", "legislation", "law", "regulation", "court",
-                     "filing"), "primary"),
-    **dict.fromkeys(("academic", "paper", "journal", "journal article", "peer reviewed",
-                     "scholarly", "preprint", "research", "research paper", "study",
-                     "scientific", "conference paper", "thesis"), "academic"),
-    **dict.fromkeys(("government", "gov", "governmental", "official", "agency", "public sector",
-                     "intergovernmental", "regulator", "ministry"), "government"),
-    **dict.fromkeys(("news", "newspaper", "news article", "press", "media", "journalism",
-                     "magazine", "wire", "news outlet"), "news"),
-    **dict.fromkeys(("secondary", "secondary source", "encyclopedia", "wiki", "wikipedia",
-                     "reference", "aggregator"), "secondary"),
-    **dict.fromkeys(("vendor", "company", "corporate", "commercial", "manufacturer", "product",
-                     "press release", "marketing", "industry", "business"), "vendor"),
+    **dict.fromkeys(
+        (
+            "primary",
+            "primary source",
+            "original",
+            "dataset",
+            "data",
+            "standard",
+            "specification",
+            "spec",
+            "legislation",
+            "law",
+            "regulation",
+            "court",
+            "filing",
+        ),
+        "primary",
+    ),
+    **dict.fromkeys(
+        (
+            "academic",
+            "paper",
+            "journal",
+            "journal article",
+            "peer reviewed",
+            "scholarly",
+            "preprint",
+            "research",
+            "research paper",
+            "study",
+            "scientific",
+            "conference paper",
+            "thesis",
+        ),
+        "academic",
+    ),
+    **dict.fromkeys(
+        (
+            "government",
+            "gov",
+            "governmental",
+            "official",
+            "agency",
+            "public sector",
+            "intergovernmental",
+            "regulator",
+            "ministry",
+        ),
+        "government",
+    ),
+    **dict.fromkeys(
+        (
+            "news",
+            "newspaper",
+            "news article",
+            "press",
+            "media",
+            "journalism",
+            "magazine",
+            "wire",
+            "news outlet",
+        ),
+        "news",
+    ),
+    **dict.fromkeys(
+        (
+            "secondary",
+            "secondary source",
+            "encyclopedia",
+            "wiki",
+            "wikipedia",
+            "reference",
+            "aggregator",
+        ),
+        "secondary",
+    ),
+    **dict.fromkeys(
+        (
+            "vendor",
+            "company",
+            "corporate",
+            "commercial",
+            "manufacturer",
+            "product",
+            "press release",
+            "marketing",
+            "industry",
+            "business",
+        ),
+        "vendor",
+    ),
     **dict.fromkeys(("blog", "blog post", "personal", "newsletter", "substack"), "blog"),
-    **dict.fromkeys(("forum", "q&a", "qa", "discussion", "reddit", "social", "social media",
-                     "community", "stack overflow", "comments"), "forum"),
+    **dict.fromkeys(
+        (
+            "forum",
+            "q&a",
+            "qa",
+            "discussion",
+            "reddit",
+            "social",
+            "social media",
+            "community",
+            "stack overflow",
+            "comments",
+        ),
+        "forum",
+    ),
     **dict.fromkeys(("unknown", "other", "n/a", "na", "none", "unspecified"), "unknown"),
 }
 TIER_SYNONYMS: dict[str, Tier] = {
-    **dict.fromkeys(("raw", "full", "full text", "fulltext", "html", "page", "direct", "fetched",
-                     "fetch", "live", "complete"), "raw"),
-    **dict.fromkeys(("summarizer", "summary", "summarised", "summarized", "summarizer model",
-                     "abridged", "condensed"), "summarizer"),
-    **dict.fromkeys(("degraded", "archive", "archived", "wayback", "cache", "cached", "partial",
-                     "truncated", "fallback"), "degraded"),
-    **dict.fromkeys(("snippet", "search snippet", "serp", "search result", "search", "preview"),
-                    "snippet"),
+    **dict.fromkeys(
+        (
+            "raw",
+            "full",
+            "full text",
+            "fulltext",
+            "html",
+            "page",
+            "direct",
+            "fetched",
+            "fetch",
+            "live",
+            "complete",
+        ),
+        "raw",
+    ),
+    **dict.fromkeys(
+        (
+            "summarizer",
+            "summary",
+            "summarised",
+            "summarized",
+            "summarizer model",
+            "abridged",
+            "condensed",
+        ),
+        "summarizer",
+    ),
+    **dict.fromkeys(
+        (
+            "degraded",
+            "archive",
+            "archived",
+            "wayback",
+            "cache",
+            "cached",
+            "partial",
+            "truncated",
+            "fallback",
+        ),
+        "degraded",
+    ),
+    **dict.fromkeys(
+        ("snippet", "search snippet", "serp", "search result", "search", "preview"), "snippet"
+    ),
 }
 #: Tier given to a source whose stated tier is not recognized: the weakest, because nothing
 #: vouches that the quote came from the full page.
@@ -162,16 +451,45 @@ DEFAULT_IMPORTANCE: Importance = "supporting"
 _MONTHS = {
     name: number
     for number, names in enumerate(
-        (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-         ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-         ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-         ("december", "dec")),
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
         start=1,
     )
     for name in names
 }
-_WEEKDAYS = frozenset(("monday", "mon", "tuesday", "tue", "tues", "wednesday", "wed", "thursday",
-                       "thu", "thur", "thurs", "friday", "fri", "saturday", "sat", "sunday", "sun"))
+_WEEKDAYS = frozenset(
+    (
+        "monday",
+        "mon",
+        "tuesday",
+        "tue",
+        "tues",
+        "wednesday",
+        "wed",
+        "thursday",
+        "thu",
+        "thur",
+        "thurs",
+        "friday",
+        "fri",
+        "saturday",
+        "sat",
+        "sunday",
+        "sun",
+    )
+)
 _DATE_FILLER = frozenset(("st", "nd", "rd", "th", "of", "the", "on", "at"))
 _ISO_DATE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
@@ -1023,9 +1341,7 @@ def _findings_from(value: Any, where: str, log: _Log, depth: int = 0) -> list[_F
     return _finding_from_entry(value, where, log, depth)
 
 
-def _finding_from_entry(
-    entry: Any, where: str, log: _Log, depth: int
-) -> list[_FindingDraft]:
+def _finding_from_entry(entry: Any, where: str, log: _Log, depth: int) -> list[_FindingDraft]:
     if isinstance(entry, dict):
         keys = _keymap(entry)
         if not INLINE_FINDING_KEYS & keys.keys() and len(entry) == 1:
@@ -1082,9 +1398,7 @@ def _finding_from_object(
     )
 
 
-def _findings_from_claim_map(
-    value: dict[str, Any], where: str, log: _Log
-) -> list[_FindingDraft]:
+def _findings_from_claim_map(value: dict[str, Any], where: str, log: _Log) -> list[_FindingDraft]:
     out: list[_FindingDraft] = []
     for claim, quote in value.items():
         here = f"{where}[{json.dumps(claim, ensure_ascii=False)[:60]}]"
@@ -1119,8 +1433,8 @@ def _make_findings(
         here = f"{quote_where}[{index}]" if isinstance(quote, list) else quote_where
         text = _quote_text(entry)
         if text is None:
-            reason = "finding has no quote" if entry is None else (
-                f"quote is {_kind(entry)}, not text"
+            reason = (
+                "finding has no quote" if entry is None else (f"quote is {_kind(entry)}, not text")
             )
             log.reject(here, reason, shown)
         elif not text.strip():
