@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from deep_research.brief import Brief, atomic_write_text, load_sources, parse_json, sha256_text
-from deep_research.errors import MissingArtifact, NotACorpusFile, SchemaViolation, UnreadableInput
+from deep_research.errors import (
+    BriefBusy,
+    MissingArtifact,
+    NotACorpusFile,
+    SchemaViolation,
+    UnreadableInput,
+)
 
 
 def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path: Path) -> None:
@@ -89,3 +95,32 @@ def test_torn_last_fetch_log_line_is_ignored(tmp_path: Path) -> None:
         '{"url": "https://a.example/", "outcome": "ok", "status": 200}\n{"url": "htt'
     )
     assert [entry.url for entry in brief.load_fetch_log()] == ["https://a.example/"]
+
+
+def test_lock_refuses_a_second_writer_and_recovers_a_stale_one(tmp_path: Path) -> None:
+    brief = Brief(tmp_path)
+    with brief.lock():
+        assert brief.lock_path.read_text() == str(os.getpid())
+        with pytest.raises(BriefBusy, match="another run"), brief.lock():
+            pass
+    assert not brief.lock_path.exists()
+    # A lock left by a process that no longer exists is taken over.
+    brief.lock_path.write_text("999999999")
+    with brief.lock():
+        assert brief.lock_path.read_text() == str(os.getpid())
+
+
+def test_trace_on_a_busy_brief_exits_3_and_writes_nothing(tmp_path: Path) -> None:
+    from briefs import PageSpec, page, write_brief
+    from deep_research.cli import main
+
+    quote = "approve a budget of $1.82 billion for the 2025 fiscal year, an increase of 3.5%"
+    write_brief(
+        tmp_path,
+        [PageSpec("https://news.example/b", page("city-budget.txt"), [("Budget", quote)])],
+        [{"claim": "Harbourton approved a $1.82 billion budget", "supporting": ["S1"]}],
+    )
+    before = (tmp_path / "claims.json").read_bytes()
+    (tmp_path / ".lock").write_text(str(os.getpid()))
+    assert main(["trace", str(tmp_path)]) == 3
+    assert (tmp_path / "claims.json").read_bytes() == before

@@ -55,7 +55,7 @@ def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
     return err
 
 
-@pytest.mark.parametrize("artifact", ["claims.json", "sources.jsonl"])
+@pytest.mark.parametrize("artifact", ["claims.json", "sources.jsonl", "trace.json"])
 @pytest.mark.parametrize("kind", sorted(BAD_CONTENT))
 def test_trace_on_bad_artifact(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], artifact: str, kind: str
@@ -66,6 +66,35 @@ def test_trace_on_bad_artifact(
     assert main(["trace", str(root)]) == 2
     err = _one_line_error(capsys)
     assert artifact.split(".")[0] in err
+    assert _digest(root) == before
+
+
+@pytest.mark.parametrize("kind", ["truncated", "binary", "fifty-mb-line", "wrong-types", "scalar"])
+def test_trace_on_bad_fetch_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    root = _brief(tmp_path)
+    # A torn *last* line is what a crash leaves and is tolerated; garbage before it is not.
+    (root / "fetch-log.jsonl").write_bytes(BAD_CONTENT[kind]() + b"\n")
+    before = _digest(root)
+    assert main(["trace", str(root)]) == 2
+    assert "fetch-log" in _one_line_error(capsys)
+    assert _digest(root) == before
+
+
+@pytest.mark.parametrize("kind", ["empty", "binary", "fifty-mb-line"])
+def test_trace_on_bad_dossier(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    root = _brief(tmp_path)
+    dossier = tmp_path / "report.md"
+    dossier.write_bytes(BAD_CONTENT[kind]())
+    before = _digest(root)
+    code = main(["trace", str(root), "--dossier", str(dossier)])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    # An empty or garbage-free-of-citations dossier checks nothing (0); binary is refused (2).
+    assert code == (2 if kind == "binary" else 0)
     assert _digest(root) == before
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +20,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from deep_research.errors import (
+    BriefBusy,
     MissingArtifact,
     NotACorpusFile,
     SchemaViolation,
@@ -195,6 +197,20 @@ class Brief:
     def corpus_dir(self) -> Path:
         return self.root / "corpus"
 
+    @property
+    def lock_path(self) -> Path:
+        return self.root / ".lock"
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the brief for writing; a second writer refuses instead of interleaving."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        _acquire(self.lock_path)
+        try:
+            yield
+        finally:
+            self.lock_path.unlink(missing_ok=True)
+
     def corpus_path(self, content_hash: str) -> Path:
         return self.corpus_dir / f"{content_hash.removeprefix('sha256:')}.txt"
 
@@ -243,6 +259,40 @@ class Brief:
                 f"{self.corpus_dir}/<hash>.txt as fetched, never a summary"
             )
         return self.read_corpus("sha256:" + resolved.stem)
+
+
+def _acquire(lock: Path) -> None:
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            if _holder_alive(lock):
+                raise BriefBusy(
+                    f"{lock.parent} is being written by another run ({lock} exists); wait for "
+                    "it to finish, or delete the lock file if no run is active"
+                ) from None
+            lock.unlink(missing_ok=True)  # left behind by a run that died
+            continue
+        with os.fdopen(fd, "w") as handle:
+            handle.write(str(os.getpid()))
+        return
+    raise BriefBusy(f"could not take {lock}; another run keeps taking it")
+
+
+def _holder_alive(lock: Path) -> bool:
+    try:
+        pid = int(lock.read_text(encoding="utf-8").strip() or "0")
+    except (OSError, ValueError):
+        return True  # unreadable: assume a live holder rather than break its lock
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def load_sources(path: Path) -> list[SourceRow]:

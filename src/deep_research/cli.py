@@ -4,6 +4,7 @@ Exit codes (the only place errors become numbers):
   0  success (for checks: clean)
   1  the check ran and found violations
   2  input error: missing, unreadable or invalid input, refused evidence (see errors.py)
+  3  the brief is busy: another run holds its lock
   130 interrupted
 """
 
@@ -18,17 +19,20 @@ from pathlib import Path
 from typing import Any
 
 from deep_research import __version__
-from deep_research.errors import DeepResearchError, InputError
+from deep_research.errors import BriefBusy, DeepResearchError, InputError
 
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
 EXIT_INPUT = 2
+EXIT_BUSY = 3
 EXIT_INTERRUPTED = 130
 
 Handler = Callable[[argparse.Namespace], int]
 
 
 def exit_code_for(error: DeepResearchError) -> int:
+    if isinstance(error, BriefBusy):
+        return EXIT_BUSY
     return EXIT_INPUT if isinstance(error, InputError) else EXIT_VIOLATIONS
 
 
@@ -172,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deep-research",
         description="Verified research briefs: every emitted claim traces to fetched text.",
-        epilog="Exit codes: 0 ok, 1 violations found, 2 input error, 130 interrupted.",
+        epilog="Exit codes: 0 ok, 1 violations, 2 input error, 3 brief busy, 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

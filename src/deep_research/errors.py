@@ -7,6 +7,7 @@ maps the tree to exit codes in exactly one place (``cli.exit_code_for``); librar
 ::
 
     DeepResearchError                 base; never raised itself
+    ├── BriefBusy                     exit 3 — another run holds the brief's lock
     └── InputError                    exit 2 — an input we cannot use
         ├── UnreadableInput           empty, truncated, binary or oversized input
         ├── SchemaViolation           parsed, but does not match its schema (carries json_path)
@@ -15,7 +16,7 @@ maps the tree to exit codes in exactly one place (``cli.exit_code_for``); librar
                                       file of this brief was offered as evidence
 
 Exit codes (documented in the README): 0 success, 1 the check ran and found violations,
-2 input error (the tree above), 130 interrupted.
+2 input error, 3 brief busy, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from __future__ import annotations
 
 class DeepResearchError(Exception):
     """Base of every deliberate failure in deep-research."""
+
+
+class BriefBusy(DeepResearchError):
+    """Another live process is writing the same brief."""
 
 
 class InputError(DeepResearchError):

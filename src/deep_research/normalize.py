@@ -33,6 +33,7 @@ from typing import Any, BinaryIO, TextIO
 from pydantic import ValidationError
 
 from deep_research.brief import (
+    Brief,
     atomic_write_json,
     atomic_write_text,
     decode_utf8,
@@ -1773,6 +1774,18 @@ def run_normalize(
     error leaves the brief exactly as it was.
     """
     _check_options(options)
+    if options.brief is None:
+        return _normalize(options, stdin, stdout)
+    if not options.brief.is_dir():
+        raise MissingArtifact(f"brief directory not found: {options.brief}")
+    # The lock spans read-modify-write, so two normalizers cannot lose each other's rows.
+    with Brief(options.brief).lock():
+        return _normalize(options, stdin, stdout)
+
+
+def _normalize(
+    options: NormalizeOptions, stdin: BinaryIO, stdout: TextIO | None
+) -> NormalizeResult:
     existing: list[SourceRow] = []
     existing_lines: list[str] = []
     if options.brief is not None:

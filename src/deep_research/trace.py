@@ -33,9 +33,7 @@ from deep_research.brief import (
     atomic_write_json,
     atomic_write_text,
     model_dump,
-    parse_json,
     read_text,
-    validate_model,
 )
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.literals import Derivation
@@ -497,6 +495,9 @@ def run_trace(options: TraceOptions) -> TraceReport:
 def _run_claims(brief: Brief, index: SourceIndex, options: TraceOptions) -> TraceReport:
     claims_path = options.claims or brief.claims_path
     document = brief.load_claims(claims_path)
+    # Read everything that will be rewritten before the first write: a bad trace.json must not
+    # leave claims.json updated and trace.json stale.
+    trace = brief.load_trace() if brief.trace_path.exists() else TraceFile()
     updated: list[Claim] = []
     pairs: list[PairResult] = []
     for claim in document.claims:
@@ -511,12 +512,13 @@ def _run_claims(brief: Brief, index: SourceIndex, options: TraceOptions) -> Trac
         violations=_violations(pairs),
     )
     if options.write:
-        _write_claims(brief, claims_path, document, updated)
-        _record_phase(brief, report)
+        with brief.lock():
+            _write_claims(claims_path, document, updated)
+            _record_phase(brief, trace, report)
     return report
 
 
-def _write_claims(brief: Brief, path: Path, document: ClaimsFile, claims: list[Claim]) -> None:
+def _write_claims(path: Path, document: ClaimsFile, claims: list[Claim]) -> None:
     violations = [v for claim in claims for v in claim.violations]
     new = document.model_copy(
         update={"claims": claims, "violations": violations, "verify_passed": not violations}
@@ -524,11 +526,7 @@ def _write_claims(brief: Brief, path: Path, document: ClaimsFile, claims: list[C
     atomic_write_text(path, new.model_dump_json(by_alias=True, indent=2) + "\n")
 
 
-def _record_phase(brief: Brief, report: TraceReport) -> None:
-    trace = TraceFile()
-    if brief.trace_path.exists():
-        raw = parse_json(read_text(brief.trace_path, what="trace.json"), what=str(brief.trace_path))
-        trace = validate_model(TraceFile, raw, what=str(brief.trace_path))
+def _record_phase(brief: Brief, trace: TraceFile, report: TraceReport) -> None:
     summary = report.as_dict()
     trace.phases["trace"] = {
         key: summary[key]
