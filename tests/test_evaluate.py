@@ -114,3 +114,23 @@ def test_eval_command_json_and_missing_dir(
     assert out["quote_location"]["exact_span_share"] == 1.0 and out["literal_fidelity"] is None
     assert main(["eval", "--eval-dir", str(tmp_path / "absent")]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b'{"id": "x", "claim": "c"',
+        b"\x00\x01\x02binary",
+        b'{"id": "x", "claim": 5}\n',
+        b"[1]\n",
+    ],
+    ids=["empty", "truncated", "binary", "wrong-types", "not-an-object"],
+)
+def test_eval_on_bad_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
+    (tmp_path / "quotes.jsonl").write_bytes(content)
+    code = main(["eval", "--eval-dir", str(tmp_path), "--quotes", "quotes.jsonl", "--literals", ""])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err

@@ -146,17 +146,11 @@ def _cmd_locate(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from deep_research.brief import iter_jsonl, read_text
-    from deep_research.evaluate import measure_literals, measure_location, report_lines
+    from deep_research.evaluate import load_rows, measure_literals, measure_location, report_lines
 
     directory = Path(args.eval_dir)
-
-    def rows(name: str) -> list[dict[str, Any]]:
-        path = directory / name
-        return [value for _, value in iter_jsonl(read_text(path, what="eval file"), what=str(path))]
-
-    location = measure_location(rows(args.quotes)) if args.quotes else None
-    literals = measure_literals(rows(args.literals)) if args.literals else None
+    location = measure_location(load_rows(directory / args.quotes)) if args.quotes else None
+    literals = measure_literals(load_rows(directory / args.literals)) if args.literals else None
     if args.json:
         _print_json(
             {

@@ -19,12 +19,39 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from deep_research.brief import iter_jsonl, read_text
+from deep_research.errors import SchemaViolation, UnreadableInput
 from deep_research.locate import Document
 from deep_research.support import Support, check_support
 
 Row = dict[str, Any]
+
+
+_REQUIRED = ("id", "claim", "quote", "source_text", "expected", "kind")
+
+
+def load_rows(path: Path) -> list[Row]:
+    """Labelled rows of one JSONL file, each checked for the keys the measures read."""
+    rows = []
+    for number, value in iter_jsonl(read_text(path, what="eval file"), what=str(path)):
+        missing = [key for key in _REQUIRED if not isinstance(value, dict) or key not in value]
+        if missing:
+            raise SchemaViolation(
+                f"missing {', '.join(missing)}", json_path=f"line {number}: $", source=str(path)
+            )
+        if not all(isinstance(value[key], str) for key in _REQUIRED[1:]):
+            raise SchemaViolation(
+                "claim, quote, source_text, expected and kind must be strings",
+                json_path=f"line {number}: $",
+                source=str(path),
+            )
+        rows.append(value)
+    if not rows:
+        raise UnreadableInput(f"{path} has no rows; expected labelled JSONL")
+    return rows
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -76,7 +103,7 @@ def measure_location(rows: Iterable[Row]) -> LocationFigures:
             continue
         figures.total[row["kind"]] += 1
         span = [located.start, located.end] if located is not None else None
-        if span == list(row["span"]):
+        if span == list(row.get("span") or []):
             figures.exact[row["kind"]] += 1
         else:
             figures.misses.append(f"{row['id']}: expected {row['span']}, got {span}")
