@@ -1,5 +1,62 @@
-"""deep-research: verified research briefs whose every claim traces to fetched text."""
+"""deep-research: verified research briefs whose every claim traces to fetched text.
+
+The public API — everything else is internal and may change:
+
+* :func:`locate` — find a quote in a text: ``Located(hash, start, end, method, score, …)``;
+* :func:`check_literals` — which numbers, dates and names of a claim a quote does not establish;
+* :func:`check_pair` — the batch gate's verdict on one (claim, quote, source text);
+* :func:`run_trace` / :class:`TraceOptions` — the trace gate over a brief directory;
+* :func:`normalize_payload` — raw fetcher output → canonical sources.jsonl rows;
+* :func:`canonicalize` — the canonical form of a URL;
+* :class:`Brief` and the models of every artifact; :class:`DeepResearchError` and its tree.
+"""
 
 from __future__ import annotations
 
+from deep_research.brief import Brief
+from deep_research.errors import (
+    BriefBusy,
+    DeepResearchError,
+    InputError,
+    MissingArtifact,
+    NotACorpusFile,
+    SchemaViolation,
+    UnreadableInput,
+)
+from deep_research.gate import check_pair
+from deep_research.literals import check as check_literals
+from deep_research.locate import Document, Located, locate
+from deep_research.models import Claim, ClaimsFile, Finding, GateResult, SourceRow, TraceFile
+from deep_research.normalize import normalize_payload
+from deep_research.trace import TraceOptions, TraceReport, run_trace
+from deep_research.urls import canonicalize
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "Brief",
+    "BriefBusy",
+    "Claim",
+    "ClaimsFile",
+    "DeepResearchError",
+    "Document",
+    "Finding",
+    "GateResult",
+    "InputError",
+    "Located",
+    "MissingArtifact",
+    "NotACorpusFile",
+    "SchemaViolation",
+    "SourceRow",
+    "TraceFile",
+    "TraceOptions",
+    "TraceReport",
+    "UnreadableInput",
+    "__version__",
+    "canonicalize",
+    "check_literals",
+    "check_pair",
+    "locate",
+    "normalize_payload",
+    "run_trace",
+]
