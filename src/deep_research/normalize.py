@@ -217,20 +217,7 @@ INLINE_FINDING_KEYS = frozenset(CLAIM_KEYS + QUOTE_KEYS + IMPORTANCE_KEYS + CENT
 #: On a source object only unmistakable claim/quote keys make it carry a finding inline:
 #: "text", "summary" or "snippet" there describe the page, not a finding.
 SOURCE_CLAIM_KEYS = ("claim", "statement", "fact", "finding", "assertion", "claim_text")
-SOURCE_QUOTE_KEYS = (
-    "quote",
-    "quotes",
-    "evidence",
-    "excerpt",
-    "excerpts",
-    "verbatim",
-    "quotation",
-    "verbatim_quote",
-    "supporting_quote",
-    "source_quote",
-    "exact_quote",
-    "quote_text",
-)
+SOURCE_QUOTE_KEYS = tuple(key for key in QUOTE_KEYS if key not in ("passage", "snippet"))
 SOURCE_INLINE_KEYS = frozenset(SOURCE_CLAIM_KEYS + SOURCE_QUOTE_KEYS)
 
 # --- enum synonyms (compared lower-case, "_"/"-" as spaces) --------------------------------
