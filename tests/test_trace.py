@@ -382,3 +382,26 @@ def test_dossier_mode(tmp_path: Path) -> None:
     reasons = sorted(v["reason"] for v in report["violations"])  # type: ignore[attr-defined]
     assert reasons == ["literal_missing", "url_not_in_sources"]
     assert report["coverage"] == round(6 / 7, 4)
+
+
+@pytest.mark.parametrize(
+    ("derived", "supported"),
+    [
+        ({"operation": "difference", "inputs": [2_900_000, 2_400_000], "result": 500_000}, True),
+        ({"operation": "difference", "inputs": [2_900_000, 2_300_000], "result": 500_000}, False),
+        (None, False),
+    ],
+    ids=["declared", "wrong-inputs", "undeclared"],
+)
+def test_derived_figure_only_when_declared(
+    tmp_path: Path, derived: dict[str, object] | None, supported: bool
+) -> None:
+    claim: dict[str, object] = {
+        "claim": "Heat pump sales grew by 0.5 million units from 2022 to 2023.",
+        "supporting": ["S1"],
+    }
+    if derived is not None:
+        claim["derived"] = derived
+    write_brief(tmp_path, _pages(), [claim])
+    _trace(tmp_path)
+    assert (_claim(tmp_path, "C1")["support_class"] == "Supported") is supported

@@ -222,7 +222,7 @@ def _evidence_from(
     return tuple(items)
 
 
-def check_pair(
+def trace_pair(
     index: SourceIndex,
     unit: str,
     claim_text: str,
@@ -291,7 +291,7 @@ def trace_claim(index: SourceIndex, claim: Claim) -> tuple[Claim, list[PairResul
         by_source.setdefault(finding_id.split(".", 1)[0], []).append(finding_id)
     derived = _derivation(claim.derived)
     results = [
-        check_pair(index, claim.id, claim.claim, source, findings, derived)
+        trace_pair(index, claim.id, claim.claim, source, findings, derived)
         for source, findings in by_source.items()
     ]
     if not results:
@@ -409,7 +409,7 @@ def trace_sentence(index: SourceIndex, sentence: CitedSentence) -> list[PairResu
                 )
                 continue
             source_id = source.id
-        results.append(check_pair(index, sentence.unit(), sentence.text, source_id))
+        results.append(trace_pair(index, sentence.unit(), sentence.text, source_id))
     return results
 
 
