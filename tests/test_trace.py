@@ -1,4 +1,4 @@
-"""The trace gate on real brief directories, including the seed acceptance cases."""
+"""The trace gate on real brief directories, including the acceptance cases."""
 
 from __future__ import annotations
 
