@@ -213,7 +213,10 @@ _NUMERAL = r"""
       |\d+,\d{1,2}(?![\d,])                       # 3,5 (decimal comma)
       |\d+(?:\.\d+)?)                             # 1234 / 3.14
 """
+# Each alternation below starts with a lookahead on its possible first characters: without it
+# the regex engine tries every alternative at every word start, which dominated extraction time.
 _CUR_PREFIX = (
+    r"(?=[$€£¥₹₩₽₺UACHNSR" + "".join(sorted({code[0] for code in _CURRENCY_CODES})) + r"])"
     r"(?:(?:US\s?|AU|CA|HK|NZ|A|C|S|R)?\$|€|£|¥|₹|₩|₽|₺|Rs\.?|(?:"
     + "|".join(_CURRENCY_CODES)
     + r")(?![A-Za-z]))"
@@ -239,7 +242,9 @@ _NUMBER_RE = re.compile(
     re.VERBOSE,
 )
 
+# Inside (?i:...) the lookahead is case-insensitive too, exactly like the names it guards.
 _MONTH_RE = (
+    r"(?=[JFMASOND])"
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December"
     r"|Sept|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\.?(?![A-Za-z])"
 )
@@ -269,7 +274,10 @@ _WORD_NUMBERS = sorted(
     key=len,
     reverse=True,
 )
-_NUMBER_WORD = r"(?:" + "|".join(_WORD_NUMBERS) + r")"
+_NUMBER_WORD = (
+    r"(?=[" + "".join(sorted({word[0] for word in _WORD_NUMBERS})) + r"])"
+    r"(?:" + "|".join(_WORD_NUMBERS) + r")"
+)
 _WORDS_RE = re.compile(
     r"(?<![\w-])(?:(?P<article>an?)\s+(?=(?:hundred|thousand|million|billion|trillion|dozen)\b))?"
     r"(?P<words>" + _NUMBER_WORD + r"(?:(?:[\s-]+|\s+and\s+)" + _NUMBER_WORD + r")*)"
@@ -831,6 +839,11 @@ def _name_tokens(text: str, taken: _Spans) -> list[LiteralToken]:
     previous_end = -1
     for found in _NAME_WORD_RE.finditer(text):
         word = found.group(0)
+        if not run and not word[0].isupper() and not word[0].isdigit():
+            # Most words: with no run open, a word that is neither capitalized nor a number
+            # only ends an (empty) run; skip the work below.
+            previous_end = found.end()
+            continue
         gap = text[previous_end : found.start()] if previous_end >= 0 else ""
         adjacent = previous_end >= 0 and gap.strip() == "" and "\n" not in gap
         if word[0].isdigit():
@@ -1272,11 +1285,18 @@ def _derived_satisfied(
 
 @_memoized
 def _normalize_name(text: str) -> str:
-    folded = unicodedata.normalize("NFKD", text)
-    folded = "".join(char for char in folded if not unicodedata.combining(char))
+    folded = text
+    if not folded.isascii():  # ASCII is already NFKD and has no combining marks
+        folded = unicodedata.normalize("NFKD", folded)
+        folded = "".join(char for char in folded if not unicodedata.combining(char))
     folded = folded.replace("’", "'").casefold()
-    folded = re.sub(r"(?<=\w)'s\b|(?<=s)'(?!\w)", "", folded)
-    return " ".join(re.findall(r"[^\W_]+", folded))
+    if "'" in folded:  # the scan for possessives is the costly part; most names have none
+        folded = _POSSESSIVE_MARK_RE.sub("", folded)
+    return " ".join(_NAME_PART_RE.findall(folded))
+
+
+_POSSESSIVE_MARK_RE = re.compile(r"(?<=\w)'s\b|(?<=s)'(?!\w)")
+_NAME_PART_RE = re.compile(r"[^\W_]+")
 
 
 def _satisfied(

@@ -47,9 +47,17 @@ _SUFFIXES = (
 )
 
 
+# The suffixes a word can end with, by its last character (order kept): most words end in a
+# letter no suffix ends in and skip the loop.
+_SUFFIXES_BY_LAST: dict[str, tuple[str, ...]] = {
+    last: tuple(suffix for suffix in _SUFFIXES if suffix.endswith(last))
+    for last in {suffix[-1] for suffix in _SUFFIXES}
+}
+
+
 def stem(word: str) -> str:
     """A deliberately light stemmer: enough to match plural/tense variants, never a lemmatizer."""
-    for suffix in _SUFFIXES:
+    for suffix in _SUFFIXES_BY_LAST.get(word[-1:], ()):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)]
             return base + "y" if suffix in ("ies", "ied") else base
@@ -64,8 +72,8 @@ def content_tokens(text: str) -> frozenset[str]:
         decomposed = unicodedata.normalize("NFKD", folded)
         folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     tokens = set()
-    for match in _WORD.finditer(folded):
-        word = match.group().replace("’", "'")
+    for found in _WORD.findall(folded):
+        word = found.replace("’", "'")
         word = word.removesuffix("'s")
         if word in STOP_WORDS or word.isdigit() or len(word) < 2:
             continue

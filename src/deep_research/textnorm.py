@@ -445,4 +445,8 @@ def normalize_text(s: str) -> NormalizedText:
 
 def normalize(s: str) -> str:
     """The normalized form of ``s`` without the offset map."""
+    if s.isascii():
+        # For ASCII, NFKC and case-folding are lower(), nothing is a quote variant or invisible,
+        # and str.split's white space is exactly the set folded to spaces: collapsing is a join.
+        return " ".join(s.lower().split())
     return normalize_text(s).text
