@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import string
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -369,6 +370,11 @@ _POST_QUALIFIER_RE = re.compile(
     re.IGNORECASE,
 )
 _QUALIFIER_WINDOW = 40
+# A window can only end a qualifier phrase if it ends with the phrase's last word ("the" may be
+# dropped before a dated figure, so it is kept as a possible ending).
+_QUALIFIER_ENDINGS = tuple(
+    {phrase.split()[-1] for phrase, _ in _NUMERIC_QUALIFIERS + _DATE_QUALIFIERS} | {"the"}
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -400,6 +406,8 @@ def _qualifier_before(text: str, start: int, *, dated: bool) -> Qualifier:
     window = text[max(0, start - _QUALIFIER_WINDOW) : start].rstrip().lower()
     if not window or not (window[-1].isalpha() or window[-1] in "~≈."):
         return "eq"
+    if not window.endswith(_QUALIFIER_ENDINGS):
+        return "eq"  # the last word ends no phrase: skip tokenizing (most figures)
     words = _QUALIFIER_TOKEN_RE.findall(window)[-(_LONGEST_QUALIFIER + 1) :]
     if dated and words and words[-1] == "the":
         words.pop()  # "before the 58th minute": positions read like dates
@@ -441,12 +449,18 @@ def _previous_word(text: str, start: int) -> str:
     window = text[max(0, start - 20) : start].rstrip()
     if window.endswith("("):
         return "("
-    found = re.search(r"([A-Za-z]+)\.?$", window)
-    return found.group(1).lower() if found else ""
+    # The ASCII letters ending the window, before one optional period (what the regex
+    # ``([A-Za-z]+)\.?$`` finds, without scanning every position).
+    body = window[:-1] if window.endswith(".") else window
+    return body[len(body.rstrip(_ASCII_LETTERS)) :].lower()
+
+
+_ASCII_LETTERS = string.ascii_letters
+_FOUR_DIGITS_RE = re.compile(r"\d{4}")
 
 
 def _is_year(text: str, start: int, raw: str) -> bool:
-    if not re.fullmatch(r"\d{4}", raw) or not _YEAR_MIN <= int(raw) <= _YEAR_MAX:
+    if not _FOUR_DIGITS_RE.fullmatch(raw) or not _YEAR_MIN <= int(raw) <= _YEAR_MAX:
         return False
     if _POSSESSIVE_RE.match(text, start + 4):
         return True
