@@ -8,10 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from briefs import page
 from conftest import FIXTURES
 from deep_research.cli import main
+from deep_research.gate import check_pair
 
 BUDGET = page("city-budget.txt")
 BUDGET_QUOTE = (
@@ -169,3 +172,15 @@ def test_stdin_and_the_shim(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["verdict"] == "supported"
     assert b"gate: 1 checked" in done.stderr
+
+
+@settings(max_examples=200, deadline=None)
+@given(claim=st.text(max_size=120), quote=st.text(max_size=120), text=st.text(max_size=400))
+def test_any_input_gives_a_verdict_never_a_crash(claim: str, quote: str, text: str) -> None:
+    result = check_pair(claim, quote, text + quote)
+    assert result.verdict in ("supported", "partially_supported", "unsupported")
+    if result.span is not None:
+        start, end = result.span
+        assert 0 <= start <= end <= len(text + quote)
+    if not quote.strip():
+        assert result.verdict == "unsupported"  # an empty quote is in every page and proves nothing

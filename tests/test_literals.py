@@ -485,3 +485,17 @@ def test_time_grows_linearly() -> None:
 
     small_time = min(timed(small) for _ in range(3))
     assert timed(large) < 30 * small_time + 0.5
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=200))
+def test_extract_never_raises_and_offsets_hold(text: str) -> None:
+    # Fetched text is untrusted: no input may crash extraction.
+    for token in extract(text):
+        assert 0 <= token.start < token.end <= len(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["ſeptember 5, 2020", "ſix hundred", "İstanbul had 5 İ", "\u212a 5"]
+)
+def test_characters_that_ignorecase_folds_to_ascii(text: str) -> None:
+    assert extract(text) is not None

@@ -961,8 +961,14 @@ def extract(text: str) -> list[LiteralToken]:
     return list(_extract(text))
 
 
+#: The only non-ASCII characters that case-insensitive patterns match as ASCII letters. The word
+#: tables are ASCII, so these are folded first (one character each: offsets stay valid).
+_IGNORECASE_ALIASES = str.maketrans({"İ": "I", "ı": "i", "ſ": "s", "\u212a": "K"})
+
+
 @_memoized
 def _extract(text: str) -> tuple[LiteralToken, ...]:
+    text = text.translate(_IGNORECASE_ALIASES)
     taken = _Spans()
     tokens = _identifier_tokens(text, taken)
     tokens += _date_tokens(text, taken)
