@@ -242,12 +242,16 @@ class Brief:
         path = self.corpus_path(content_hash)
         if not path.is_file():
             raise MissingArtifact(f"corpus file for {content_hash} not found: {path}")
-        text = decode_utf8(path.read_bytes(), what=str(path))
-        if sha256_text(text) != content_hash:
+        data = path.read_bytes()
+        # The hash covers the bytes as stored (UTF-8, no BOM stripped), so hash before decoding.
+        if "sha256:" + hashlib.sha256(data).hexdigest() != content_hash:
             raise NotACorpusFile(
                 f"{path} does not hash to {content_hash}; the corpus was edited — re-fetch it"
             )
-        return text
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UnreadableInput(f"{path} is not UTF-8 text; re-fetch it") from None
 
     def require_corpus_file(self, candidate: Path) -> str:
         """Summary-substitution guard: accept only a file inside corpus/ whose name is its hash."""

@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -84,6 +85,7 @@ class Resolution:
     infrastructure: bool = False
 
 
+@lru_cache(maxsize=65536)
 def _canonical(url: str) -> str | None:
     try:
         return canonicalize(url)
@@ -202,10 +204,11 @@ def _evidence_from(
 ) -> tuple[Evidence, ...]:
     items = []
     by_quote = {placed.quote: placed for placed in support.quotes}
+    shared = _checks(support.outcome, support.reasons, support)
     for finding_id, quote in findings:
         placed = by_quote.get(quote)
         located = placed.located if placed is not None else None
-        checks = _checks(support.outcome, support.reasons, support)
+        checks = shared
         span = None
         if located is not None:
             span = Span(hash=located.hash, start=located.start, end=located.end)
