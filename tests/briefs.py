@@ -35,10 +35,27 @@ class PageSpec:
     fetch: FetchOutcome = "ok"
     status: int = 200
     source_type: str = "news"
+    owner: str | None = None
+    cites: list[str] = field(default_factory=list)
+    sub_questions: list[str] = field(default_factory=list)
+    tier: str | None = None  # default: raw when text was kept, snippet otherwise
+    retrieved_at: str = "2024-05-01T10:00:00Z"
+    title: str | None = None
+    published_at: str | None = None
+    importance: list[str] = field(default_factory=list)  # per finding, default "supporting"
 
 
-def write_brief(root: Path, pages: list[PageSpec], claims: list[dict[str, Any]]) -> Path:
-    """Write a brief; claim dicts need ``claim`` and ``supporting`` (ids S1.. in page order)."""
+def write_brief(
+    root: Path,
+    pages: list[PageSpec],
+    claims: list[dict[str, Any]],
+    document: dict[str, Any] | None = None,
+    trace: dict[str, Any] | None = None,
+) -> Path:
+    """Write a brief; claim dicts need ``claim`` and ``supporting`` (ids S1.. in page order).
+
+    ``document`` adds top-level claims.json fields; ``trace`` is written as trace.json.
+    """
     (root / "corpus").mkdir(parents=True, exist_ok=True)
     log_lines = []
     rows = []
@@ -58,22 +75,31 @@ def write_brief(root: Path, pages: list[PageSpec], claims: list[dict[str, Any]])
                     "status": spec.status if spec.fetch == "ok" else None,
                     "reason": None if spec.fetch == "ok" else f"{spec.fetch} in test",
                     "content_hash": digest if spec.fetch == "ok" else None,
-                    "tier": "raw",
-                    "retrieved_at": "2024-05-01T10:00:00Z",
+                    "tier": spec.tier or "raw",
+                    "retrieved_at": spec.retrieved_at,
                 }
             )
         rows.append(
             {
                 "id": f"S{number}",
                 "url": spec.url,
-                "title": None,
-                "retrieved_at": "2024-05-01T10:00:00Z",
+                "title": spec.title,
+                "published_at": spec.published_at,
+                "retrieved_at": spec.retrieved_at,
                 "source_type": spec.source_type,
-                "tier": "raw" if digest else "snippet",
+                "owner": spec.owner,
+                "tier": spec.tier or ("raw" if digest else "snippet"),
                 "content_hash": digest,
                 "status": spec.status if spec.fetch == "ok" else None,
+                "sub_questions": spec.sub_questions,
+                "cites": spec.cites,
                 "findings": [
-                    {"id": f"S{number}.F{index}", "claim": claim, "quote": quote}
+                    {
+                        "id": f"S{number}.F{index}",
+                        "claim": claim,
+                        "quote": quote,
+                        "importance": (spec.importance[index - 1 : index] or ["supporting"])[0],
+                    }
                     for index, (claim, quote) in enumerate(spec.findings, start=1)
                 ],
             }
@@ -84,13 +110,16 @@ def write_brief(root: Path, pages: list[PageSpec], claims: list[dict[str, Any]])
     (root / "sources.jsonl").write_text(
         "".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8"
     )
-    document = {
+    body = {
         "topic": "test-brief",
         "claims": [
             {"id": f"C{number}", "sq": "sq1", **claim} for number, claim in enumerate(claims, 1)
         ],
+        **(document or {}),
     }
-    (root / "claims.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
+    (root / "claims.json").write_text(json.dumps(body, indent=2), encoding="utf-8")
+    if trace is not None:
+        (root / "trace.json").write_text(json.dumps(trace, indent=2), encoding="utf-8")
     return root
 
 

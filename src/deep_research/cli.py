@@ -163,6 +163,27 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _settings(args: argparse.Namespace) -> Any:
+    from deep_research.settings import load_settings
+
+    return load_settings(args.set or ())
+
+
+def _cmd_triangulate(args: argparse.Namespace) -> int:
+    from deep_research.triangulate import run_triangulate
+
+    report = run_triangulate(Path(args.brief), _settings(args))
+    _print_json(report.as_dict())
+    return EXIT_OK
+
+
+def _cmd_votes(args: argparse.Namespace) -> int:
+    from deep_research.votes import run_votes
+
+    _print_json(run_votes(Path(args.brief), Path(args.input), _settings(args)))
+    return EXIT_OK
+
+
 # --- parser ---------------------------------------------------------------------------------
 
 
@@ -220,6 +241,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--literals", default="vitaminc_dev.jsonl", help="literal-fidelity rows")
     sub.add_argument("--show", type=int, default=0, help="print this many misses per figure")
     sub.add_argument("--json", action="store_true", help="print the figures as JSON")
+
+    def brief_command(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        sub = add(name, handler, help_text)
+        sub.add_argument("brief", help="brief directory")
+        sub.add_argument(
+            "--set",
+            action="append",
+            metavar="NAME=VALUE",
+            help="override a setting (recorded in trace.json); repeatable",
+        )
+        return sub
+
+    brief_command(
+        "triangulate", _cmd_triangulate, "independence groups, τ, confidence; strip what fails"
+    )
+    sub = brief_command("votes", _cmd_votes, "record the skeptic panel's votes per claim")
+    sub.add_argument("--input", required=True, help='votes JSON: {"C1": [vote, …], …}')
 
     sub = add("locate", _cmd_locate, "locate one quote in a text file")
     sub.add_argument("--quote", required=True)

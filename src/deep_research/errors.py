@@ -12,6 +12,8 @@ maps the tree to exit codes in exactly one place (``cli.exit_code_for``); librar
         ├── UnreadableInput           empty, truncated, binary or oversized input
         ├── SchemaViolation           parsed, but does not match its schema (carries json_path)
         ├── MissingArtifact           a file the command needs is absent
+        ├── InconsistentArtifacts     each file is valid, but together they disagree (e.g.
+        │                             trace.json counters contradict sources.jsonl)
         └── NotACorpusFile            summary-substitution guard: text that is not a corpus
                                       file of this brief was offered as evidence
 
@@ -50,6 +52,10 @@ class SchemaViolation(InputError):
 
 class MissingArtifact(InputError):
     """A file the command needs does not exist."""
+
+
+class InconsistentArtifacts(InputError):
+    """Artifacts that are each valid but contradict one another; deciding on them would guess."""
 
 
 class NotACorpusFile(InputError):

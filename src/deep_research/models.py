@@ -215,6 +215,8 @@ class Claim(Strict):
     verify_passed: bool | None = None
     derived: Derived | None = None
     votes: Votes | None = None
+    # Sources that passed the trace gate, grouped by independence (one group = one voice).
+    independence_groups: list[list[SourceId]] = Field(default_factory=list)
 
 
 class Contradiction(Strict):
@@ -240,6 +242,7 @@ class ClaimsFile(Strict):
     """claims.json — the machine-facing artifact (stable field names first)."""
 
     topic: str
+    question: str | None = None
     generated: date | None = None
     freshness: date | None = None
     triangulation_score: Score | None = None
@@ -260,6 +263,7 @@ class ClaimsFile(Strict):
     stripped: list[StrippedClaim] = Field(default_factory=list)
     floors: dict[str, Floor] = Field(default_factory=dict)
     settings_hash: str | None = None
+    synthesis: str | None = None  # the answer in prose, with [S#] markers, when one was written
 
 
 # --- trace.json -----------------------------------------------------------------------------
@@ -287,6 +291,83 @@ class TraceFile(Strict):
     settings_hash: str | None = None
     counters: Counters = Field(default_factory=Counters)
     phases: dict[str, dict[str, JsonValue]] = Field(default_factory=dict)
+
+
+# --- audit.json -----------------------------------------------------------------------------
+
+
+class VerdictCounts(Strict):
+    """How often a source's evidence reached each trace outcome, over every claim."""
+
+    supported: NonNegativeInt = 0
+    partially_supported: NonNegativeInt = 0
+    unsupported: NonNegativeInt = 0
+    unresolvable: NonNegativeInt = 0
+    uncertain: NonNegativeInt = 0
+
+
+class AuditSource(Strict):
+    """Metadata of one source: where it came from and how it was judged — never its text."""
+
+    id: SourceId
+    url: NonEmptyStr
+    final_url: str | None = None
+    status: int | None = None
+    tier: Tier
+    content_hash: ContentHash | None = None
+    retrieved_at: datetime | None = None
+    verdicts: VerdictCounts = Field(default_factory=VerdictCounts)
+
+
+class AuditFetch(Strict):
+    """One fetch-log attempt, reduced to metadata."""
+
+    url: NonEmptyStr
+    final_url: str | None = None
+    outcome: Literal["ok", "refused", "error"]
+    status: int | None = None
+    tier: Tier | None = None
+    content_hash: ContentHash | None = None
+    retrieved_at: datetime | None = None
+
+
+class AuditFile(Strict):
+    """audit.json: metadata only (no body text, no quotes), written with the verdict."""
+
+    topic: str
+    verdict: Verdict
+    settings_hash: str
+    sources: list[AuditSource] = Field(default_factory=list)
+    fetches: list[AuditFetch] = Field(default_factory=list)
+
+
+# --- consumer handoff -----------------------------------------------------------------------
+
+
+class HandoffClaim(Strict):
+    id: ClaimId
+    claim: str
+    sq: str | None = None
+    confidence: Confidence
+    support_class: SupportClass
+    supporting: list[SourceId] = Field(default_factory=list)
+    # For a contested claim: the other positions, each with the sources that hold it.
+    other_positions: list[str] = Field(default_factory=list)
+
+
+class Handoff(Strict):
+    """What a consumer reads (stable field names first), then the consumption split."""
+
+    research_claims: str
+    research_freshness: date | None = None
+    triangulation_score: Score | None = None
+    refetch_pass_rate: Score | None = None
+    ciber_passed: bool | None = None
+    verdict: Verdict
+    usable: bool
+    context: list[HandoffClaim] = Field(default_factory=list)
+    constraints: list[HandoffClaim] = Field(default_factory=list)
+    uncovered_sub_questions: list[str] = Field(default_factory=list)
 
 
 # --- agent return shapes --------------------------------------------------------------------

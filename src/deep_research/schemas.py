@@ -31,6 +31,8 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "trace": models.TraceFile,
     "fetch-log-entry": models.FetchLogEntry,
     "corpus-meta": models.CorpusMeta,
+    "audit": models.AuditFile,
+    "handoff": models.Handoff,
     "fetcher-output": models.FetcherOutput,
     "triangulator-output": models.TriangulatorOutput,
     "verifier-verdict": models.VerifierVerdict,

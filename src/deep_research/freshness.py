@@ -1,0 +1,117 @@
+"""How old a brief's evidence is, and whether an existing brief may be reused (contracts §11).
+
+A brief is as old as its oldest supporting evidence: ``freshness`` is the earliest, over the
+sources that support kept claims, of each source's latest successful fetch (a re-fetch renews a
+source). A brief is reused only when its verdict is READY or PARTIAL, it was researched at full
+depth, and its freshness is younger than ``freshness_days``; everything else is regenerated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Literal
+
+from deep_research.errors import InconsistentArtifacts
+from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow
+from deep_research.settings import Settings
+from deep_research.urls import InvalidURL, canonicalize
+
+Decision = Literal["reuse", "regenerate"]
+REUSABLE = frozenset({"READY", "PARTIAL"})
+
+
+def _canonical(url: str | None) -> str | None:
+    if not url:
+        return None
+    try:
+        return canonicalize(url)
+    except InvalidURL:
+        return None
+
+
+def source_urls(source: SourceRow) -> set[str]:
+    found = {_canonical(url) for url in (source.url, source.final_url, *source.aliases)}
+    return {url for url in found if url is not None}
+
+
+def last_success(source: SourceRow, log: Sequence[FetchLogEntry]) -> date | None:
+    """The latest 2xx fetch of any of the source's URLs, else its recorded retrieval date."""
+    urls = source_urls(source)
+    dates = [
+        entry.retrieved_at.date()
+        for entry in log
+        if entry.outcome == "ok"
+        and entry.status is not None
+        and 200 <= entry.status < 300
+        and entry.retrieved_at is not None
+        and ({_canonical(entry.url), _canonical(entry.final_url)} & urls)
+    ]
+    if dates:
+        return max(dates)
+    return source.retrieved_at.date() if source.retrieved_at else None
+
+
+def evidence_freshness(
+    supporting: Iterable[str], sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]
+) -> date | None:
+    """The oldest latest-success date among ``supporting`` source ids (None if none is dated)."""
+    by_id = {source.id: source for source in sources}
+    dates = [
+        day
+        for source_id in sorted(set(supporting))
+        if source_id in by_id and (day := last_success(by_id[source_id], log)) is not None
+    ]
+    return min(dates) if dates else None
+
+
+@dataclass(frozen=True)
+class FreshnessDecision:
+    decision: Decision
+    reason: str
+    verdict: str | None
+    freshness: date | None
+    age_days: int | None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "decision": self.decision,
+            "reason": self.reason,
+            "verdict": self.verdict,
+            "freshness": self.freshness.isoformat() if self.freshness else None,
+            "age_days": self.age_days,
+        }
+
+
+def decide(document: ClaimsFile, today: date, settings: Settings) -> FreshnessDecision:
+    """Reuse or regenerate, with the reason in one line."""
+    verdict, fresh = document.verdict, document.freshness
+    age = (today - fresh).days if fresh is not None else None
+    if age is not None and age < 0:
+        raise InconsistentArtifacts(
+            f"claims.json freshness {fresh} is after today ({today}); fix the clock or the brief"
+        )
+
+    def regenerate(reason: str) -> FreshnessDecision:
+        return FreshnessDecision("regenerate", reason, verdict, fresh, age)
+
+    if verdict is None:
+        return regenerate("no verdict yet (run deep-research verdict)")
+    if verdict == "PARTIAL_QUICK" or document.depth == "quick":
+        return regenerate(
+            f"a quick-depth brief ({verdict}) is never reused; research at full depth"
+        )
+    if verdict not in REUSABLE:
+        return regenerate(f"verdict {verdict} is not reusable (only READY or PARTIAL are)")
+    if fresh is None or age is None:
+        return regenerate("freshness is unknown (no dated supporting source)")
+    if age >= settings.freshness_days:
+        return regenerate(f"evidence is {age} days old (limit {settings.freshness_days})")
+    return FreshnessDecision(
+        "reuse",
+        f"verdict {verdict}, evidence {age} days old (< {settings.freshness_days})",
+        verdict,
+        fresh,
+        age,
+    )

@@ -1,0 +1,48 @@
+"""Reading the brief's mutable artifacts together and writing them back in one locked step.
+
+Every gate after ``trace`` reads claims.json and trace.json, decides, and writes both. Reading
+both before the first write means a malformed trace.json can never leave claims.json updated and
+trace.json stale; the lock keeps two writers from interleaving.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from deep_research.brief import Brief, atomic_write_json, atomic_write_text, model_dump
+from deep_research.errors import MissingArtifact
+from deep_research.models import ClaimsFile, TraceFile
+from deep_research.settings import Settings, settings_hash
+
+
+def open_brief(root: Path) -> Brief:
+    if not root.is_dir():
+        raise MissingArtifact(f"brief directory not found: {root}; pass the brief's folder")
+    return Brief(root)
+
+
+def load_trace_or_empty(brief: Brief) -> TraceFile:
+    return brief.load_trace() if brief.trace_path.exists() else TraceFile()
+
+
+def claims_json(document: ClaimsFile) -> str:
+    return document.model_dump_json(by_alias=True, indent=2) + "\n"
+
+
+def record_phase(
+    trace: TraceFile, phase: str, entry: dict[str, Any], settings: Settings
+) -> TraceFile:
+    """trace.json with ``phase`` replaced and the settings in force recorded beside it."""
+    digest = settings_hash(settings)
+    phases = dict(trace.phases)
+    phases[phase] = {**entry, "settings_hash": digest}
+    return trace.model_copy(
+        update={"phases": phases, "settings": settings.as_record(), "settings_hash": digest}
+    )
+
+
+def save(brief: Brief, claims: ClaimsFile, trace: TraceFile) -> None:
+    """Write claims.json and trace.json; call inside ``brief.lock()``."""
+    atomic_write_text(brief.claims_path, claims_json(claims))
+    atomic_write_json(brief.trace_path, model_dump(trace))

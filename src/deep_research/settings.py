@@ -1,0 +1,139 @@
+"""Every threshold and floor the verdict chain uses, in one object with documented defaults.
+
+A verdict is auditable only if the numbers it was decided under are known, so the settings in
+force are written to trace.json together with :func:`settings_hash`, and the hash is copied into
+claims.json. Defaults can be overridden from the environment (``DEEP_RESEARCH_<FIELD>``, e.g.
+``DEEP_RESEARCH_TAU_THRESHOLD=0.8``) or from the command line (``--set tau_threshold=0.8``);
+either way the override changes the recorded settings and their hash.
+
+Each field is bounded: a setting outside its bounds is an input error, not a silently clamped
+value, because a typo in a threshold would otherwise change verdicts unnoticed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from deep_research.errors import InputError
+
+ENV_PREFIX = "DEEP_RESEARCH_"
+
+
+class Settings(BaseModel):
+    """Thresholds (contracts §6–11). Field descriptions are the documentation of each default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # --- independence, τ, dissemination, confidence (§6)
+    tau_threshold: float = Field(0.85, ge=0, le=1, description="τ below this → PARTIAL")
+    near_copy_overlap: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="share of the shorter text's word 5-grams found in the "
+        "other at or above which two texts are one syndicated text",
+    )
+    dissemination_contested: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        description="dissemination at or above this (≥2 supporters) → medium-contested",
+    )
+    vendor_share: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="an owner above this share of a sub-question's sources is a vendor monoculture",
+    )
+    vendor_min_sources: int = Field(
+        2, ge=1, le=100, description="an owner with fewer sources than this is never a monoculture"
+    )
+    worker_jaccard: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="URL-set Jaccard between two sub-question workers above this is logged",
+    )
+    # --- skeptic panel (§7)
+    panel_size: int = Field(3, ge=1, le=9, description="votes per claim")
+    kill_votes: int = Field(2, ge=1, le=9, description="refuting votes that kill a claim")
+    survive_valid_votes: int = Field(2, ge=1, le=9, description="valid votes a survivor needs")
+    # --- CIBER (§9)
+    ciber_penalty: float = Field(
+        0.25, ge=0, le=1, description="dissemination added per consistency failure"
+    )
+    ciber_min_high_claims: int = Field(
+        2, ge=1, le=100, description="fewer high claims than this is a valid CIBER skip"
+    )
+    ciber_max_failures_per_claim: int = Field(
+        3, ge=1, le=20, description="failures counted per claim (one per re-framing)"
+    )
+    # --- re-fetch and verdict (§8, §10)
+    refetch_fail: float = Field(0.7, ge=0, le=1, description="re-fetch pass rate below → FAIL")
+    refetch_ready: float = Field(
+        0.9, ge=0, le=1, description="re-fetch pass rate below (and ≥ refetch_fail) → PARTIAL"
+    )
+    refetch_min_sample: int = Field(3, ge=0, le=1000, description="re-fetch sample floor")
+    refetch_sample_fraction: float = Field(
+        0.1, ge=0, le=1, description="re-fetch sample floor as a fraction of cited sources"
+    )
+    # --- work-budget floors (§10), full depth then quick depth
+    full_sub_questions: int = Field(5, ge=0, le=1000)
+    full_queries_per_sub_question: int = Field(4, ge=0, le=1000)
+    full_round1_fetches: int = Field(20, ge=0, le=100000)
+    full_distinct_sources: int = Field(30, ge=0, le=100000)
+    full_rounds: int = Field(2, ge=0, le=100)
+    full_counter_queries_per_sub_question: int = Field(1, ge=0, le=1000)
+    full_wall_clock_seconds: float = Field(900.0, ge=0, le=86400)
+    quick_sub_questions: int = Field(3, ge=0, le=1000)
+    quick_queries_per_sub_question: int = Field(2, ge=0, le=1000)
+    quick_rounds: int = Field(1, ge=0, le=100)
+    # --- freshness (§11)
+    freshness_days: int = Field(
+        30, ge=0, le=3650, description="a brief younger than this is reused"
+    )
+
+    def refetch_floor(self, cited: int) -> int:
+        """Smallest acceptable re-fetch sample for ``cited`` cited sources."""
+        return max(self.refetch_min_sample, math.ceil(self.refetch_sample_fraction * cited))
+
+    def as_record(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def settings_hash(settings: Settings) -> str:
+    """Stable hash of the settings in force: equal settings, equal hash, on any machine."""
+    canonical = json.dumps(settings.as_record(), sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def load_settings(
+    overrides: Sequence[str] = (), environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Defaults, then ``DEEP_RESEARCH_<FIELD>`` variables, then ``name=value`` overrides."""
+    env = os.environ if environ is None else environ
+    values: dict[str, str] = {}
+    for name in Settings.model_fields:
+        key = ENV_PREFIX + name.upper()
+        if key in env:
+            values[name] = env[key]
+    for item in overrides:
+        name, sep, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in Settings.model_fields:
+            known = ", ".join(Settings.model_fields)
+            raise InputError(f"bad setting {item!r}; use name=value with a name among: {known}")
+        values[name] = value.strip()
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = ".".join(str(part) for part in first["loc"])
+        raise InputError(f"setting {name}: {first['msg']}; fix the override or unset it") from None
