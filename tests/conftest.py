@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+# Loopback HTTP servers and the socket tripwire, as fixtures for every test module.
+pytest_plugins = ["localhttp"]
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -101,6 +101,28 @@ def _cmd_gate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_fetch(args: argparse.Namespace) -> int:
+    from deep_research.fetch import run_fetch
+
+    result, view = run_fetch(args.url, Path(args.brief), max_chars=args.max_chars)
+    if args.json:
+        _print_json(view)
+    elif view["text"] is not None:
+        print(f"corpus: {view['corpus_path']}")
+        print(view["text"])
+    if not result.ok:
+        print(f"fetch {result.entry.outcome}: {result.entry.reason}", file=sys.stderr)
+    return EXIT_OK if result.ok else EXIT_VIOLATIONS
+
+
+def _cmd_hosts(args: argparse.Namespace) -> int:
+    from deep_research.hosts import run_hosts
+
+    allowed = run_hosts(Path(args.brief), args.action, args.urls, static=args.static)
+    _print_json(allowed)
+    return EXIT_OK if all(allowed.values()) else EXIT_VIOLATIONS
+
+
 def _cmd_trace(args: argparse.Namespace) -> int:
     from deep_research.trace import TraceOptions, run_trace
 
@@ -230,6 +252,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = add("gate", _cmd_gate, "check citations from any tool (batch, no model, no network)")
     sub.add_argument("--input", required=True, help="pairs.jsonl, or - (stdin)")
     sub.add_argument("--output", help="results.jsonl (default: stdout)")
+
+    sub = add("fetch", _cmd_fetch, "fetch one URL safely into the brief's corpus and fetch log")
+    sub.add_argument("url")
+    sub.add_argument("--brief", required=True, help="brief directory")
+    sub.add_argument("--json", action="store_true", help="print a JSON object")
+    sub.add_argument("--max-chars", type=int, default=20_000, help="page text shown (20000)")
+
+    sub = add("hosts", _cmd_hosts, "the run host allow-list: add hosts, or check URLs against it")
+    sub.add_argument("action", choices=["add", "check"])
+    sub.add_argument("urls", nargs="+", help="URLs or host names")
+    sub.add_argument("--brief", required=True, help="brief directory")
+    sub.add_argument("--static", action="store_true", help="add to the static list")
 
     sub = add("eval", _cmd_eval, "measure the gate on labelled quote and literal data")
     sub.add_argument(

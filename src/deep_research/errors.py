@@ -8,6 +8,8 @@ maps the tree to exit codes in exactly one place (``cli.exit_code_for``); librar
 
     DeepResearchError                 base; never raised itself
     ├── BriefBusy                     exit 3 — another run holds the brief's lock
+    ├── TargetRefused                 the fetcher will not contact a URL (unsafe target, robots,
+    │                                 policy); recorded in the fetch log, never crashes a run
     └── InputError                    exit 2 — an input we cannot use
         ├── UnreadableInput           empty, truncated, binary or oversized input
         ├── SchemaViolation           parsed, but does not match its schema (carries json_path)
@@ -30,6 +32,15 @@ class DeepResearchError(Exception):
 
 class BriefBusy(DeepResearchError):
     """Another live process is writing the same brief."""
+
+
+class TargetRefused(DeepResearchError):
+    """A URL the fetcher refuses to contact; ``reason`` is a short stable code for the log."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{reason}: {detail}" if detail else reason)
 
 
 class InputError(DeepResearchError):

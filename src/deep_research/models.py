@@ -32,6 +32,7 @@ SupportClass = Literal["Supported", "Partially Supported", "Unsupported", "Uncer
 Verdict = Literal["READY", "PARTIAL", "PARTIAL_QUICK", "HOLD", "FAIL"]
 Depth = Literal["quick", "full"]
 LocateMethod = Literal["exact", "normalized", "ellipsis", "fuzzy"]
+FetchPurpose = Literal["page", "robots", "archive_lookup"]
 
 #: Weight a source's evidence carries, by how its text was obtained (contracts.md §2).
 TIER_WEIGHT: dict[str, float] = {"raw": 1.0, "summarizer": 0.85, "degraded": 0.7, "snippet": 0.5}
@@ -110,6 +111,12 @@ class FetchLogEntry(BaseModel):
     retrieved_at: datetime | None = None
     bytes: NonNegativeInt | None = None
     duration_ms: NonNegativeInt | None = None
+    # What the attempt was for: a page (evidence), a robots.txt, or an archive lookup.
+    purpose: FetchPurpose = "page"
+    content_type: str | None = None
+    redirects: list[str] = Field(default_factory=list)  # every hop after the first, in order
+    # Private networks the run was allowed to reach (tests only); empty in production runs.
+    private_allowlist: list[str] = Field(default_factory=list)
 
 
 class CorpusMeta(BaseModel):
@@ -123,7 +130,9 @@ class CorpusMeta(BaseModel):
     content_type: str | None = None
     extractor: str | None = None
     extractor_version: str | None = None
-    raw_sha256: str | None = None
+    raw_sha256: ContentHash | None = None
+    retrieved_at: datetime | None = None
+    tier: Tier | None = None
 
 
 # --- claims.json ----------------------------------------------------------------------------
