@@ -126,3 +126,88 @@ def write_brief(
 def read_claims(root: Path) -> dict[str, Any]:
     value: dict[str, Any] = json.loads((root / "claims.json").read_text(encoding="utf-8"))
     return value
+
+
+# --- a brief that passes every gate at full depth ---------------------------------------------
+
+AGENCY_URL = "https://www.northern-energy.example/reports/heat-pumps-2024"
+AGENCY_SALES_QUOTE = (
+    "Sales of heat pumps across the twelve member states rose to 2.9 million units in 2023, "
+    "up from 2.4 million units in 2022."
+)
+OUTLET_URL = "https://heating-today.example/hp"
+OUTLET_SENTENCE = "Heat pump sales reached 2.9 million units in 2023, a spring report says."
+SUB_QUESTIONS = ["sq1", "sq2", "sq3", "sq4", "sq5"]
+
+
+def full_counters(**overrides: Any) -> dict[str, Any]:
+    counters: dict[str, Any] = {
+        "sub_questions": 5,
+        "queries_per_sub_question": {sq: 4 for sq in SUB_QUESTIONS},
+        "round1_fetches": 20,
+        "distinct_sources": 30,
+        "rounds": 2,
+        "counter_queries_per_sub_question": {sq: 1 for sq in SUB_QUESTIONS},
+        "refetch_sample": 3,
+        "wall_clock_seconds": 1200.0,
+    }
+    return counters | overrides
+
+
+def ready_pages() -> list[PageSpec]:
+    """Two independent supporting pages, then 28 fetched pages that support nothing."""
+    pages = [
+        PageSpec(
+            AGENCY_URL,
+            page("heat-pumps-agency.txt"),
+            [("Sales", AGENCY_SALES_QUOTE)],
+            source_type="government",
+            title="Heat Pump Market Review 2024",
+            published_at="2024-03-14",
+            sub_questions=["sq1"],
+        ),
+        PageSpec(
+            OUTLET_URL,
+            f"Heating Today.\n\n{OUTLET_SENTENCE}\n\nMore in the spring issue.",
+            [("Sales", OUTLET_SENTENCE)],
+            title="Spring market notes",
+            sub_questions=["sq1"],
+        ),
+    ]
+    for n in range(3, 31):
+        pages.append(
+            PageSpec(
+                f"https://filler{n}.example/page",
+                f"Background page number {n}.",
+                sub_questions=[SUB_QUESTIONS[n % 5]],
+            )
+        )
+    return pages
+
+
+def ready_claims() -> list[dict[str, Any]]:
+    sales = "Heat pump sales were about 2.9 million units in 2023."
+    return [
+        {"claim": sales, "supporting": ["S1", "S2"], "importance": "central"},
+        {
+            "claim": "In 2023 heat pump sales came to about 2.9 million units.",
+            "supporting": ["S1", "S2"],
+            "importance": "central",
+            "sq": "sq2",
+        },
+    ]
+
+
+def ready_document() -> dict[str, Any]:
+    return {
+        "topic": "heat-pumps-2023",
+        "question": "How many heat pumps were sold in 2023?",
+        "generated": "2024-05-02",
+        "depth": "full",
+        "sub_questions": SUB_QUESTIONS,
+        "refetch_pass_rate": 0.95,
+    }
+
+
+def ready_trace(**counters: Any) -> dict[str, Any]:
+    return {"topic": "heat-pumps-2023", "depth": "full", "counters": full_counters(**counters)}

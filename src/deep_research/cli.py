@@ -206,6 +206,27 @@ def _cmd_votes(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_ciber(args: argparse.Namespace) -> int:
+    from deep_research.ciber import run_ciber_apply
+
+    result = run_ciber_apply(
+        Path(args.brief),
+        Path(args.input) if args.input else None,
+        args.skip,
+        _settings(args),
+    )
+    _print_json(result)
+    return EXIT_OK
+
+
+def _cmd_verdict(args: argparse.Namespace) -> int:
+    from deep_research.verdict import run_verdict
+
+    report = run_verdict(Path(args.brief), _settings(args))
+    _print_json(report.as_dict())
+    return EXIT_VIOLATIONS if report.verdict in {"HOLD", "FAIL"} else EXIT_OK
+
+
 # --- parser ---------------------------------------------------------------------------------
 
 
@@ -292,6 +313,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = brief_command("votes", _cmd_votes, "record the skeptic panel's votes per claim")
     sub.add_argument("--input", required=True, help='votes JSON: {"C1": [vote, …], …}')
+
+    brief_command("verdict", _cmd_verdict, "decide the verdict (exit 1 on HOLD or FAIL)")
+
+    ciber = add("ciber", _cmd_ciber, "CIBER: apply the agent's diagnosis mechanically")
+    ciber_actions = ciber.add_subparsers(dest="action", required=True, metavar="ACTION")
+    sub = ciber_actions.add_parser("apply", help="apply a diagnosis, or record a valid skip")
+    sub.set_defaults(handler=_cmd_ciber)
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument("--input", help="the CIBER agent's JSON output")
+    sub.add_argument("--skip", help="record a skip instead (depth-quick, "
+                     "insufficient-high-confidence-claims, refetch-hard-fail)")
+    sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting")
 
     sub = add("locate", _cmd_locate, "locate one quote in a text file")
     sub.add_argument("--quote", required=True)

@@ -391,6 +391,8 @@ def triangulate_claims(
         tier = confidence(
             len(groups), [by_id[m] for m in members], score, contested or failures > 0, settings
         )
+        if tier == "high" and claim.support_class != "Supported":
+            tier = "medium"  # a claim whose figures are not all on the page is never high
         kept.append(
             claim.model_copy(
                 update={

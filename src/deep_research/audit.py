@@ -1,0 +1,167 @@
+"""audit.json: the metadata record of a verdict — where every source came from, never its text.
+
+The record holds, per source and per fetch attempt, only URL, final URL, status, tier, content
+hash, timestamp and verdict counts. :func:`prove_audit` checks both directions before anything is
+written: every URL the brief shows (claims.json, report.md) is in the record, and the record
+holds no body content — no quote, and no stretch of any retained text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from urllib.parse import unquote_plus
+
+from deep_research.brief import Brief, atomic_write_json, model_dump
+from deep_research.errors import InconsistentArtifacts
+from deep_research.models import (
+    AuditFetch,
+    AuditFile,
+    AuditSource,
+    ClaimsFile,
+    FetchLogEntry,
+    SourceRow,
+    VerdictCounts,
+)
+from deep_research.urls import InvalidURL, canonicalize
+
+URL_PATTERN = re.compile(r"https?://[^\s<>\"'()\[\]`|]+[^\s<>\"'()\[\]`|.,;:!?*_]")
+#: Length of a retained-text window that may not appear in the record (shorter runs of words are
+#: ordinary metadata such as titles in URLs).
+LEAK_WINDOW = 40
+
+
+def _canonical(url: str) -> str | None:
+    try:
+        return canonicalize(url)
+    except InvalidURL:
+        return None
+
+
+def build_audit(
+    document: ClaimsFile, sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]
+) -> AuditFile:
+    assert document.verdict is not None and document.settings_hash is not None
+    counts: dict[str, dict[str, int]] = {}
+    # One count per (claim, source) pair: a pair's evidence rows share its outcome.
+    units = [(c.id, c.evidence) for c in document.claims]
+    units += [(s.id, s.evidence) for s in document.stripped]
+    pairs = {
+        (unit, item.source): item.checks.outcome for unit, evidence in units for item in evidence
+    }
+    for (_, source_id), outcome in sorted(pairs.items()):
+        per = counts.setdefault(source_id, {})
+        per[outcome] = per.get(outcome, 0) + 1
+    records = [
+        AuditSource(
+            id=source.id,
+            url=source.url,
+            final_url=source.final_url,
+            status=source.status,
+            tier=source.tier,
+            content_hash=source.content_hash,
+            retrieved_at=source.retrieved_at,
+            verdicts=VerdictCounts.model_validate(counts.get(source.id, {})),
+        )
+        for source in sources
+    ]
+    fetches = [
+        AuditFetch(
+            url=entry.url,
+            final_url=entry.final_url,
+            outcome=entry.outcome,
+            status=entry.status,
+            tier=entry.tier,
+            content_hash=entry.content_hash,
+            retrieved_at=entry.retrieved_at,
+        )
+        for entry in log
+    ]
+    return AuditFile(
+        topic=document.topic,
+        verdict=document.verdict,
+        settings_hash=document.settings_hash,
+        sources=records,
+        fetches=fetches,
+    )
+
+
+def urls_in(text: str) -> set[str]:
+    return {url for raw in URL_PATTERN.findall(text) if (url := _canonical(raw)) is not None}
+
+
+def audit_urls(audit: AuditFile) -> set[str]:
+    raw: list[str | None] = []
+    for source in audit.sources:
+        raw += [source.url, source.final_url]
+    for fetch in audit.fetches:
+        raw += [fetch.url, fetch.final_url]
+    return {url for item in raw if item and (url := _canonical(item)) is not None}
+
+
+def missing_urls(audit: AuditFile, shown: Iterable[str]) -> list[str]:
+    """URLs in the shown texts (claims.json, report.md) that the audit record lacks."""
+    recorded = audit_urls(audit)
+    return sorted({url for text in shown for url in urls_in(text)} - recorded)
+
+
+def leaks(audit: AuditFile, bodies: Iterable[str]) -> list[str]:
+    """Quotes or retained-text windows found in the serialized record (should be none)."""
+    # Decode URL escapes so page text smuggled into a query string is still recognised.
+    serialized = unquote_plus(json.dumps(model_dump(audit), ensure_ascii=False))
+    record = " ".join(serialized.split()).casefold()
+    found = []
+    for body in bodies:
+        folded = " ".join(body.split()).casefold()
+        if len(folded) < LEAK_WINDOW:
+            continue
+        step = LEAK_WINDOW // 2
+        windows = {
+            folded[i : i + LEAK_WINDOW] for i in range(0, len(folded) - LEAK_WINDOW + 1, step)
+        }
+        hit = next((window for window in sorted(windows) if window in record), None)
+        if hit is not None:
+            found.append(hit)
+    return found
+
+
+def bodies_of(brief: Brief, document: ClaimsFile, sources: Sequence[SourceRow]) -> list[str]:
+    """Every quote and retained text the brief holds."""
+    texts = [finding.quote for source in sources for finding in source.findings]
+    texts += [item.quote for claim in document.claims for item in claim.evidence]
+    for source in sources:
+        if source.content_hash and brief.corpus_path(source.content_hash).is_file():
+            texts.append(brief.read_corpus(source.content_hash))
+    return texts
+
+
+def prove_audit(
+    brief: Brief,
+    audit: AuditFile,
+    document: ClaimsFile,
+    sources: Sequence[SourceRow],
+    shown: Sequence[str] = (),
+) -> None:
+    """Both directions, or an error before anything is written."""
+    from deep_research.record import claims_json
+
+    texts = [claims_json(document), *shown]
+    if brief.root.joinpath("report.md").is_file():
+        texts.append(brief.root.joinpath("report.md").read_text(encoding="utf-8"))
+    missing = missing_urls(audit, texts)
+    if missing:
+        raise InconsistentArtifacts(
+            f"{missing[0]} is shown in the brief but is no source or fetch of it; remove it or "
+            "fetch it"
+        )
+    leaked = leaks(audit, bodies_of(brief, document, sources))
+    if leaked:
+        raise InconsistentArtifacts(
+            f"the audit record would contain body text ({leaked[0]!r}); a URL or title carries "
+            "page text — fix that source row"
+        )
+
+
+def write_audit(brief: Brief, audit: AuditFile) -> None:
+    atomic_write_json(brief.root / "audit.json", model_dump(audit))

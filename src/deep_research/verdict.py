@@ -1,0 +1,307 @@
+"""The brief's verdict: eight rules in precedence order plus work-budget floors (contracts §10).
+
+Every rule is evaluated, not just the first that fires: ``verdict_reasons`` starts with the rule
+that decided and lists every other rule that would have fired, so a reader sees all that is
+wrong at once. Precedence, highest first:
+
+1. ``refetch_pass_rate`` < refetch_fail → FAIL
+2. a verifier violation stands (a kept Supported claim still cites a source that failed, or a
+   claim was never traced) → HOLD
+3. full depth and CIBER neither ran nor was validly skipped → HOLD
+F. any work-budget floor unmet → HOLD (the offending phase should be re-run)
+4. ``ciber_passed`` is false → PARTIAL
+5. refetch_fail ≤ ``refetch_pass_rate`` < refetch_ready → PARTIAL
+6. τ < tau_threshold, or unresolved contradictions → PARTIAL
+7. full depth, every gate passed, CIBER passed → READY
+8. quick depth, every available gate passed → PARTIAL_QUICK
+
+A full-depth brief whose CIBER was validly skipped for too few high claims passes no READY gate
+and fires no PARTIAL rule; it is PARTIAL (``ciber_not_run``), since READY requires a CIBER pass.
+
+Counters come from trace.json. Counters that contradict the other artifacts (more distinct
+sources than sources.jsonl holds, a re-fetch rate without a re-fetch sample, …) are an input
+error: deciding on them would be guessing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deep_research.audit import build_audit, prove_audit, write_audit
+from deep_research.ciber import skip_problem
+from deep_research.errors import InconsistentArtifacts, InputError
+from deep_research.models import (
+    ClaimsFile,
+    Counters,
+    FetchLogEntry,
+    Floor,
+    SourceRow,
+    TraceFile,
+    Verdict,
+)
+from deep_research.record import load_trace_or_empty, open_brief, record_phase, save
+from deep_research.settings import Settings, settings_hash
+
+RANK: dict[str, int] = {"FAIL": 0, "HOLD": 1, "PARTIAL": 2, "READY": 3, "PARTIAL_QUICK": 3}
+
+
+@dataclass(frozen=True)
+class Fired:
+    """One rule that fires: its name, the verdict it forces, and why."""
+
+    rule: str
+    verdict: Verdict
+    why: str
+
+    def line(self) -> str:
+        return f"{self.rule} → {self.verdict}: {self.why}"
+
+
+# --- floors ---------------------------------------------------------------------------------
+
+
+def _per_sub_question(values: dict[str, int], expected: int) -> int:
+    # A sub-question absent from the map ran no query at all.
+    counts = list(values.values()) + [0] * max(0, expected - len(values))
+    return min(counts) if counts else 0
+
+
+def cited_sources(document: ClaimsFile) -> set[str]:
+    return {
+        s
+        for claim in document.claims
+        if claim.support_class == "Supported"
+        for s in claim.supporting
+    }
+
+
+def floors(
+    document: ClaimsFile, counters: Counters, sources: Sequence[SourceRow], settings: Settings
+) -> dict[str, Floor]:
+    """Each floor for the brief's depth: required, actual, met."""
+    sq = counters.sub_questions
+    rows: dict[str, tuple[float, float]]
+    if document.depth == "quick":
+        rows = {
+            "sub_questions": (settings.quick_sub_questions, sq),
+            "queries_per_sub_question": (
+                settings.quick_queries_per_sub_question,
+                _per_sub_question(counters.queries_per_sub_question, sq),
+            ),
+            "rounds": (settings.quick_rounds, counters.rounds),
+        }
+    else:
+        rows = {
+            "sub_questions": (settings.full_sub_questions, sq),
+            "queries_per_sub_question": (
+                settings.full_queries_per_sub_question,
+                _per_sub_question(counters.queries_per_sub_question, sq),
+            ),
+            "round1_fetches": (settings.full_round1_fetches, counters.round1_fetches),
+            "distinct_sources": (settings.full_distinct_sources, len(sources)),
+            "rounds": (settings.full_rounds, counters.rounds),
+            "counter_queries_per_sub_question": (
+                settings.full_counter_queries_per_sub_question,
+                _per_sub_question(counters.counter_queries_per_sub_question, sq),
+            ),
+            "refetch_sample": (
+                settings.refetch_floor(len(cited_sources(document))),
+                counters.refetch_sample,
+            ),
+            "wall_clock_seconds": (settings.full_wall_clock_seconds, counters.wall_clock_seconds),
+        }
+    return {
+        name: Floor(required=float(required), actual=float(actual), met=actual >= required)
+        for name, (required, actual) in rows.items()
+    }
+
+
+def check_consistency(
+    document: ClaimsFile,
+    trace: TraceFile,
+    sources: Sequence[SourceRow],
+    log: Sequence[FetchLogEntry],
+) -> None:
+    """Raise on artifacts that contradict one another (one line, saying which and how)."""
+    c = trace.counters
+    problems = []
+    if trace.depth != document.depth:
+        problems.append(f"trace.json depth {trace.depth} ≠ claims.json depth {document.depth}")
+    if c.distinct_sources > len(sources):
+        problems.append(
+            f"counters.distinct_sources {c.distinct_sources} > {len(sources)} rows in sources.jsonl"
+        )
+    for name in ("queries_per_sub_question", "counter_queries_per_sub_question"):
+        if len(getattr(c, name)) > c.sub_questions:
+            problems.append(
+                f"counters.{name} names {len(getattr(c, name))} sub-questions, "
+                f"counters.sub_questions is {c.sub_questions}"
+            )
+    if document.sub_questions and len(document.sub_questions) != c.sub_questions:
+        problems.append(
+            f"claims.json lists {len(document.sub_questions)} sub-questions, "
+            f"counters.sub_questions is {c.sub_questions}"
+        )
+    if c.round1_fetches > len(log):
+        problems.append(f"counters.round1_fetches {c.round1_fetches} > {len(log)} fetch-log lines")
+    top_round = max((source.round for source in sources), default=0)
+    if top_round > c.rounds:
+        problems.append(f"sources.jsonl has round {top_round} rows, counters.rounds is {c.rounds}")
+    if document.refetch_pass_rate is not None and c.refetch_sample == 0:
+        problems.append("refetch_pass_rate is set but counters.refetch_sample is 0")
+    if document.refetch_pass_rate is None and c.refetch_sample > 0:
+        problems.append(
+            f"counters.refetch_sample is {c.refetch_sample} but refetch_pass_rate is missing"
+        )
+    if document.ciber_passed is not None and document.ciber_skipped is not None:
+        problems.append("claims.json has both ciber_passed and ciber_skipped")
+    if problems:
+        raise InconsistentArtifacts(
+            "; ".join(problems) + " — re-run the phase that wrote the wrong value"
+        )
+
+
+# --- the rules ------------------------------------------------------------------------------
+
+
+def standing_violations(document: ClaimsFile) -> list[str]:
+    """Violations the brief still asserts: a kept Supported claim citing a failed source."""
+    found = []
+    for claim in document.claims:
+        if claim.verify_passed is None:
+            found.append(f"{claim.id} was never traced")
+            continue
+        if claim.support_class != "Supported":
+            continue
+        for violation in claim.violations:
+            if violation.source in claim.supporting:
+                found.append(f"{claim.id} cites {violation.source} ({violation.reason})")
+    return found
+
+
+def evaluate(
+    document: ClaimsFile, floor_table: dict[str, Floor], settings: Settings
+) -> list[Fired]:
+    """Every rule that fires, highest precedence first."""
+    fired: list[Fired] = []
+    rate = document.refetch_pass_rate
+    full = document.depth == "full"
+    if rate is not None and rate < settings.refetch_fail:
+        fired.append(Fired("rule 1", "FAIL", f"refetch_pass_rate {rate} < {settings.refetch_fail}"))
+    violations = standing_violations(document)
+    if violations:
+        more = f" (+{len(violations) - 3} more)" if len(violations) > 3 else ""
+        fired.append(
+            Fired("rule 2", "HOLD", "verifier violations: " + "; ".join(violations[:3]) + more)
+        )
+    if full and document.ciber_passed is None:
+        problem = (
+            "CIBER neither ran nor was skipped"
+            if document.ciber_skipped is None
+            else skip_problem(document.ciber_skipped, document, settings)
+        )
+        if problem is not None:
+            fired.append(Fired("rule 3", "HOLD", problem))
+    for name, floor in floor_table.items():
+        if not floor.met:
+            fired.append(
+                Fired(f"floor {name}", "HOLD", f"{floor.actual:g} < required {floor.required:g}")
+            )
+    if document.ciber_passed is False:
+        fired.append(
+            Fired("rule 4", "PARTIAL", "CIBER consistency failure (negation or paraphrase split)")
+        )
+    if rate is not None and settings.refetch_fail <= rate < settings.refetch_ready:
+        fired.append(
+            Fired("rule 5", "PARTIAL", f"refetch_pass_rate {rate} < {settings.refetch_ready}")
+        )
+    tau = document.triangulation_score
+    if tau is not None and tau < settings.tau_threshold:
+        fired.append(Fired("rule 6", "PARTIAL", f"τ {tau} < {settings.tau_threshold}"))
+    if document.unresolved_contradictions:
+        count = len(document.unresolved_contradictions)
+        fired.append(Fired("rule 6", "PARTIAL", f"{count} unresolved contradiction(s)"))
+    if not fired:
+        if full and document.ciber_passed:
+            fired.append(Fired("rule 7", "READY", "every gate passed at full depth"))
+        elif full:
+            fired.append(
+                Fired(
+                    "ciber_not_run",
+                    "PARTIAL",
+                    f"CIBER skipped ({document.ciber_skipped}); READY needs a pass",
+                )
+            )
+        else:
+            fired.append(
+                Fired("rule 8", "PARTIAL_QUICK", "every available gate passed at quick depth")
+            )
+    return sorted(fired, key=lambda item: RANK[item.verdict])
+
+
+# --- the command ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VerdictReport:
+    verdict: Verdict
+    reasons: list[str]
+    floors: dict[str, Floor]
+    settings_hash: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "verdict_reasons": self.reasons,
+            "floors": {name: floor.model_dump() for name, floor in self.floors.items()},
+            "settings_hash": self.settings_hash,
+        }
+
+
+def decide(
+    document: ClaimsFile,
+    trace: TraceFile,
+    sources: Sequence[SourceRow],
+    log: Sequence[FetchLogEntry],
+    settings: Settings,
+) -> VerdictReport:
+    """Pure: the verdict from already-read artifacts."""
+    if document.triangulation_score is None:
+        raise InputError("claims.json has no triangulation_score; run deep-research triangulate")
+    digest = settings_hash(settings)
+    earlier = trace.phases.get("triangulate", {}).get("settings_hash")
+    if earlier is not None and earlier != digest:
+        raise InconsistentArtifacts(
+            "triangulate ran under other settings than this verdict; re-run triangulate with "
+            "the same settings (or the same --set overrides)"
+        )
+    check_consistency(document, trace, sources, log)
+    table = floors(document, trace.counters, sources, settings)
+    fired = evaluate(document, table, settings)
+    return VerdictReport(fired[0].verdict, [item.line() for item in fired], table, digest)
+
+
+def run_verdict(root: Path, settings: Settings) -> VerdictReport:
+    brief = open_brief(root)
+    document = brief.load_claims()
+    trace = load_trace_or_empty(brief)
+    sources = brief.load_sources()
+    log = brief.load_fetch_log()
+    report = decide(document, trace, sources, log, settings)
+    updated = document.model_copy(
+        update={
+            "verdict": report.verdict,
+            "verdict_reasons": report.reasons,
+            "floors": report.floors,
+            "settings_hash": report.settings_hash,
+        }
+    )
+    audit = build_audit(updated, sources, log)
+    prove_audit(brief, audit, updated, sources)
+    with brief.lock():
+        save(brief, updated, record_phase(trace, "verdict", report.as_dict(), settings))
+        write_audit(brief, audit)
+    return report

@@ -1,0 +1,406 @@
+"""The verdict: one test per rule and per floor, precedence, the audit record, bad input."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from briefs import (
+    AGENCY_SALES_QUOTE,
+    full_counters,
+    read_claims,
+    ready_claims,
+    ready_document,
+    ready_pages,
+    ready_trace,
+    write_brief,
+)
+from deep_research.ciber import run_ciber_apply
+from deep_research.cli import main
+from deep_research.settings import Settings
+from deep_research.trace import TraceOptions, run_trace
+from deep_research.triangulate import run_triangulate
+
+SETTINGS = Settings()
+Edit = Callable[[dict[str, Any], dict[str, Any]], None]  # (claims.json, trace.json) in place
+
+
+def build(root: Path, *, ciber: bool = True, **document: Any) -> Path:
+    """The full-depth brief that passes every gate, after trace, triangulate and CIBER."""
+    write_brief(
+        root,
+        ready_pages(),
+        ready_claims(),
+        document=ready_document() | document,
+        trace=ready_trace(),
+    )
+    run_trace(TraceOptions(brief=root))
+    run_triangulate(root, SETTINGS)
+    if ciber:
+        clean = root.parent / "ciber-clean.json"
+        clean.write_text(json.dumps({"ciber_passed": True, "consistency_failures": []}))
+        run_ciber_apply(root, clean, None, SETTINGS)
+    return root
+
+
+def edit(root: Path, change: Edit) -> None:
+    claims = read_claims(root)
+    trace = json.loads((root / "trace.json").read_text())
+    change(claims, trace)
+    (root / "claims.json").write_text(json.dumps(claims))
+    (root / "trace.json").write_text(json.dumps(trace))
+
+
+def verdict(root: Path) -> tuple[str, list[str]]:
+    code = main(["verdict", str(root)])
+    document = read_claims(root)
+    assert code == (0 if document["verdict"] in {"READY", "PARTIAL", "PARTIAL_QUICK"} else 1)
+    return document["verdict"], document["verdict_reasons"]
+
+
+@pytest.fixture
+def ready(tmp_path: Path) -> Path:
+    return build(tmp_path / "brief")
+
+
+def _set(key: str, value: Any) -> Edit:
+    def change(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+        claims[key] = value
+
+    return change
+
+
+def _counter(**values: Any) -> Edit:
+    def change(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+        trace["counters"].update(values)
+
+    return change
+
+
+def test_rule7_ready(ready: Path) -> None:
+    assert verdict(ready) == ("READY", ["rule 7 → READY: every gate passed at full depth"])
+    document = read_claims(ready)
+    assert all(floor["met"] for floor in document["floors"].values())
+    assert (
+        document["settings_hash"] == json.loads((ready / "trace.json").read_text())["settings_hash"]
+    )
+
+
+# --- one test per rule ----------------------------------------------------------------------
+
+
+def _cite_failed_source(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+    claim = claims["claims"][0]
+    claim["supporting"].append("S9")
+    claim["violations"].append({"claim": "C1", "source": "S9", "reason": "quote_not_in_source"})
+
+
+def _untraced_claim(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+    claims["claims"].append({"id": "C9", "claim": "An added claim nobody traced."})
+
+
+@pytest.mark.parametrize(
+    ("change", "expected", "rule"),
+    [
+        (_set("refetch_pass_rate", 0.6), "FAIL", "rule 1"),
+        (_cite_failed_source, "HOLD", "rule 2"),
+        (_untraced_claim, "HOLD", "rule 2"),
+        (_set("ciber_passed", None), "HOLD", "rule 3"),
+        (_set("ciber_passed", False), "PARTIAL", "rule 4"),
+        (_set("refetch_pass_rate", 0.8), "PARTIAL", "rule 5"),
+        (_set("triangulation_score", 0.5), "PARTIAL", "rule 6"),
+        (
+            _set("unresolved_contradictions", [{"ids": ["C1", "C2"], "topic": "sales"}]),
+            "PARTIAL",
+            "rule 6",
+        ),
+    ],
+    ids=[
+        "rule1-refetch",
+        "rule2-violation",
+        "rule2-untraced",
+        "rule3-ciber-missing",
+        "rule4-ciber-failed",
+        "rule5-refetch-flagged",
+        "rule6-tau",
+        "rule6-contradiction",
+    ],
+)
+def test_each_rule(ready: Path, change: Edit, expected: str, rule: str) -> None:
+    edit(ready, change)
+    decided, reasons = verdict(ready)
+    assert decided == expected
+    assert reasons[0].startswith(f"{rule} → {expected}")
+
+
+def test_rule3_invalid_skip_holds(ready: Path) -> None:
+    # Two high claims: "too few high claims" is not a valid reason to skip CIBER.
+    edit(
+        ready,
+        lambda c, t: c.update(
+            ciber_passed=None, ciber_skipped="insufficient-high-confidence-claims"
+        ),
+    )
+    decided, reasons = verdict(ready)
+    assert decided == "HOLD" and "CIBER must run" in reasons[0]
+
+
+def test_valid_skip_for_too_few_high_claims_is_partial_not_ready(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief", ciber=False)
+    edit(root, lambda c, t: c["claims"][1].update(confidence="medium"))
+    assert main(["ciber", "apply", str(root), "--skip", "insufficient-high-confidence-claims"]) == 0
+    decided, reasons = verdict(root)
+    assert decided == "PARTIAL" and reasons[0].startswith("ciber_not_run")
+
+
+def _quick(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+    claims.update(
+        depth="quick",
+        ciber_passed=None,
+        ciber_skipped="depth-quick",
+        refetch_pass_rate=None,
+        sub_questions=["sq1", "sq2", "sq3"],
+    )
+    trace["depth"] = "quick"
+    trace["counters"] = {
+        "sub_questions": 3,
+        "queries_per_sub_question": {"sq1": 2, "sq2": 2, "sq3": 2},
+        "rounds": 1,
+    }
+
+
+def test_rule8_quick_depth_is_partial_quick_never_ready(ready: Path) -> None:
+    edit(ready, _quick)
+    decided, reasons = verdict(ready)
+    assert decided == "PARTIAL_QUICK" and reasons[0].startswith("rule 8")
+    assert set(read_claims(ready)["floors"]) == {
+        "sub_questions",
+        "queries_per_sub_question",
+        "rounds",
+    }
+
+
+# --- one test per floor ---------------------------------------------------------------------
+
+
+def _drop_sources(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+    root = Path(trace.pop("_root"))
+    lines = (root / "sources.jsonl").read_text().splitlines()[:25]
+    (root / "sources.jsonl").write_text("\n".join(lines) + "\n")
+    trace["counters"]["distinct_sources"] = 25
+
+
+FLOOR_CASES: dict[str, Edit] = {
+    "sub_questions": lambda c, t: (
+        c.update(sub_questions=["sq1", "sq2", "sq3", "sq4"]),
+        t["counters"].update(
+            sub_questions=4,
+            queries_per_sub_question={f"sq{n}": 4 for n in range(1, 5)},
+            counter_queries_per_sub_question={f"sq{n}": 1 for n in range(1, 5)},
+        ),
+    ),
+    "queries_per_sub_question": _counter(
+        queries_per_sub_question={"sq1": 4, "sq2": 4, "sq3": 3, "sq4": 4, "sq5": 4}
+    ),
+    "round1_fetches": _counter(round1_fetches=19),
+    "distinct_sources": _drop_sources,
+    "rounds": _counter(rounds=1),
+    "counter_queries_per_sub_question": _counter(counter_queries_per_sub_question={"sq1": 1}),
+    "refetch_sample": _counter(refetch_sample=2),
+    "wall_clock_seconds": _counter(wall_clock_seconds=899.0),
+}
+
+
+@pytest.mark.parametrize("floor", list(FLOOR_CASES))
+def test_each_floor_holds(ready: Path, floor: str) -> None:
+    def change(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+        trace["_root"] = str(ready)
+        FLOOR_CASES[floor](claims, trace)
+        trace.pop("_root", None)
+
+    edit(ready, change)
+    decided, reasons = verdict(ready)
+    assert decided == "HOLD"
+    assert reasons[0].startswith(f"floor {floor} → HOLD")
+    floors = read_claims(ready)["floors"]
+    assert [name for name, row in floors.items() if not row["met"]] == [floor]
+
+
+def test_refetch_floor_scales_with_cited_sources() -> None:
+    assert SETTINGS.refetch_floor(2) == 3 and SETTINGS.refetch_floor(45) == 5
+
+
+def test_floor_settings_are_overridable_and_recorded(ready: Path) -> None:
+    assert (
+        main(["verdict", str(ready), "--set", "full_wall_clock_seconds=1800"]) == 2
+    )  # triangulate
+    # ran under other settings: the verdict refuses to mix them
+    run_triangulate(ready, Settings(full_wall_clock_seconds=1800))
+    assert main(["verdict", str(ready), "--set", "full_wall_clock_seconds=1800"]) == 1
+    trace = json.loads((ready / "trace.json").read_text())
+    assert trace["settings"]["full_wall_clock_seconds"] == 1800
+    assert read_claims(ready)["floors"]["wall_clock_seconds"]["required"] == 1800
+
+
+# --- precedence -----------------------------------------------------------------------------
+
+
+def test_fail_outranks_hold_and_partial_and_every_fired_rule_is_listed(ready: Path) -> None:
+    edit(
+        ready,
+        lambda c, t: (
+            c.update(refetch_pass_rate=0.5, ciber_passed=False, triangulation_score=0.2),
+            t["counters"].update(rounds=1),
+        ),
+    )
+    decided, reasons = verdict(ready)
+    assert decided == "FAIL"
+    assert [line.split(" → ")[0] for line in reasons] == [
+        "rule 1",
+        "floor rounds",
+        "rule 4",
+        "rule 6",
+    ]
+
+
+def test_hold_outranks_partial(ready: Path) -> None:
+    edit(ready, lambda c, t: (c.update(refetch_pass_rate=0.8), t["counters"].update(rounds=1)))
+    decided, reasons = verdict(ready)
+    assert decided == "HOLD" and [r.split(" → ")[0] for r in reasons] == ["floor rounds", "rule 5"]
+
+
+def test_quick_depth_with_a_contradiction_is_partial(ready: Path) -> None:
+    edit(ready, _quick)
+    edit(ready, _set("unresolved_contradictions", [{"ids": ["C1"], "topic": "t"}]))
+    assert verdict(ready)[0] == "PARTIAL"
+
+
+# --- audit.json -----------------------------------------------------------------------------
+
+
+def test_audit_is_metadata_only_and_covers_every_url(ready: Path) -> None:
+    assert verdict(ready)[0] == "READY"
+    audit = json.loads((ready / "audit.json").read_text())
+    assert audit["verdict"] == "READY" and len(audit["sources"]) == 30
+    s1 = audit["sources"][0]
+    assert set(s1) == {
+        "id",
+        "url",
+        "final_url",
+        "status",
+        "tier",
+        "content_hash",
+        "retrieved_at",
+        "verdicts",
+    }
+    assert s1["verdicts"]["supported"] == 2
+    text = (ready / "audit.json").read_text()
+    assert AGENCY_SALES_QUOTE[:40] not in text and "twelve member states" not in text
+
+
+def test_audit_refuses_body_text_in_metadata(ready: Path) -> None:
+    rows = [json.loads(line) for line in (ready / "sources.jsonl").read_text().splitlines()]
+    rows[0]["title"] = AGENCY_SALES_QUOTE  # a title that is really page text
+    rows[0]["url"] = "https://www.northern-energy.example/reports/heat-pumps-2024"
+    (ready / "sources.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # Titles are not in the record; a URL carrying page text would be.
+    rows[0]["final_url"] = "https://x.example/?q=" + AGENCY_SALES_QUOTE.replace(" ", "+")
+    (ready / "sources.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    before = (ready / "claims.json").read_bytes()
+    assert main(["verdict", str(ready)]) == 2
+    assert not (ready / "audit.json").exists()
+    assert (ready / "claims.json").read_bytes() == before
+
+
+def test_audit_refuses_a_shown_url_it_cannot_account_for(ready: Path) -> None:
+    edit(ready, _set("coverage_gaps", ["see https://unfetched.example/report for more"]))
+    assert main(["verdict", str(ready)]) == 2
+    assert not (ready / "audit.json").exists()
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+
+CONTRADICTIONS: dict[str, Edit] = {
+    "depth": lambda c, t: t.update(depth="quick"),
+    "distinct_sources": _counter(distinct_sources=31),
+    "queries_keys": _counter(queries_per_sub_question={f"sq{n}": 4 for n in range(1, 7)}),
+    "sub_questions": _counter(sub_questions=4),
+    "round1_fetches": _counter(round1_fetches=31),
+    "rounds": lambda c, t: t["counters"].update(rounds=0),
+    "refetch_without_sample": _counter(refetch_sample=0),
+    "sample_without_rate": _set("refetch_pass_rate", None),
+    "ciber_both": _set("ciber_skipped", "depth-quick"),
+}
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+
+
+@pytest.mark.parametrize("case", list(CONTRADICTIONS))
+def test_contradictory_counters_are_one_line_input_errors(
+    ready: Path, case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if case == "rounds":
+        rows = [json.loads(line) for line in (ready / "sources.jsonl").read_text().splitlines()]
+        rows[0]["round"] = 2
+        (ready / "sources.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    edit(ready, CONTRADICTIONS[case])
+    before = _snapshot(ready)
+    capsys.readouterr()
+    assert main(["verdict", str(ready)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "re-run the phase" in err
+    assert _snapshot(ready) == before
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda root: (root / "claims.json").unlink(), "claims.json not found"),
+        (
+            lambda root: (root / "trace.json").write_text('{"counters": {"rounds": "two"}}'),
+            "counters.rounds",
+        ),
+        (
+            lambda root: (root / "claims.json").write_text('{"topic": "x", "verdict": "MAYBE"}'),
+            "verdict",
+        ),
+        (lambda root: (root / "sources.jsonl").write_text("{oops\n"), "not valid JSON"),
+    ],
+    ids=["missing-claims", "wrong-schema-trace", "wrong-schema-claims", "broken-sources"],
+)
+def test_bad_files_are_one_line_input_errors(
+    ready: Path,
+    damage: Callable[[Path], object],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    damage(ready)
+    before = _snapshot(ready)
+    capsys.readouterr()
+    assert main(["verdict", str(ready)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert _snapshot(ready) == before
+
+
+def test_missing_brief_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verdict", str(tmp_path / "nope")]) == 2
+    assert "brief directory not found" in capsys.readouterr().err
+
+
+def test_untriangulated_brief_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "brief"
+    write_brief(root, ready_pages(), ready_claims(), document=ready_document(), trace=ready_trace())
+    run_trace(TraceOptions(brief=root))
+    assert main(["verdict", str(root)]) == 2
+
+
+def test_full_counters_helper_is_consistent() -> None:
+    assert full_counters()["distinct_sources"] == 30
