@@ -227,6 +227,21 @@ def _cmd_verdict(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if report.verdict in {"HOLD", "FAIL"} else EXIT_OK
 
 
+def _cmd_fresh(args: argparse.Namespace) -> int:
+    from datetime import date
+
+    from deep_research.freshness import run_fresh
+
+    try:
+        today = date.fromisoformat(args.today) if args.today else None
+    except ValueError:
+        raise InputError(f"--today {args.today!r} is not a YYYY-MM-DD date") from None
+    decision = run_fresh(Path(args.brief), today, _settings(args))
+    _print_json(decision.as_dict())
+    print(f"{decision.decision}: {decision.reason}", file=sys.stderr)
+    return EXIT_OK if decision.decision == "reuse" else EXIT_VIOLATIONS
+
+
 # --- parser ---------------------------------------------------------------------------------
 
 
@@ -315,6 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--input", required=True, help='votes JSON: {"C1": [vote, …], …}')
 
     brief_command("verdict", _cmd_verdict, "decide the verdict (exit 1 on HOLD or FAIL)")
+
+    sub = brief_command("fresh", _cmd_fresh, "reuse or regenerate? (exit 0 reuse, 1 regenerate)")
+    sub.add_argument("--today", help="date to judge against, YYYY-MM-DD (default: today, UTC)")
 
     ciber = add("ciber", _cmd_ciber, "CIBER: apply the agent's diagnosis mechanically")
     ciber_actions = ciber.add_subparsers(dest="action", required=True, metavar="ACTION")

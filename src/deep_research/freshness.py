@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
+from pathlib import Path
 from typing import Literal
 
 from deep_research.errors import InconsistentArtifacts
@@ -115,3 +116,10 @@ def decide(document: ClaimsFile, today: date, settings: Settings) -> FreshnessDe
         fresh,
         age,
     )
+
+
+def run_fresh(root: Path, today: date | None, settings: Settings) -> FreshnessDecision:
+    from deep_research.record import open_brief
+
+    document = open_brief(root).load_claims()
+    return decide(document, today or datetime.now(UTC).date(), settings)
