@@ -242,6 +242,18 @@ def _cmd_fresh(args: argparse.Namespace) -> int:
     return EXIT_OK if decision.decision == "reuse" else EXIT_VIOLATIONS
 
 
+def _cmd_render(args: argparse.Namespace) -> int:
+    from deep_research.render import run_render
+
+    as_json = args.format == "json"
+    report, _ = run_render(Path(args.brief), force=args.force, write=not as_json)
+    if as_json:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    else:
+        print(Path(args.brief) / "report.md")
+    return EXIT_OK
+
+
 # --- parser ---------------------------------------------------------------------------------
 
 
@@ -333,6 +345,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = brief_command("fresh", _cmd_fresh, "reuse or regenerate? (exit 0 reuse, 1 regenerate)")
     sub.add_argument("--today", help="date to judge against, YYYY-MM-DD (default: today, UTC)")
+
+    sub = add("render", _cmd_render, "write report.md (refuses a FAIL brief unless --force)")
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument("--force", action="store_true", help="render a FAIL brief, marked as such")
+    sub.add_argument(
+        "--format", choices=["md", "json"], default="md", help="json: print the render model"
+    )
 
     ciber = add("ciber", _cmd_ciber, "CIBER: apply the agent's diagnosis mechanically")
     ciber_actions = ciber.add_subparsers(dest="action", required=True, metavar="ACTION")

@@ -1,0 +1,520 @@
+"""report.md: the human-facing view of a decided brief (contracts §12).
+
+The report is built as a typed model first (``--format json`` prints it for other tools), then
+written as markdown. A FAIL brief is refused unless forced, and then every section says so.
+Contradictions are shown side by side with which side is better supported and on what ground
+(independent sources, primary source, recency) — never averaged into a middle. Every URL in the
+report must be in the brief's fetch log: a source never fetched is listed without its URL, and a
+URL in prose that was never fetched stops the render.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from deep_research.audit import urls_in
+from deep_research.brief import Brief, atomic_write_text
+from deep_research.errors import InputError
+from deep_research.freshness import source_urls
+from deep_research.models import Claim, ClaimsFile, Contradiction, FetchLogEntry, SourceRow
+from deep_research.record import open_brief
+from deep_research.triangulate import PRIMARY_TYPES
+
+SUPPORT_RANK = {"Supported": 3, "Partially Supported": 2, "Uncertain": 1, "Unsupported": 0}
+FORCED_BANNER = "**FORCED RENDER OF A FAILED BRIEF — do not rely on any statement below.**"
+
+
+class SourceView(BaseModel):
+    id: str
+    title: str | None
+    url: str | None  # None: never fetched by this brief, so not shown
+    published: date | None
+    retrieved: date | None
+    type: str
+    tier: str
+
+
+class ClaimView(BaseModel):
+    id: str
+    claim: str
+    sq: str | None
+    sources: list[str]
+    independent_count: int
+    confidence: str
+    support_class: str
+    checks: str
+    votes: str
+    ciber: str
+
+
+class SubQuestionView(BaseModel):
+    id: str
+    question: str
+    findings: list[ClaimView] = Field(default_factory=list)
+    constraints: list[ClaimView] = Field(default_factory=list)
+
+
+class Side(BaseModel):
+    label: str
+    text: str
+    sources: list[str]
+    independent_count: int | None
+    support_class: str | None
+    newest_published: date | None
+    primary_source: bool
+
+
+class ContradictionView(BaseModel):
+    topic: str
+    description: str
+    sides: list[Side]
+    better_supported: str | None
+    why: str
+
+
+class StrippedView(BaseModel):
+    id: str
+    claim: str
+    reason: str
+
+
+class Report(BaseModel):
+    """The render model: everything report.md shows, as data."""
+
+    title: str
+    question: str | None
+    verdict: str
+    verdict_reasons: list[str]
+    forced: bool
+    depth: str
+    generated: date | None
+    freshness: date | None
+    answer: str | None
+    sub_questions: list[SubQuestionView]
+    contradictions: list[ContradictionView]
+    undetermined: list[str]
+    verification: list[ClaimView]
+    stripped: list[StrippedView]
+    sources: list[SourceView]
+
+
+# --- building the model ---------------------------------------------------------------------
+
+
+def _sub_questions(document: ClaimsFile) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for item in document.sub_questions:
+        if isinstance(item, str):
+            found.append((item, item))
+        elif isinstance(item, dict):
+            sq_id = str(item.get("id") or item.get("sq") or f"sq{len(found) + 1}")
+            text = item.get("question") or item.get("text") or sq_id
+            found.append((sq_id, str(text)))
+    known = {sq for sq, _ in found}
+    for claim in document.claims:
+        if claim.sq and claim.sq not in known:
+            found.append((claim.sq, claim.sq))
+            known.add(claim.sq)
+    return found
+
+
+def _checks(claim: Claim) -> str:
+    cited = set(claim.supporting)  # failed citations were dropped; their checks are not shown
+    passing = [e for e in claim.evidence if e.source in cited]
+    methods = sorted({e.checks.method for e in passing if e.checks.method})
+    missing = sorted({m for e in passing for m in e.checks.literals.missing})
+    parts = [f"quote {'/'.join(methods)}" if methods else "no located quote"]
+    parts.append(f"missing {', '.join(missing)}" if missing else "literals ok")
+    return "; ".join(parts)
+
+
+def _claim_view(claim: Claim, ciber_contested: set[str]) -> ClaimView:
+    votes = "—"
+    if claim.votes is not None:
+        votes = f"{claim.votes.tally} {claim.votes.outcome}"
+    ciber = "—"
+    if claim.id in ciber_contested:
+        ciber = "contested by " + ", ".join(claim.contests) if claim.contests else "failed"
+    return ClaimView(
+        id=claim.id,
+        claim=claim.claim,
+        sq=claim.sq,
+        sources=list(claim.supporting),
+        independent_count=claim.independent_count,
+        confidence=claim.confidence,
+        support_class=claim.support_class,
+        checks=_checks(claim),
+        votes=votes,
+        ciber=ciber,
+    )
+
+
+def _side(
+    label: str, text: str, sources: list[str], claim: Claim | None, by_id: dict[str, SourceRow]
+) -> Side:
+    rows = [by_id[s] for s in sources if s in by_id]
+    published = [row.published_at for row in rows if row.published_at is not None]
+    return Side(
+        label=label,
+        text=text,
+        sources=sources,
+        independent_count=claim.independent_count if claim is not None else None,
+        support_class=claim.support_class if claim is not None else None,
+        newest_published=max(published) if published else None,
+        primary_source=any(row.source_type in PRIMARY_TYPES for row in rows),
+    )
+
+
+def better_supported(a: Side, b: Side) -> tuple[str | None, str]:
+    """Which side is better supported, and the first ground that separates them."""
+
+    def dated(side: Side) -> tuple[int, str]:
+        day = side.newest_published
+        return (day.toordinal(), day.isoformat()) if day else (0, "none dated")
+
+    grounds: list[tuple[str, tuple[int, str], tuple[int, str]]] = [
+        (
+            "support class",
+            (SUPPORT_RANK.get(a.support_class or "", -1), str(a.support_class)),
+            (SUPPORT_RANK.get(b.support_class or "", -1), str(b.support_class)),
+        ),
+        (
+            "independent sources",
+            (a.independent_count or 0, str(a.independent_count or 0)),
+            (b.independent_count or 0, str(b.independent_count or 0)),
+        ),
+        (
+            "primary source",
+            (int(a.primary_source), "yes" if a.primary_source else "no"),
+            (int(b.primary_source), "yes" if b.primary_source else "no"),
+        ),
+        ("more recent source", dated(a), dated(b)),
+    ]
+    for ground, left, right in grounds:
+        if left[0] != right[0]:
+            (win, win_value), (lose, lose_value) = sorted(
+                [(a, left), (b, right)], key=lambda pair: pair[1][0], reverse=True
+            )
+            return win.label, (
+                f"{ground}: {win_value[1]} for {win.label} vs {lose_value[1]} for {lose.label}"
+            )
+    return None, "equally supported on every ground checked; both positions stand as written"
+
+
+def _show(value: object) -> str:
+    if isinstance(value, date):
+        return "none dated" if value == date.min else value.isoformat()
+    return str(value)
+
+
+def _contradiction(
+    entry: Contradiction,
+    claims: dict[str, Claim],
+    stripped: dict[str, str],
+    by_id: dict[str, SourceRow],
+) -> ContradictionView:
+    sides = []
+    for cid in entry.ids:
+        claim = claims.get(cid)
+        text = claim.claim if claim is not None else stripped.get(cid, "(claim not in brief)")
+        sides.append(_side(cid, text, list(claim.supporting) if claim else [], claim, by_id))
+    if len(entry.ids) == 1 and entry.ids[0] in claims:
+        claim = claims[entry.ids[0]]
+        sides.append(
+            _side(
+                "counter-reading",
+                entry.description or entry.topic,
+                list(claim.contests),
+                None,
+                by_id,
+            )
+        )
+    if len(sides) == 2 and sides[1].label == "counter-reading":
+        return ContradictionView(
+            topic=entry.topic,
+            description=entry.description,
+            sides=sides,
+            better_supported=None,
+            why="not decided by code: the counter-reading was found by re-framing the claim; "
+            "the claim stays in the brief, demoted to at most medium-contested",
+        )
+    better, why = (None, "fewer than two sides to compare")
+    if len(sides) >= 2:
+        better, why = better_supported(sides[0], sides[1])
+    return ContradictionView(
+        topic=entry.topic,
+        description=entry.description,
+        sides=sides,
+        better_supported=better,
+        why=why,
+    )
+
+
+def logged_urls(log: Sequence[FetchLogEntry]) -> set[str]:
+    return urls_in(" ".join(url for entry in log for url in (entry.url, entry.final_url) if url))
+
+
+def _source_view(source: SourceRow, logged: set[str]) -> SourceView:
+    shown = next(
+        (url for url in (source.final_url, source.url) if url and urls_in(url) & logged), None
+    )
+    if shown is None and source_urls(source) & logged:
+        shown = source.url
+    return SourceView(
+        id=source.id,
+        title=source.title,
+        url=shown,
+        published=source.published_at,
+        retrieved=source.retrieved_at.date() if source.retrieved_at else None,
+        type=source.source_type,
+        tier=source.tier,
+    )
+
+
+def build_report(
+    document: ClaimsFile,
+    sources: Sequence[SourceRow],
+    log: Sequence[FetchLogEntry],
+    *,
+    force: bool = False,
+) -> Report:
+    if document.verdict is None:
+        raise InputError("the brief has no verdict; run deep-research verdict first")
+    if document.verdict == "FAIL" and not force:
+        raise InputError(
+            "the brief's verdict is FAIL; regenerate it, or pass --force to render "
+            "it marked as failed"
+        )
+    by_id = {source.id: source for source in sources}
+    claims = {claim.id: claim for claim in document.claims}
+    ciber_contested = {
+        cid
+        for entry in document.unresolved_contradictions
+        if entry.topic == "CIBER consistency failure"
+        for cid in entry.ids
+    }
+    views = {claim.id: _claim_view(claim, ciber_contested) for claim in document.claims}
+    sqs = []
+    for sq_id, question in _sub_questions(document):
+        members = [views[c.id] for c in document.claims if c.sq == sq_id]
+        sqs.append(
+            SubQuestionView(
+                id=sq_id,
+                question=question,
+                findings=[v for v in members if v.support_class == "Supported"],
+                constraints=[v for v in members if v.support_class != "Supported"],
+            )
+        )
+    stripped = {entry.id: entry.claim for entry in document.stripped}
+    undetermined = list(document.coverage_gaps)
+    undetermined += [f"{sq.id}: no claim could be verified" for sq in sqs if not sq.findings]
+    undetermined += [
+        f"{c.id}: the skeptic panel could not reach a verdict (infrastructure)"
+        for c in document.claims
+        if c.votes and c.votes.outcome == "unverified"
+    ]
+    referenced = {s for c in document.claims for s in [*c.supporting, *c.contests]}
+    referenced |= {e.source for s in document.stripped for e in s.evidence}
+    logged = logged_urls(log)
+    return Report(
+        title=document.topic,
+        question=document.question,
+        verdict=document.verdict,
+        verdict_reasons=list(document.verdict_reasons),
+        forced=document.verdict == "FAIL",
+        depth=document.depth,
+        generated=document.generated,
+        freshness=document.freshness,
+        answer=document.synthesis,
+        sub_questions=sqs,
+        contradictions=[
+            _contradiction(entry, claims, stripped, by_id)
+            for entry in document.unresolved_contradictions
+        ],
+        undetermined=undetermined,
+        verification=list(views.values()),
+        stripped=[StrippedView(id=e.id, claim=e.claim, reason=e.reason) for e in document.stripped],
+        sources=[
+            _source_view(by_id[s], logged)
+            for s in sorted(referenced & by_id.keys(), key=lambda s: int(s[1:]))
+        ],
+    )
+
+
+# --- markdown -------------------------------------------------------------------------------
+
+_PIPE = re.compile(r"[|\n]")
+
+
+def _cell(value: object) -> str:
+    text = "—" if value is None or value == "" else str(value)
+    return _PIPE.sub(lambda m: "\\|" if m.group() == "|" else " ", text)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def _markers(sources: Sequence[str]) -> str:
+    return "".join(f"[{s}]" for s in sources)
+
+
+def to_markdown(report: Report) -> str:
+    out: list[str] = [f"# {report.title}", ""]
+
+    def section(title: str) -> None:
+        out.extend(["", f"## {title}", ""])
+        if report.forced:
+            out.extend([FORCED_BANNER, ""])
+
+    if report.forced:
+        out.extend([FORCED_BANNER, ""])
+    if report.question:
+        out.extend([f"**Question:** {report.question}", ""])
+    section(f"Verdict: {report.verdict}")
+    out.extend(f"- {reason}" for reason in report.verdict_reasons)
+    out.extend(
+        [
+            "",
+            f"**Depth:** {report.depth} · **Generated:** {_show(report.generated)} · "
+            f"**Freshness:** {_show(report.freshness)}",
+        ]
+    )
+    section("Answer")
+    out.append(
+        report.answer
+        or "No synthesis was written for this brief; the key findings below are its answer."
+    )
+    section("Key findings")
+    for sq in report.sub_questions:
+        out.extend([f"### {sq.id}: {sq.question}" if sq.question != sq.id else f"### {sq.id}", ""])
+        if not sq.findings:
+            out.append("- No verified finding.")
+        for view in sq.findings:
+            out.append(
+                f"- {view.claim} {_markers(view.sources)} — confidence {view.confidence}, "
+                f"{view.independent_count} independent source(s)"
+            )
+        if sq.constraints:
+            out.extend(["", "Constraints (partially supported; not asserted):"])
+            out.extend(f"- {v.claim} {_markers(v.sources)} — {v.checks}" for v in sq.constraints)
+        out.append("")
+    section("Contradictions")
+    if not report.contradictions:
+        out.append("None unresolved.")
+    for item in report.contradictions:
+        out.extend([f"### {item.topic}", ""])
+        if item.description:
+            out.extend([item.description, ""])
+        header = ["", *[side.label for side in item.sides]]
+        rows: list[list[object]] = [
+            ["position", *[side.text for side in item.sides]],
+            ["sources", *[_markers(side.sources) for side in item.sides]],
+            ["independent sources", *[side.independent_count for side in item.sides]],
+            ["support", *[side.support_class for side in item.sides]],
+            ["primary source", *["yes" if side.primary_source else "no" for side in item.sides]],
+            ["newest published", *[side.newest_published for side in item.sides]],
+        ]
+        out.extend(_table(header, rows))
+        verdict = (
+            f"**Better supported: {item.better_supported}** — "
+            if item.better_supported
+            else "**Not decided** — "
+        )
+        out.extend(["", verdict + item.why + ". The positions are not averaged.", ""])
+    section("What could not be determined")
+    out.extend(f"- {line}" for line in report.undetermined) if report.undetermined else out.append(
+        "Nothing recorded."
+    )
+    section("Verification")
+    out.extend(
+        _table(
+            [
+                "claim",
+                "text",
+                "sources",
+                "independent",
+                "support",
+                "confidence",
+                "checks",
+                "votes",
+                "CIBER",
+            ],
+            [
+                [
+                    v.id,
+                    v.claim,
+                    _markers(v.sources),
+                    v.independent_count,
+                    v.support_class,
+                    v.confidence,
+                    v.checks,
+                    v.votes,
+                    v.ciber,
+                ]
+                for v in report.verification
+            ],
+        )
+    )
+    section("Stripped claims")
+    if report.stripped:
+        out.extend(
+            _table(
+                ["claim", "text", "reason"], [[s.id, s.claim, s.reason] for s in report.stripped]
+            )
+        )
+    else:
+        out.append("None.")
+    section("Sources")
+    out.extend(
+        _table(
+            ["S#", "title", "URL", "published", "retrieved", "type", "tier"],
+            [
+                [
+                    s.id,
+                    s.title,
+                    s.url or "(not fetched by this brief; URL withheld)",
+                    s.published,
+                    s.retrieved,
+                    s.type,
+                    s.tier,
+                ]
+                for s in report.sources
+            ],
+        )
+    )
+    return "\n".join(out).rstrip() + "\n"
+
+
+# --- the command ----------------------------------------------------------------------------
+
+
+def render_brief(brief: Brief, *, force: bool = False) -> tuple[Report, str]:
+    document = brief.load_claims()
+    sources = brief.load_sources()
+    log = brief.load_fetch_log()
+    report = build_report(document, sources, log, force=force)
+    markdown = to_markdown(report)
+    unlogged = sorted(urls_in(markdown) - logged_urls(log))
+    if unlogged:
+        raise InputError(
+            f"the report would show {unlogged[0]}, which this brief never fetched; "
+            "remove it from the synthesis or coverage gaps"
+        )
+    return report, markdown
+
+
+def run_render(root: Path, *, force: bool, write: bool) -> tuple[Report, str]:
+    brief = open_brief(root)
+    report, markdown = render_brief(brief, force=force)
+    if write:
+        with brief.lock():
+            atomic_write_text(brief.root / "report.md", markdown)
+    return report, markdown

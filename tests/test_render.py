@@ -1,0 +1,166 @@
+"""report.md: sections, contradictions side by side, URL discipline, FAIL refusal, the example."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from deep_research.brief import Brief
+from deep_research.ciber import run_ciber_apply
+from deep_research.cli import main
+from deep_research.render import Side, better_supported, render_brief, run_render
+from deep_research.settings import Settings
+from deep_research.trace import TraceOptions, run_trace
+from deep_research.triangulate import run_triangulate
+from deep_research.verdict import run_verdict
+from deep_research.votes import run_votes
+from test_verdict import build, edit
+
+EXAMPLE = REPO / "examples" / "heat-pumps"
+SETTINGS = Settings()
+SECTIONS = [
+    "Verdict",
+    "Answer",
+    "Key findings",
+    "Contradictions",
+    "What could not be determined",
+    "Verification",
+    "Stripped claims",
+    "Sources",
+]
+
+
+def build_example(tmp_path: Path) -> Path:
+    """The example brief through the whole chain, from its committed inputs."""
+    root = tmp_path / "brief"
+    shutil.copytree(EXAMPLE / "brief", root)
+    run_trace(TraceOptions(brief=root))
+    run_votes(root, EXAMPLE / "votes.json", SETTINGS)
+    run_triangulate(root, SETTINGS)
+    run_ciber_apply(root, EXAMPLE / "ciber.json", None, SETTINGS)
+    run_verdict(root, SETTINGS)
+    return root
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_example(tmp_path_factory.mktemp("example"))
+
+
+def test_committed_example_report_is_current(example: Path) -> None:
+    _, markdown = render_brief(Brief(example))
+    committed = EXAMPLE / "report.md"
+    if os.environ.get("DEEP_RESEARCH_UPDATE_EXAMPLES") == "1":
+        committed.write_text(markdown, encoding="utf-8")
+    assert committed.read_text(encoding="utf-8") == markdown, (
+        "examples/heat-pumps/report.md is stale; regenerate with "
+        "DEEP_RESEARCH_UPDATE_EXAMPLES=1 python -m pytest tests/test_render.py"
+    )
+
+
+def test_example_is_realistic(example: Path) -> None:
+    document = json.loads((example / "claims.json").read_text())
+    assert len(document["claims"]) + len(document["stripped"]) >= 15
+    assert len(document["stripped"]) >= 3 and document["unresolved_contradictions"]
+    assert document["verdict"] == "PARTIAL"
+
+
+def test_report_has_every_section_in_order(example: Path) -> None:
+    _, markdown = render_brief(Brief(example))
+    headings = [line[3:].split(":")[0] for line in markdown.splitlines() if line.startswith("## ")]
+    assert headings == SECTIONS
+
+
+def test_every_url_in_the_report_is_in_the_fetch_log(example: Path) -> None:
+    _, markdown = render_brief(Brief(example))
+    logged = {
+        json.loads(line)["url"] for line in (example / "fetch-log.jsonl").read_text().splitlines()
+    }
+    shown = set(re.findall(r"https?://[^\s|)]+", markdown))
+    assert shown and shown <= logged
+    assert (
+        "northern-energy.example/reports/heat-pumps-2026-outlook" not in markdown
+    )  # never fetched
+
+
+def test_contradiction_is_side_by_side_with_the_better_side_named(example: Path) -> None:
+    report, markdown = render_brief(Brief(example))
+    (item,) = report.contradictions
+    assert [side.label for side in item.sides] == ["C8", "C9"]
+    assert item.better_supported == "C8" and item.why.startswith("primary source")
+    assert "| position | Average installed prices" in markdown
+    assert "not averaged" in markdown
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "winner", "ground"),
+    [
+        (dict(independent_count=2), dict(independent_count=1), "A", "independent sources"),
+        (dict(support_class="Partially Supported"), dict(), "B", "support class"),
+        (
+            dict(newest_published="2024-01-01"),
+            dict(newest_published="2023-01-01"),
+            "A",
+            "more recent",
+        ),
+        (dict(), dict(), None, "equally supported"),
+    ],
+)
+def test_better_supported(
+    left: dict[str, object], right: dict[str, object], winner: str | None, ground: str
+) -> None:
+    base: dict[str, object] = dict(
+        text="x",
+        sources=[],
+        independent_count=1,
+        support_class="Supported",
+        newest_published=None,
+        primary_source=False,
+    )
+    a = Side.model_validate({**base, **left, "label": "A"})
+    b = Side.model_validate({**base, **right, "label": "B"})
+    decided, why = better_supported(a, b)
+    assert decided == winner and why.startswith(ground)
+
+
+def test_render_json_format(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["render", str(example), "--format", "json"]) == 0
+    model = json.loads(capsys.readouterr().out)
+    assert model["verdict"] == "PARTIAL" and len(model["verification"]) == 15
+
+
+def test_render_writes_report_md(tmp_path: Path) -> None:
+    root = build_example(tmp_path)
+    assert main(["render", str(root)]) == 0
+    assert (root / "report.md").read_text() == (EXAMPLE / "report.md").read_text()
+
+
+def test_fail_is_refused_unless_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = build(tmp_path / "brief")
+    edit(root, lambda c, t: c.update(refetch_pass_rate=0.5))
+    assert main(["verdict", str(root)]) == 1
+    capsys.readouterr()
+    assert main(["render", str(root)]) == 2
+    assert "FAIL" in capsys.readouterr().err and not (root / "report.md").exists()
+    _, markdown = run_render(root, force=True, write=True)
+    sections = markdown.split("\n## ")
+    assert all("FORCED RENDER OF A FAILED BRIEF" in part for part in sections)
+
+
+def test_render_refuses_an_unfetched_url_in_prose(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief")
+    run_verdict(root, SETTINGS)
+    edit(root, lambda c, t: c.update(synthesis="See https://never-fetched.example/x [S1]."))
+    assert main(["render", str(root)]) == 2
+    assert not (root / "report.md").exists()
+
+
+def test_render_needs_a_verdict(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief")
+    assert main(["render", str(root)]) == 2
