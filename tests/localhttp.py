@@ -33,6 +33,11 @@ class Route:
     trickle_s: float = 0.0  # pause between body chunks
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return  # clients that time out or get killed mid-request are what these tests do
+
+
 class LocalServer:
     def __init__(self) -> None:
         self.routes: dict[str, Route | Callable[[], Route]] = {}
@@ -49,7 +54,7 @@ class LocalServer:
             def do_GET(self) -> None:
                 server.hits.append(self.path)
                 server.user_agents.append(self.headers.get("User-Agent", ""))
-                found = server.routes.get(self.path)
+                found = server.routes.get(self.path) or server.routes.get(self.path.split("?")[0])
                 route = found() if callable(found) else found
                 if route is None:
                     route = Route(status=404, body=b"not found", content_type="text/plain")
@@ -58,10 +63,13 @@ class LocalServer:
                 except (BrokenPipeError, ConnectionResetError, OSError):
                     return
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # A short poll interval: shutdown() waits for it, once per test.
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.port}{path}"

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -320,5 +321,9 @@ def _complete_lines(text: str, *, what: str) -> Iterator[tuple[int, Any]]:
     # The fetch log is append-only: a crash may truncate the last line and nothing else.
     lines = text.splitlines()
     if lines and not text.endswith("\n"):
+        warnings.warn(
+            f"{what}: skipping a torn last line ({len(lines[-1])} chars) left by a crash",
+            stacklevel=3,
+        )
         lines = lines[:-1]
     yield from iter_jsonl("\n".join(lines), what=what)

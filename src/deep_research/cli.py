@@ -123,6 +123,24 @@ def _cmd_hosts(args: argparse.Namespace) -> int:
     return EXIT_OK if all(allowed.values()) else EXIT_VIOLATIONS
 
 
+def _cmd_refetch(args: argparse.Namespace) -> int:
+    from deep_research.refetch import run_refetch
+
+    report = run_refetch(Path(args.brief), archive=args.archive_base)
+    _print_json(report.summary())
+    return EXIT_OK
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from deep_research.verify import run_verify
+
+    report = run_verify(Path(args.brief), offline=args.offline)
+    _print_json(report.as_dict())
+    for line in report.mismatches + report.problems:
+        print(f"differs: {line}", file=sys.stderr)
+    return EXIT_OK if report.identical else EXIT_VIOLATIONS
+
+
 def _cmd_trace(args: argparse.Namespace) -> int:
     from deep_research.trace import TraceOptions, run_trace
 
@@ -312,6 +330,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("urls", nargs="+", help="URLs or host names")
     sub.add_argument("--brief", required=True, help="brief directory")
     sub.add_argument("--static", action="store_true", help="add to the static list")
+
+    sub = add("refetch", _cmd_refetch, "phase 6b: re-fetch a sample, re-locate cited quotes")
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument("--archive-base", help="Wayback base URL (default: the Internet Archive)")
+
+    sub = add("verify", _cmd_verify, "re-run the mechanical gates from the retained corpus")
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument("--offline", action="store_true", help="switch the network off (refused)")
 
     sub = add("eval", _cmd_eval, "measure the gate on labelled quote and literal data")
     sub.add_argument(

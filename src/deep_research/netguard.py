@@ -27,6 +27,7 @@ can fetch from loopback servers; the fetcher writes it into every fetch-log entr
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import ipaddress
 import re
@@ -34,7 +35,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +92,18 @@ def enable_network() -> None:
 
 def network_disabled() -> bool:
     return _network_disabled.is_set()
+
+
+@contextlib.contextmanager
+def offline() -> Iterator[None]:
+    """No network inside the block; the previous state is restored after it."""
+    was_disabled = network_disabled()
+    disable_network()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            enable_network()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,85 @@
+"""Offline re-verification: re-run the mechanical gates on a stored brief, compare verdicts.
+
+``deep-research verify BRIEF --offline`` switches the network off for the whole process (every
+fetch is refused before a socket exists; see :func:`deep_research.netguard.offline`), validates
+every artifact against its schema, re-runs the trace gate from sources.jsonl, fetch-log.jsonl and
+the retained corpus alone, and compares each claim's stored verdict — support class, pass flag,
+per-evidence outcome and span, violations — with the recomputed one. Nothing is written. A brief
+whose stored verdicts cannot be reproduced from its files is not auditable, and says where.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deep_research.brief import Brief
+from deep_research.errors import InputError, MissingArtifact
+from deep_research.models import Claim
+from deep_research.netguard import offline as network_off
+from deep_research.schemas import validate_brief
+from deep_research.trace import SourceIndex, trace_claim
+
+
+@dataclass
+class VerifyReport:
+    claims: int
+    offline: bool
+    mismatches: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return not self.mismatches and not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "claims": self.claims,
+            "offline": self.offline,
+            "identical": self.identical,
+            "mismatches": self.mismatches,
+            "problems": self.problems,
+        }
+
+
+def verdict_of(claim: Claim) -> dict[str, Any]:
+    """The parts of a claim the mechanical gates decide."""
+    return {
+        "support_class": claim.support_class,
+        "verify_passed": claim.verify_passed,
+        "evidence": [
+            (item.source, item.finding, item.checks.outcome, item.span and item.span.model_dump())
+            for item in claim.evidence
+        ],
+        "violations": sorted((v.source or "", v.reason) for v in claim.violations),
+    }
+
+
+def compare(stored: Claim, recomputed: Claim) -> list[str]:
+    old, new = verdict_of(stored), verdict_of(recomputed)
+    return [
+        f"{stored.id}: {key} stored {old[key]!r}, recomputed {new[key]!r}"
+        for key in old
+        if old[key] != new[key]
+    ]
+
+
+def run_verify(root: Path, *, offline: bool = True) -> VerifyReport:
+    if not root.is_dir():
+        raise MissingArtifact(f"brief directory not found: {root}")
+    with network_off() if offline else contextlib.nullcontext():
+        brief = Brief(root)
+        document = brief.load_claims()
+        if document.claims and all(claim.verify_passed is None for claim in document.claims):
+            raise InputError(
+                f"{brief.claims_path} holds no stored verdicts; run deep-research trace first"
+            )
+        report = VerifyReport(claims=len(document.claims), offline=offline)
+        report.problems.extend(validate_brief(root).problems)
+        index = SourceIndex(brief, brief.load_sources(), brief.load_fetch_log())
+        for claim in document.claims:
+            recomputed, _ = trace_claim(index, claim)
+            report.mismatches.extend(compare(claim, recomputed))
+    return report
