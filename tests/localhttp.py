@@ -66,10 +66,7 @@ class LocalServer:
         self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
-        # A short poll interval: shutdown() waits for it, once per test.
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.port}{path}"
