@@ -272,6 +272,14 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_handoff(args: argparse.Namespace) -> int:
+    from deep_research.handoff import run_handoff
+
+    handoff = run_handoff(Path(args.brief))
+    sys.stdout.write(handoff.model_dump_json(indent=2) + "\n")
+    return EXIT_OK if handoff.usable else EXIT_VIOLATIONS
+
+
 # --- parser ---------------------------------------------------------------------------------
 
 
@@ -378,6 +386,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--format", choices=["md", "json"], default="md", help="json: print the render model"
     )
+
+    sub = add("handoff", _cmd_handoff, "the consumer's metadata block and claim split (exit 1: "
+              "HOLD or FAIL, nothing usable)")
+    sub.add_argument("brief", help="brief directory")
 
     ciber = add("ciber", _cmd_ciber, "CIBER: apply the agent's diagnosis mechanically")
     ciber_actions = ciber.add_subparsers(dest="action", required=True, metavar="ACTION")

@@ -1,0 +1,65 @@
+"""The handoff block: metadata with the consumer's field names, and the consumption split."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from deep_research.cli import main
+from test_render import build_example
+from test_verdict import build, edit
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_example(tmp_path_factory.mktemp("handoff"))
+
+
+def _handoff(root: Path, capsys: pytest.CaptureFixture[str], code: int = 0) -> dict[str, object]:
+    capsys.readouterr()
+    assert main(["handoff", str(root)]) == code
+    value: dict[str, object] = json.loads(capsys.readouterr().out)
+    return value
+
+
+def test_metadata_block_and_split(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    handoff = _handoff(example, capsys)
+    assert handoff["research_claims"] == str(example / "claims.json")
+    assert handoff["verdict"] == "PARTIAL" and handoff["ciber_passed"] is True
+    assert handoff["research_freshness"] == "2024-05-01"
+    assert handoff["refetch_pass_rate"] == 0.92 and handoff["triangulation_score"] == 0.4
+    context = {c["id"]: c for c in handoff["context"]}  # type: ignore[attr-defined]
+    constraints = {c["id"]: c for c in handoff["constraints"]}  # type: ignore[attr-defined]
+    assert "C1" in context and "C11" in context
+    assert "C2" not in context and "C2" not in constraints  # low confidence: neither
+    assert set(constraints) == {"C8", "C9", "C18"}
+    assert constraints["C8"]["other_positions"][0].startswith("C9: The average installed price")
+    assert constraints["C9"]["other_positions"][0].startswith("C8: ")
+    assert handoff["uncovered_sub_questions"] == ["sq5"]
+
+
+def test_ready_brief_has_no_uncovered_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = build(tmp_path / "brief")
+    assert main(["verdict", str(root)]) == 0
+    handoff = _handoff(root, capsys)
+    assert handoff["verdict"] == "READY" and handoff["uncovered_sub_questions"] == []
+    assert [c["id"] for c in handoff["context"]] == ["C1", "C2"]  # type: ignore[index]
+
+
+def test_hold_brief_hands_off_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = build(tmp_path / "brief")
+    edit(root, lambda c, t: t["counters"].update(rounds=1))
+    assert main(["verdict", str(root)]) == 1
+    handoff = _handoff(root, capsys, code=1)
+    assert handoff["usable"] is False and handoff["context"] == [] == handoff["constraints"]
+
+
+def test_no_verdict_is_an_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = build(tmp_path / "brief")
+    capsys.readouterr()
+    assert main(["handoff", str(root)]) == 2
+    assert "run deep-research verdict" in capsys.readouterr().err
