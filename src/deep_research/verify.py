@@ -4,8 +4,10 @@
 fetch is refused before a socket exists; see :func:`deep_research.netguard.offline`), validates
 every artifact against its schema, re-runs the trace gate from sources.jsonl, fetch-log.jsonl and
 the retained corpus alone, and compares each claim's stored verdict — support class, pass flag,
-per-evidence outcome and span, violations — with the recomputed one. Nothing is written. A brief
-whose stored verdicts cannot be reproduced from its files is not auditable, and says where.
+per-evidence outcome and span, violations — with the recomputed one. When the brief carries a
+verdict, the verdict precedence is decided again under the settings recorded in trace.json and
+compared too. Nothing is written. A brief whose stored verdicts cannot be reproduced from its
+files is not auditable, and says where.
 """
 
 from __future__ import annotations
@@ -15,12 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from deep_research.brief import Brief
 from deep_research.errors import InputError, MissingArtifact
-from deep_research.models import Claim
+from deep_research.models import Claim, ClaimsFile, TraceFile
 from deep_research.netguard import offline as network_off
 from deep_research.schemas import validate_brief
+from deep_research.settings import Settings
 from deep_research.trace import SourceIndex, trace_claim
+from deep_research.verdict import decide
 
 
 @dataclass
@@ -82,4 +88,24 @@ def run_verify(root: Path, *, offline: bool = True) -> VerifyReport:
         for claim in document.claims:
             recomputed, _ = trace_claim(index, claim)
             report.mismatches.extend(compare(claim, recomputed))
+        if document.verdict is not None:
+            report.mismatches.extend(_compare_verdict(brief, document))
     return report
+
+
+def _compare_verdict(brief: Brief, document: ClaimsFile) -> list[str]:
+    """Decide the verdict again from the stored artifacts under the settings they record."""
+    trace = brief.load_trace() if brief.trace_path.exists() else TraceFile()
+    try:
+        settings = Settings.model_validate(trace.settings) if trace.settings else Settings()
+    except ValidationError:
+        return ["trace.json records settings this version cannot read; re-run verdict"]
+    decided = decide(document, trace, brief.load_sources(), brief.load_fetch_log(), settings)
+    found = []
+    if decided.verdict != document.verdict:
+        found.append(f"verdict: stored {document.verdict}, recomputed {decided.verdict}")
+    if decided.reasons != document.verdict_reasons:
+        found.append(
+            f"verdict_reasons: stored {document.verdict_reasons!r}, recomputed {decided.reasons!r}"
+        )
+    return found
