@@ -15,7 +15,7 @@ from pathlib import Path
 
 from deep_research.brief import Brief, atomic_write_json, parse_json, read_text
 from deep_research.errors import SchemaViolation
-from deep_research.urls import _host_of, host_matches
+from deep_research.urls import host_matches, host_of
 
 
 def allowlist_path(brief: Brief) -> Path:
@@ -28,7 +28,7 @@ class HostAllowList:
     search: tuple[str, ...] = ()
 
     def allows(self, url: str) -> bool:
-        host = _host_of(url)
+        host = host_of(url)
         if host is None:
             return False
         return any(host_matches(host, allowed) for allowed in (*self.static, *self.search))
@@ -59,7 +59,7 @@ def load(brief: Brief) -> HostAllowList | None:
 def add_hosts(brief: Brief, urls_or_hosts: Iterable[str], *, static: bool = False) -> HostAllowList:
     """Add the hosts of ``urls_or_hosts`` (search results, or the static list) and save."""
     current = load(brief) or HostAllowList()
-    new = {host for item in urls_or_hosts if (host := _host_of(item)) is not None}
+    new = {host for item in urls_or_hosts if (host := host_of(item)) is not None}
     if static:
         updated = HostAllowList(tuple(set(current.static) | new), current.search)
     else:

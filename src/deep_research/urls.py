@@ -3,7 +3,8 @@
 One canonical spelling per web resource lets the normalizer merge the same page found under
 different links, and lets the gates match a citation to a fetch-log entry. The canonical form:
 
-* scheme and host lower-case; only ``http`` and ``https`` are accepted;
+* scheme and host lower-case; only ``http`` and ``https`` are accepted, plus the ``file:``
+  identities of local-corpus documents (below);
 * host IDNA-encoded (stdlib ``idna`` codec, i.e. IDNA 2003) with a trailing dot removed;
   IPv6 literals are written compressed in brackets;
 * userinfo dropped (credentials never belong in a brief); default port (80/443) dropped;
@@ -21,6 +22,11 @@ different links, and lets the gates match a citation to a fetch-log entry. The c
 * arXiv ``/pdf/<id>[vN][.pdf]`` becomes ``/abs/<id>[vN]`` (new-style ``2401.01234`` and
   old-style ``hep-th/9901001`` ids) on ``arxiv.org``, ``www.arxiv.org`` and
   ``export.arxiv.org`` — the host itself is not rewritten.
+
+A local-corpus document is named ``file://<corpus>/<path inside the corpus>``: the "host" is
+the corpus label, so the identity is stable across machines and checkouts. A machine path
+(``file:///etc/passwd``, no corpus label) has no stable identity and is refused. ``file:`` URLs
+are identities only: the fetcher refuses every scheme but http(s).
 
 :func:`canonicalize` is idempotent; the property tests in ``tests/test_urls.py`` hold it to that.
 """
@@ -78,6 +84,8 @@ TRACKING_PARAMS: frozenset[str] = frozenset(
 TRACKING_PREFIXES: tuple[str, ...] = ("utm_",)
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
+#: Local-corpus document identities (never fetched over a network).
+FILE_SCHEME = "file"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 ARXIV_HOSTS = frozenset({"arxiv.org", "www.arxiv.org", "export.arxiv.org"})
 
@@ -109,6 +117,8 @@ def canonicalize(url: str) -> str:
     scheme = parts.scheme.lower()
     if not scheme:
         raise InvalidURL(f"no scheme (expected http(s)://host/…): {text[:80]!r}")
+    if scheme == FILE_SCHEME:
+        return _canonical_file(parts.netloc, parts.path, text)
     if scheme not in ALLOWED_SCHEMES:
         raise InvalidURL(f"scheme {scheme!r} is not http or https: {text[:80]!r}")
     if not parts.netloc:
@@ -125,6 +135,19 @@ def canonicalize(url: str) -> str:
         path = f"/abs/{match['id']}{match['v'] or ''}"
     query = _canonical_query(parts.query)
     return f"{scheme}://{netloc}{path}" + (f"?{query}" if query else "")
+
+
+def _canonical_file(netloc: str, path: str, text: str) -> str:
+    label = netloc.lower()
+    if not label:
+        raise InvalidURL(
+            f"a file: identity names its corpus (file://<corpus>/<path>), not a machine path: "
+            f"{text[:80]!r}"
+        )
+    if not _LABEL.match(label):
+        raise InvalidURL(f"corpus label {netloc!r} is not [a-z0-9_-]: {text[:80]!r}")
+    clean = _remove_dot_segments(_normalize_escapes(path or "/", _PATH_SAFE))
+    return f"{FILE_SCHEME}://{label}{clean}"
 
 
 def is_tracking_param(key: str) -> bool:
@@ -205,7 +228,8 @@ def _normalize_host(host: str) -> str | None:
     return host
 
 
-def _host_of(url_or_host: str) -> str | None:
+def host_of(url_or_host: str) -> str | None:
+    """The normalized host of a URL, ``host:port`` or bare host; ``None`` when there is none."""
     text = url_or_host.strip()
     if "://" in text:
         try:
@@ -237,7 +261,7 @@ def registrable_domain(url_or_host: str) -> str | None:
     list's private section counts, so two GitHub Pages users are two owners). An IP address is
     its own owner; a bare public suffix or an invalid host has none (``None``).
     """
-    host = _host_of(url_or_host)
+    host = host_of(url_or_host)
     if host is None:
         return None
     if (ip := _ip_literal(host)) is not None:
@@ -253,7 +277,7 @@ def host_matches(host: str, allowed: str) -> bool:
     Both sides are compared in canonical form (case, trailing dot, IDNA); an IP address
     matches only itself.
     """
-    candidate, anchor = _host_of(host), _host_of(allowed)
+    candidate, anchor = host_of(host), host_of(allowed)
     if candidate is None or anchor is None:
         return False
     if candidate == anchor:
