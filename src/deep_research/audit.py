@@ -24,19 +24,12 @@ from deep_research.models import (
     SourceRow,
     VerdictCounts,
 )
-from deep_research.urls import InvalidURL, canonicalize
+from deep_research.urls import canonical_or_none
 
 URL_PATTERN = re.compile(r"https?://[^\s<>\"'()\[\]`|]+[^\s<>\"'()\[\]`|.,;:!?*_]")
 #: Length of a retained-text window that may not appear in the record (shorter runs of words are
 #: ordinary metadata such as titles in URLs).
 LEAK_WINDOW = 40
-
-
-def _canonical(url: str) -> str | None:
-    try:
-        return canonicalize(url)
-    except InvalidURL:
-        return None
 
 
 def build_audit(
@@ -88,7 +81,7 @@ def build_audit(
 
 
 def urls_in(text: str) -> set[str]:
-    return {url for raw in URL_PATTERN.findall(text) if (url := _canonical(raw)) is not None}
+    return {url for raw in URL_PATTERN.findall(text) if (url := canonical_or_none(raw)) is not None}
 
 
 def audit_urls(audit: AuditFile) -> set[str]:
@@ -97,7 +90,7 @@ def audit_urls(audit: AuditFile) -> set[str]:
         raw += [source.url, source.final_url]
     for fetch in audit.fetches:
         raw += [fetch.url, fetch.final_url]
-    return {url for item in raw if item and (url := _canonical(item)) is not None}
+    return {url for item in raw if item and (url := canonical_or_none(item)) is not None}
 
 
 def missing_urls(audit: AuditFile, shown: Iterable[str]) -> list[str]:

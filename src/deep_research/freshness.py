@@ -17,23 +17,14 @@ from typing import Literal
 from deep_research.errors import InconsistentArtifacts
 from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow
 from deep_research.settings import Settings
-from deep_research.urls import InvalidURL, canonicalize
+from deep_research.urls import canonical_or_none
 
 Decision = Literal["reuse", "regenerate"]
 REUSABLE = frozenset({"READY", "PARTIAL"})
 
 
-def _canonical(url: str | None) -> str | None:
-    if not url:
-        return None
-    try:
-        return canonicalize(url)
-    except InvalidURL:
-        return None
-
-
 def source_urls(source: SourceRow) -> set[str]:
-    found = {_canonical(url) for url in (source.url, source.final_url, *source.aliases)}
+    found = {canonical_or_none(url) for url in (source.url, source.final_url, *source.aliases)}
     return {url for url in found if url is not None}
 
 
@@ -47,7 +38,7 @@ def last_success(source: SourceRow, log: Sequence[FetchLogEntry]) -> date | None
         and entry.status is not None
         and 200 <= entry.status < 300
         and entry.retrieved_at is not None
-        and ({_canonical(entry.url), _canonical(entry.final_url)} & urls)
+        and ({canonical_or_none(entry.url), canonical_or_none(entry.final_url)} & urls)
     ]
     if dates:
         return max(dates)

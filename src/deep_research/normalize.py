@@ -43,7 +43,7 @@ from deep_research.brief import (
 )
 from deep_research.errors import InputError, MissingArtifact, SchemaViolation, UnreadableInput
 from deep_research.models import Finding, Importance, SourceRow, SourceType, Tier, Via
-from deep_research.urls import InvalidURL, canonicalize, registrable_domain
+from deep_research.urls import InvalidURL, canonical_or_none, canonicalize, registrable_domain
 
 #: Largest fetcher output read. One fetcher returns kilobytes; more than this is a runaway.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -1572,13 +1572,6 @@ def _existing_slot(row: SourceRow) -> _Slot:
     return _Slot(row, None, row.id, list(row.aliases), [], known)
 
 
-def _canonical_or_none(url: str) -> str | None:
-    try:
-        return canonicalize(url)
-    except InvalidURL:
-        return None
-
-
 class _Merger:
     """Dedup by canonical URL (and by any alias's canonical URL) and assign stable ids."""
 
@@ -1595,7 +1588,7 @@ class _Merger:
 
     def _register(self, slot: _Slot, urls: Iterable[str]) -> None:
         for url in urls:
-            canonical = _canonical_or_none(url) or url
+            canonical = canonical_or_none(url) or url
             self.index.setdefault(canonical, slot)
 
     def add(self, draft: _Draft) -> None:
@@ -1612,7 +1605,7 @@ class _Merger:
 
     def _find(self, draft: _Draft) -> _Slot | None:
         for url in [draft.url, *draft.aliases]:
-            slot = self.index.get(_canonical_or_none(url) or url)
+            slot = self.index.get(canonical_or_none(url) or url)
             if slot is not None:
                 return slot
         return None

@@ -25,7 +25,6 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,7 +53,7 @@ from deep_research.models import (
     Violation,
 )
 from deep_research.support import Support, best_support, check_support
-from deep_research.urls import InvalidURL, canonicalize
+from deep_research.urls import canonical_or_none
 
 Mode = Literal["claims", "dossier"]
 PairOutcome = Literal[
@@ -85,19 +84,11 @@ class Resolution:
     infrastructure: bool = False
 
 
-@lru_cache(maxsize=65536)
-def _canonical(url: str) -> str | None:
-    try:
-        return canonicalize(url)
-    except InvalidURL:
-        return None
-
-
 def _urls_of(source: SourceRow) -> set[str]:
     urls = {source.url, *source.aliases}
     if source.final_url:
         urls.add(source.final_url)
-    return {canonical for url in urls if (canonical := _canonical(url)) is not None}
+    return {canonical for url in urls if (canonical := canonical_or_none(url)) is not None}
 
 
 class SourceIndex:
@@ -113,7 +104,7 @@ class SourceIndex:
         self.attempts: dict[str, list[FetchLogEntry]] = {}
         for entry in log:
             for logged in (entry.url, entry.final_url):
-                canonical = _canonical(logged) if logged else None
+                canonical = canonical_or_none(logged) if logged else None
                 if canonical is not None:
                     self.attempts.setdefault(canonical, []).append(entry)
         self._cache: dict[str, Resolution] = {}
@@ -404,7 +395,7 @@ def trace_sentence(index: SourceIndex, sentence: CitedSentence) -> list[PairResu
     for cited in sentence.sources:
         source_id = cited
         if cited.startswith(("http://", "https://")):
-            canonical = _canonical(cited)
+            canonical = canonical_or_none(cited)
             source = index.by_url.get(canonical) if canonical else None
             if source is None:
                 results.append(

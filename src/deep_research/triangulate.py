@@ -41,7 +41,7 @@ from deep_research.models import (
 )
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save
 from deep_research.settings import Settings
-from deep_research.urls import InvalidURL, canonicalize, registrable_domain
+from deep_research.urls import canonical_or_none, registrable_domain
 
 #: Source types whose single voice earns ``medium`` rather than ``low`` confidence.
 PRIMARY_TYPES = frozenset({"primary", "academic", "government"})
@@ -58,13 +58,6 @@ _ARXIV_URL = re.compile(r"arxiv\.org/abs/((?:\d{4}\.\d{4,5})|(?:[a-z\-]+(?:\.[A-
 _ARXIV_TEXT = re.compile(r"arXiv:\s*(\d{4}\.\d{4,5})", re.IGNORECASE)
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>]+)")
 _VERSION = re.compile(r"v\d+$")
-
-
-def _canonical(url: str) -> str | None:
-    try:
-        return canonicalize(url)
-    except InvalidURL:
-        return None
 
 
 def _paper_ids(text: str, *, in_url: bool) -> set[str]:
@@ -117,9 +110,11 @@ class SourceFacts:
     @cached_property
     def mentions(self) -> set[str]:
         """Canonical URLs and paper ids this source points to."""
-        found = {url for raw in self.source.cites if (url := _canonical(raw)) is not None}
+        found = {url for raw in self.source.cites if (url := canonical_or_none(raw)) is not None}
         if self.text:
-            found |= {url for raw in _URL_IN_TEXT.findall(self.text) if (url := _canonical(raw))}
+            found |= {
+                url for raw in _URL_IN_TEXT.findall(self.text) if (url := canonical_or_none(raw))
+            }
             found |= _paper_ids(self.text, in_url=False)
         return found
 

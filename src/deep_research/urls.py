@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from functools import cache
+from functools import cache, lru_cache
 from urllib.parse import unquote, urlsplit
 
 from publicsuffixlist import PublicSuffixList
@@ -285,3 +285,17 @@ def host_matches(host: str, allowed: str) -> bool:
     if _ip_literal(anchor) is not None or _ip_literal(candidate) is not None:
         return False  # addresses have no subdomains: 10.0.0.1 is not "under" 0.0.1
     return candidate.endswith("." + anchor)
+
+
+@lru_cache(maxsize=65536)
+def canonical_or_none(url: str | None) -> str | None:
+    """``canonicalize(url)``, or ``None`` for an empty URL or one with no canonical form.
+
+    For comparing URLs from artifacts, where a malformed one simply matches nothing.
+    """
+    if not url:
+        return None
+    try:
+        return canonicalize(url)
+    except InvalidURL:
+        return None
