@@ -168,8 +168,13 @@ def validate_model(model: type[ModelT], value: Any, *, what: str, prefix: str = 
 # --- the brief ------------------------------------------------------------------------------
 
 
+def sha256_bytes(data: bytes) -> str:
+    """The content-hash form used across a brief: ``sha256:<hex>``."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 def sha256_text(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_bytes(text.encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -245,7 +250,7 @@ class Brief:
             raise MissingArtifact(f"corpus file for {content_hash} not found: {path}")
         data = path.read_bytes()
         # The hash covers the bytes as stored (UTF-8, no BOM stripped), so hash before decoding.
-        if "sha256:" + hashlib.sha256(data).hexdigest() != content_hash:
+        if sha256_bytes(data) != content_hash:
             raise NotACorpusFile(
                 f"{path} does not hash to {content_hash}; the corpus was edited — re-fetch it"
             )

@@ -9,11 +9,10 @@ text file under its final name always has its metadata beside it.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from deep_research.brief import Brief, atomic_write_bytes, atomic_write_text
+from deep_research.brief import Brief, atomic_write_bytes, atomic_write_text, sha256_bytes
 from deep_research.models import CorpusMeta
 
 
@@ -32,7 +31,7 @@ def store_text(brief: Brief, text: str, meta: CorpusMeta) -> Stored:
     """Retain ``text`` under the hash of its UTF-8 bytes (the hash :meth:`Brief.read_corpus`
     checks), with ``meta`` beside it; a second copy of the same text is not written."""
     data = text.encode("utf-8")
-    content_hash = "sha256:" + hashlib.sha256(data).hexdigest()
+    content_hash = sha256_bytes(data)
     path = brief.corpus_path(content_hash)
     meta_file = meta_path(brief, content_hash)
     if not meta_file.exists():

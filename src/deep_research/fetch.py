@@ -23,7 +23,6 @@ infrastructure failure, never evidence about a claim.
 
 from __future__ import annotations
 
-import hashlib
 import html
 import json
 import os
@@ -39,7 +38,7 @@ from urllib.parse import urljoin
 import httpx2
 
 from deep_research import __version__
-from deep_research.brief import Brief
+from deep_research.brief import Brief, sha256_bytes
 from deep_research.corpus import store_text
 from deep_research.errors import InputError, TargetRefused
 from deep_research.extract import PAGE_TYPES, extract
@@ -205,7 +204,7 @@ class Fetcher:
                 content_type=media,
                 extractor=extracted.extractor,
                 extractor_version=extracted.extractor_version,
-                raw_sha256=_sha256(response.body),
+                raw_sha256=sha256_bytes(response.body),
                 retrieved_at=entry.retrieved_at,
                 tier=tier,
             )
@@ -369,10 +368,6 @@ def _read_capped(response: httpx2.Response, cap: int) -> bytes:
             raise TargetRefused("body_over_cap", f"body exceeds {cap} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 # --- output for an agent --------------------------------------------------------------------
