@@ -304,3 +304,13 @@ def test_query_order_does_not_matter(
 def test_fragment_does_not_matter(url: str, first: str, second: str) -> None:
     base = url.split("#")[0]
     assert canonicalize(f"{base}#{first}") == canonicalize(base) == canonicalize(f"{base}#{second}")
+
+
+def test_local_corpus_identities_canonicalize_and_machine_paths_do_not() -> None:
+    assert canonicalize("FILE://Notes/a/../b%7e.md#part") == "file://notes/b~.md"
+    assert canonicalize("file://python-docs/comparisons") == "file://python-docs/comparisons"
+    assert canonicalize(canonicalize("file://n/x%2fy")) == canonicalize("file://n/x%2fy")
+    for bad in ("file:///etc/passwd", "file://bad label/x", "file:relative"):
+        with pytest.raises(InvalidURL):
+            canonicalize(bad)
+    assert registrable_domain("file://python-docs/comparisons") is None  # owner is declared

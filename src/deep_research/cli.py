@@ -280,6 +280,28 @@ def _cmd_handoff(args: argparse.Namespace) -> int:
     return EXIT_OK if handoff.usable else EXIT_VIOLATIONS
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    from deep_research.runner import run_command
+
+    result = run_command(
+        args.question,
+        depth=args.depth,
+        corpus=args.corpus,
+        reasoner=args.reasoner,
+        max_usd=args.max_usd,
+        resume=args.resume,
+        refresh=args.refresh,
+        state=Path(args.state) if args.state else None,
+        settings=_settings(args),
+        quiet=args.json,
+    )
+    if args.json:
+        _print_json(result.as_dict())
+    else:
+        print("\n".join(result.summary_lines()))
+    return EXIT_VIOLATIONS if result.verdict in {"HOLD", "FAIL", None} else EXIT_OK
+
+
 # --- parser ---------------------------------------------------------------------------------
 
 
@@ -399,6 +421,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--input", help="the CIBER agent's JSON output")
     sub.add_argument("--skip", help="record a skip instead (depth-quick, "
                      "insufficient-high-confidence-claims, refetch-hard-fail)")
+    sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting")
+
+    sub = add("run", _cmd_run, "the headless pipeline: question → verified brief and report "
+              "(exit 0 READY/PARTIAL/PARTIAL_QUICK, 1 HOLD/FAIL)")
+    sub.add_argument("question", nargs="?", help="the research question (omit with --resume)")
+    sub.add_argument("--depth", choices=["quick", "full"], default="quick")
+    sub.add_argument("--corpus", help="a folder of .md/.txt/.html, or python-docs")
+    sub.add_argument("--reasoner", choices=["auto", "extractive", "claude"], default="auto")
+    sub.add_argument("--max-usd", type=float, help="dollar cap (lowers the built-in cap only)")
+    sub.add_argument("--resume", metavar="SLUG", help="continue an interrupted run")
+    sub.add_argument("--refresh", action="store_true", help="never reuse an existing brief")
+    sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
+    sub.add_argument("--json", action="store_true", help="print the summary as JSON only")
     sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting")
 
     sub = add("locate", _cmd_locate, "locate one quote in a text file")

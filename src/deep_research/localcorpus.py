@@ -1,0 +1,387 @@
+"""The local-corpus search adapter: a folder of .md/.txt/.html files, or the built-in Python docs.
+
+Documents are indexed in SQLite FTS5 (ranked by BM25) in one file beside the run state
+(``<state>/corpora/<label>-<key>.sqlite``), with no server. Indexing is incremental: a file whose
+size and mtime are unchanged is not read again, and one whose extracted text hashes the same is
+not re-indexed.
+
+Each document has a stable identity ``file://<corpus label>/<path inside the corpus>`` and an
+owner for independence: a declared author (``author:`` in a leading ``---`` block), else the
+top-level folder, else the corpus label. Retaining a hit writes ``corpus/<hash>.txt`` and a 2xx
+fetch-log entry exactly as the web fetcher does, so every gate reads local documents unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from deep_research import fetchlog
+from deep_research.brief import Brief
+from deep_research.corpus import store_text
+from deep_research.errors import InputError, MissingArtifact
+from deep_research.extract import decode, extract
+from deep_research.interface import Hit, Retained, SurveyDoc
+from deep_research.models import CorpusMeta, FetchLogEntry
+from deep_research.overlap import STOP_WORDS
+
+SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
+PYTHON_DOCS = "python-docs"
+#: The built-in corpus's publisher: every topic is one owner (the same voice, for independence).
+PYTHON_DOCS_OWNER = "docs.python.org"
+#: Largest local file indexed; a bigger one is skipped (and counted), never half-read.
+MAX_FILE_BYTES = 20 * 1024 * 1024
+MAX_HEADINGS = 12
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+_LABEL_CHARS = re.compile(r"[^a-z0-9-]+")
+_MD_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*$")
+_UNDERLINE = re.compile(r"^(=+|\*+|-+|~+)$")
+_AUTHOR = re.compile(r"^author:\s*(.+?)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LocalDoc:
+    """One document as indexed: identity, text (as it will be retained), title, owner."""
+
+    url: str
+    title: str | None
+    text: str
+    owner: str
+    path: str = ""
+    mtime_ns: int = 0
+    size: int = 0
+
+    @property
+    def content_hash(self) -> str:
+        return "sha256:" + hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    skipped: int
+
+    @property
+    def total(self) -> int:
+        return self.added + self.updated + self.unchanged
+
+
+# --- reading documents ----------------------------------------------------------------------
+
+
+def corpus_label(name: str) -> str:
+    """A folder name → a label usable as the host of ``file://`` identities."""
+    label = _LABEL_CHARS.sub("-", name.lower()).strip("-")[:40].strip("-")
+    return label or "corpus"
+
+
+def title_of(text: str) -> str | None:
+    for line in text.splitlines()[:40]:
+        stripped = line.strip()
+        if match := _MD_HEADING.match(stripped):
+            return match.group(1)
+        if stripped and not stripped.startswith("---"):
+            return stripped[:200]
+    return None
+
+
+def headings_of(text: str) -> tuple[str, ...]:
+    """Markdown ``#`` headings and reST-style underlined headings, in order, de-duplicated."""
+    lines = text.splitlines()
+    found: list[str] = []
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        heading = None
+        if match := _MD_HEADING.match(stripped):
+            heading = match.group(1)
+        elif index > 0 and _UNDERLINE.match(stripped) and lines[index - 1].strip():
+            previous = lines[index - 1].strip()
+            if len(stripped) >= len(previous) and not _UNDERLINE.match(previous):
+                heading = previous
+        if heading and heading not in found:
+            found.append(heading)
+        if len(found) >= MAX_HEADINGS:
+            break
+    return tuple(found)
+
+
+def declared_author(text: str) -> str | None:
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return None
+    for line in lines[1:40]:
+        if line.strip() == "---":
+            return None
+        if match := _AUTHOR.match(line.strip()):
+            return match.group(1).strip("\"'") or None
+    return None
+
+
+def file_text(path: Path) -> str | None:
+    """The text a local file contributes (HTML through the fetcher's extractor), or None."""
+    body = path.read_bytes()
+    if path.suffix.lower() in {".html", ".htm"}:
+        extracted = extract(body, "text/html", None)
+        return extracted.text if extracted else None
+    text = decode(body, "utf-8").replace("\r\n", "\n").replace("\x00", "")
+    return text if text.strip() else None
+
+
+def folder_documents(root: Path, label: str, known: dict[str, tuple[int, int]]) -> Iterator[
+    tuple[str, LocalDoc | None, int, int]
+]:
+    """(relative path, document or None when unchanged since ``known``, mtime_ns, size)."""
+    for path in sorted(root.rglob("*")):
+        if path.suffix.lower() not in SUFFIXES or not path.is_file():
+            continue
+        relative = path.relative_to(root).as_posix()
+        if any(part.startswith(".") for part in relative.split("/")):
+            continue
+        stat = path.stat()
+        if stat.st_size > MAX_FILE_BYTES:
+            continue
+        if known.get(relative) == (stat.st_mtime_ns, stat.st_size):
+            yield relative, None, stat.st_mtime_ns, stat.st_size
+            continue
+        text = file_text(path)
+        if text is None:
+            continue
+        parts = relative.split("/")
+        owner = declared_author(text) or (parts[0] if len(parts) > 1 else label)
+        url = f"file://{label}/{relative}"
+        doc = LocalDoc(url, title_of(text), text, owner, relative, stat.st_mtime_ns, stat.st_size)
+        yield relative, doc, stat.st_mtime_ns, stat.st_size
+
+
+def python_doc_documents() -> list[LocalDoc]:
+    """The reference documentation that ships with the interpreter, one document per topic."""
+    from pydoc_data.topics import topics
+
+    docs = []
+    for name in sorted(topics):
+        text = topics[name].strip() + "\n"
+        docs.append(
+            LocalDoc(f"file://{PYTHON_DOCS}/{name}", title_of(text), text, PYTHON_DOCS_OWNER, name)
+        )
+    return docs
+
+
+# --- the index ------------------------------------------------------------------------------
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS docs (
+    path TEXT PRIMARY KEY, url TEXT NOT NULL UNIQUE, title TEXT, owner TEXT NOT NULL,
+    content_hash TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    url UNINDEXED, title, body, tokenize = 'porter unicode61'
+);
+"""
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 query that ORs the query's words (quoted: user text is never FTS syntax)."""
+    words = [
+        word
+        for word in dict.fromkeys(word.lower() for word in _WORD.findall(query))
+        if len(word) > 1 and word not in STOP_WORDS
+    ]
+    return " OR ".join(f'"{word}"' for word in words) if words else None
+
+
+class CorpusIndex:
+    """One corpus's FTS5 index file. Safe to search from several threads (one connection each)."""
+
+    def __init__(self, db_path: Path, label: str) -> None:
+        self.db_path = db_path
+        self.label = label
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        with closing(sqlite3.connect(self.db_path, timeout=30)) as connection:
+            connection.executescript(_SCHEMA)
+            with connection:
+                yield connection
+
+    def known(self) -> dict[str, tuple[int, int]]:
+        with self.connect() as db:
+            rows = db.execute("SELECT path, mtime_ns, size FROM docs").fetchall()
+        return {str(path): (int(mtime), int(size)) for path, mtime, size in rows}
+
+    def sync(self, items: Iterable[tuple[str, LocalDoc | None, int, int]]) -> SyncReport:
+        """Bring the index in line with ``items`` (every document of the corpus, once)."""
+        added = updated = unchanged = 0
+        seen: set[str] = set()
+        with self.connect() as db:
+            current = {
+                str(path): str(digest)
+                for path, digest in db.execute("SELECT path, content_hash FROM docs")
+            }
+            for path, doc, mtime_ns, size in items:
+                seen.add(path)
+                if doc is None or current.get(path) == doc.content_hash:
+                    unchanged += 1
+                    db.execute(
+                        "UPDATE docs SET mtime_ns = ?, size = ? WHERE path = ?",
+                        (mtime_ns, size, path),
+                    )
+                    continue
+                if path in current:
+                    updated += 1
+                    self._delete(db, path)
+                else:
+                    added += 1
+                db.execute(
+                    "INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (path, doc.url, doc.title, doc.owner, doc.content_hash, mtime_ns, size,
+                     doc.text),
+                )
+                db.execute(
+                    "INSERT INTO fts (url, title, body) VALUES (?, ?, ?)",
+                    (doc.url, doc.title or "", doc.text),
+                )
+            gone = [path for path in current if path not in seen]
+            for path in gone:
+                self._delete(db, path)
+        return SyncReport(added, updated, len(gone), unchanged, 0)
+
+    @staticmethod
+    def _delete(db: sqlite3.Connection, path: str) -> None:
+        row = db.execute("SELECT url FROM docs WHERE path = ?", (path,)).fetchone()
+        if row is not None:
+            db.execute("DELETE FROM fts WHERE url = ?", (row[0],))
+        db.execute("DELETE FROM docs WHERE path = ?", (path,))
+
+    def count(self) -> int:
+        with self.connect() as db:
+            return int(db.execute("SELECT count(*) FROM docs").fetchone()[0])
+
+    def search(self, query: str, limit: int) -> list[Hit]:
+        expression = match_expression(query)
+        if expression is None or limit <= 0:
+            return []
+        with self.connect() as db:
+            rows = db.execute(
+                "SELECT url, title, bm25(fts, 0.0, 2.0, 1.0) AS rank FROM fts WHERE fts MATCH ? "
+                "ORDER BY rank, url LIMIT ?",
+                (expression, limit),
+            ).fetchall()
+        # bm25() is lower-is-better and negative; the hit score is its negation.
+        return [
+            Hit(str(url), str(title) or None, round(-float(rank), 6)) for url, title, rank in rows
+        ]
+
+    def document(self, url: str) -> LocalDoc | None:
+        with self.connect() as db:
+            row = db.execute(
+                "SELECT url, title, body, owner, path FROM docs WHERE url = ?", (url,)
+            ).fetchone()
+        if row is None:
+            return None
+        return LocalDoc(str(row[0]), row[1], str(row[2]), str(row[3]), str(row[4]))
+
+
+# --- the adapter ----------------------------------------------------------------------------
+
+
+class LocalCorpus:
+    """The :class:`~deep_research.interface.SearchAdapter` over one indexed local corpus."""
+
+    def __init__(self, index: CorpusIndex, description: str) -> None:
+        self.index = index
+        self.description = description
+
+    @property
+    def name(self) -> str:
+        return f"local:{self.index.label}"
+
+    def is_web(self) -> bool:
+        return False
+
+    def search(self, query: str, limit: int) -> list[Hit]:
+        return self.index.search(query, limit)
+
+    def survey(self, question: str, limit: int) -> list[SurveyDoc]:
+        docs = []
+        for hit in self.index.search(question, limit):
+            doc = self.index.document(hit.url)
+            if doc is not None:
+                docs.append(SurveyDoc(doc.url, doc.title, headings_of(doc.text)))
+        return docs
+
+    def retain(self, hit: Hit, brief: Brief) -> Retained | None:
+        doc = self.index.document(hit.url)
+        if doc is None:
+            return None
+        now = datetime.now(UTC).replace(microsecond=0)
+        meta = CorpusMeta(
+            url=doc.url,
+            final_url=doc.url,
+            status=200,
+            content_type="text/plain",
+            extractor="local-corpus",
+            extractor_version="1",
+            retrieved_at=now,
+            tier="raw",
+        )
+        stored = store_text(brief, doc.text, meta)
+        # The same 2xx record a web fetch leaves: the trace gate's stage 1 reads exactly this.
+        fetchlog.append(
+            brief,
+            FetchLogEntry(
+                url=doc.url,
+                final_url=doc.url,
+                outcome="ok",
+                status=200,
+                content_hash=stored.content_hash,
+                tier="raw",
+                retrieved_at=now,
+                bytes=len(doc.text.encode("utf-8")),
+                duration_ms=0,
+                content_type="text/plain",
+                adapter=self.name,
+            ),
+        )
+        return Retained(doc.url, doc.title, doc.text, stored.content_hash, doc.owner)
+
+
+def index_path(state: Path, label: str, key: str) -> Path:
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    return state / "corpora" / f"{label}-{digest}.sqlite"
+
+
+def open_corpus(spec: str, state: Path) -> LocalCorpus:
+    """``python-docs`` or a folder path → a synced corpus; empty or missing is an input error."""
+    if spec == PYTHON_DOCS:
+        index = CorpusIndex(index_path(state, PYTHON_DOCS, PYTHON_DOCS), PYTHON_DOCS)
+        index.sync((doc.path, doc, 0, len(doc.text)) for doc in python_doc_documents())
+        corpus = LocalCorpus(index, "the Python reference documentation shipped with Python")
+    else:
+        root = Path(spec).expanduser()
+        if not root.is_dir():
+            raise MissingArtifact(
+                f"corpus folder not found: {root}; pass a folder of .md/.txt/.html or python-docs"
+            )
+        root = root.resolve()
+        label = corpus_label(root.name)
+        index = CorpusIndex(index_path(state, label, str(root)), label)
+        index.sync(folder_documents(root, label, index.known()))
+        corpus = LocalCorpus(index, f"the folder {root}")
+    if index.count() == 0:
+        raise InputError(
+            f"corpus {spec} holds no .md/.txt/.html document with text; add documents or "
+            "point --corpus at another folder (no web fallback is made)"
+        )
+    return corpus

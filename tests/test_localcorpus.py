@@ -1,0 +1,112 @@
+"""The local corpus: FTS5 index, incremental sync, identities, owners, retention like a fetch."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from deep_research.brief import Brief
+from deep_research.errors import InputError, MissingArtifact
+from deep_research.localcorpus import (
+    PYTHON_DOCS_OWNER,
+    CorpusIndex,
+    declared_author,
+    folder_documents,
+    headings_of,
+    index_path,
+    match_expression,
+    open_corpus,
+)
+from deep_research.models import SourceRow
+from deep_research.trace import SourceIndex
+
+
+def _folder(root: Path) -> Path:
+    (root / "alpha").mkdir(parents=True)
+    (root / "alpha" / "a.md").write_text("# Heat pumps\n\nHeat pumps move heat from outside air.\n")
+    (root / "beta").mkdir()
+    (root / "beta" / "b.html").write_text(
+        "<html><head><title>B</title></head><body><article><h1>Boilers</h1>"
+        "<p>Gas boilers burn fuel to heat water for radiators in most older homes.</p>"
+        "</article></body></html>"
+    )
+    (root / "top.txt").write_text("---\nauthor: Ada\n---\nA note on boilers and heat pumps.\n")
+    (root / ".hidden.md").write_text("secret heat pumps")
+    (root / "image.png").write_bytes(b"\x89PNG")
+    return root
+
+
+def test_folder_index_identities_owners_and_search(tmp_path: Path) -> None:
+    corpus = open_corpus(str(_folder(tmp_path / "My Notes")), tmp_path / "state")
+    assert corpus.index.label == "my-notes"
+    assert corpus.index.count() == 3  # hidden and non-text files are not indexed
+    hits = corpus.search("heat pumps outside air", 5)
+    assert hits[0].url == "file://my-notes/alpha/a.md"
+    owners = {url: corpus.index.document(url).owner for url in (h.url for h in hits)}  # type: ignore[union-attr]
+    assert owners["file://my-notes/alpha/a.md"] == "alpha"
+    assert owners.get("file://my-notes/top.txt") == "Ada"
+    boiler = corpus.index.document("file://my-notes/beta/b.html")
+    assert boiler is not None and "Gas boilers burn fuel" in boiler.text
+    assert "<p>" not in boiler.text
+    assert corpus.search("", 5) == [] and corpus.search("zzzz", 5) == []
+
+
+def test_query_text_is_never_fts_syntax(tmp_path: Path) -> None:
+    corpus = open_corpus(str(_folder(tmp_path / "c")), tmp_path / "state")
+    for hostile in ['heat" OR body:*', "NEAR(heat pumps)", "heat AND -pumps", "'; DROP TABLE docs"]:
+        corpus.search(hostile, 5)  # no sqlite error
+    assert match_expression("the and of") is None
+
+
+def test_sync_is_incremental_and_content_hashed(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "c")
+    index = CorpusIndex(index_path(tmp_path / "state", "c", str(root)), "c")
+    first = index.sync(folder_documents(root, "c", index.known()))
+    assert (first.added, first.updated, first.removed) == (3, 0, 0)
+    again = index.sync(folder_documents(root, "c", index.known()))
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 3)
+    touched = root / "alpha" / "a.md"
+    os.utime(touched, ns=(1, 1))  # new mtime, same text: read again, not re-indexed
+    assert index.sync(folder_documents(root, "c", index.known())).updated == 0
+    touched.write_text("# Heat pumps\n\nHeat pumps now also cool houses in summer.\n")
+    (root / "top.txt").unlink()
+    changed = index.sync(folder_documents(root, "c", index.known()))
+    assert (changed.updated, changed.removed) == (1, 1)
+    assert index.search("cool houses", 3)[0].url == "file://c/alpha/a.md"
+    assert index.search("boilers fuel note", 5) and all(
+        h.url != "file://c/top.txt" for h in index.search("note", 5)
+    )
+
+
+def test_empty_or_missing_corpus_is_an_error_not_a_fallback(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "blank.md").write_text("   \n")
+    with pytest.raises(InputError, match="holds no"):
+        open_corpus(str(tmp_path / "empty"), tmp_path / "state")
+    with pytest.raises(MissingArtifact, match="not found"):
+        open_corpus(str(tmp_path / "absent"), tmp_path / "state")
+
+
+def test_retained_document_resolves_in_the_trace_gate(tmp_path: Path) -> None:
+    corpus = open_corpus("python-docs", tmp_path / "state")
+    hit = corpus.search("chained comparisons", 1)[0]
+    brief = Brief(tmp_path / "brief")
+    retained = corpus.retain(hit, brief)
+    assert retained is not None and retained.owner == PYTHON_DOCS_OWNER
+    log = brief.load_fetch_log()
+    assert log[-1].status == 200 and log[-1].content_hash == retained.content_hash
+    row = SourceRow(id="S1", url=hit.url, content_hash=retained.content_hash, tier="raw")
+    resolution = SourceIndex(brief, [row], log).resolve("S1")
+    assert resolution.reason is None and resolution.document is not None
+    # Adversarial: the same document never retained in this brief does not resolve.
+    other = SourceIndex(Brief(tmp_path / "other"), [row], []).resolve("S1")
+    assert other.reason == "not_fetched"
+
+
+def test_headings_and_declared_author() -> None:
+    text = "Comparisons\n***********\n\nText.\n\nValue comparisons\n=================\n# Md\n"
+    assert headings_of(text) == ("Comparisons", "Value comparisons", "Md")
+    assert declared_author("---\ntitle: x\nauthor: 'Grace'\n---\nbody") == "Grace"
+    assert declared_author("author: nobody\n") is None

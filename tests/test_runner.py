@@ -1,0 +1,293 @@
+"""The headless run end to end: real corpus, real gates, scripted misbehaving reasoners."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from deep_research.brief import Brief
+from deep_research.cli import main
+from deep_research.errors import BriefBusy, InputError
+from deep_research.governor import MAX_SEARCHES_PER_WORKER, MAX_WORKERS, Limits, default_limits
+from deep_research.interface import CallPrice
+from deep_research.localcorpus import LocalCorpus, open_corpus
+from deep_research.locate import locate
+from deep_research.reasoners import ExtractiveReasoner
+from deep_research.runner import (
+    PHASES_QUICK,
+    Progress,
+    RunRequest,
+    RunResult,
+    read_phase,
+    slugify,
+    start,
+)
+from deep_research.schemas import validate_brief
+from deep_research.settings import load_settings
+from deep_research.trace import emitted_claims
+from fakereasoner import ScriptedReasoner
+
+QUESTION = "How does Python evaluate chained comparisons?"
+
+
+def _quiet() -> Progress:
+    return Progress(quiet=True)
+
+
+def _run(
+    state: Path,
+    reasoner: object,
+    *,
+    question: str = QUESTION,
+    corpus: LocalCorpus | None = None,
+    limits: Limits | None = None,
+    **kwargs: object,
+) -> RunResult:
+    adapter = corpus or open_corpus("python-docs", state)
+    return start(
+        RunRequest(question, state, **kwargs),  # type: ignore[arg-type]
+        adapter,
+        reasoner,  # type: ignore[arg-type]
+        load_settings(environ={}),
+        limits or default_limits("quick"),
+        _quiet(),
+    )
+
+
+def _assert_verified(brief: Path) -> None:
+    """A valid brief whose every emitted claim's quote is located in the retained text."""
+    report = validate_brief(brief)
+    assert report.ok, report.problems
+    b = Brief(brief)
+    document = b.load_claims()
+    rows = {row.id: row for row in b.load_sources()}
+    for claim in emitted_claims(document):
+        assert claim.support_class == "Supported"
+        assert claim.evidence
+        for item in claim.evidence:
+            text = b.read_corpus(rows[item.source].content_hash or "")
+            found = locate(item.quote, text)
+            assert found is not None and found.end - found.start >= 40
+
+
+# --- the README command ------------------------------------------------------------------------
+
+
+def test_readme_command_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DEEP_RESEARCH_STATE", raising=False)
+    code = main(["run", QUESTION, "--corpus", "python-docs", "--depth", "quick"])
+    out = capsys.readouterr()
+    brief = tmp_path / "state" / "briefs" / slugify(QUESTION)
+    assert code == 0, out.err
+    assert "verdict:" in out.out
+    assert f"report: state/briefs/{slugify(QUESTION)}/report.md" in out.out
+    assert "[" in out.err and "render" in out.err  # progress lines go to stderr
+    _assert_verified(brief)
+    document = Brief(brief).load_claims()
+    # One publisher (the Python docs) is one voice: τ is 0 and rule 6 outranks rule 8. The
+    # extractive reasoner quotes single sentences, and the same sentence in two documents is a
+    # near-copy, so it can never reach two independent voices (see the issue report).
+    assert document.verdict == "PARTIAL"
+    assert document.verdict_reasons[0].startswith("rule 6")
+    assert document.depth == "quick" and document.ciber_skipped == "depth-quick"
+    assert emitted_claims(document), "the docs answer this question"
+    assert any("chained" in c.claim for c in emitted_claims(document))
+    report = (brief / "report.md").read_text(encoding="utf-8")
+    assert "extractive reasoner" in report
+    trace = Brief(brief).load_trace()
+    assert trace.phases["panel"]["skipped"].startswith("extractive reasoner")
+    assert document.ciber_passed is None and document.claims[0].votes is None
+
+
+def test_two_owner_folder_corpus_reaches_partial_quick_never(tmp_path: Path) -> None:
+    # Adversarial twin of the README run: the same sentence under two owners is a near-copy,
+    # so independence stays 1 — a corpus cannot manufacture triangulation by duplication.
+    sentence = (
+        "Comparisons can be chained arbitrarily, so x < y <= z means x < y and y <= z "
+        "with y evaluated only once."
+    )
+    for owner in ("alpha", "beta"):
+        (tmp_path / "docs" / owner).mkdir(parents=True)
+        (tmp_path / "docs" / owner / "note.md").write_text(f"# Notes\n\n{sentence}\n")
+    corpus = open_corpus(str(tmp_path / "docs"), tmp_path / "state")
+    result = _run(tmp_path / "state", ExtractiveReasoner(), corpus=corpus)
+    claims = emitted_claims(Brief(result.brief).load_claims())
+    assert claims and all(c.independent_count == 1 for c in claims)
+    assert result.verdict == "PARTIAL"
+
+
+def test_json_summary_and_exit_codes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = str(tmp_path / "s")
+    assert main(["run", QUESTION, "--corpus", "python-docs", "--state", state, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["verdict"] == "PARTIAL" and summary["reasoner"] == "extractive"
+    assert summary["partial"] is False and summary["claims"] > 0
+    assert main(["run", QUESTION, "--reasoner", "claude", "--corpus", "python-docs",
+                 "--state", state]) == 2
+    assert "not available yet" in capsys.readouterr().err
+    assert main(["run", QUESTION, "--state", state]) == 2
+    assert "--corpus" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["run", QUESTION, "--corpus", str(tmp_path / "empty"), "--state", state]) == 2
+    assert "holds no" in capsys.readouterr().err
+
+
+def test_finished_quick_brief_is_regenerated_never_reused(tmp_path: Path) -> None:
+    first = _run(tmp_path, ExtractiveReasoner())
+    again = _run(tmp_path, ExtractiveReasoner())
+    assert not again.reused and again.verdict == first.verdict
+    assert len(list((tmp_path / "briefs" / ".superseded").iterdir())) == 1
+
+
+# --- caps ------------------------------------------------------------------------------------
+
+
+def _workers(brief: Path) -> list[dict[str, object]]:
+    return list(read_phase(Brief(brief), "cast")["workers"])
+
+
+def test_plan_asking_for_50_workers_and_ten_million_searches_is_clamped(tmp_path: Path) -> None:
+    reasoner = ScriptedReasoner(workers=50, max_searches=10_000_000, endless=True)
+    result = _run(tmp_path, reasoner)
+    plan = read_phase(Brief(result.brief), "plan")
+    assert plan["asked"] == 50
+    assert len(plan["sub_questions"]) == MAX_WORKERS
+    assert all(sq["max_searches"] == MAX_SEARCHES_PER_WORKER for sq in plan["sub_questions"])
+    for worker in _workers(result.brief):
+        assert len(worker["queries"]) == MAX_SEARCHES_PER_WORKER  # type: ignore[arg-type]
+    _assert_verified(result.brief)
+
+
+def test_cost_cap_below_plan_returns_partial_all_supported_brief(tmp_path: Path) -> None:
+    price = CallPrice(tokens=1000, usd=0.01)
+    # Worst case of one worker (2 turns × 6 calls) plus the fixed calls fits; three do not.
+    limits = default_limits("quick").lowered(usd=2.0)
+    reasoner = ScriptedReasoner(workers=3, max_searches=2, call_price=price)
+    result = _run(tmp_path, reasoner, limits=limits)
+    assert result.partial
+    assert any(reason.startswith("usd") for reason in result.incomplete)
+    document = Brief(result.brief).load_claims()
+    assert any(gap.startswith("incomplete:usd") for gap in document.coverage_gaps)
+    assert result.spend["usd"] <= 2.0
+    assert emitted_claims(document)
+    _assert_verified(result.brief)
+
+
+def test_cost_cap_below_one_worker_is_refused_before_any_fan_out(tmp_path: Path) -> None:
+    reasoner = ScriptedReasoner(call_price=CallPrice(tokens=1000, usd=1.0))
+    with pytest.raises(InputError, match="cannot cover one worker"):
+        _run(tmp_path, reasoner, limits=default_limits("quick").lowered(usd=0.5))
+    assert "extract" not in reasoner.calls
+
+
+def test_reasoner_that_never_stops_is_stopped_by_the_turn_cap(tmp_path: Path) -> None:
+    reasoner = ScriptedReasoner(workers=3, max_searches=4, endless=True)
+    result = _run(tmp_path, reasoner)
+    for worker in _workers(result.brief):
+        assert len(worker["queries"]) == 4  # type: ignore[arg-type]
+        assert worker["complete"] is False and "turn cap" in str(worker["reason"])
+    assert result.partial
+    _assert_verified(result.brief)
+
+
+def test_honest_reasoner_is_not_cut_short(tmp_path: Path) -> None:
+    result = _run(tmp_path, ScriptedReasoner(workers=3, max_searches=2))
+    assert all(worker["complete"] for worker in _workers(result.brief))
+    assert not result.partial
+
+
+def test_question_without_answer_stops_with_explicit_not_found(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "garden.md").write_text(
+        "# Tomatoes\n\nTomatoes need full sun and regular watering through the summer months.\n"
+        "\nA ripe tomato gains mass quickly once the nights stay warm in late summer.\n"
+    )
+    corpus = open_corpus(str(tmp_path / "docs"), tmp_path / "state")
+    reasoner = ScriptedReasoner(workers=3, max_searches=3, endless=True,
+                                queries=("top quark mass",))
+    result = _run(tmp_path / "state", reasoner, corpus=corpus,
+                  question="What is the mass of the top quark?")
+    assert result.claims == 0
+    assert len(result.not_found) == 3
+    document = Brief(result.brief).load_claims()
+    assert document.synthesis is not None and not emitted_claims(document)
+    _assert_verified(result.brief)
+
+
+def test_wedged_worker_becomes_incomplete_at_the_shared_deadline(tmp_path: Path) -> None:
+    corpus = open_corpus("python-docs", tmp_path)
+    reasoner = ScriptedReasoner(workers=3, wedge="sq2")
+    limits = default_limits("quick").lowered(deadline_s=1.5)
+    began = time.monotonic()
+    try:
+        result = _run(tmp_path, reasoner, corpus=corpus, limits=limits)
+    finally:
+        reasoner.release.set()
+    assert time.monotonic() - began < 10
+    workers = {str(w["id"]): w for w in _workers(result.brief)}
+    assert workers["sq2"]["complete"] is False
+    assert "deadline" in str(workers["sq2"]["reason"])
+    assert workers["sq1"]["complete"] is True
+    assert any("sq2 complete: false" in reason for reason in result.incomplete)
+    _assert_verified(result.brief)
+
+
+# --- checkpoints and resume ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("phase", PHASES_QUICK)
+def test_killed_after_any_phase_validates_and_resumes_to_the_same_verdict(
+    tmp_path: Path, phase: str
+) -> None:
+    whole = _run(tmp_path / "whole", ExtractiveReasoner())
+    state = tmp_path / "cut"
+    corpus = open_corpus("python-docs", state)
+    settings = load_settings(environ={})
+    request = RunRequest(QUESTION, state)
+    cut = start(request, corpus, ExtractiveReasoner(), settings, default_limits("quick"),
+                _quiet(), stop_after=phase)
+    assert validate_brief(cut.brief).ok
+    done = read_phase(Brief(cut.brief), "run")["completed"]
+    assert done[-1] == phase
+    resumed = start(RunRequest(QUESTION, state, resume=cut.slug), corpus, ExtractiveReasoner(),
+                    settings, default_limits("quick"), _quiet())
+    assert resumed.verdict == whole.verdict
+    assert resumed.claims == whole.claims
+    _assert_verified(resumed.brief)
+
+
+def test_unfinished_run_needs_resume_or_refresh(tmp_path: Path) -> None:
+    corpus = open_corpus("python-docs", tmp_path)
+    settings = load_settings(environ={})
+    start(RunRequest(QUESTION, tmp_path), corpus, ExtractiveReasoner(), settings,
+          default_limits("quick"), _quiet(), stop_after="cast")
+    with pytest.raises(InputError, match="--resume"):
+        _run(tmp_path, ExtractiveReasoner(), corpus=corpus)
+    with pytest.raises(InputError, match="no run to resume"):
+        _run(tmp_path, ExtractiveReasoner(), corpus=corpus, resume="never-started")
+
+
+def test_second_run_on_the_same_brief_is_refused(tmp_path: Path) -> None:
+    brief = tmp_path / "briefs" / slugify(QUESTION)
+    brief.mkdir(parents=True)
+    (brief / ".run.lock").write_text("1")  # pid 1 is alive: another run holds the brief
+    (brief / "trace.json").write_text(json.dumps({"phases": {"run": {
+        "question": QUESTION, "depth": "quick", "completed": ["plan"]}}}))
+    with pytest.raises(BriefBusy):
+        _run(tmp_path, ExtractiveReasoner(), resume=slugify(QUESTION))
+
+
+def test_slug_is_stable_ascii_and_bounded() -> None:
+    assert slugify(QUESTION) == "how-does-python-evaluate-chained-comparisons"
+    assert slugify("Ça coûte combien, l'énergie ?") == "ca-coute-combien-l-energie"
+    long = slugify("word " * 40)
+    assert len(long) <= 60 and not long.endswith("-")
+    assert slugify("???").startswith("topic-") and slugify("???") == slugify("???")
