@@ -280,6 +280,35 @@ def _cmd_handoff(args: argparse.Namespace) -> int:
     return EXIT_OK if handoff.usable else EXIT_VIOLATIONS
 
 
+def _cmd_start(args: argparse.Namespace) -> int:
+    from deep_research.runstate import start_run, state_dir
+
+    requested = {"max_fetches": args.max_fetches, "max_fanout": args.fan_out,
+                 "max_rounds": args.rounds}
+    record = start_run(args.topic, depth=args.depth, state=state_dir(args.state),
+                       requested=requested, static_hosts=args.allow_host or [])
+    _print_json(record)
+    return EXIT_OK
+
+
+def _cmd_finish(args: argparse.Namespace) -> int:
+    from deep_research.runstate import finish_run, state_dir
+
+    cleared = finish_run(state_dir(args.state), Path(args.brief))
+    _print_json({"brief": args.brief, "active_run_cleared": cleared})
+    return EXIT_OK
+
+
+def _cmd_guard(args: argparse.Namespace) -> int:
+    from deep_research.guard import run_guard
+
+    decision = run_guard(sys.stdin.read(), args.phase, Path(args.state) if args.state else None)
+    if decision.allow:
+        return EXIT_OK
+    print(decision.reason, file=sys.stderr)
+    return EXIT_INPUT  # 2: Claude Code blocks the tool call and shows the reason
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from deep_research.runner import run_command
 
@@ -422,6 +451,25 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--skip", help="record a skip instead (depth-quick, "
                      "insufficient-high-confidence-claims, refetch-hard-fail)")
     sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting")
+
+    sub = add("start", _cmd_start, "begin a run: create the brief, record its caps (clamped "
+              "to hard limits), make it the active run the hooks guard")
+    sub.add_argument("topic", help="the research question or topic (names the brief)")
+    sub.add_argument("--depth", default="full", choices=["full", "quick", "shallow"])
+    sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
+    sub.add_argument("--max-fetches", type=int, help="fetch budget for the run")
+    sub.add_argument("--fan-out", type=int, help="agents in flight at once")
+    sub.add_argument("--rounds", type=int, help="research rounds")
+    sub.add_argument("--allow-host", action="append", help="a host on the static allow-list")
+
+    sub = add("finish", _cmd_finish, "end the active run (the hooks stop guarding it)")
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
+
+    sub = add("guard", _cmd_guard, "Claude Code hook: read a tool event on stdin; exit 2 with "
+              "the reason on stderr to block it")
+    sub.add_argument("--phase", choices=["pre", "post"], default="pre")
+    sub.add_argument("--state", help="state folder (default: see deep_research.guard)")
 
     sub = add("run", _cmd_run, "the headless pipeline: question → verified brief and report "
               "(exit 0 READY/PARTIAL/PARTIAL_QUICK, 1 HOLD/FAIL)")

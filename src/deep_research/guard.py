@@ -1,0 +1,320 @@
+"""The Claude Code hook guard: caps and fetch safety enforced by the harness, not the prompt.
+
+``hooks/hooks.json`` sends every PreToolUse event for WebFetch, Bash and Agent (``Task`` in older
+clients), and every PostToolUse event for WebSearch and Agent, to ``deep-research guard``. A
+denial is the reason on stderr and exit code 2 — Claude Code then blocks the call and shows the
+reason to the model. Allowing prints nothing and exits 0: the guard never pre-approves a call,
+so the user's own permission rules still apply.
+
+What each check does, and how it fails:
+
+* **fetch safety** (WebFetch, ``deep-research fetch`` in Bash) — *fails closed*. Always: the URL
+  must pass the SSRF checks that need no DNS (:func:`netguard.check_url`: scheme, credentials,
+  ports, private/metadata addresses and names). During an active run also: the host must be on
+  the run's allow-list (exact host or subdomain), and the run's fetch budget must not be spent.
+  A fetch command whose URL is not a literal (``$URL``, ``$(…)``) is denied; so is any error
+  while deciding.
+* **network tools in Bash** (curl, wget, nc, ssh, …) during an active run — *fails closed*; a
+  best-effort net under the real control, which is that fetchers fetch only through our CLI.
+* **allow-list widening** (``deep-research hosts add`` in Bash) during an active run — denied:
+  the list grows only from the hosts of WebSearch results (PostToolUse) and from ``start``.
+* **fan-out and round caps** (Agent) during an active run — *fails closed*: at most
+  ``max_fanout`` dispatches in flight; at most ``max_fanout × max_rounds`` fetcher dispatches in
+  the run; a prompt declaring ``round=N`` above ``max_rounds`` is denied.
+* **no active run** — only the fetch-safety check applies; everything else passes.
+* **PostToolUse** (recording WebSearch hosts, agent completions) cannot block and *fails open*:
+  a missed record only makes later checks stricter (fewer hosts, more agents counted in flight;
+  a dispatch stops counting after an hour).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deep_research.brief import Brief
+from deep_research.errors import TargetRefused
+from deep_research.hosts import add_hosts
+from deep_research.hosts import load as load_allowlist
+from deep_research.netguard import NetPolicy, check_host, check_url
+from deep_research.runstate import (
+    ActiveRun,
+    append_ledger,
+    in_flight,
+    load_active,
+    locked,
+    read_ledger,
+    state_dir,
+)
+from deep_research.urls import host_of
+
+AGENT_TOOLS = frozenset({"Agent", "Task"})
+NETWORK_TOOLS = frozenset(
+    {"curl", "wget", "nc", "ncat", "netcat", "telnet", "ssh", "scp", "sftp", "ftp", "rsync",
+     "http", "https", "xh", "aria2c", "lynx", "w3m", "links", "socat"}
+)
+_CLI_NAMES = frozenset({"deep-research"})
+_WRAPPERS = frozenset({"env", "sudo", "nohup", "time", "command", "exec", "xargs", "nice",
+                       "timeout", "stdbuf"})
+_SHELL_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;", "|&"})
+_ROUND = re.compile(r"\bround\s*[=:]\s*(\d+)", re.IGNORECASE)
+_URL = re.compile(r"https?://[^\s\"'<>\\)\]}]+", re.IGNORECASE)
+_FETCH_OPTIONS_WITH_VALUE = frozenset({"--brief", "--max-chars"})
+
+
+@dataclass(frozen=True)
+class Decision:
+    allow: bool
+    reason: str = ""
+
+
+ALLOW = Decision(True)
+
+
+def deny(reason: str) -> Decision:
+    return Decision(False, reason)
+
+
+# --- reading the event ----------------------------------------------------------------------
+
+
+def parse_event(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("the hook event is not a JSON object")
+    return value
+
+
+def _tool_input(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    value = event.get("tool_input")
+    return value if isinstance(value, Mapping) else {}
+
+
+def _commands(command: str) -> list[list[str]]:
+    """A shell command line split into simple commands (raises ValueError when unparseable)."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    commands: list[list[str]] = [[]]
+    for token in lexer:
+        if token in _SHELL_SEPARATORS:
+            commands.append([])
+        else:
+            commands[-1].append(token)
+    return [words for words in commands if words]
+
+
+def _program(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+def _cli_call(words: list[str]) -> list[str] | None:
+    """The arguments after ``deep-research`` (or ``python -m deep_research.cli``), if called."""
+    for index, word in enumerate(words):
+        if _program(word) in _CLI_NAMES:
+            return words[index + 1 :]
+        if word == "-m" and index + 1 < len(words) and words[index + 1].startswith("deep_research"):
+            return words[index + 2 :]
+    return None
+
+
+def _fetch_url(arguments: list[str]) -> str | None:
+    """The URL argument of ``fetch URL [--brief DIR] [--json] [--max-chars N]``."""
+    skip = False
+    for word in arguments[1:]:
+        if skip:
+            skip = False
+        elif word in _FETCH_OPTIONS_WITH_VALUE:
+            skip = True
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+# --- checks ---------------------------------------------------------------------------------
+
+
+def check_fetch(url: str, run: ActiveRun | None, *, tool: str) -> Decision:
+    """SSRF always; during a run also the allow-list and the budget (recorded when allowed)."""
+    if not re.fullmatch(r"https?://\S+", url.strip(), re.IGNORECASE):
+        return deny(f"{tool}: the URL must be a literal http(s) URL, got {url[:80]!r}")
+    try:
+        check_url(url, NetPolicy())
+    except TargetRefused as refused:
+        return deny(f"{tool}: unsafe target refused ({refused.reason}): {refused.detail}")
+    if run is None:
+        return ALLOW
+    host = host_of(url) or "?"
+    brief = Brief(run.brief)
+    allowlist = load_allowlist(brief)
+    if allowlist is None or not allowlist.allows(url):
+        return deny(
+            f"{tool}: host {host} is not on this run's allow-list (hosts come from the run's "
+            "search results and the static list; exact host or subdomain)"
+        )
+    with locked(brief):
+        spent = sum(1 for row in read_ledger(brief) if row.get("event") == "fetch")
+        if spent >= run.caps.max_fetches:
+            return deny(f"{tool}: the run's fetch budget is spent ({spent}/{run.caps.max_fetches})")
+        append_ledger(brief, {"event": "fetch", "tool": tool, "host": host})
+    return ALLOW
+
+
+def check_bash(command: str, run: ActiveRun | None) -> Decision:
+    try:
+        commands = _commands(command)
+    except ValueError:
+        if run is not None or "deep-research" in command:
+            return deny("Bash: the command line could not be parsed, so it cannot be checked")
+        return ALLOW
+    for words in commands:
+        arguments = _cli_call(words)
+        if arguments:
+            if arguments[0] == "fetch":
+                url = _fetch_url(arguments)
+                if url is None:
+                    return deny("deep-research fetch: no URL given")
+                decision = check_fetch(url, run, tool="deep-research fetch")
+                if not decision.allow:
+                    return decision
+            elif run is not None and arguments[:2] == ["hosts", "add"]:
+                return deny(
+                    "deep-research hosts add: during a run the allow-list grows only from "
+                    "search results and the start command"
+                )
+        elif run is not None:
+            program, rest = _program_of(words)
+            if program in ("sh", "bash", "zsh", "dash") and rest[:1] == ["-c"] and rest[1:]:
+                nested = check_bash(rest[1], run)
+                if not nested.allow:
+                    return nested
+            if program in NETWORK_TOOLS:
+                return deny(
+                    f"Bash: {program} is not allowed during a research run; fetch "
+                    "through `deep-research fetch URL --brief DIR` so the text is kept"
+                )
+    return ALLOW
+
+
+def _program_of(words: list[str]) -> tuple[str, list[str]]:
+    """The program a simple command runs, past ``VAR=value`` and wrappers (env, sudo, …)."""
+    index = 0
+    while index < len(words) and (
+        re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[index])
+        or _program(words[index]) in _WRAPPERS
+        or (index > 0 and words[index].startswith("-"))
+    ):
+        index += 1
+    if index >= len(words):
+        return "", []
+    return _program(words[index]), words[index + 1 :]
+
+
+def check_agent(tool_input: Mapping[str, Any], run: ActiveRun | None, tool_use_id: str) -> Decision:
+    if run is None:
+        return ALLOW
+    agent_type = str(tool_input.get("subagent_type") or "general-purpose")
+    prompt = str(tool_input.get("prompt") or "")
+    declared = [int(found) for found in _ROUND.findall(prompt)]
+    if declared and max(declared) > run.caps.max_rounds:
+        return deny(f"Agent: round {max(declared)} exceeds the run's round cap "
+                    f"({run.caps.max_rounds})")
+    is_fetcher = agent_type.rsplit(":", 1)[-1] in ("fetcher", "mcp-fetcher")
+    brief = Brief(run.brief)
+    with locked(brief):
+        rows = read_ledger(brief)
+        running = in_flight(rows, time.time())
+        if running >= run.caps.max_fanout:
+            return deny(
+                f"Agent: fan-out ceiling reached ({running} agents in flight, ceiling "
+                f"{run.caps.max_fanout}); wait for results before dispatching more"
+            )
+        if is_fetcher:
+            dispatches = (row for row in rows if row.get("event") == "dispatch")
+            fetchers = sum(1 for row in dispatches if row.get("fetcher"))
+            if fetchers >= run.caps.max_fetcher_dispatches:
+                return deny(
+                    f"Agent: the run's fetcher dispatches are spent ({fetchers}: "
+                    f"{run.caps.max_fanout} per round × {run.caps.max_rounds} rounds)"
+                )
+        append_ledger(brief, {"event": "dispatch", "id": tool_use_id, "agent": agent_type,
+                              "fetcher": is_fetcher})
+    return ALLOW
+
+
+def decide(event: Mapping[str, Any], state: Path) -> Decision:
+    """The PreToolUse decision for one event. Errors deny (fail closed)."""
+    tool = str(event.get("tool_name") or "")
+    tool_input = _tool_input(event)
+    try:
+        run = load_active(state)
+    except Exception as exc:
+        if tool in AGENT_TOOLS or tool in ("WebFetch", "Bash"):
+            return deny(f"guard: the active run's record is unreadable ({exc}); fix or remove "
+                        f"{state / 'active-run.json'}")
+        return ALLOW
+    try:
+        if tool == "WebFetch":
+            return check_fetch(str(tool_input.get("url") or ""), run, tool="WebFetch")
+        if tool == "Bash":
+            return check_bash(str(tool_input.get("command") or ""), run)
+        if tool in AGENT_TOOLS:
+            return check_agent(tool_input, run, str(event.get("tool_use_id") or ""))
+    except Exception as exc:  # any failure while deciding denies: fetch safety fails closed
+        return deny(f"guard: could not check {tool} ({type(exc).__name__}: {exc})")
+    return ALLOW
+
+
+def record(event: Mapping[str, Any], state: Path) -> None:
+    """PostToolUse: WebSearch result hosts join the allow-list; agent completions are noted."""
+    run = load_active(state)
+    if run is None:
+        return
+    tool = str(event.get("tool_name") or "")
+    brief = Brief(run.brief)
+    if tool in AGENT_TOOLS:
+        with locked(brief):
+            append_ledger(brief, {"event": "done", "id": str(event.get("tool_use_id") or "")})
+    elif tool == "WebSearch":
+        found = _URL.findall(json.dumps(event.get("tool_response"), ensure_ascii=False))
+        hosts = sorted({host for url in found if (host := host_of(url)) and _public(host)})
+        if hosts:
+            with locked(brief):
+                add_hosts(brief, hosts)
+
+
+def _public(host: str) -> bool:
+    try:
+        check_host(host, NetPolicy())
+    except TargetRefused:
+        return False
+    return True
+
+
+def run_guard(text: str, phase: str, state: Path | None = None) -> Decision:
+    """``deep-research guard``: one event in, one decision out.
+
+    The state folder is ``--state``, else ``$DEEP_RESEARCH_STATE``, else ``state/`` under
+    ``$CLAUDE_PROJECT_DIR`` or the event's ``cwd``.
+    """
+    try:
+        event = parse_event(text)
+    except ValueError as exc:
+        return deny(f"guard: the hook event is not valid JSON ({exc})") if phase == "pre" else ALLOW
+    if state is None:
+        project = os.environ.get("CLAUDE_PROJECT_DIR") or str(event.get("cwd") or ".")
+        state = state_dir(None, project)
+    if phase == "post":
+        # PostToolUse cannot block; a missed record only tightens later checks.
+        with contextlib.suppress(Exception):
+            record(event, state)
+        return ALLOW
+    return decide(event, state)

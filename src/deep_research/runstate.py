@@ -1,0 +1,228 @@
+"""The active run inside Claude Code: its caps, and the ledger the hooks keep.
+
+``deep-research start`` (the orchestrator's first call) creates the brief, writes ``run.json``
+with the run's caps — each requested value clamped to a hard constant the model cannot raise —
+writes the static host allow-list, and points ``<state>/active-run.json`` at the brief. The
+PreToolUse guard (:mod:`deep_research.guard`) reads those caps and appends every fetch and agent
+dispatch it lets through to ``<brief>/guard-log.jsonl``, under an exclusive lock, so parallel
+hook processes count exactly. The ledger holds hosts and ids only: never a URL's path or query
+(a query string is where an exfiltration attempt carries its payload).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from deep_research.brief import Brief, atomic_write_json, parse_json, read_text
+from deep_research.errors import InputError, SchemaViolation
+from deep_research.hosts import add_hosts
+
+Depth = Literal["quick", "full"]
+
+#: Hard ceilings. A requested cap above one of these is clamped to it, never honoured.
+HARD_MAX_FETCHES = 200
+HARD_MAX_FANOUT = 8
+HARD_MAX_ROUNDS = 3
+#: Defaults per depth (full meets the floors: ≥ 20 round-1 fetches, ≥ 30 sources, 2 rounds).
+DEFAULT_CAPS: dict[str, dict[str, int]] = {
+    "full": {"max_fetches": 120, "max_fanout": 6, "max_rounds": 2},
+    "quick": {"max_fetches": 40, "max_fanout": 4, "max_rounds": 1},
+}
+#: An agent dispatch with no completion after this long no longer counts as in flight.
+STALE_DISPATCH_S = 3600.0
+SLUG_MAX = 60
+
+
+@dataclass(frozen=True)
+class RunCaps:
+    max_fetches: int
+    max_fanout: int
+    max_rounds: int
+
+    @property
+    def max_fetcher_dispatches(self) -> int:
+        """The round cap made countable: at most one full fan-out of fetchers per round."""
+        return self.max_fanout * self.max_rounds
+
+
+@dataclass(frozen=True)
+class ActiveRun:
+    brief: Path
+    depth: Depth
+    caps: RunCaps
+
+
+def slugify(topic: str) -> str:
+    """ASCII-folded, lower-case, ``[a-z0-9-]``, at most 60 characters; stable for a topic."""
+    folded = unicodedata.normalize("NFKD", topic).encode("ascii", "ignore").decode("ascii")
+    slug = re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")[:SLUG_MAX].rstrip("-")
+    if not slug:
+        raise InputError("the topic has no letters or digits to name a brief after")
+    return slug
+
+
+def normalize_depth(depth: str) -> Depth:
+    if depth in ("quick", "shallow"):
+        return "quick"
+    if depth == "full":
+        return "full"
+    raise InputError(f"depth must be quick, shallow or full, not {depth!r}")
+
+
+def clamp_caps(depth: Depth, requested: dict[str, int | None]) -> tuple[RunCaps, list[str]]:
+    """The depth's defaults, overridden by requested values, each clamped to [1, hard cap]."""
+    hard = {"max_fetches": HARD_MAX_FETCHES, "max_fanout": HARD_MAX_FANOUT,
+            "max_rounds": HARD_MAX_ROUNDS}
+    values: dict[str, int] = {}
+    notes: list[str] = []
+    for name, default in DEFAULT_CAPS[depth].items():
+        wanted = requested.get(name)
+        value = default if wanted is None else wanted
+        clamped = max(1, min(value, hard[name]))
+        if clamped != value:
+            notes.append(f"{name} {value} clamped to {clamped}")
+        values[name] = clamped
+    return RunCaps(**values), notes
+
+
+def state_dir(explicit: str | None = None, project_dir: str | None = None) -> Path:
+    """``--state``, else ``$DEEP_RESEARCH_STATE``, else ``<project>/state``."""
+    if explicit:
+        return Path(explicit)
+    if env := os.environ.get("DEEP_RESEARCH_STATE"):
+        return Path(env)
+    return Path(project_dir or ".") / "state"
+
+
+def pointer_path(state: Path) -> Path:
+    return state / "active-run.json"
+
+
+def start_run(
+    topic: str,
+    *,
+    depth: str,
+    state: Path,
+    requested: dict[str, int | None],
+    static_hosts: list[str],
+) -> dict[str, Any]:
+    """Create (or reopen) the brief, record its caps, make it the active run."""
+    run_depth = normalize_depth(depth)
+    caps, notes = clamp_caps(run_depth, requested)
+    root = (state / "briefs" / slugify(topic)).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    brief = Brief(root)
+    existing = brief.claims_path.exists()
+    record = {
+        "topic": topic,
+        "slug": root.name,
+        "depth": run_depth,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "caps": asdict(caps),
+        "clamped": notes,
+    }
+    atomic_write_json(root / "run.json", record)
+    ledger_path(brief).unlink(missing_ok=True)  # a new run starts with a fresh budget
+    add_hosts(brief, static_hosts, static=True)
+    atomic_write_json(pointer_path(state), {"brief": str(root)})
+    return {"brief": str(root), "existing_brief": existing, **record}
+
+
+def finish_run(state: Path, brief_dir: Path) -> bool:
+    """Clear the active-run pointer if it names ``brief_dir``; True when it did."""
+    active = read_pointer(state)
+    if active is None or active.resolve() != brief_dir.resolve():
+        return False
+    pointer_path(state).unlink(missing_ok=True)
+    return True
+
+
+def read_pointer(state: Path) -> Path | None:
+    path = pointer_path(state)
+    if not path.exists():
+        return None
+    value = parse_json(read_text(path, what="active-run.json"), what=str(path))
+    if not isinstance(value, dict) or not isinstance(value.get("brief"), str):
+        raise SchemaViolation('expected {"brief": "<dir>"}', source=str(path))
+    return Path(value["brief"])
+
+
+def load_active(state: Path) -> ActiveRun | None:
+    """The active run, or None when there is none. A broken record raises (callers fail closed)."""
+    root = read_pointer(state)
+    if root is None:
+        return None
+    path = root / "run.json"
+    value = parse_json(read_text(path, what="run.json"), what=str(path))
+    try:
+        caps = value["caps"]
+        hard = (HARD_MAX_FETCHES, HARD_MAX_FANOUT, HARD_MAX_ROUNDS)
+        numbers = [int(caps[name]) for name in ("max_fetches", "max_fanout", "max_rounds")]
+        # Re-clamp on read: an edited run.json cannot raise a cap either.
+        fetches, fanout, rounds = (max(1, min(n, h)) for n, h in zip(numbers, hard, strict=True))
+        depth = normalize_depth(str(value["depth"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SchemaViolation(f"run.json is malformed: {exc}", source=str(path)) from None
+    return ActiveRun(root, depth, RunCaps(fetches, fanout, rounds))
+
+
+# --- the ledger -----------------------------------------------------------------------------
+
+
+def ledger_path(brief: Brief) -> Path:
+    return brief.root / "guard-log.jsonl"
+
+
+@contextmanager
+def locked(brief: Brief) -> Iterator[None]:
+    """Exclusive across processes: parallel hooks read-count-append one at a time."""
+    with (brief.root / ".guard.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def read_ledger(brief: Brief) -> list[dict[str, Any]]:
+    path = ledger_path(brief)
+    if not path.exists():
+        return []
+    rows: list[dict[str, Any]] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)  # a corrupt ledger raises: the guard then fails closed
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
+def append_ledger(brief: Brief, row: dict[str, Any]) -> None:
+    stamped = {"at": datetime.now(UTC).timestamp(), **row}
+    with ledger_path(brief).open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(stamped, ensure_ascii=False, sort_keys=True) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def in_flight(rows: list[dict[str, Any]], now: float) -> int:
+    """Agent dispatches without a completion, ignoring those older than the stale limit."""
+    done = {row.get("id") for row in rows if row.get("event") == "done"}
+    return sum(
+        1
+        for row in rows
+        if row.get("event") == "dispatch"
+        and row.get("id") not in done
+        and now - float(row.get("at", 0.0)) < STALE_DISPATCH_S
+    )

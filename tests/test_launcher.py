@@ -1,0 +1,177 @@
+"""bin/deep-research, the plugin's launcher, from a clean temporary HOME.
+
+The first call must create the environment and install the package; later calls must start
+fast; a missing or old Python and a failed install must each give one actionable line.
+
+Tests talk only to this machine, so the install cannot fetch the dependencies: the environment
+sees this interpreter's packages (``--system-site-packages``) and pip installs, with no index, a
+wheel of the package built here from the checkout (``DEEP_RESEARCH_PACKAGE``). Building the
+package from the plugin root with its dependencies needs the network; measured by hand, not here.
+Cost: about 5 s (creating a virtual environment with pip is most of it).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import subprocess
+import sys
+import time
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+LAUNCHER = REPO / "bin" / "deep-research"
+
+
+def _version() -> str:
+    for line in (REPO / "pyproject.toml").read_text(encoding="utf-8").splitlines():
+        if line.startswith("version = "):
+            return line.split('"')[1]
+    raise AssertionError("no version in pyproject.toml")
+
+
+def build_wheel(target: Path) -> Path:
+    """A pure-Python wheel of src/deep_research, written directly (no build backend needed)."""
+    version = _version()
+    dist_info = f"deep_research-{version}.dist-info"
+    files: dict[str, bytes] = {}
+    for path in sorted((REPO / "src" / "deep_research").rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            files[path.relative_to(REPO / "src").as_posix()] = path.read_bytes()
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    requires = "".join(f"Requires-Dist: {dep}\n" for dep in project["dependencies"])
+    files[f"{dist_info}/METADATA"] = (
+        f"Metadata-Version: 2.1\nName: deep-research\nVersion: {version}\n{requires}"
+    ).encode()
+    files[f"{dist_info}/WHEEL"] = (
+        b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )
+    files[f"{dist_info}/entry_points.txt"] = (
+        b"[console_scripts]\ndeep-research = deep_research.cli:main\n"
+    )
+    record = []
+    for name, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(data)}")
+    record.append(f"{dist_info}/RECORD,,")
+    files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    wheel = target / f"deep_research-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return wheel
+
+
+def clean_env(home: Path, python_dir: Path) -> dict[str, str]:
+    """HOME is empty; PATH has only a python3 (this interpreter, not a shim) and the base tools."""
+    return {
+        "HOME": str(home),
+        "PATH": f"{python_dir}:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "PIP_NO_INDEX": "1",  # never the network, whatever the machine's pip config says
+        "PIP_CONFIG_FILE": os.devnull,
+    }
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path) -> tuple[Path, Path]:
+    home = tmp_path / "home"
+    home.mkdir()
+    python_dir = tmp_path / "pybin"
+    python_dir.mkdir()
+    (python_dir / "python3").symlink_to(Path(sys.executable).resolve())
+    return home, python_dir
+
+
+def launch(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(LAUNCHER), *args], capture_output=True, text=True, env=env,
+                          check=False, timeout=300)
+
+
+def test_first_call_installs_then_later_calls_start_fast(
+    sandbox: tuple[Path, Path], tmp_path: Path
+) -> None:
+    home, python_dir = sandbox
+    env = clean_env(home, python_dir) | {
+        "DEEP_RESEARCH_VENV_ARGS": "--system-site-packages",
+        "DEEP_RESEARCH_PIP_ARGS": "--no-index --no-deps",
+        "DEEP_RESEARCH_PACKAGE": str(build_wheel(tmp_path)),
+    }
+    first = launch(["--version"], env)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == f"deep-research {_version()}"
+    assert "first run, installing" in first.stderr
+    venv = home / ".cache" / "deep-research" / "venv"
+    assert (venv / ".deep-research-stamp").read_text(encoding="utf-8").startswith(_version())
+    installed = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import deep_research; print(deep_research.__file__)"],
+        capture_output=True, text=True, check=True, env=env,
+    ).stdout
+    assert installed.startswith(str(venv))  # the environment's own copy, not the checkout
+
+    started = time.monotonic()
+    again = launch(["--version"], env)
+    elapsed = time.monotonic() - started
+    assert again.returncode == 0 and again.stderr == ""
+    assert elapsed < 2.0, f"a later call took {elapsed:.2f} s"
+    # Exit codes pass through: a check that finds violations still exits 1.
+    assert launch(["hosts", "check", "https://a.example", "--brief", str(tmp_path)],
+                  env).returncode == 0
+
+
+def test_plugin_data_is_preferred_and_no_bootstrap_never_installs(
+    sandbox: tuple[Path, Path], tmp_path: Path
+) -> None:
+    home, python_dir = sandbox
+    data = tmp_path / "plugin-data"
+    env = clean_env(home, python_dir) | {"CLAUDE_PLUGIN_DATA": str(data),
+                                          "DEEP_RESEARCH_NO_BOOTSTRAP": "1"}
+    done = launch(["--version"], env)
+    assert done.returncode == 69
+    assert done.stderr.strip() == (f"deep-research: not set up yet in {data}/venv; "
+                                   "run: deep-research --version")
+    assert not data.exists()
+
+
+@pytest.mark.parametrize("kind", ["missing", "old"])
+def test_missing_or_old_python_is_one_actionable_line(
+    sandbox: tuple[Path, Path], tmp_path: Path, kind: str
+) -> None:
+    home, python_dir = sandbox
+    fake = tmp_path / "python3.9"
+    fake.write_text("#!/bin/sh\n# reports Python 3.9: fails the >= 3.11 check\nexit 1\n",
+                    encoding="utf-8")
+    fake.chmod(0o755)
+    env = clean_env(home, python_dir) | {
+        "DEEP_RESEARCH_PYTHON": str(fake) if kind == "old" else str(tmp_path / "nowhere")
+    }
+    done = launch(["--version"], env)
+    assert done.returncode == 69
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "needs Python 3.11 or newer" in lines[0] and "DEEP_RESEARCH_PYTHON" in lines[0]
+
+
+def test_failed_install_is_one_actionable_line_and_leaves_nothing(
+    sandbox: tuple[Path, Path], tmp_path: Path
+) -> None:
+    home, python_dir = sandbox
+    env = clean_env(home, python_dir) | {
+        "DEEP_RESEARCH_PIP_ARGS": "--no-index",  # dependencies cannot be found offline
+        "DEEP_RESEARCH_PACKAGE": str(build_wheel(tmp_path)),
+    }
+    done = launch(["--version"], env)
+    assert done.returncode == 69
+    lines = done.stderr.strip().splitlines()
+    assert lines[0].startswith("deep-research: first run, installing")
+    assert len(lines) == 2 and "failed (see " in lines[1] and "retry" in lines[1]
+    data = home / ".cache" / "deep-research"
+    assert (data / "install.log").is_file()
+    assert not (data / "venv").exists() and not (data / "venv.new").exists()
+    assert not (data / ".install.lock").exists()
