@@ -273,10 +273,18 @@ def test_hold_outranks_partial(ready: Path) -> None:
     assert decided == "HOLD" and [r.split(" → ")[0] for r in reasons] == ["floor rounds", "rule 5"]
 
 
-def test_quick_depth_with_a_contradiction_is_partial(ready: Path) -> None:
+def test_quick_depth_with_a_contradiction_is_partial_quick_with_the_reason(ready: Path) -> None:
     edit(ready, _quick)
     edit(ready, _set("unresolved_contradictions", [{"ids": ["C1"], "topic": "t"}]))
-    assert verdict(ready)[0] == "PARTIAL"
+    decided, reasons = verdict(ready)
+    assert decided == "PARTIAL_QUICK" and reasons[0].startswith("rule 8")
+    assert any(reason.startswith("rule 6 → PARTIAL") for reason in reasons[1:])
+
+
+def test_quick_depth_still_holds(ready: Path) -> None:
+    edit(ready, _quick)
+    edit(ready, _untraced_claim)
+    assert verdict(ready)[0] == "HOLD"
 
 
 # --- audit.json -----------------------------------------------------------------------------

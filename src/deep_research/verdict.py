@@ -239,7 +239,14 @@ def evaluate(
             fired.append(
                 Fired("rule 8", "PARTIAL_QUICK", "every available gate passed at quick depth")
             )
-    return sorted(fired, key=lambda item: RANK[item.verdict])
+    ranked = sorted(fired, key=lambda item: RANK[item.verdict])
+    if not full and ranked[0].verdict == "PARTIAL":
+        # PARTIAL is a full-depth verdict (it presumes the adversarial second round). A quick
+        # brief that would be PARTIAL stays PARTIAL_QUICK, never reused, with the reasons listed.
+        ranked.insert(
+            0, Fired("rule 8", "PARTIAL_QUICK", "quick depth; the PARTIAL findings below stand")
+        )
+    return ranked
 
 
 # --- the command ----------------------------------------------------------------------------
