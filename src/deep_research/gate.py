@@ -63,9 +63,12 @@ def unresolvable(pair_id: str | int | None, reason: str) -> GateResult:
     return GateResult(id=pair_id, verdict="unresolvable", reasons=[reason])
 
 
-def check_line(raw: bytes, *, base_dir: Path) -> GateResult:
-    """One input line → one result; every failure becomes an ``unresolvable`` result."""
-    if len(raw) > MAX_LINE_BYTES:
+def check_line(raw: bytes | None, *, base_dir: Path) -> GateResult:
+    """One input line → one result; every failure becomes an ``unresolvable`` result.
+
+    ``None`` is a line that was over the size cap (and was skipped without being held).
+    """
+    if raw is None or len(raw) > MAX_LINE_BYTES:
         return unresolvable(None, f"line_too_long: over {MAX_LINE_BYTES} bytes")
     try:
         value = json.loads(decode_utf8(raw, what="line"))
@@ -104,7 +107,8 @@ def _source_text(pair: GateInput, base_dir: Path) -> str | GateResult:
         return unresolvable(pair.id, f"source_unreadable: {exc}")
 
 
-def _lines(stream: BinaryIO) -> Iterator[bytes]:
+def _lines(stream: BinaryIO) -> Iterator[bytes | None]:
+    """Non-blank input lines; ``None`` stands for a line over the size cap."""
     while True:
         raw = stream.readline(MAX_LINE_BYTES + 1)
         if not raw:
@@ -113,7 +117,7 @@ def _lines(stream: BinaryIO) -> Iterator[bytes]:
             # Skip the rest of an oversized line without holding it in memory.
             while raw and not raw.endswith(b"\n"):
                 raw = stream.readline(MAX_LINE_BYTES)
-            yield b"x" * (MAX_LINE_BYTES + 1)
+            yield None
             continue
         if raw.strip():
             yield raw
