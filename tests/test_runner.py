@@ -178,6 +178,12 @@ def test_cost_cap_below_plan_returns_partial_all_supported_brief(tmp_path: Path)
     assert any(reason.startswith("usd") for reason in result.incomplete)
     document = Brief(result.brief).load_claims()
     assert any(gap.startswith("incomplete:usd") for gap in document.coverage_gaps)
+    # A capped run can never read READY: the verdict lists the cap (rule I). Here the cap also
+    # dropped two of three sub-questions, so the sub-question floor holds the brief.
+    assert result.verdict == "HOLD"
+    assert document.verdict_reasons[0].startswith("floor sub_questions")
+    assert any(reason.startswith("rule I → PARTIAL: run incomplete: usd")
+               for reason in document.verdict_reasons)
     assert result.spend["usd"] <= 2.0
     assert emitted_claims(document)
     _assert_verified(result.brief)
@@ -197,6 +203,10 @@ def test_reasoner_that_never_stops_is_stopped_by_the_turn_cap(tmp_path: Path) ->
         assert len(worker["queries"]) == 4  # type: ignore[arg-type]
         assert worker["complete"] is False and "turn cap" in str(worker["reason"])
     assert result.partial
+    # At quick depth the cut-short workers are listed and the verdict stays PARTIAL_QUICK.
+    assert result.verdict == "PARTIAL_QUICK"
+    assert any(reason.startswith("rule I → PARTIAL: run incomplete: sq1 complete: false")
+               for reason in result.reasons)
     _assert_verified(result.brief)
 
 

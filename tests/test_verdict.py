@@ -412,3 +412,43 @@ def test_untriangulated_brief_is_refused(tmp_path: Path) -> None:
 
 def test_full_counters_helper_is_consistent() -> None:
     assert full_counters()["distinct_sources"] == 30
+
+
+# --- rule I: a run stopped by a cap ---------------------------------------------------------
+
+
+def _capped(*reasons: str) -> Edit:
+    def change(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+        # What the runner writes when a cap stops it (runner.RunState.as_record).
+        trace.setdefault("phases", {})["run"] = {
+            "question": "q", "depth": claims["depth"], "completed": [], "incomplete": list(reasons)
+        }
+
+    return change
+
+
+def test_incomplete_run_is_partial_never_ready(ready: Path) -> None:
+    edit(ready, _capped("usd: worst case over budget, sub-questions ['sq3'] dropped",
+                        "sq2 complete: false (cap deadline: shared deadline passed)"))
+    decided, reasons = verdict(ready)
+    assert decided == "PARTIAL"
+    assert reasons[:2] == [
+        "rule I → PARTIAL: run incomplete: usd: worst case over budget, sub-questions ['sq3'] "
+        "dropped",
+        "rule I → PARTIAL: run incomplete: sq2 complete: false (cap deadline: shared deadline "
+        "passed)",
+    ]
+
+
+def test_incomplete_quick_run_stays_partial_quick_with_the_reason(ready: Path) -> None:
+    edit(ready, _quick)
+    edit(ready, _capped("rounds: the round cap stopped the run before round 2"))
+    decided, reasons = verdict(ready)
+    assert decided == "PARTIAL_QUICK" and reasons[0].startswith("rule 8")
+    assert "rule I → PARTIAL: run incomplete: rounds: the round cap stopped the run before " \
+        "round 2" in reasons
+
+
+def test_complete_run_record_fires_nothing(ready: Path) -> None:
+    edit(ready, _capped())
+    assert verdict(ready)[0] == "READY"

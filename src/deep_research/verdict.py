@@ -12,11 +12,17 @@ F. any work-budget floor unmet → HOLD (the offending phase should be re-run)
 4. ``ciber_passed`` is false → PARTIAL
 5. refetch_fail ≤ ``refetch_pass_rate`` < refetch_ready → PARTIAL
 6. τ < tau_threshold, or unresolved contradictions → PARTIAL
+I. the run was stopped by a cap (trace.json ``phases.run.incomplete``) → PARTIAL, one
+   ``run incomplete: <cap>`` line per cap
 7. full depth, every gate passed, CIBER passed → READY
 8. quick depth, every available gate passed → PARTIAL_QUICK
 
 A full-depth brief whose CIBER was validly skipped for too few high claims passes no READY gate
 and fires no PARTIAL rule; it is PARTIAL (``ciber_not_run``), since READY requires a CIBER pass.
+
+A capped run is PARTIAL at best because its floors and gates judge only what it gathered: the
+gates prove every emitted claim, not that the question was covered. Rule I keeps such a run from
+ever reading READY (at quick depth it is listed beside PARTIAL_QUICK).
 
 Counters come from trace.json. Counters that contradict the other artifacts (more distinct
 sources than sources.jsonl holds, a re-fetch rate without a re-fetch sample, …) are an input
@@ -182,10 +188,21 @@ def standing_violations(document: ClaimsFile) -> list[str]:
     return found
 
 
+def run_incomplete(trace: TraceFile) -> list[str]:
+    """The caps that stopped the run early, as the runner recorded them (none for a brief
+    built without the runner)."""
+    reasons = trace.phases.get("run", {}).get("incomplete", [])
+    return [str(reason) for reason in reasons] if isinstance(reasons, list) else []
+
+
 def evaluate(
-    document: ClaimsFile, floor_table: dict[str, Floor], settings: Settings
+    document: ClaimsFile,
+    floor_table: dict[str, Floor],
+    settings: Settings,
+    incomplete: Sequence[str] = (),
 ) -> list[Fired]:
-    """Every rule that fires, highest precedence first."""
+    """Every rule that fires, highest precedence first. ``incomplete``: the caps that stopped
+    the run (see :func:`run_incomplete`)."""
     fired: list[Fired] = []
     rate = document.refetch_pass_rate
     full = document.depth == "full"
@@ -224,6 +241,8 @@ def evaluate(
     if document.unresolved_contradictions:
         count = len(document.unresolved_contradictions)
         fired.append(Fired("rule 6", "PARTIAL", f"{count} unresolved contradiction(s)"))
+    for reason in incomplete:
+        fired.append(Fired("rule I", "PARTIAL", f"run incomplete: {reason}"))
     if not fired:
         if full and document.ciber_passed:
             fired.append(Fired("rule 7", "READY", "every gate passed at full depth"))
@@ -287,7 +306,7 @@ def decide(
         )
     check_consistency(document, trace, sources, log)
     table = floors(document, trace.counters, sources, settings)
-    fired = evaluate(document, table, settings)
+    fired = evaluate(document, table, settings, run_incomplete(trace))
     return VerdictReport(fired[0].verdict, [item.line() for item in fired], table, digest)
 
 
