@@ -11,6 +11,15 @@ brief that validates, and ``--resume`` continues with the first phase not record
 phase interrupted half-way is redone from its start: its inputs are artifacts of the phases
 before it, which were complete.
 
+Ctrl-C (SIGINT) stops the run where it is: the phase under way is not recorded as done, so the
+brief is exactly what a kill at that point leaves — valid and resumable — and the CLI exits 130
+with one line on stderr.
+
+Test-only: ``DEEP_RESEARCH_TEST_PAUSE=after:<phase>`` (or ``within:<phase>``) makes the run
+write ``test pause: …`` to stderr and sleep once that phase is checkpointed (or once its work is
+written but before its checkpoint), so a crash test can kill the process at a known point. It
+only sleeps — it changes no artifact — and is unset in normal use.
+
 Caps come from :mod:`deep_research.governor`. A cap that stops the run early does not skip the
 gates: the run still traces, triangulates and decides on what it gathered, so every emitted
 claim has passed them, and the brief is marked partial (``coverage_gaps`` entries
@@ -590,6 +599,11 @@ def phase_ciber(ctx: Context) -> None:
     from deep_research.ciber import run_ciber_apply, skip_problem
 
     document = ctx.brief.load_claims()
+    if "ciber" in load_trace_or_empty(ctx.brief).phases or document.ciber_passed is not None:
+        # A run killed after CIBER was applied but before this phase was checkpointed: the gate
+        # takes one diagnosis per brief and refuses a second, and the first one stands.
+        ctx.progress("ciber", "already applied before the interruption")
+        return
     if ctx.state.depth == "quick":
         run_ciber_apply(ctx.brief.root, None, "depth-quick", ctx.settings)
         ctx.progress("ciber", "skipped: depth-quick")
@@ -770,20 +784,47 @@ def execute(
     phases = PHASES_FULL if state.depth == "full" else PHASES_QUICK
     with _run_lock(brief):
         ctx.save_state()
-        for phase in phases:
-            if phase in state.completed:
-                continue
-            try:
-                PHASE_FUNCTIONS[phase](ctx)
-            except CapReached as exc:
-                # A cap outside a worker (plan, synthesis): record it and go on to the gates.
-                ctx.mark_incomplete(f"{phase}: cap {exc.cap}: {exc.detail}")
-            ctx.checkpoint(phase)
-            if phase == stop_after:
-                break
+        where = "at the start"
+        try:
+            for phase in phases:
+                if phase in state.completed:
+                    continue
+                where = f"during {phase}"
+                try:
+                    PHASE_FUNCTIONS[phase](ctx)
+                    _test_pause("within", phase)
+                except CapReached as exc:
+                    # A cap outside a worker (plan, synthesis): record it and go on to the gates.
+                    ctx.mark_incomplete(f"{phase}: cap {exc.cap}: {exc.detail}")
+                ctx.checkpoint(phase)
+                where = f"after {phase}"
+                _test_pause("after", phase)
+                if phase == stop_after:
+                    break
+        except KeyboardInterrupt:
+            # Nothing to save: the checkpoints on disk are the resumable state, and a phase not
+            # recorded as done is redone from its start. The CLI turns this into exit 130.
+            progress("interrupted", f"{where}; continue with: deep-research run --resume {slug}")
+            raise
         state.wall_clock_seconds += time.monotonic() - ctx.started
         ctx.save_state()
     return result_of(brief, state, slug)
+
+
+TEST_PAUSE_ENV = "DEEP_RESEARCH_TEST_PAUSE"
+TEST_PAUSE_S = 60.0
+
+
+def _test_pause(when: str, phase: str) -> None:
+    """Sleep at the point named by ``DEEP_RESEARCH_TEST_PAUSE`` (see the module docstring)."""
+    import os
+
+    if os.environ.get(TEST_PAUSE_ENV) != f"{when}:{phase}":
+        return
+    sys.stderr.write(f"test pause: {when} {phase}\n")
+    sys.stderr.flush()
+    # Long enough for any test to see the line and kill; a stray setting only costs a minute.
+    time.sleep(TEST_PAUSE_S)
 
 
 def _supersede(root: Path) -> None:
