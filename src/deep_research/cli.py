@@ -309,6 +309,18 @@ def _cmd_guard(args: argparse.Namespace) -> int:
     return EXIT_INPUT  # 2: Claude Code blocks the tool call and shows the reason
 
 
+def _cmd_mcp_gate(args: argparse.Namespace) -> int:
+    from deep_research.mcpgate import print_review, run_mcp_gate
+    from deep_research.runstate import state_dir
+
+    result = run_mcp_gate(args.name, state_dir(args.state), record=args.record,
+                          timeout=args.timeout)
+    if args.record or result.gate == "manifest-audit":
+        print_review(result)  # the tool list a human reviews before (re-)recording
+    _print_json(result.as_dict())
+    return EXIT_OK if result.ok else EXIT_VIOLATIONS
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from deep_research.runner import run_command
 
@@ -483,6 +495,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
     sub.add_argument("--json", action="store_true", help="print the summary as JSON only")
     sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting")
+
+    sub = add("mcp-gate", _cmd_mcp_gate, "the three MCP gates (manifest audit, version pin, "
+              "least privilege) for one configured server (exit 1: a gate failed)")
+    sub.add_argument("name", help="the server's name in <state>/mcp-config.json")
+    sub.add_argument("--record", action="store_true",
+                     help="after reviewing its tool list: record the server's fingerprint")
+    sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
+    sub.add_argument("--timeout", type=float, default=30.0,
+                     help="seconds the server gets to list its tools (30)")
 
     sub = add("locate", _cmd_locate, "locate one quote in a text file")
     sub.add_argument("--quote", required=True)
