@@ -303,3 +303,19 @@ def test_slug_is_stable_ascii_and_bounded() -> None:
     long = slugify("word " * 40)
     assert len(long) <= 60 and not long.endswith("-")
     assert slugify("???").startswith("topic-") and slugify("???") == slugify("???")
+
+
+def test_spend_is_counted_per_run_across_a_resume(tmp_path: Path) -> None:
+    price = CallPrice(tokens=1000, usd=0.01)
+    whole = _run(tmp_path / "whole", ScriptedReasoner(call_price=price))
+    state = tmp_path / "cut"
+    corpus = open_corpus("python-docs", state)
+    settings = load_settings(environ={})
+    limits = default_limits("quick")
+    cut = start(RunRequest(QUESTION, state), corpus, ScriptedReasoner(call_price=price),
+                settings, limits, _quiet(), stop_after="cast")
+    assert cut.spend["usd"] > 0
+    resumed = start(RunRequest(QUESTION, state, resume=cut.slug), corpus,
+                    ScriptedReasoner(call_price=price), settings, limits, _quiet())
+    # Spend before the interruption still counts: the cap is per run, not per process.
+    assert resumed.spend == whole.spend

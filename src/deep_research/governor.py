@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Generic, TypeVar
 
@@ -160,8 +160,10 @@ def preflight(plan: Sequence[SubQuestionPlan], price: CallPrice, limits: Limits)
 
 def _fits(calls: int, price: CallPrice, limits: Limits) -> bool:
     return (
-        calls <= limits.model_calls or (price.usd == 0 and price.tokens == 0)
-    ) and calls * price.usd <= limits.usd + 1e-9 and calls * price.tokens <= limits.tokens
+        (calls <= limits.model_calls or (price.usd == 0 and price.tokens == 0))
+        and calls * price.usd <= limits.usd + 1e-9
+        and calls * price.tokens <= limits.tokens
+    )
 
 
 # --- live accounting ------------------------------------------------------------------------
@@ -174,6 +176,17 @@ class Spend:
     model_calls: int = 0
     tokens: int = 0
     usd: float = 0.0
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, float]) -> Spend:
+        """What earlier processes of the same run spent (a resumed run keeps counting)."""
+        return cls(
+            searches=int(record.get("searches", 0)),
+            fetches=int(record.get("fetches", 0)),
+            model_calls=int(record.get("model_calls", 0)),
+            tokens=int(record.get("tokens", 0)),
+            usd=float(record.get("usd", 0.0)),
+        )
 
 
 @dataclass
@@ -292,4 +305,3 @@ def fan_out(
         slot if slot is not None else Outcome(None, "did not finish by the shared deadline")
         for slot in final
     ]
-

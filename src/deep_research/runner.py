@@ -42,7 +42,16 @@ from typing import Any, TextIO
 from deep_research.brief import Brief, _acquire, atomic_write_json, atomic_write_text, model_dump
 from deep_research.errors import InputError
 from deep_research.freshness import decide as freshness_decide
-from deep_research.governor import Budget, CapReached, Limits, admit, fan_out, preflight, turn_cap
+from deep_research.governor import (
+    Budget,
+    CapReached,
+    Limits,
+    Spend,
+    admit,
+    fan_out,
+    preflight,
+    turn_cap,
+)
 from deep_research.interface import (
     CitedClaim,
     EvidenceText,
@@ -59,12 +68,33 @@ from deep_research.settings import Settings
 from deep_research.trace import TraceOptions, emitted_claims, run_trace
 
 PHASES_QUICK = (
-    "plan", "cast", "normalize", "claims", "trace", "panel", "triangulate", "refetch", "ciber",
-    "synthesize", "verdict", "render",
+    "plan",
+    "cast",
+    "normalize",
+    "claims",
+    "trace",
+    "panel",
+    "triangulate",
+    "refetch",
+    "ciber",
+    "synthesize",
+    "verdict",
+    "render",
 )
 PHASES_FULL = (
-    "plan", "cast", "normalize", "round2", "claims", "trace", "panel", "triangulate", "refetch",
-    "ciber", "synthesize", "verdict", "render",
+    "plan",
+    "cast",
+    "normalize",
+    "round2",
+    "claims",
+    "trace",
+    "panel",
+    "triangulate",
+    "refetch",
+    "ciber",
+    "synthesize",
+    "verdict",
+    "render",
 )
 SLUG_MAX = 60
 INCOMPLETE = "incomplete:"
@@ -210,8 +240,13 @@ class Context:
 
 def _plan_record(plans: Sequence[SubQuestionPlan]) -> list[dict[str, Any]]:
     return [
-        {"id": p.id, "question": p.question, "queries": list(p.queries),
-         "max_searches": p.max_searches, "scope": p.scope}
+        {
+            "id": p.id,
+            "question": p.question,
+            "queries": list(p.queries),
+            "max_searches": p.max_searches,
+            "scope": p.scope,
+        }
         for p in plans
     ]
 
@@ -220,8 +255,11 @@ def load_plan(brief: Brief) -> list[SubQuestionPlan]:
     record = read_phase(brief, "plan")
     return [
         SubQuestionPlan(
-            str(item["id"]), str(item["question"]), tuple(str(q) for q in item["queries"]),
-            int(item["max_searches"]), str(item.get("scope", "")),
+            str(item["id"]),
+            str(item["question"]),
+            tuple(str(q) for q in item["queries"]),
+            int(item["max_searches"]),
+            str(item.get("scope", "")),
         )
         for item in record.get("sub_questions", [])
     ]
@@ -245,22 +283,33 @@ def phase_plan(ctx: Context) -> None:
         ctx.progress("plan", f"reasoner asked for {len(asked)} workers; admitted {len(admitted)}")
     # Every number from the reasoner is clamped before it bounds anything.
     clamped = [
-        SubQuestionPlan(sq.id, sq.question, sq.queries[: turn_cap(sq, ctx.limits)],
-                        turn_cap(sq, ctx.limits), sq.scope)
+        SubQuestionPlan(
+            sq.id,
+            sq.question,
+            sq.queries[: turn_cap(sq, ctx.limits)],
+            turn_cap(sq, ctx.limits),
+            sq.scope,
+        )
         for sq in admitted
     ]
     check = preflight(clamped, ctx.reasoner.price, ctx.limits)
     if check.dropped:
         ctx.mark_incomplete(f"usd: worst case over budget, sub-questions {check.dropped} dropped")
     kept = check.admitted
-    write_phase(ctx.brief, "plan", {
-        "survey": [{"url": doc.url, "title": doc.title, "headings": list(doc.headings)}
-                   for doc in survey],
-        "asked": len(asked),
-        "sub_questions": _plan_record(kept),
-        "preflight": check.as_record(),
-        "limits": ctx.limits.as_record(),
-    })
+    write_phase(
+        ctx.brief,
+        "plan",
+        {
+            "survey": [
+                {"url": doc.url, "title": doc.title, "headings": list(doc.headings)}
+                for doc in survey
+            ],
+            "asked": len(asked),
+            "sub_questions": _plan_record(kept),
+            "preflight": check.as_record(),
+            "limits": ctx.limits.as_record(),
+        },
+    )
     document = ClaimsFile(
         topic=ctx.slug,
         question=question,
@@ -270,8 +319,9 @@ def phase_plan(ctx: Context) -> None:
     )
     trace = load_trace_or_empty(ctx.brief)
     counters = trace.counters.model_copy(update={"sub_questions": len(kept)})
-    trace = trace.model_copy(update={"topic": ctx.slug, "depth": ctx.state.depth,
-                                     "counters": counters})
+    trace = trace.model_copy(
+        update={"topic": ctx.slug, "depth": ctx.state.depth, "counters": counters}
+    )
     with ctx.brief.lock():
         save(ctx.brief, document, trace)
     ctx.progress("plan", f"{len(kept)} sub-question(s): " + "; ".join(p.question for p in kept))
@@ -292,8 +342,12 @@ class WorkerReport:
 
     def as_record(self) -> dict[str, Any]:
         return {
-            "id": self.id, "complete": self.complete, "reason": self.reason,
-            "queries": self.queries, "fetches": self.fetches, "sources": self.sources,
+            "id": self.id,
+            "complete": self.complete,
+            "reason": self.reason,
+            "queries": self.queries,
+            "fetches": self.fetches,
+            "sources": self.sources,
             "owners": self.owners,
         }
 
@@ -329,14 +383,22 @@ def research(ctx: Context, sq: SubQuestionPlan, queries: Sequence[str]) -> Worke
                 drafts = ctx.reasoner.extract(sq, retained)
                 found.extend(drafts)
                 report.owners[retained.url] = retained.owner or ""
-                report.sources.append({
-                    "url": retained.url, "title": retained.title, "tier": "raw", "status": 200,
-                    "content_hash": retained.content_hash, "source_type": retained.source_type,
-                    "retrieved_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
-                    "via": {"query": query, "adapter": ctx.adapter.name},
-                    "findings": [{"claim": d.claim, "quote": d.quote,
-                                  "importance": d.importance} for d in drafts],
-                })
+                report.sources.append(
+                    {
+                        "url": retained.url,
+                        "title": retained.title,
+                        "tier": "raw",
+                        "status": 200,
+                        "content_hash": retained.content_hash,
+                        "source_type": retained.source_type,
+                        "retrieved_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
+                        "via": {"query": query, "adapter": ctx.adapter.name},
+                        "findings": [
+                            {"claim": d.claim, "quote": d.quote, "importance": d.importance}
+                            for d in drafts
+                        ],
+                    }
+                )
         else:
             if not pending:
                 # The turns ran out: one more question tells "done" from "cut short".
@@ -351,8 +413,12 @@ def research(ctx: Context, sq: SubQuestionPlan, queries: Sequence[str]) -> Worke
     return report
 
 
-def _cast(ctx: Context, plans: Sequence[SubQuestionPlan], round_: int,
-          queries: Callable[[SubQuestionPlan], Sequence[str]]) -> list[WorkerReport]:
+def _cast(
+    ctx: Context,
+    plans: Sequence[SubQuestionPlan],
+    round_: int,
+    queries: Callable[[SubQuestionPlan], Sequence[str]],
+) -> list[WorkerReport]:
     ctx.progress("cast", f"round {round_}: {len(plans)} worker(s) in parallel")
     outcomes = fan_out(
         plans, lambda sq: research(ctx, sq, queries(sq)), ctx.budget, ctx.limits.workers
@@ -363,9 +429,12 @@ def _cast(ctx: Context, plans: Sequence[SubQuestionPlan], round_: int,
         if not report.complete:
             ctx.mark_incomplete(f"{sq.id} complete: false ({report.reason})")
         reports.append(report)
-        ctx.progress("cast", f"{sq.id}: {len(report.queries)} search(es), {report.fetches} "
-                     f"document(s), {sum(len(s['findings']) for s in report.sources)} "
-                     f"finding(s){'' if report.complete else ' — incomplete'}")
+        ctx.progress(
+            "cast",
+            f"{sq.id}: {len(report.queries)} search(es), {report.fetches} "
+            f"document(s), {sum(len(s['findings']) for s in report.sources)} "
+            f"finding(s){'' if report.complete else ' — incomplete'}",
+        )
     return reports
 
 
@@ -392,12 +461,16 @@ def phase_round2(ctx: Context) -> None:
     _write_sources(ctx.brief, rows)
     trace = load_trace_or_empty(ctx.brief)
     counter_map = {r.id: len(r.queries) for r in reports}
-    counters_model = trace.counters.model_copy(update={
-        "rounds": 2, "counter_queries_per_sub_question": counter_map,
-        "distinct_sources": len(rows),
-    })
-    atomic_write_json(ctx.brief.trace_path, model_dump(trace.model_copy(
-        update={"counters": counters_model})))
+    counters_model = trace.counters.model_copy(
+        update={
+            "rounds": 2,
+            "counter_queries_per_sub_question": counter_map,
+            "distinct_sources": len(rows),
+        }
+    )
+    atomic_write_json(
+        ctx.brief.trace_path, model_dump(trace.model_copy(update={"counters": counters_model}))
+    )
 
 
 # --- normalize ------------------------------------------------------------------------------
@@ -411,9 +484,13 @@ def _worker_reports(brief: Brief, phase: str) -> list[WorkerReport]:
     record = read_phase(brief, phase)
     return [
         WorkerReport(
-            id=str(item["id"]), complete=bool(item["complete"]), reason=str(item["reason"]),
-            queries=[str(q) for q in item["queries"]], fetches=int(item["fetches"]),
-            sources=list(item["sources"]), owners=dict(item["owners"]),
+            id=str(item["id"]),
+            complete=bool(item["complete"]),
+            reason=str(item["reason"]),
+            queries=[str(q) for q in item["queries"]],
+            fetches=int(item["fetches"]),
+            sources=list(item["sources"]),
+            owners=dict(item["owners"]),
         )
         for item in record.get("workers", [])
     ]
@@ -429,7 +506,9 @@ def _normalize_reports(
             continue
         result = normalize_payload(
             json.dumps({"sources": report.sources}, ensure_ascii=False),
-            existing=rows, sub_question=report.id, round=round_,
+            existing=rows,
+            sub_question=report.id,
+            round=round_,
         )
         for rejection in result.rejections:
             ctx.progress("normalize", f"rejected: {rejection.describe()}")
@@ -459,15 +538,17 @@ def phase_normalize(ctx: Context) -> None:
         )
     _write_sources(ctx.brief, rows)
     trace = load_trace_or_empty(ctx.brief)
-    counters = trace.counters.model_copy(update={
-        "queries_per_sub_question": {r.id: len(r.queries) for r in reports},
-        "round1_fetches": min(sum(r.fetches for r in reports),
-                              len(ctx.brief.load_fetch_log())),
-        "distinct_sources": len(rows),
-        "rounds": 1,
-    })
-    atomic_write_json(ctx.brief.trace_path, model_dump(trace.model_copy(
-        update={"counters": counters})))
+    counters = trace.counters.model_copy(
+        update={
+            "queries_per_sub_question": {r.id: len(r.queries) for r in reports},
+            "round1_fetches": min(sum(r.fetches for r in reports), len(ctx.brief.load_fetch_log())),
+            "distinct_sources": len(rows),
+            "rounds": 1,
+        }
+    )
+    atomic_write_json(
+        ctx.brief.trace_path, model_dump(trace.model_copy(update={"counters": counters}))
+    )
     ctx.progress("normalize", f"{len(rows)} source(s) in sources.jsonl")
 
 
@@ -497,17 +578,29 @@ def build_claims(
         for finding in row.findings:
             key = _claim_key(finding.claim)
             sq = (sq_of or {}).get(key) or next(iter(row.sub_questions), None)
-            entry = grouped.setdefault(key, {
-                "claim": finding.claim, "sq": sq,
-                "supporting": [], "findings": [], "importance": finding.importance,
-            })
+            entry = grouped.setdefault(
+                key,
+                {
+                    "claim": finding.claim,
+                    "sq": sq,
+                    "supporting": [],
+                    "findings": [],
+                    "importance": finding.importance,
+                },
+            )
             if row.id not in entry["supporting"]:
                 entry["supporting"].append(row.id)
             entry["findings"].append(finding.id)
     ordered = sorted(grouped.values(), key=lambda e: -len(e["supporting"]))[:limit]
     return [
-        Claim(id=f"C{number}", claim=e["claim"], sq=e["sq"], supporting=e["supporting"],
-              findings=e["findings"], importance=e["importance"])
+        Claim(
+            id=f"C{number}",
+            claim=e["claim"],
+            sq=e["sq"],
+            supporting=e["supporting"],
+            findings=e["findings"],
+            importance=e["importance"],
+        )
         for number, e in enumerate(ordered, start=1)
     ]
 
@@ -516,8 +609,10 @@ def _gaps(ctx: Context, reports: Sequence[WorkerReport]) -> list[str]:
     gaps = []
     for report in reports:
         if not any(source["findings"] for source in report.sources):
-            gaps.append(f"{NOT_FOUND}{report.id}: no passage in {ctx.adapter.name} answers it "
-                        f"after {len(report.queries)} search(es)")
+            gaps.append(
+                f"{NOT_FOUND}{report.id}: no passage in {ctx.adapter.name} answers it "
+                f"after {len(report.queries)} search(es)"
+            )
     gaps += [f"{INCOMPLETE}{reason}" for reason in ctx.state.incomplete]
     return gaps
 
@@ -530,8 +625,9 @@ def phase_claims(ctx: Context) -> None:
     gaps = _gaps(ctx, _worker_reports(ctx.brief, "cast"))
     updated = document.model_copy(update={"claims": claims, "coverage_gaps": gaps})
     with ctx.brief.lock():
-        atomic_write_text(ctx.brief.claims_path,
-                          updated.model_dump_json(by_alias=True, indent=2) + "\n")
+        atomic_write_text(
+            ctx.brief.claims_path, updated.model_dump_json(by_alias=True, indent=2) + "\n"
+        )
     ctx.progress("claims", f"{len(claims)} candidate claim(s)")
 
 
@@ -541,8 +637,11 @@ def phase_claims(ctx: Context) -> None:
 def phase_trace(ctx: Context) -> None:
     report = run_trace(TraceOptions(brief=ctx.brief.root))
     summary = report.as_dict()
-    ctx.progress("trace", f"{summary['supported']}/{summary['total_cites_checked']} citation(s) "
-                 f"traced to retained text; {len(report.violations)} violation(s)")
+    ctx.progress(
+        "trace",
+        f"{summary['supported']}/{summary['total_cites_checked']} citation(s) "
+        f"traced to retained text; {len(report.violations)} violation(s)",
+    )
 
 
 def phase_panel(ctx: Context) -> None:
@@ -554,8 +653,11 @@ def phase_panel(ctx: Context) -> None:
     skipped: str | None = None
     try:
         for claim in candidates:
-            evidence = [EvidenceText(e.source, e.quote) for e in claim.evidence
-                        if e.checks.outcome == "supported"]
+            evidence = [
+                EvidenceText(e.source, e.quote)
+                for e in claim.evidence
+                if e.checks.outcome == "supported"
+            ]
             ctx.budget.charge_call(ctx.reasoner.price)
             votes = ctx.reasoner.judge(claim, evidence)
             if isinstance(votes, Skipped):
@@ -580,14 +682,17 @@ def phase_triangulate(ctx: Context) -> None:
     from deep_research.triangulate import run_triangulate
 
     report = run_triangulate(ctx.brief.root, ctx.settings)
-    ctx.progress("triangulate", f"τ {report.tau}; {report.claims} claim(s) kept, "
-                 f"{len(report.stripped)} stripped")
+    ctx.progress(
+        "triangulate",
+        f"τ {report.tau}; {report.claims} claim(s) kept, {len(report.stripped)} stripped",
+    )
 
 
 def phase_refetch(ctx: Context) -> None:
     if not ctx.adapter.is_web():
-        write_phase(ctx.brief, "run.refetch", {"skipped": "local corpus: no web source to "
-                                               "re-fetch"})
+        write_phase(
+            ctx.brief, "run.refetch", {"skipped": "local corpus: no web source to re-fetch"}
+        )
         return
     from deep_research.refetch import run_refetch
 
@@ -632,8 +737,9 @@ def phase_synthesize(ctx: Context) -> None:
     document = ctx.brief.load_claims()
     emitted = emitted_claims(document)
     cited = [CitedClaim(c.id, c.claim, c.sq, tuple(c.supporting)) for c in emitted]
-    order = {str(sq.get("id")): i for i, sq in enumerate(document.sub_questions)
-             if isinstance(sq, dict)}
+    order = {
+        str(sq.get("id")): i for i, sq in enumerate(document.sub_questions) if isinstance(sq, dict)
+    }
     cited.sort(key=lambda c: (order.get(c.sq or "", len(order)), int(c.id[1:])))
     ctx.budget.charge_call(ctx.reasoner.price)
     text = ctx.reasoner.synthesize(ctx.state.question, cited)
@@ -642,8 +748,11 @@ def phase_synthesize(ctx: Context) -> None:
     updated = document.model_copy(update={"synthesis": text, "coverage_gaps": gaps})
     trace = load_trace_or_empty(ctx.brief)
     elapsed = ctx.state.wall_clock_seconds + (time.monotonic() - ctx.started)
-    trace = trace.model_copy(update={"counters": trace.counters.model_copy(
-        update={"wall_clock_seconds": round(elapsed, 3)})})
+    trace = trace.model_copy(
+        update={
+            "counters": trace.counters.model_copy(update={"wall_clock_seconds": round(elapsed, 3)})
+        }
+    )
     with ctx.brief.lock():
         save(ctx.brief, updated, trace)
     ctx.progress("synthesize", f"digest of {len(cited)} verified claim(s) by {ctx.reasoner.name}")
@@ -710,22 +819,34 @@ class RunResult:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "slug": self.slug, "brief": str(self.brief), "verdict": self.verdict,
-            "verdict_reasons": self.reasons, "claims": self.claims, "stripped": self.stripped,
-            "sources": self.sources, "partial": self.partial, "incomplete": self.incomplete,
-            "not_found": self.not_found, "reasoner": self.reasoner, "adapter": self.adapter,
-            "report": str(self.report) if self.report else None, "spend": self.spend,
+            "slug": self.slug,
+            "brief": str(self.brief),
+            "verdict": self.verdict,
+            "verdict_reasons": self.reasons,
+            "claims": self.claims,
+            "stripped": self.stripped,
+            "sources": self.sources,
+            "partial": self.partial,
+            "incomplete": self.incomplete,
+            "not_found": self.not_found,
+            "reasoner": self.reasoner,
+            "adapter": self.adapter,
+            "report": str(self.report) if self.report else None,
+            "spend": self.spend,
             "reused": self.reused,
         }
 
     def summary_lines(self) -> list[str]:
         lines = [
-            f"verdict: {self.verdict}" + (" (reused)" if self.reused else "")
+            f"verdict: {self.verdict}"
+            + (" (reused)" if self.reused else "")
             + (" — PARTIAL RUN (a cap stopped it)" if self.partial else ""),
         ]
         lines += [f"  {reason}" for reason in self.reasons[:4]]
-        lines.append(f"claims: {self.claims} emitted, {self.stripped} stripped · sources: "
-                     f"{self.sources} · reasoner: {self.reasoner} · corpus: {self.adapter}")
+        lines.append(
+            f"claims: {self.claims} emitted, {self.stripped} stripped · sources: "
+            f"{self.sources} · reasoner: {self.reasoner} · corpus: {self.adapter}"
+        )
         lines += [f"not found: {gap}" for gap in self.not_found[:5]]
         lines += [f"incomplete: {reason}" for reason in self.incomplete[:5]]
         lines.append(f"brief: {self.brief}")
@@ -738,14 +859,22 @@ def result_of(brief: Brief, state: RunState, slug: str, *, reused: bool = False)
     emitted = emitted_claims(document)
     report = brief.root / "report.md"
     return RunResult(
-        slug=slug, brief=brief.root, verdict=document.verdict,
-        reasons=list(document.verdict_reasons), claims=len(emitted),
+        slug=slug,
+        brief=brief.root,
+        verdict=document.verdict,
+        reasons=list(document.verdict_reasons),
+        claims=len(emitted),
         stripped=len(document.stripped),
-        sources=len(brief_rows(brief)), incomplete=list(state.incomplete),
-        not_found=[g.removeprefix(NOT_FOUND) for g in document.coverage_gaps
-                   if g.startswith(NOT_FOUND)],
-        reasoner=state.reasoner, adapter=state.adapter,
-        report=report if report.is_file() else None, spend=dict(state.spend), reused=reused,
+        sources=len(brief_rows(brief)),
+        incomplete=list(state.incomplete),
+        not_found=[
+            g.removeprefix(NOT_FOUND) for g in document.coverage_gaps if g.startswith(NOT_FOUND)
+        ],
+        reasoner=state.reasoner,
+        adapter=state.adapter,
+        report=report if report.is_file() else None,
+        spend=dict(state.spend),
+        reused=reused,
     )
 
 
@@ -779,7 +908,10 @@ def execute(
     stop_after: str | None = None,
 ) -> RunResult:
     """Run every phase not yet completed, in order, checkpointing after each."""
-    budget = Budget(limits, time.monotonic() + limits.deadline_s)
+    # Caps are per run, not per process: a resumed run starts from what it already spent.
+    budget = Budget(
+        limits, time.monotonic() + limits.deadline_s, spend=Spend.from_record(state.spend)
+    )
     ctx = Context(brief, slug, adapter, reasoner, settings, limits, budget, state, progress)
     phases = PHASES_FULL if state.depth == "full" else PHASES_QUICK
     with _run_lock(brief):
@@ -863,12 +995,14 @@ def start(
             raise InputError(f"no run to resume at {brief.root}; start it without --resume")
         state = RunState.from_record(existing)
         progress("resume", f"{slug}: done so far: {', '.join(state.completed) or 'nothing'}")
-        return execute(brief, slug, state, adapter, reasoner, settings, limits, progress,
-                       stop_after=stop_after)
+        return execute(
+            brief, slug, state, adapter, reasoner, settings, limits, progress, stop_after=stop_after
+        )
     if brief.root.exists():
         if existing and "verdict" in existing.get("completed", []) and not request.refresh:
-            decision = freshness_decide(brief.load_claims(), today or datetime.now(UTC).date(),
-                                        settings)
+            decision = freshness_decide(
+                brief.load_claims(), today or datetime.now(UTC).date(), settings
+            )
             if decision.decision == "reuse":
                 progress("fresh", f"reusing {slug}: {decision.reason}")
                 return result_of(brief, RunState.from_record(existing), slug, reused=True)
@@ -880,8 +1014,9 @@ def start(
             )
         _supersede(brief.root)
     state = RunState(request.question, request.depth, adapter.name, reasoner.name)
-    return execute(brief, slug, state, adapter, reasoner, settings, limits, progress,
-                   stop_after=stop_after)
+    return execute(
+        brief, slug, state, adapter, reasoner, settings, limits, progress, stop_after=stop_after
+    )
 
 
 def state_root(state: Path | None) -> Path:
@@ -927,7 +1062,10 @@ def run_command(
     if max_usd is not None:
         limits = limits.lowered(usd=max_usd)
     request = RunRequest(
-        question=(question or "").strip(), state_dir=root,
-        depth="full" if depth == "full" else "quick", resume=resume, refresh=refresh,
+        question=(question or "").strip(),
+        state_dir=root,
+        depth="full" if depth == "full" else "quick",
+        resume=resume,
+        refresh=refresh,
     )
     return start(request, adapter, chosen, settings, limits, Progress(stream, quiet=quiet))
