@@ -78,7 +78,8 @@ def test_passes_with_the_recorded_fingerprint(
 
 
 @pytest.mark.parametrize(("flag", "drift"), [("--extra-tool", "added: run_shell"),
-                                             ("--change-schema", "changed: search_docs")])
+                                             ("--change-schema", "changed: search_docs"),
+                                             ("--change-description", "changed: search_docs")])
 def test_a_changed_tool_list_fails_the_manifest_audit(
     state: Path, capsys: pytest.CaptureFixture[str], flag: str, drift: str
 ) -> None:

@@ -213,9 +213,16 @@ def check_version_reported(spec: LaunchSpec, manifest: Manifest) -> None:
 # --- gate: manifest audit -------------------------------------------------------------------
 
 
-def canonical_tools(tools: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
-    """Name and input schema of each tool, sorted by name: the reviewed surface, nothing else."""
-    return [{"name": n, "input_schema": s} for n, s in sorted(tools, key=lambda t: t[0])]
+def canonical_tools(tools: Sequence[tuple[str, str, Any]]) -> list[dict[str, Any]]:
+    """Name, description and input schema of each tool, sorted by name: the reviewed surface.
+
+    The description is part of it because it reaches the model verbatim: a server that changes a
+    description can slip instructions in without touching a schema.
+    """
+    return [
+        {"name": name, "description": description, "input_schema": schema}
+        for name, description, schema in sorted(tools, key=lambda t: t[0])
+    ]
 
 
 def fingerprint(tools: Sequence[dict[str, Any]]) -> str:
@@ -288,12 +295,12 @@ async def _list_manifest(spec: LaunchSpec, env: dict[str, str], errlog: TextIO) 
     async with stdio_client(params, errlog=errlog) as (read, write), \
             ClientSession(read, write) as session:
         init = await session.initialize()
-        tools: list[tuple[str, Any]] = []
+        tools: list[tuple[str, str, Any]] = []
         cursor: str | None = None
         for _ in range(100):  # pages; a server that paginates forever is not waited on either
             page = await session.list_tools(
                 params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-            tools += [(tool.name, tool.input_schema) for tool in page.tools]
+            tools += [(t.name, t.description or "", t.input_schema) for t in page.tools]
             cursor = page.next_cursor
             if not cursor:
                 break
@@ -372,8 +379,11 @@ def run_mcp_gate(
 
 
 def tool_lines(tools: Sequence[dict[str, Any]]) -> list[str]:
-    """The list a human reviews before ``--record``: one tool per line, its schema as JSON."""
-    return [f"tool {t['name']}: {json.dumps(t['input_schema'], sort_keys=True)}" for t in tools]
+    """The list a human reviews before ``--record``: each tool, its description, its schema."""
+    return [
+        f"tool {t['name']}: {t['description']!r} {json.dumps(t['input_schema'], sort_keys=True)}"
+        for t in tools
+    ]
 
 
 def print_review(result: GateResult) -> None:
