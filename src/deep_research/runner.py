@@ -67,20 +67,6 @@ from deep_research.record import load_trace_or_empty, record_phase, save
 from deep_research.settings import Settings
 from deep_research.trace import TraceOptions, emitted_claims, run_trace
 
-PHASES_QUICK = (
-    "plan",
-    "cast",
-    "normalize",
-    "claims",
-    "trace",
-    "panel",
-    "triangulate",
-    "refetch",
-    "ciber",
-    "synthesize",
-    "verdict",
-    "render",
-)
 PHASES_FULL = (
     "plan",
     "cast",
@@ -96,6 +82,8 @@ PHASES_FULL = (
     "verdict",
     "render",
 )
+# Quick depth is the same pipeline without the adversarial second round.
+PHASES_QUICK = tuple(phase for phase in PHASES_FULL if phase != "round2")
 SLUG_MAX = 60
 INCOMPLETE = "incomplete:"
 NOT_FOUND = "not_found:"
