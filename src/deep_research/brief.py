@@ -81,10 +81,6 @@ def atomic_write_json(path: Path, value: Any) -> None:
     atomic_write_text(path, dump_json(value))
 
 
-def atomic_write_jsonl(path: Path, rows: Iterable[Any]) -> None:
-    atomic_write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
-
-
 def model_dump(model: BaseModel) -> Any:
     """JSON-ready dict of a model, by alias, without unset-equivalent noise."""
     return model.model_dump(mode="json", by_alias=True, exclude_none=False)
