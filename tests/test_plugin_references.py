@@ -57,7 +57,7 @@ def test_every_name_a_text_uses_exists(path: Path) -> None:
 def test_commands_are_found_at_all() -> None:
     body = (REPO / "skills" / "deep-research" / "SKILL.md").read_text(encoding="utf-8")
     assert {"start", "normalize", "trace", "votes", "triangulate", "refetch", "ciber", "verdict",
-            "render", "fresh", "finish"} <= set(COMMAND.findall(body))
+            "render", "fresh", "finish", "counters"} <= set(COMMAND.findall(body))
 
 
 def test_orchestrator_pre_approves_the_cli() -> None:

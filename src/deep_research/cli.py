@@ -131,6 +131,14 @@ def _cmd_refetch(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_counters(args: argparse.Namespace) -> int:
+    from deep_research.counters import run_counters
+
+    report = run_counters(Path(args.brief), Path(args.plan) if args.plan else None)
+    _print_json(report.as_dict())
+    return EXIT_OK
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
     from deep_research.verify import run_verify
 
@@ -405,6 +413,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = add("refetch", _cmd_refetch, "phase 6b: re-fetch a sample, re-locate cited quotes")
     sub.add_argument("brief", help="brief directory")
     sub.add_argument("--archive-base", help="Wayback base URL (default: the Internet Archive)")
+
+    sub = add("counters", _cmd_counters, "recompute the work counters from the brief's "
+              "artifacts and plan.json; record them in trace.json")
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument("--plan", help="the orchestrator's plan (default: <brief>/plan.json)")
 
     sub = add("verify", _cmd_verify, "re-run the mechanical gates from the retained corpus")
     sub.add_argument("brief", help="brief directory")

@@ -1,0 +1,200 @@
+"""``deep-research counters``: the work counters of a plugin run, recorded in trace.json.
+
+The headless runner fills ``trace.json`` ``counters`` as it goes; inside Claude Code the
+orchestrator is a model, and a model's own tally of its work is exactly what the verdict's floors
+must not rest on. So every counter code can see is recomputed here from the brief's artifacts:
+
+* ``distinct_sources``: rows of sources.jsonl; ``rounds``: the highest ``round`` among them.
+* ``round1_fetches``: round-1 sources that fetch-log.jsonl shows a 2xx page fetch for. Sources,
+  not log lines: a re-fetch or a repeated fetch of one page is not more research.
+* ``refetch_sample``: the records of the re-fetch phase (its list, never its ``sampled`` number).
+* ``wall_clock_seconds``: from ``started_at`` in run.json (written by ``deep-research start``)
+  to now.
+
+Only the plan is the orchestrator's: which sub-questions, which queries, which counter-queries.
+It comes in as plan.json; every number is the length of a list in it (distinct entries, clamped
+to a constant), so a count field the model adds is ignored, and a padded list cannot lift a
+floor past what one run could have done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from deep_research.brief import (
+    Brief,
+    atomic_write_json,
+    model_dump,
+    parse_json,
+    read_text,
+    validate_model,
+)
+from deep_research.errors import InputError, SchemaViolation
+from deep_research.models import Counters, Depth, FetchLogEntry, SourceRow, TraceFile
+from deep_research.record import load_trace_or_empty, open_brief
+from deep_research.runstate import normalize_depth
+from deep_research.urls import canonical_or_none
+
+#: A plan longer than this is clamped: no run within the hard caps does more.
+MAX_SUB_QUESTIONS = 12
+MAX_QUERIES = 16
+
+Query = Annotated[str, Field(min_length=1, max_length=500)]
+
+
+class PlanSubQuestion(BaseModel):
+    # extra="ignore": a count the model writes beside a list (``"query_count": 10``) is dropped
+    # unread rather than refused — the list is the only thing counted.
+    model_config = ConfigDict(extra="ignore")
+
+    id: Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_.-]+$")]
+    question: str = ""
+    scope: str = ""
+    queries: list[Query] = Field(default_factory=list)
+    counter_queries: list[Query] = Field(default_factory=list)
+
+
+class Plan(BaseModel):
+    """plan.json as the orchestrator writes it in phase 1 and extends in phase 4."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    sub_questions: list[PlanSubQuestion] = Field(min_length=1)
+
+
+def load_plan(path: Path) -> Plan:
+    plan = validate_model(Plan, parse_json(read_text(path, what="plan.json"), what=str(path)),
+                          what=str(path))
+    ids = [sq.id for sq in plan.sub_questions]
+    if len(set(ids)) != len(ids):
+        raise SchemaViolation("sub-question ids repeat", source=str(path))
+    return plan
+
+
+def unique(queries: Sequence[str]) -> int:
+    # The same query typed twice (or re-spaced, re-cased) is one search, not two.
+    return len({" ".join(q.split()).casefold() for q in queries if q.strip()})
+
+
+def distinct(queries: Sequence[str]) -> int:
+    return min(unique(queries), MAX_QUERIES)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    started_at: datetime
+    depth: Depth
+    topic: str | None
+
+
+def read_run(brief: Brief) -> RunRecord:
+    """run.json as ``deep-research start`` wrote it: the clock's start and the run's depth."""
+    path = brief.root / "run.json"
+    value = parse_json(read_text(path, what="run.json (written by deep-research start)"),
+                       what=str(path))
+    try:
+        start = datetime.fromisoformat(str(value["started_at"]))
+        depth = normalize_depth(str(value["depth"]))
+    except (KeyError, TypeError, ValueError, InputError):
+        raise SchemaViolation("run.json lacks an ISO started_at or a depth",
+                              source=str(path)) from None
+    if start.tzinfo is None:
+        raise SchemaViolation("run.json started_at has no time zone", source=str(path))
+    slug = value.get("slug")
+    return RunRecord(start, depth, slug if isinstance(slug, str) else None)
+
+
+def _urls(source: SourceRow) -> set[str]:
+    urls = {source.url, source.final_url, *source.aliases}
+    return {c for url in urls if (c := canonical_or_none(url)) is not None}
+
+
+def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -> int:
+    fetched = {
+        c
+        for entry in log
+        if entry.purpose == "page" and entry.outcome == "ok"
+        and entry.status is not None and 200 <= entry.status < 300
+        for url in (entry.url, entry.final_url)
+        if (c := canonical_or_none(url)) is not None
+    }
+    count = sum(1 for s in sources if s.round == 1 and _urls(s) & fetched)
+    return min(count, len(log))  # the verdict's consistency check: never above the log
+
+
+def refetch_sample(trace: TraceFile) -> int:
+    records = trace.phases.get("refetch", {}).get("records")
+    return len(records) if isinstance(records, list) else 0
+
+
+@dataclass(frozen=True)
+class CountersReport:
+    counters: Counters
+    clamped: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"counters": model_dump(self.counters), "clamped": self.clamped}
+
+
+def compute(
+    plan: Plan,
+    sources: Sequence[SourceRow],
+    log: Sequence[FetchLogEntry],
+    trace: TraceFile,
+    started_at: datetime,
+    now: datetime,
+) -> CountersReport:
+    kept = plan.sub_questions[:MAX_SUB_QUESTIONS]
+    clamped = []
+    if len(plan.sub_questions) > len(kept):
+        clamped.append(f"sub_questions {len(plan.sub_questions)} clamped to {MAX_SUB_QUESTIONS}")
+    for sq in kept:
+        for name in ("queries", "counter_queries"):
+            if unique(getattr(sq, name)) > MAX_QUERIES:
+                clamped.append(f"{sq.id} {name} clamped to {MAX_QUERIES}")
+    counters = Counters(
+        sub_questions=len(kept),
+        queries_per_sub_question={sq.id: distinct(sq.queries) for sq in kept},
+        round1_fetches=round1_fetches(sources, log),
+        distinct_sources=len(sources),
+        rounds=max((s.round for s in sources), default=0),
+        counter_queries_per_sub_question={
+            sq.id: distinct(sq.counter_queries) for sq in kept if sq.counter_queries
+        },
+        refetch_sample=refetch_sample(trace),
+        # A start time in the future (an edited run.json) counts as no time spent.
+        wall_clock_seconds=round(max(0.0, (now - started_at).total_seconds()), 3),
+    )
+    return CountersReport(counters, clamped)
+
+
+def run_counters(root: Path, plan_path: Path | None = None,
+                 now: datetime | None = None) -> CountersReport:
+    """Recompute every counter and write it into trace.json; every input is read and checked
+    before the lock is taken, so bad input writes nothing."""
+    brief = open_brief(root)
+    plan = load_plan(plan_path or brief.root / "plan.json")
+    run = read_run(brief)
+    sources = brief.load_sources() if brief.sources_path.exists() else []
+    log = brief.load_fetch_log()
+    moment = now or datetime.now(UTC)
+    with brief.lock():
+        trace = load_trace_or_empty(brief)
+        report = compute(plan, sources, log, trace, run.started_at, moment)
+        phases = dict(trace.phases)
+        phases["counters"] = {"computed_at": moment.isoformat(timespec="seconds"),
+                              "clamped": list(report.clamped)}
+        # The depth is the one `start` fixed: the verdict refuses a trace.json whose depth
+        # differs from claims.json, and a plugin run has no other writer of trace.json's depth.
+        updated = trace.model_copy(
+            update={"counters": report.counters, "phases": phases, "depth": run.depth,
+                    "topic": trace.topic or run.topic}
+        )
+        atomic_write_json(brief.trace_path, model_dump(updated))
+    return report

@@ -1,0 +1,201 @@
+"""``deep-research counters``: every floor counter computed from a real brief, the plan counted
+by its lists, bad input refused with nothing written, and the verdict's floors judged on them."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from briefs import (
+    SUB_QUESTIONS,
+    full_counters,
+    read_claims,
+    ready_claims,
+    ready_document,
+    ready_pages,
+    ready_trace,
+    write_brief,
+)
+from deep_research.ciber import run_ciber_apply
+from deep_research.cli import main
+from deep_research.counters import MAX_QUERIES, MAX_SUB_QUESTIONS, run_counters
+from deep_research.settings import Settings
+from deep_research.trace import TraceOptions, run_trace
+from deep_research.triangulate import run_triangulate
+
+SETTINGS = Settings()
+ROUND2 = range(21, 31)  # S21..S30 were found in round 2: 20 round-1 sources stay
+
+
+def plan(queries: int = 4, counter: int = 1, **extra: Any) -> dict[str, Any]:
+    return {
+        "sub_questions": [
+            {
+                "id": sq,
+                "question": f"question {sq}",
+                "scope": "not the other sub-questions",
+                "queries": [f"{sq} query {n}" for n in range(queries)],
+                "counter_queries": [f"{sq} evidence against {n}" for n in range(counter)],
+            }
+            for sq in SUB_QUESTIONS
+        ],
+        **extra,
+    }
+
+
+def build(root: Path, *, round2: bool = True, minutes: float = 20.0) -> Path:
+    """The full-depth brief that passes every gate, as a plugin run leaves it before verdict:
+    round-2 sources, a re-fetch record, run.json from `start` — and lying counters."""
+    write_brief(root, ready_pages(), ready_claims(), document=ready_document(),
+                trace=ready_trace(**full_counters(round1_fetches=999, distinct_sources=0)))
+    if round2:
+        rows = [json.loads(line) for line in (root / "sources.jsonl").read_text().splitlines()]
+        for row in rows:
+            row["round"] = 2 if int(row["id"][1:]) in ROUND2 else 1
+        (root / "sources.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run_trace(TraceOptions(brief=root))
+    run_triangulate(root, SETTINGS)
+    clean = root.parent / "ciber-clean.json"
+    clean.write_text(json.dumps({"ciber_passed": True, "consistency_failures": []}))
+    run_ciber_apply(root, clean, None, SETTINGS)
+    trace = json.loads((root / "trace.json").read_text())
+    # `deep-research refetch` records one entry per sampled source; ``sampled`` here lies.
+    records = [{"source": f"S{n}"} for n in (1, 2, 3)]
+    trace["phases"]["refetch"] = {"sampled": 50, "records": records}
+    (root / "trace.json").write_text(json.dumps(trace))
+    started = datetime.now(UTC) - timedelta(minutes=minutes)
+    (root / "run.json").write_text(json.dumps(
+        {"topic": "heat pumps", "slug": "heat-pumps-2023", "depth": "full",
+         "started_at": started.isoformat(timespec="seconds")}))
+    (root / "plan.json").write_text(json.dumps(plan()))
+    return root
+
+
+def counters(root: Path) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads((root / "trace.json").read_text())["counters"]
+    return value
+
+
+def test_counters_are_computed_from_the_brief(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief")
+    assert main(["counters", str(root)]) == 0
+    got = counters(root)
+    wall = got.pop("wall_clock_seconds")
+    assert got == {
+        "sub_questions": 5,
+        "queries_per_sub_question": {sq: 4 for sq in SUB_QUESTIONS},
+        "round1_fetches": 20,
+        "distinct_sources": 30,
+        "rounds": 2,
+        "counter_queries_per_sub_question": {sq: 1 for sq in SUB_QUESTIONS},
+        "refetch_sample": 3,
+    }
+    assert 1195 <= wall <= 1300
+    trace = json.loads((root / "trace.json").read_text())
+    assert {"triangulate", "ciber", "refetch", "counters"} <= set(trace["phases"])
+
+
+def test_round1_fetches_count_fetched_sources_not_log_lines(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief")
+    log = (root / "fetch-log.jsonl").read_text().splitlines()
+    first = json.loads(log[0])
+    refused = {**json.loads(log[1]), "outcome": "refused", "status": None, "content_hash": None}
+    # A re-fetch of S1 is not more research; S2's only attempt now is a refusal.
+    (root / "fetch-log.jsonl").write_text("\n".join([log[0], json.dumps(first),
+                                                     json.dumps(refused), *log[2:]]) + "\n")
+    assert main(["counters", str(root)]) == 0
+    assert counters(root)["round1_fetches"] == 19
+
+
+def test_a_plan_whose_numbers_lie_is_counted_by_its_lists(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief")
+    lying = plan(queries=2, counters={"queries_per_sub_question": {"sq1": 10}})
+    for sq in lying["sub_questions"]:
+        sq["query_count"] = 10
+        sq["queries"].append(sq["queries"][0].upper() + "  ")  # a repeat is not another query
+    (root / "plan.json").write_text(json.dumps(lying))
+    assert main(["counters", str(root)]) == 0
+    assert counters(root)["queries_per_sub_question"] == {sq: 2 for sq in SUB_QUESTIONS}
+
+
+def test_long_lists_are_clamped(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief")
+    long = {"sub_questions": [{"id": f"sq{n}", "queries": [f"q{k}" for k in range(40)]}
+                              for n in range(1, 31)]}
+    (root / "plan.json").write_text(json.dumps(long))
+    report = run_counters(root)
+    assert report.counters.sub_questions == MAX_SUB_QUESTIONS
+    assert set(report.counters.queries_per_sub_question.values()) == {MAX_QUERIES}
+    assert report.counters.counter_queries_per_sub_question == {}
+    assert report.clamped[0] == f"sub_questions 30 clamped to {MAX_SUB_QUESTIONS}"
+
+
+def test_a_start_time_in_the_future_counts_no_time(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief", minutes=-60)
+    assert main(["counters", str(root)]) == 0
+    assert counters(root)["wall_clock_seconds"] == 0.0
+
+
+def _remove(name: str) -> Any:
+    return lambda root: (root / name).unlink()
+
+
+def _write(name: str, text: str) -> Any:
+    return lambda root: (root / name).write_text(text)
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        _remove("plan.json"),
+        _write("plan.json", "{not json"),
+        _write("plan.json", json.dumps({"sub_questions": []})),
+        _write("plan.json", json.dumps({"sub_questions": [{"id": "sq1", "queries": "q1"}]})),
+        _write("plan.json", json.dumps({"sub_questions": [{"id": "sq1"}, {"id": "sq1"}]})),
+        _write("plan.json", json.dumps({"sub_questions": [{"id": "../x", "queries": []}]})),
+        _remove("run.json"),
+        _write("run.json", json.dumps({"started_at": "yesterday", "depth": "full"})),
+        _write("run.json", json.dumps({"started_at": "2024-05-01T10:00:00", "depth": "full"})),
+        _write("sources.jsonl", "{}\n"),
+    ],
+    ids=["no-plan", "plan-not-json", "no-sub-questions", "queries-not-a-list", "repeated-id",
+         "bad-id", "no-run-json", "bad-start", "naive-start", "bad-sources"],
+)
+def test_bad_input_exits_2_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spoil: Any
+) -> None:
+    root = build(tmp_path / "brief")
+    spoil(root)
+    before = (root / "trace.json").read_bytes()
+    capsys.readouterr()
+    assert main(["counters", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("deep-research counters: ") and err.count("\n") == 1
+    assert (root / "trace.json").read_bytes() == before
+    assert not (root / ".lock").exists()
+
+
+def test_floors_pass_when_the_work_meets_them(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief")
+    assert main(["counters", str(root)]) == 0
+    assert main(["verdict", str(root)]) == 0
+    document = read_claims(root)
+    assert document["verdict"] == "READY"
+    assert all(floor["met"] for floor in document["floors"].values())
+
+
+def test_floors_hold_when_the_work_falls_short(tmp_path: Path) -> None:
+    # One round only, 3 queries a sub-question, no counter-queries, 10 minutes.
+    root = build(tmp_path / "brief", round2=False, minutes=10)
+    (root / "plan.json").write_text(json.dumps(plan(queries=3, counter=0)))
+    assert main(["counters", str(root)]) == 0
+    assert main(["verdict", str(root)]) == 1
+    document = read_claims(root)
+    assert document["verdict"] == "HOLD"
+    unmet = {name for name, floor in document["floors"].items() if not floor["met"]}
+    assert unmet == {"queries_per_sub_question", "rounds", "counter_queries_per_sub_question",
+                     "wall_clock_seconds"}
