@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import threading
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -118,20 +119,155 @@ def brief_dir(state: Path, slug: str) -> Path:
 # --- progress -------------------------------------------------------------------------------
 
 
-class Progress:
-    """Progress lines on stderr: one plain line per event (safe for logs, pipes and CI)."""
+CLEAR_LINE = "\r\x1b[K"  # carriage return, then erase to the end of the line
+TICK_S = 0.5
 
-    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
+
+def live_capable(stream: TextIO) -> bool:
+    """A terminal that can rewrite a line: a TTY whose TERM is not ``dumb``.
+
+    The live line uses no colour, only ``\\r`` and erase-to-end-of-line, so ``NO_COLOR`` has
+    nothing to switch off; a pipe, a file or a dumb terminal gets the plain lines.
+    """
+    import os
+
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):  # a closed or non-file stream
+        return False
+    return tty and os.environ.get("TERM", "") != "dumb"
+
+
+class Progress:
+    """Progress on stderr: one plain line per event (safe for logs, pipes and CI), and on a
+    terminal also a live status line under them (phase, workers, fetches, claims, spend,
+    elapsed) rewritten in place.
+
+    Thread-safe: cast workers report from their own threads and a ticker redraws the line, so
+    every write and every counter change holds one lock. Use it as a context manager so the
+    ticker stops and the status line is finished with a newline, even on Ctrl-C.
+    """
+
+    def __init__(
+        self, stream: TextIO | None = None, quiet: bool = False, live: bool | None = None
+    ) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.quiet = quiet
+        self.live = not quiet and (live_capable(self.stream) if live is None else live)
         self.started = time.monotonic()
+        self._lock = threading.Lock()
+        self._phase = ""
+        self._step = (0, 0)
+        self._workers = (0, 0)
+        self._claims: int | None = None
+        self._budget: Budget | None = None
+        self._drawn = False
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def __call__(self, phase: str, message: str) -> None:
         if self.quiet:
             return
         elapsed = time.monotonic() - self.started
-        self.stream.write(f"[{elapsed:6.1f}s] {phase:<11} {message}\n")
-        self.stream.flush()
+        line = f"[{elapsed:6.1f}s] {phase:<11} {message}\n"
+        with self._lock:
+            if self.live:
+                # The event becomes a permanent line above the status line, then it is redrawn.
+                self.stream.write(CLEAR_LINE + line)
+                self._draw()
+            else:
+                self.stream.write(line)
+            self.stream.flush()
+
+    # --- the live status line (no-ops unless live) ---
+
+    def watch(self, budget: Budget) -> None:
+        with self._lock:
+            self._budget = budget
+
+    def begin(self, phase: str, index: int, total: int) -> None:
+        with self._lock:
+            self._phase, self._step = phase, (index, total)
+            self._refresh()
+
+    def workers(self, total: int) -> None:
+        with self._lock:
+            self._workers = (0, total)
+            self._refresh()
+
+    def worker_done(self) -> None:
+        with self._lock:
+            done, total = self._workers
+            self._workers = (done + 1, total)
+            self._refresh()
+
+    def claims(self, count: int) -> None:
+        with self._lock:
+            self._claims = count
+            self._refresh()
+
+    def status(self) -> str:
+        """The status line's text (without control codes)."""
+        elapsed = time.monotonic() - self.started
+        index, total = self._step
+        done, workers = self._workers
+        spend = self._budget.as_record() if self._budget is not None else {}
+        claims = "-" if self._claims is None else str(self._claims)
+        return (
+            f"[{elapsed:6.1f}s] {self._phase} {index}/{total} · workers {done}/{workers} · "
+            f"fetches {int(spend.get('fetches', 0))} · claims {claims} · "
+            f"{int(spend.get('searches', 0))} searches, {int(spend.get('model_calls', 0))} "
+            f"model calls, ${spend.get('usd', 0.0):.2f}"
+        )
+
+    def _refresh(self) -> None:
+        if self.live and self._phase:
+            self._draw()
+            self.stream.flush()
+
+    def _draw(self) -> None:
+        if not self._phase:
+            return
+        # Cut to the terminal's width: a wrapped line could not be rewritten with one \r.
+        self.stream.write(CLEAR_LINE + self.status()[: self._columns() - 1])
+        self._drawn = True
+
+    def _columns(self) -> int:
+        import os
+
+        try:
+            columns = os.get_terminal_size(self.stream.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        return columns if columns > 1 else 80  # a fresh pty reports 0 columns
+
+    def _tick(self) -> None:
+        # Between events the elapsed time and the budget's counters still move.
+        while not self._stop.wait(TICK_S):
+            with self._lock:
+                self._refresh()
+
+    def __enter__(self) -> Progress:
+        if self.live:
+            self._ticker = threading.Thread(target=self._tick, daemon=True)
+            self._ticker.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+        with self._lock:
+            if self.live and self._drawn:
+                # The last state stays on screen as a permanent line; the next output starts
+                # on a clean line.
+                self._draw()
+                self.stream.write("\n")
+                self.stream.flush()
+                self._drawn = False
+            # A worker wedged past the deadline may still report later: from now on, plain
+            # lines only, so nothing is drawn under the summary.
+            self.live = False
 
 
 # --- run state (checkpoints) ----------------------------------------------------------------
@@ -221,6 +357,10 @@ class Context:
         if reason not in self.state.incomplete:
             self.state.incomplete.append(reason)
             self.progress("governor", f"partial: {reason}")
+
+    def live(self) -> Progress | None:
+        """The status-line side of the progress; a plain callable (tests) only gets events."""
+        return self.progress if isinstance(self.progress, Progress) else None
 
 
 # --- plan -----------------------------------------------------------------------------------
@@ -408,9 +548,19 @@ def _cast(
     queries: Callable[[SubQuestionPlan], Sequence[str]],
 ) -> list[WorkerReport]:
     ctx.progress("cast", f"round {round_}: {len(plans)} worker(s) in parallel")
-    outcomes = fan_out(
-        plans, lambda sq: research(ctx, sq, queries(sq)), ctx.budget, ctx.limits.workers
-    )
+    live = ctx.live()
+    if live is not None:
+        live.workers(len(plans))
+
+    def work(sq: SubQuestionPlan) -> WorkerReport:
+        try:
+            return research(ctx, sq, queries(sq))
+        finally:
+            # Counted as it ends, failed or not; a wedged worker never counts as done.
+            if live is not None:
+                live.worker_done()
+
+    outcomes = fan_out(plans, work, ctx.budget, ctx.limits.workers)
     reports = []
     for sq, outcome in zip(plans, outcomes, strict=True):
         report = outcome.value or WorkerReport(sq.id, complete=False, reason=outcome.error or "")
@@ -617,6 +767,9 @@ def phase_claims(ctx: Context) -> None:
             ctx.brief.claims_path, updated.model_dump_json(by_alias=True, indent=2) + "\n"
         )
     ctx.progress("claims", f"{len(claims)} candidate claim(s)")
+    live = ctx.live()
+    if live is not None:
+        live.claims(len(claims))
 
 
 # --- the gates (library functions) ----------------------------------------------------------
@@ -902,14 +1055,19 @@ def execute(
     )
     ctx = Context(brief, slug, adapter, reasoner, settings, limits, budget, state, progress)
     phases = PHASES_FULL if state.depth == "full" else PHASES_QUICK
+    live = ctx.live()
+    if live is not None:
+        live.watch(budget)
     with _run_lock(brief):
         ctx.save_state()
         where = "at the start"
         try:
-            for phase in phases:
+            for index, phase in enumerate(phases, start=1):
                 if phase in state.completed:
                     continue
                 where = f"during {phase}"
+                if live is not None:
+                    live.begin(phase, index, len(phases))
                 try:
                     PHASE_FUNCTIONS[phase](ctx)
                     _test_pause("within", phase)
@@ -1056,4 +1214,5 @@ def run_command(
         resume=resume,
         refresh=refresh,
     )
-    return start(request, adapter, chosen, settings, limits, Progress(stream, quiet=quiet))
+    with Progress(stream, quiet=quiet) as progress:
+        return start(request, adapter, chosen, settings, limits, progress)
