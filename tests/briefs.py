@@ -211,3 +211,18 @@ def ready_document() -> dict[str, Any]:
 
 def ready_trace(**counters: Any) -> dict[str, Any]:
     return {"topic": "heat-pumps-2023", "depth": "full", "counters": full_counters(**counters)}
+
+
+def run_gates_before_verdict(root: Path, settings: Any, *, ciber: bool = True) -> Path:
+    """Trace, triangulate and (clean) CIBER over a written brief: what precedes the verdict."""
+    from deep_research.ciber import run_ciber_apply
+    from deep_research.trace import TraceOptions, run_trace
+    from deep_research.triangulate import run_triangulate
+
+    run_trace(TraceOptions(brief=root))
+    run_triangulate(root, settings)
+    if ciber:
+        clean = root.parent / "ciber-clean.json"
+        clean.write_text(json.dumps({"ciber_passed": True, "consistency_failures": []}))
+        run_ciber_apply(root, clean, None, settings)
+    return root

@@ -17,9 +17,9 @@ from briefs import (
     ready_document,
     ready_pages,
     ready_trace,
+    run_gates_before_verdict,
     write_brief,
 )
-from deep_research.ciber import run_ciber_apply
 from deep_research.cli import main
 from deep_research.settings import Settings
 from deep_research.trace import TraceOptions, run_trace
@@ -38,13 +38,7 @@ def build(root: Path, *, ciber: bool = True, **document: Any) -> Path:
         document=ready_document() | document,
         trace=ready_trace(),
     )
-    run_trace(TraceOptions(brief=root))
-    run_triangulate(root, SETTINGS)
-    if ciber:
-        clean = root.parent / "ciber-clean.json"
-        clean.write_text(json.dumps({"ciber_passed": True, "consistency_failures": []}))
-        run_ciber_apply(root, clean, None, SETTINGS)
-    return root
+    return run_gates_before_verdict(root, SETTINGS, ciber=ciber)
 
 
 def edit(root: Path, change: Edit) -> None:
@@ -421,15 +415,23 @@ def _capped(*reasons: str) -> Edit:
     def change(claims: dict[str, Any], trace: dict[str, Any]) -> None:
         # What the runner writes when a cap stops it (runner.RunState.as_record).
         trace.setdefault("phases", {})["run"] = {
-            "question": "q", "depth": claims["depth"], "completed": [], "incomplete": list(reasons)
+            "question": "q",
+            "depth": claims["depth"],
+            "completed": [],
+            "incomplete": list(reasons),
         }
 
     return change
 
 
 def test_incomplete_run_is_partial_never_ready(ready: Path) -> None:
-    edit(ready, _capped("usd: worst case over budget, sub-questions ['sq3'] dropped",
-                        "sq2 complete: false (cap deadline: shared deadline passed)"))
+    edit(
+        ready,
+        _capped(
+            "usd: worst case over budget, sub-questions ['sq3'] dropped",
+            "sq2 complete: false (cap deadline: shared deadline passed)",
+        ),
+    )
     decided, reasons = verdict(ready)
     assert decided == "PARTIAL"
     assert reasons[:2] == [
@@ -445,8 +447,10 @@ def test_incomplete_quick_run_stays_partial_quick_with_the_reason(ready: Path) -
     edit(ready, _capped("rounds: the round cap stopped the run before round 2"))
     decided, reasons = verdict(ready)
     assert decided == "PARTIAL_QUICK" and reasons[0].startswith("rule 8")
-    assert "rule I → PARTIAL: run incomplete: rounds: the round cap stopped the run before " \
+    assert (
+        "rule I → PARTIAL: run incomplete: rounds: the round cap stopped the run before "
         "round 2" in reasons
+    )
 
 
 def test_complete_run_record_fires_nothing(ready: Path) -> None:

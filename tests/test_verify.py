@@ -100,21 +100,20 @@ def test_verify_needs_stored_verdicts(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_offline_verification_covers_the_verdict(tmp_path: Path, no_sockets: list[Any]) -> None:
-    from briefs import ready_claims, ready_document, ready_pages, ready_trace
-    from deep_research.ciber import run_ciber_apply
+    from briefs import (
+        ready_claims,
+        ready_document,
+        ready_pages,
+        ready_trace,
+        run_gates_before_verdict,
+    )
     from deep_research.settings import Settings
-    from deep_research.trace import TraceOptions, run_trace
-    from deep_research.triangulate import run_triangulate
     from deep_research.verdict import run_verdict
 
     root = tmp_path / "brief"
     write_brief(root, ready_pages(), ready_claims(), document=ready_document(), trace=ready_trace())
     settings = Settings(tau_threshold=0.5)  # a non-default setting must be honoured offline too
-    run_trace(TraceOptions(brief=root))
-    run_triangulate(root, settings)
-    clean = tmp_path / "ciber.json"
-    clean.write_text(json.dumps({"ciber_passed": True, "consistency_failures": []}))
-    run_ciber_apply(root, clean, None, settings)
+    run_gates_before_verdict(root, settings)
     assert run_verdict(root, settings).verdict == "READY"
     assert run_verify(root).identical
     claims = json.loads((root / "claims.json").read_text())
