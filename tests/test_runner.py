@@ -231,7 +231,28 @@ def test_question_without_answer_stops_with_explicit_not_found(tmp_path: Path) -
     assert len(result.not_found) == 3
     document = Brief(result.brief).load_claims()
     assert document.synthesis is not None and not emitted_claims(document)
+    # An empty brief is never a usable answer, however cleanly its gates ran.
+    assert result.verdict == "HOLD" and result.reasons[0].startswith("rule E")
     _assert_verified(result.brief)
+
+
+def test_corpus_without_any_matching_document_gives_a_not_found_brief(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "garden.md").write_text(
+        "# Tomatoes\n\nTomatoes need full sun and regular watering through the summer months.\n"
+    )
+    state = str(tmp_path / "state")
+    code = main(["run", "What is the mass of the top quark?", "--corpus",
+                 str(tmp_path / "docs"), "--state", state, "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 1 and summary["verdict"] == "HOLD"
+    assert summary["claims"] == 0 and summary["sources"] == 0
+    assert summary["not_found"] and all("no passage" in gap for gap in summary["not_found"])
+    assert summary["report"] is not None
+    assert "top quark" in Path(summary["report"]).read_text(encoding="utf-8")
+    _assert_verified(Path(summary["brief"]))
 
 
 def test_wedged_worker_becomes_incomplete_at_the_shared_deadline(tmp_path: Path) -> None:

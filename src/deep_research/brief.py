@@ -303,9 +303,8 @@ def _holder_alive(lock: Path) -> bool:
 
 def load_sources(path: Path) -> list[SourceRow]:
     what = str(path)
+    # An empty file is a search that found nothing: a legitimate, reportable outcome.
     text = read_text(path, what="sources.jsonl")
-    if not text.strip():
-        raise UnreadableInput(f"{what} is empty; run normalize on the fetcher output first")
     rows = [
         validate_model(SourceRow, value, what=what, prefix=f"line {number}: $")
         for number, value in iter_jsonl(text, what=what)

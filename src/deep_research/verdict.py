@@ -9,6 +9,8 @@ wrong at once. Precedence, highest first:
    claim was never traced) → HOLD
 3. full depth and CIBER neither ran nor was validly skipped → HOLD
 F. any work-budget floor unmet → HOLD (the offending phase should be re-run)
+E. no claim can be emitted → HOLD: the sources did not answer the question (the brief's
+   coverage gaps say what was not found); an empty brief never reads as a usable answer
 4. ``ciber_passed`` is false → PARTIAL
 5. refetch_fail ≤ ``refetch_pass_rate`` < refetch_ready → PARTIAL
 6. τ < tau_threshold, or unresolved contradictions → PARTIAL
@@ -50,6 +52,7 @@ from deep_research.models import (
 )
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save
 from deep_research.settings import Settings, settings_hash
+from deep_research.trace import emitted_claims
 
 RANK: dict[str, int] = {"FAIL": 0, "HOLD": 1, "PARTIAL": 2, "READY": 3, "PARTIAL_QUICK": 3}
 
@@ -227,6 +230,10 @@ def evaluate(
             fired.append(
                 Fired(f"floor {name}", "HOLD", f"{floor.actual:g} < required {floor.required:g}")
             )
+    if not emitted_claims(document):
+        fired.append(
+            Fired("rule E", "HOLD", "no verified claim: the sources do not answer the question")
+        )
     if document.ciber_passed is False:
         fired.append(
             Fired("rule 4", "PARTIAL", "CIBER consistency failure (negation or paraphrase split)")
