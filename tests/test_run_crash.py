@@ -1,4 +1,4 @@
-"""A real ``deep-research run`` process, killed (SIGKILL) or interrupted (SIGINT) part-way.
+"""A real ``deep-research run`` process, killed (SIGKILL) or interrupted (SIGINT, SIGTERM) part-way.
 
 The in-process resume tests stop *between* phases by asking the runner to; these kill the OS
 process, so whatever the runner had half-written is on disk exactly as a crash leaves it. Kill
@@ -174,15 +174,22 @@ def test_sigkill_at_an_arbitrary_moment_leaves_a_valid_brief_that_resumes(
     _resume_and_compare(state, corpus, uninterrupted)
 
 
-@pytest.mark.parametrize("pause", ["after:cast", "within:triangulate"])
-def test_ctrl_c_exits_130_with_one_line_and_leaves_a_resumable_brief(
-    corpus: Path, uninterrupted: dict[str, object], tmp_path: Path, pause: str
+@pytest.mark.parametrize(
+    ("pause", "signum"),
+    [
+        ("after:cast", signal.SIGINT),
+        ("within:triangulate", signal.SIGINT),
+        ("within:claims", signal.SIGTERM),
+    ],
+)
+def test_ctrl_c_or_sigterm_exits_130_with_one_line_and_leaves_a_resumable_brief(
+    corpus: Path, uninterrupted: dict[str, object], tmp_path: Path, pause: str, signum: int
 ) -> None:
     state = tmp_path / "state"
     process = _spawn(corpus, state, pause)
     try:
         _wait_for_pause(process, pause)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         out, err = process.communicate(timeout=WAIT_S)
     finally:
         process.kill()

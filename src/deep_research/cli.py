@@ -5,7 +5,7 @@ Exit codes (the only place errors become numbers):
   1  the check ran and found violations
   2  input error: missing, unreadable or invalid input, refused evidence (see errors.py)
   3  the brief is busy: another run holds its lock
-  130 interrupted
+  130 interrupted (Ctrl-C; for `run`, SIGTERM too)
 """
 
 from __future__ import annotations
@@ -329,21 +329,37 @@ def _cmd_mcp_gate(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_VIOLATIONS
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
     from deep_research.runner import run_command
 
-    result = run_command(
-        args.question,
-        depth=args.depth,
-        corpus=args.corpus,
-        reasoner=args.reasoner,
-        max_usd=args.max_usd,
-        resume=args.resume,
-        refresh=args.refresh,
-        state=Path(args.state) if args.state else None,
-        settings=_settings(args),
-        quiet=args.json,
-    )
+    # A scheduler's SIGTERM (timeouts, shutdown) stops a run the way Ctrl-C does: the phase
+    # under way is not recorded as done, so the brief stays valid and resumable.
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        result = run_command(
+            args.question,
+            depth=args.depth,
+            corpus=args.corpus,
+            reasoner=args.reasoner,
+            max_usd=args.max_usd,
+            resume=args.resume,
+            refresh=args.refresh,
+            state=Path(args.state) if args.state else None,
+            settings=_settings(args),
+            quiet=args.json,
+        )
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     if args.json:
         _print_json(result.as_dict())
     else:
@@ -358,7 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deep-research",
         description="Verified research briefs: every emitted claim traces to fetched text.",
-        epilog="Exit codes: 0 ok, 1 violations, 2 input error, 3 brief busy, 130 interrupted.",
+        epilog="Exit codes: 0 ok, 1 violations, 2 input error, 3 brief busy, "
+        "130 interrupted (Ctrl-C, or SIGTERM during run).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
