@@ -1,0 +1,224 @@
+"""Full depth end to end: round 2, the skeptic panel's votes and CIBER's diagnosis applied.
+
+The reasoner is scripted (tests/fakereasoner.py ``PanelReasoner``): it paraphrases, so three
+owners' differently worded sentences support one claim and triangulation has independent
+voices; its panel refutes one planted claim; its CIBER answer is chosen per test. Everything
+else is real: the local corpus, the gates, the checkpoints — and, for the crash tests, a real
+process killed with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from deep_research.brief import Brief
+from deep_research.governor import default_limits
+from deep_research.localcorpus import open_corpus
+from deep_research.runner import PHASES_FULL, Progress, RunRequest, RunResult, read_phase, start
+from deep_research.schemas import validate_brief
+from deep_research.settings import Settings, load_settings
+from deep_research.trace import emitted_claims
+from fakereasoner import PanelReasoner
+from test_runner import _assert_verified
+
+QUESTION = "How are chained comparisons evaluated?"
+ONCE = "A chained comparison evaluates each operand at most once."
+STOPS = "A chained comparison stops at the first comparison that is false."
+PRIORITY = "All comparison operators have the same priority, below arithmetic operators."
+PLANTED = "Chained comparisons were introduced in Python 3.0."
+
+# Three owners (top-level folders) saying the same things in their own words.
+DOCS = {
+    "alpha/comparisons.md": [
+        ("In a chained comparison each operand is evaluated at most once, even when it takes "
+         "part in two comparisons.", ONCE),
+        ("Evaluation of a chained comparison stops at the first comparison that turns out to be "
+         "false.", STOPS),
+        ("All comparison operators share one priority level, which is lower than that of "
+         "arithmetic operators.", PRIORITY),
+        ("Some tutorials claim that chained comparisons were introduced in Python 3.0 by a later "
+         "proposal.", PLANTED),
+    ],
+    "beta/operators.md": [
+        ("The interpreter evaluates every operand of a chained comparison at most once, caching "
+         "the middle value.", ONCE),
+        ("A chained comparison halts at the first comparison that is false and returns that "
+         "result.", STOPS),
+        ("Comparison operators all have the same priority, below arithmetic, shifting and "
+         "bitwise operators.", PRIORITY),
+    ],
+    "gamma/notes.md": [
+        ("Each operand in a chained comparison is evaluated at most once, so side effects "
+         "happen once.", ONCE),
+        ("Every comparison operator has an equal priority that sits below all arithmetic "
+         "operators.", PRIORITY),
+    ],
+}
+SCRIPT = {quote: claim for sentences in DOCS.values() for quote, claim in sentences}
+# Floors sized to this three-document corpus (the defaults are sized for the web).
+FLOORS = (
+    "full_sub_questions=2",
+    "full_queries_per_sub_question=1",
+    "full_round1_fetches=1",
+    "full_distinct_sources=3",
+    "full_counter_queries_per_sub_question=1",
+    "full_wall_clock_seconds=0",
+)
+
+
+def write_corpus(root: Path) -> Path:
+    for relative, sentences in DOCS.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = "\n\n".join(quote for quote, _ in sentences)
+        path.write_text(f"# {path.stem.title()}\n\n{body}\n", encoding="utf-8")
+    return root
+
+
+def reasoner(ciber_passed: bool | None = True) -> PanelReasoner:
+    return PanelReasoner(
+        script=SCRIPT,
+        queries=("chained comparison operand", "chained comparison false"),
+        refute=frozenset({PLANTED}),
+        ciber_passed=ciber_passed,
+    )
+
+
+def settings() -> Settings:
+    return load_settings(FLOORS, environ={})
+
+
+def run_full(
+    state: Path, docs: Path, *, ciber_passed: bool | None = True, **request: object
+) -> RunResult:
+    return start(
+        RunRequest(QUESTION, state, depth="full", **request),  # type: ignore[arg-type]
+        open_corpus(str(docs), state),
+        reasoner(ciber_passed),
+        settings(),
+        default_limits("full"),
+        Progress(quiet=True),
+    )
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_corpus(tmp_path_factory.mktemp("full") / "docs")
+
+
+@pytest.fixture(scope="module")
+def whole(docs: Path, tmp_path_factory: pytest.TempPathFactory) -> RunResult:
+    return run_full(tmp_path_factory.mktemp("whole") / "state", docs)
+
+
+def test_full_depth_reaches_ready_with_panel_and_ciber_applied(whole: RunResult) -> None:
+    assert whole.verdict == "READY", whole.reasons
+    brief = Brief(whole.brief)
+    document = brief.load_claims()
+    emitted = {c.claim: c for c in emitted_claims(document)}
+    assert set(emitted) == {ONCE, STOPS, PRIORITY}
+    assert all(c.independent_count >= 2 for c in emitted.values())
+    # The panel's votes were applied: the planted claim is stripped with the panel's reason.
+    assert [s.claim for s in document.stripped] == [PLANTED]
+    assert "panel" in document.stripped[0].reason
+    assert document.ciber_passed is True and document.ciber_skipped is None
+    # Round 2 ran: its workers are recorded and counted as counter-queries per sub-question.
+    assert [w["id"] for w in read_phase(brief, "round2")["workers"]] == ["sq1", "sq2"]
+    trace = json.loads(brief.trace_path.read_text(encoding="utf-8"))
+    assert trace["counters"]["rounds"] == 2
+    assert trace["counters"]["counter_queries_per_sub_question"] == {"sq1": 1, "sq2": 1}
+    assert read_phase(brief, "run")["completed"] == list(PHASES_FULL)
+    _assert_verified(whole.brief)
+
+
+def test_ciber_failure_makes_the_full_brief_partial(docs: Path, tmp_path: Path) -> None:
+    result = run_full(tmp_path / "state", docs, ciber_passed=False)
+    assert result.verdict == "PARTIAL"
+    assert result.reasons[0].startswith("rule 4")
+
+
+def test_ciber_not_run_at_full_depth_holds_the_brief(docs: Path, tmp_path: Path) -> None:
+    # A reasoner that cannot re-frame is not a valid CIBER skip at full depth (rule 3).
+    result = run_full(tmp_path / "state", docs, ciber_passed=None)
+    assert result.verdict == "HOLD"
+    assert result.reasons[0].startswith("rule 3")
+
+
+def test_default_floors_hold_a_three_document_corpus(docs: Path, tmp_path: Path) -> None:
+    result = start(
+        RunRequest(QUESTION, tmp_path / "state", depth="full"),
+        open_corpus(str(docs), tmp_path / "state"),
+        reasoner(),
+        load_settings(environ={}),
+        default_limits("full"),
+        Progress(quiet=True),
+    )
+    assert result.verdict == "HOLD"
+    assert any(r.startswith("floor distinct_sources") for r in result.reasons)
+
+
+@pytest.mark.parametrize("phase", PHASES_FULL[:-1])
+def test_full_run_stopped_after_any_phase_resumes_to_the_same_verdict(
+    docs: Path, whole: RunResult, tmp_path: Path, phase: str
+) -> None:
+    state = tmp_path / "state"
+    corpus = open_corpus(str(docs), state)
+    cut = start(RunRequest(QUESTION, state, depth="full"), corpus, reasoner(), settings(),
+                default_limits("full"), Progress(quiet=True), stop_after=phase)
+    assert validate_brief(cut.brief).ok
+    assert read_phase(Brief(cut.brief), "run")["completed"][-1] == phase
+    resumed = run_full(state, docs, resume=cut.slug)
+    assert (resumed.verdict, resumed.claims, resumed.stripped) == (
+        whole.verdict, whole.claims, whole.stripped
+    )
+    _assert_verified(resumed.brief)
+
+
+# --- a real process, killed mid-phase --------------------------------------------------------
+
+CHILD = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+import test_run_full as t
+t.run_full(Path(sys.argv[1]), Path(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("pause", ["within:round2", "within:panel", "within:ciber"])
+def test_killed_mid_phase_at_full_depth_resumes_to_the_same_verdict(
+    docs: Path, whole: RunResult, tmp_path: Path, pause: str
+) -> None:
+    state = tmp_path / "state"
+    env = {**os.environ, "DEEP_RESEARCH_TEST_PAUSE": pause}
+    process = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(state), str(docs), str(REPO / "tests")],
+        stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()  # the pause line; the child sleeps after writing it
+        assert line.strip() == f"test pause: {pause.replace(':', ' ')}", line
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        process.kill()
+        if process.stderr is not None:
+            process.stderr.close()
+    brief = Brief(state / "briefs" / whole.slug)
+    assert validate_brief(brief.root).ok
+    phase = pause.split(":")[1]
+    assert phase not in read_phase(brief, "run")["completed"]
+    resumed = run_full(state, docs, resume=whole.slug)
+    assert (resumed.verdict, resumed.claims, resumed.stripped) == (
+        whole.verdict, whole.claims, whole.stripped
+    )
+    _assert_verified(resumed.brief)
