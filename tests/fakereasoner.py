@@ -19,7 +19,7 @@ from deep_research.interface import (
     SubQuestionPlan,
     SurveyDoc,
 )
-from deep_research.models import CiberOutput, Claim, SkepticVote
+from deep_research.models import CiberOutput, Claim, ConsistencyFailure, SkepticVote
 from deep_research.reasoners import ExtractiveReasoner
 
 
@@ -76,6 +76,85 @@ class ScriptedReasoner:
 
     def reframe(self, claims: Sequence[Claim]) -> CiberOutput | Skipped:
         return Skipped("scripted: no CIBER")
+
+    def synthesize(self, question: str, claims: Sequence[CitedClaim]) -> str:
+        return "\n".join(f"- {c.claim} " + "".join(f"[{s}]" for s in c.supporting) for c in claims)
+
+
+@dataclass
+class PanelReasoner:
+    """A model-like reasoner for full-depth runs: it paraphrases (one claim text for quotes
+    found in different documents, so independent sources can agree), votes as a skeptic panel
+    and re-frames claims for CIBER — all from a script, deterministic.
+
+    ``script``: quote → claim; a document yields a finding for each quote it contains.
+    ``refute``: claim texts the panel refutes (3 of 3). ``ciber_passed``: whether CIBER finds a
+    negation the first high claim does not survive (``False``), none (``True``), or cannot run
+    (``None``). ``counter``: round-2 counter-queries."""
+
+    script: dict[str, str]
+    queries: tuple[str, ...]
+    refute: frozenset[str] = frozenset()
+    ciber_passed: bool | None = True
+    counter: tuple[str, ...] = ("chained comparison not",)
+    calls: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return "scripted-model"
+
+    @property
+    def price(self) -> CallPrice:
+        return CallPrice(tokens=500, usd=0.001)
+
+    def decompose(self, question: str, survey: Sequence[SurveyDoc]) -> Plan:
+        self.calls.append("decompose")
+        return Plan(
+            (
+                SubQuestionPlan("sq1", f"{question} (evaluation order)", self.queries, 4,
+                                "how operands are evaluated; not operator priority"),
+                SubQuestionPlan("sq2", f"{question} (priority)", ("comparison priority",), 2,
+                                "operator priority; not evaluation order"),
+            )
+        )
+
+    def follow_up(self, sub_question: SubQuestionPlan, found: Sequence[FindingDraft]) -> list[str]:
+        return []
+
+    def counter_queries(self, sub_question: SubQuestionPlan) -> list[str]:
+        self.calls.append(f"counter:{sub_question.id}")
+        return list(self.counter)
+
+    def extract(self, sub_question: SubQuestionPlan, document: Retained) -> list[FindingDraft]:
+        return [
+            FindingDraft(claim=claim, quote=quote, importance="central")
+            for quote, claim in self.script.items()
+            if quote in document.text
+        ]
+
+    def judge(self, claim: Claim, evidence: Sequence[EvidenceText]) -> list[SkepticVote] | Skipped:
+        self.calls.append(f"judge:{claim.id}")
+        refuted = claim.claim in self.refute
+        return [
+            SkepticVote(refuted=refuted, evidence=evidence[0].quote if evidence else "none",
+                        confidence=0.9)
+            for _ in range(3)
+        ]
+
+    def reframe(self, claims: Sequence[Claim]) -> CiberOutput | Skipped:
+        self.calls.append("reframe")
+        if self.ciber_passed is None:
+            return Skipped("scripted: no CIBER")
+        if self.ciber_passed or not claims:
+            return CiberOutput(ciber_passed=True)
+        # Code decides the gate from the failures' severities, not from the flag the model sets.
+        failure = ConsistencyFailure(
+            claim_id=claims[0].id,
+            failed_reframing=f"It is not the case that {claims[0].claim.lower()}",
+            failed_reframing_type="negation",
+            severity="negation_supported",
+        )
+        return CiberOutput(ciber_passed=False, consistency_failures=[failure])
 
     def synthesize(self, question: str, claims: Sequence[CitedClaim]) -> str:
         return "\n".join(f"- {c.claim} " + "".join(f"[{s}]" for s in c.supporting) for c in claims)

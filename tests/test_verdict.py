@@ -20,10 +20,12 @@ from briefs import (
     run_gates_before_verdict,
     write_brief,
 )
+from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.settings import Settings
 from deep_research.trace import TraceOptions, run_trace
 from deep_research.triangulate import run_triangulate
+from deep_research.verdict import refetch_required
 
 SETTINGS = Settings()
 Edit = Callable[[dict[str, Any], dict[str, Any]], None]  # (claims.json, trace.json) in place
@@ -204,7 +206,7 @@ FLOOR_CASES: dict[str, Edit] = {
     "distinct_sources": _drop_sources,
     "rounds": _counter(rounds=1),
     "counter_queries_per_sub_question": _counter(counter_queries_per_sub_question={"sq1": 1}),
-    "refetch_sample": _counter(refetch_sample=2),
+    "refetch_sample": _counter(refetch_sample=1),  # 2 web sources are cited: sample both
     "wall_clock_seconds": _counter(wall_clock_seconds=899.0),
 }
 
@@ -226,6 +228,14 @@ def test_each_floor_holds(ready: Path, floor: str) -> None:
 
 def test_refetch_floor_scales_with_cited_sources() -> None:
     assert SETTINGS.refetch_floor(2) == 3 and SETTINGS.refetch_floor(45) == 5
+
+
+def test_refetch_floor_counts_only_cited_web_sources(ready: Path) -> None:
+    brief = Brief(ready)
+    document, rows = brief.load_claims(), brief.load_sources()
+    assert refetch_required(document, rows, SETTINGS) == 2  # two cited, both on the web
+    local = [row.model_copy(update={"url": f"file://corpus/{row.id}.md"}) for row in rows]
+    assert refetch_required(document, local, SETTINGS) == 0  # nothing to re-fetch
 
 
 def test_floor_settings_are_overridable_and_recorded(ready: Path) -> None:

@@ -26,6 +26,7 @@ from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch import Fetcher, FetchPolicy, FetchResult, policy_from_env
 from deep_research.locate import locate
 from deep_research.models import ClaimsFile, SourceRow, TraceFile
+from deep_research.urls import is_web
 from deep_research.wayback import archive_base, fetch_archived
 
 MIN_SAMPLE = 3
@@ -98,7 +99,7 @@ def cited_sources(document: ClaimsFile, sources: list[SourceRow]) -> list[Cited]
         named = {finding.split(".", 1)[0] for finding in claim.findings}
         for source_id in dict.fromkeys([*claim.supporting, *sorted(named)]):
             source = by_id.get(source_id)
-            if source is None or source.content_hash is None:
+            if source is None or source.content_hash is None or not is_web(source.url):
                 continue
             findings = {finding.id: finding for finding in source.findings}
             chosen = [fid for fid in claim.findings if fid in findings] or list(findings)

@@ -299,3 +299,8 @@ def canonical_or_none(url: str | None) -> str | None:
         return canonicalize(url)
     except InvalidURL:
         return None
+
+
+def is_web(url: str | None) -> bool:
+    """An http(s) address: something a re-fetch can reach again (``file:`` documents are local)."""
+    return bool(url) and str(url).split(":", 1)[0].lower() in ("http", "https")

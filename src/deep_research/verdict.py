@@ -53,6 +53,7 @@ from deep_research.models import (
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save
 from deep_research.settings import Settings, settings_hash
 from deep_research.trace import emitted_claims
+from deep_research.urls import is_web
 
 RANK: dict[str, int] = {"FAIL": 0, "HOLD": 1, "PARTIAL": 2, "READY": 3, "PARTIAL_QUICK": 3}
 
@@ -87,6 +88,16 @@ def cited_sources(document: ClaimsFile) -> set[str]:
     }
 
 
+def refetch_required(
+    document: ClaimsFile, sources: Sequence[SourceRow], settings: Settings
+) -> int:
+    """The re-fetch sample floor: over cited *web* sources only (a local document cannot be
+    re-fetched), and never more than there are to sample."""
+    web = {row.id for row in sources if is_web(row.url)}
+    cited = len(cited_sources(document) & web)
+    return min(cited, settings.refetch_floor(cited))
+
+
 def floors(
     document: ClaimsFile, counters: Counters, sources: Sequence[SourceRow], settings: Settings
 ) -> dict[str, Floor]:
@@ -116,10 +127,8 @@ def floors(
                 settings.full_counter_queries_per_sub_question,
                 _per_sub_question(counters.counter_queries_per_sub_question, sq),
             ),
-            "refetch_sample": (
-                settings.refetch_floor(len(cited_sources(document))),
-                counters.refetch_sample,
-            ),
+            "refetch_sample": (refetch_required(document, sources, settings),
+                               counters.refetch_sample),
             "wall_clock_seconds": (settings.full_wall_clock_seconds, counters.wall_clock_seconds),
         }
     return {
