@@ -191,6 +191,68 @@ def test_other_bash_and_no_run_pass(
                   elsewhere).allow
 
 
+def _brief(project: Path) -> Path:
+    return project / "state" / "briefs" / runstate.slugify(SCOPE)
+
+
+@pytest.mark.parametrize(
+    ("tool", "target", "name"),
+    [
+        ("Write", "{B}/trace.json", "trace.json"),
+        ("Edit", "{B}/run.json", "run.json"),
+        ("MultiEdit", "{B}/guard-log.jsonl", "guard-log.jsonl"),
+        ("Write", "{B}/allowed-hosts.json", "allowed-hosts.json"),
+        ("Write", "{B}/corpus/sha256-0000.txt", "corpus/"),
+        ("Write", "{B}/../{slug}/sources.jsonl", "sources.jsonl"),  # a detour is still the file
+        ("Write", "state/briefs/{slug}/fetch-log.jsonl", "fetch-log.jsonl"),  # relative to cwd
+        ("Write", "state/active-run.json", "active-run.json"),
+    ],
+)
+def test_writing_the_runs_records_is_denied(project: Path, tool: str, target: str,
+                                             name: str) -> None:
+    path = target.format(B=_brief(project), slug=runstate.slugify(SCOPE))
+    decision = decide(event(tool, {"file_path": path, "content": "{}"}, project), project)
+    assert not decision.allow
+    assert f"{name} is written only by the deep-research CLI" in decision.reason
+
+
+@pytest.mark.parametrize("name", ["plan.json", "claims.json", "votes.json", "raw/sq1-r1-1.json"])
+def test_writing_the_orchestrators_own_files_passes(project: Path, name: str) -> None:
+    payload = event("Write", {"file_path": str(_brief(project) / name), "content": "{}"}, project)
+    assert decide(payload, project).allow
+
+
+@pytest.mark.parametrize(
+    ("command", "allowed"),
+    [
+        ("echo '{{}}' > {B}/trace.json", False),
+        ("cat notes.json >> {B}/sources.jsonl", False),
+        ("rm -f {B}/guard-log.jsonl", False),
+        ("cp other.json {B}/run.json", False),
+        ("python3 -c 'print(1)' && mv x.txt {B}/corpus/x.txt", False),
+        ("bash -c 'echo [] > {B}/allowed-hosts.json'", False),
+        ("cat {B}/trace.json", True),
+        ("jq .counters {B}/trace.json > {B}/notes.json", True),
+        ("deep-research counters {B}", True),
+    ],
+)
+def test_bash_cannot_write_the_runs_records(project: Path, command: str, allowed: bool) -> None:
+    payload = event("Bash", {"command": command.format(B=_brief(project))}, project)
+    decision = decide(payload, project)
+    assert decision.allow is allowed, decision.reason
+
+
+def test_without_a_run_only_the_run_pointer_is_protected(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "project"
+    (elsewhere / "state").mkdir(parents=True)
+    loose = event("Write", {"file_path": str(elsewhere / "trace.json"), "content": "{}"},
+                  elsewhere)
+    assert decide(loose, elsewhere).allow
+    pointer = event("Write", {"file_path": str(elsewhere / "state" / "active-run.json"),
+                              "content": "{}"}, elsewhere)
+    assert not decide(pointer, elsewhere).allow
+
+
 def test_round_cap_and_fetcher_dispatch_budget(project: Path) -> None:
     state = project / "state"
     over = event("Agent", {"subagent_type": "deep-research:fetcher", "prompt": "round=3"},

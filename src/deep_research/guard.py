@@ -1,10 +1,10 @@
 """The Claude Code hook guard: caps and fetch safety enforced by the harness, not the prompt.
 
-``hooks/hooks.json`` sends every PreToolUse event for WebFetch, Bash and Agent (``Task`` in older
-clients), and every PostToolUse event for WebSearch and Agent, to ``deep-research guard``. A
-denial is the reason on stderr and exit code 2 — Claude Code then blocks the call and shows the
-reason to the model. Allowing prints nothing and exits 0: the guard never pre-approves a call,
-so the user's own permission rules still apply.
+``hooks/hooks.json`` sends every PreToolUse event for WebFetch, Bash, Agent (``Task`` in older
+clients) and the file-writing tools, and every PostToolUse event for WebSearch and Agent, to
+``deep-research guard``. A denial is the reason on stderr and exit code 2 — Claude Code then
+blocks the call and shows the reason to the model. Allowing prints nothing and exits 0: the
+guard never pre-approves a call, so the user's own permission rules still apply.
 
 What each check does, and how it fails:
 
@@ -18,6 +18,13 @@ What each check does, and how it fails:
   best-effort net under the real control, which is that fetchers fetch only through our CLI.
 * **allow-list widening** (``deep-research hosts add`` in Bash) during an active run — denied:
   the list grows only from the hosts of WebSearch results (PostToolUse) and from ``start``.
+* **the run's own records** (Write, Edit, MultiEdit, NotebookEdit; Bash commands that name
+  them) — *fails closed*: ``state/active-run.json`` always, and during a run the brief's
+  ``run.json`` (caps), ``guard-log.jsonl`` (budget ledger), ``allowed-hosts.json``,
+  ``trace.json``, ``sources.jsonl``, ``fetch-log.jsonl``, ``audit.json`` and ``corpus/`` — files
+  only the CLI writes; editing one would forge a gate's input or reset a cap. Reading them
+  (cat, jq, …) passes. ``claims.json`` stays writable: the synthesis writes it, and the trace
+  gate re-reads every quote from ``corpus/``.
 * **fan-out and round caps** (Agent) during an active run — *fails closed*: at most
   ``max_fanout`` dispatches in flight; at most ``max_fanout × max_rounds`` fetcher dispatches in
   the run; a prompt declaring ``round=N`` above ``max_rounds`` is denied.
@@ -51,6 +58,7 @@ from deep_research.runstate import (
     in_flight,
     load_active,
     locked,
+    pointer_path,
     read_ledger,
     state_dir,
 )
@@ -61,6 +69,13 @@ NETWORK_TOOLS = frozenset(
     {"curl", "wget", "nc", "ncat", "netcat", "telnet", "ssh", "scp", "sftp", "ftp", "rsync",
      "http", "https", "xh", "aria2c", "lynx", "w3m", "links", "socat"}
 )
+WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+# Written only by the CLI: a model editing one would forge a gate's input or reset a cap.
+PROTECTED_FILES = frozenset({"run.json", "guard-log.jsonl", "allowed-hosts.json", "trace.json",
+                             "sources.jsonl", "fetch-log.jsonl", "audit.json"})
+READ_ONLY_PROGRAMS = frozenset({"cat", "head", "tail", "less", "more", "jq", "grep", "rg", "wc",
+                                "ls", "stat", "file", "diff", "sha256sum", "shasum", "md5sum"})
+_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _CLI_NAMES = frozenset({"deep-research"})
 _WRAPPERS = frozenset({"env", "sudo", "nohup", "time", "command", "exec", "xargs", "nice",
                        "timeout", "stdbuf"})
@@ -168,7 +183,59 @@ def check_fetch(url: str, run: ActiveRun | None, *, tool: str) -> Decision:
     return ALLOW
 
 
-def check_bash(command: str, run: ActiveRun | None) -> Decision:
+def protected_record(target: str, run: ActiveRun | None, state: Path, cwd: Path) -> str | None:
+    """Which of the run's CLI-only records ``target`` is, or None."""
+    if not target:
+        return None
+    path = Path(os.path.expanduser(target))
+    resolved = (path if path.is_absolute() else cwd / path).resolve()
+    if resolved == pointer_path(state).resolve():
+        return "active-run.json"
+    if run is None:
+        return None
+    root = run.brief.resolve()
+    if resolved.parent == root and resolved.name in PROTECTED_FILES:
+        return resolved.name
+    if resolved == root / "corpus" or root / "corpus" in resolved.parents:
+        return "corpus/"
+    return None
+
+
+def _record_denied(tool: str, name: str) -> Decision:
+    return deny(
+        f"{tool}: {name} is written only by the deep-research CLI during a run; run the "
+        "command that produces it instead (trace, normalize, counters, fetch, …)"
+    )
+
+
+def check_write(
+    tool: str, tool_input: Mapping[str, Any], run: ActiveRun | None, state: Path, cwd: Path
+) -> Decision:
+    target = str(tool_input.get("file_path") or tool_input.get("notebook_path") or "")
+    name = protected_record(target, run, state, cwd)
+    return ALLOW if name is None else _record_denied(tool, name)
+
+
+def _written_records(
+    words: list[str], run: ActiveRun, state: Path, cwd: Path
+) -> str | None:
+    """A protected record this simple command may write: a redirection target always, any
+    argument of a program that is not a reader."""
+    program, _ = _program_of(words)
+    reader = program in READ_ONLY_PROGRAMS
+    for index, word in enumerate(words):
+        redirected = index > 0 and words[index - 1] in _REDIRECTS
+        if reader and not redirected:
+            continue
+        name = protected_record(word, run, state, cwd)
+        if name is not None:
+            return name
+    return None
+
+
+def check_bash(
+    command: str, run: ActiveRun | None, state: Path | None = None, cwd: Path | None = None
+) -> Decision:
     try:
         commands = _commands(command)
     except ValueError:
@@ -176,6 +243,10 @@ def check_bash(command: str, run: ActiveRun | None) -> Decision:
             return deny("Bash: the command line could not be parsed, so it cannot be checked")
         return ALLOW
     for words in commands:
+        if run is not None and state is not None and _cli_call(words) is None:
+            name = _written_records(words, run, state, cwd or Path.cwd())
+            if name is not None:
+                return _record_denied("Bash", name)
         arguments = _cli_call(words)
         if arguments:
             if arguments[0] == "fetch":
@@ -193,7 +264,7 @@ def check_bash(command: str, run: ActiveRun | None) -> Decision:
         elif run is not None:
             program, rest = _program_of(words)
             if program in ("sh", "bash", "zsh", "dash") and rest[:1] == ["-c"] and rest[1:]:
-                nested = check_bash(rest[1], run)
+                nested = check_bash(rest[1], run, state, cwd)
                 if not nested.allow:
                     return nested
             if program in NETWORK_TOOLS:
@@ -254,10 +325,11 @@ def decide(event: Mapping[str, Any], state: Path) -> Decision:
     """The PreToolUse decision for one event. Errors deny (fail closed)."""
     tool = str(event.get("tool_name") or "")
     tool_input = _tool_input(event)
+    cwd = Path(str(event.get("cwd") or "."))
     try:
         run = load_active(state)
     except Exception as exc:
-        if tool in AGENT_TOOLS or tool in ("WebFetch", "Bash"):
+        if tool in AGENT_TOOLS or tool in WRITE_TOOLS or tool in ("WebFetch", "Bash"):
             return deny(f"guard: the active run's record is unreadable ({exc}); fix or remove "
                         f"{state / 'active-run.json'}")
         return ALLOW
@@ -265,7 +337,9 @@ def decide(event: Mapping[str, Any], state: Path) -> Decision:
         if tool == "WebFetch":
             return check_fetch(str(tool_input.get("url") or ""), run, tool="WebFetch")
         if tool == "Bash":
-            return check_bash(str(tool_input.get("command") or ""), run)
+            return check_bash(str(tool_input.get("command") or ""), run, state, cwd)
+        if tool in WRITE_TOOLS:
+            return check_write(tool, tool_input, run, state, cwd)
         if tool in AGENT_TOOLS:
             return check_agent(tool_input, run, str(event.get("tool_use_id") or ""))
     except Exception as exc:  # any failure while deciding denies: fetch safety fails closed
