@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,20 @@ pytest_plugins = ["localhttp"]
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def claude_binary() -> str:
+    """The ``claude`` CLI (``$DEEP_RESEARCH_CLAUDE``, else on PATH), or skip the test.
+
+    CI (``.ci/run``) installs a pinned CLI and sets ``DEEP_RESEARCH_REQUIRE_CLAUDE=1``, so there a
+    missing binary fails instead of skipping.
+    """
+    found = os.environ.get("DEEP_RESEARCH_CLAUDE") or shutil.which("claude")
+    if found is None:
+        if os.environ.get("DEEP_RESEARCH_REQUIRE_CLAUDE") == "1":
+            pytest.fail("DEEP_RESEARCH_REQUIRE_CLAUDE=1 but no `claude` binary on PATH")
+        pytest.skip("the claude CLI is not installed (.ci/run installs a pinned one)")
+    return found
 
 
 def _eval_dir() -> Path:

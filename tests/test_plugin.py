@@ -10,22 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
-
-
-def _claude() -> str:
-    found = os.environ.get("DEEP_RESEARCH_CLAUDE") or shutil.which("claude")
-    if found is None:
-        if os.environ.get("DEEP_RESEARCH_REQUIRE_CLAUDE") == "1":
-            pytest.fail("DEEP_RESEARCH_REQUIRE_CLAUDE=1 but no `claude` binary on PATH")
-        pytest.skip("the claude CLI is not installed (.ci/run installs a pinned one)")
-    return found
+from conftest import REPO, claude_binary
 
 
 def test_manifest_names_the_plugin() -> None:
@@ -43,7 +33,7 @@ def test_marketplace_lists_this_directory() -> None:
 def test_claude_plugin_validate_strict_is_clean(target: str) -> None:
     env = {**os.environ, "HOME": os.environ.get("HOME", str(Path.home()))}
     done = subprocess.run(
-        [_claude(), "plugin", "validate", "--strict", target],
+        [claude_binary(), "plugin", "validate", "--strict", target],
         cwd=REPO,
         capture_output=True,
         text=True,

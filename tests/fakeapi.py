@@ -1,0 +1,247 @@
+"""A fake Anthropic Messages API on 127.0.0.1, for running real clients (Claude Code) offline.
+
+``FakeAnthropic`` answers ``POST /v1/messages`` with replies chosen by a *script*: a function of
+the request body that returns the reply's content blocks (see :func:`text` and
+:func:`tool_use`), or ``None`` for a request the script does not care about (a side request —
+a title, a summary — gets a short text reply). The stop reason follows from the blocks:
+``tool_use`` when the reply calls a tool, ``end_turn`` otherwise. A request with
+``"stream": true`` is answered as server-sent events (message_start, content_block_start /
+delta / stop per block, message_delta with the stop reason, message_stop), any other as one JSON
+message. ``/v1/messages/count_tokens`` gets a rough count; every other request gets a JSON 404.
+``CONNECT`` (a proxied HTTPS request to another host) is refused with 403.
+
+Every request is recorded (method, path, headers, parsed body), so a test asserts on exactly what
+the client sent. Scripts should pick replies from what a request contains (which tools it offers,
+which tool results it carries), not from the call order, since clients add side requests.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Block = dict[str, Any]
+Script = Callable[[dict[str, Any]], list[Block] | None]
+
+
+def text(value: str) -> Block:
+    return {"type": "text", "text": value}
+
+
+def tool_use(name: str, tool_input: dict[str, Any], use_id: str | None = None) -> Block:
+    return {"type": "tool_use", "id": use_id or f"toolu_{uuid.uuid4().hex[:24]}", "name": name,
+            "input": tool_input}
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any  # the parsed JSON body; None when there was none or it was not JSON
+
+    @property
+    def is_messages(self) -> bool:
+        return self.method == "POST" and self.path.split("?")[0] == "/v1/messages"
+
+
+# --- reading a Messages request -------------------------------------------------------------
+
+
+def tool_names(body: Any) -> list[str]:
+    """The names of the tools a request offers the model."""
+    if not isinstance(body, dict):
+        return []
+    return [tool.get("name", "") for tool in body.get("tools") or [] if isinstance(tool, dict)]
+
+
+def block_text(content: Any) -> str:
+    """The text of a message content (string, block list, tool_result content), joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(block_text(part) for part in content)
+    if isinstance(content, dict):
+        if content.get("type") == "text":
+            return str(content.get("text", ""))
+        if "content" in content:
+            return block_text(content["content"])
+    return ""
+
+
+def tool_results(body: Any) -> dict[str, tuple[str, bool]]:
+    """Every tool_result in a request: tool_use_id → (its text, is_error)."""
+    found: dict[str, tuple[str, bool]] = {}
+    messages = body.get("messages") if isinstance(body, dict) else None
+    for message in messages or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                found[str(block.get("tool_use_id"))] = (
+                    block_text(block.get("content")), bool(block.get("is_error")))
+    return found
+
+
+def turn_text(body: Any, use_id: str) -> str:
+    """The text the client sent alongside one tool's result (in the same user turn)."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    for message in messages or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        blocks = content if isinstance(content, list) else []
+        if any(isinstance(b, dict) and b.get("tool_use_id") == use_id for b in blocks):
+            return "\n".join(block_text(b) for b in blocks
+                             if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+# --- the replies ----------------------------------------------------------------------------
+
+
+def _message(blocks: list[Block], model: str) -> dict[str, Any]:
+    stop = "tool_use" if any(block["type"] == "tool_use" for block in blocks) else "end_turn"
+    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
+            "model": model, "content": blocks, "stop_reason": stop, "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5}}
+
+
+def _events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    start = {**message, "content": [], "stop_reason": None,
+             "usage": {"input_tokens": 10, "output_tokens": 1}}
+    yield "message_start", {"type": "message_start", "message": start}
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "tool_use":
+            empty = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        else:
+            empty = {**block, "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        yield "content_block_start", {"type": "content_block_start", "index": index,
+                                      "content_block": empty}
+        yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                      "delta": delta}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    yield "message_delta", {"type": "message_delta",
+                            "delta": {"stop_reason": message["stop_reason"],
+                                      "stop_sequence": None},
+                            "usage": {"output_tokens": 5}}
+    yield "message_stop", {"type": "message_stop"}
+
+
+def sse(message: dict[str, Any]) -> bytes:
+    """A message as the server-sent events of a streamed reply."""
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                   for name, data in _events(message)).encode()
+
+
+# --- the server -----------------------------------------------------------------------------
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return  # a client killed mid-request is not a test failure by itself
+
+
+class FakeAnthropic:
+    """``with FakeAnthropic(script) as api:`` … ``api.base_url``, ``api.requests``."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def _record(self) -> Request:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = None
+                request = Request(self.command, self.path,
+                                  {k.lower(): v for k, v in self.headers.items()}, body)
+                with fake._lock:
+                    fake.requests.append(request)
+                return request
+
+            def _send(self, status: int, payload: bytes, content_type: str) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("request-id", f"req_{uuid.uuid4().hex[:24]}")
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _json(self, status: int, value: Any) -> None:
+                self._send(status, json.dumps(value).encode(), "application/json")
+
+            def _not_found(self) -> None:
+                self._json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                            "message": "not found"}})
+
+            def do_POST(self) -> None:
+                request = self._record()
+                path = self.path.split("?")[0]
+                body = request.body if isinstance(request.body, dict) else {}
+                if path == "/v1/messages/count_tokens":
+                    self._json(200, {"input_tokens": len(json.dumps(body)) // 4})
+                elif request.is_messages:
+                    blocks = fake.script(body)
+                    message = _message(blocks or [text("ok")],
+                                       str(body.get("model", "claude-fake")))
+                    if body.get("stream"):
+                        self._send(200, sse(message), "text/event-stream")
+                    else:
+                        self._json(200, message)
+                else:
+                    self._not_found()
+
+            def do_GET(self) -> None:
+                self._record()
+                self._not_found()
+
+            def do_HEAD(self) -> None:
+                self._record()
+                self.send_response(404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_CONNECT(self) -> None:
+                self._record()
+                self.send_response(403)
+                self.send_header("Content-Length", "0")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
+        self.port = int(self.httpd.server_address[1])
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self.httpd.serve_forever,
+                                        kwargs={"poll_interval": 0.02}, daemon=True)
+
+    @property
+    def messages(self) -> list[Request]:
+        """The recorded ``POST /v1/messages`` requests, in arrival order."""
+        with self._lock:
+            return [request for request in self.requests if request.is_messages]
+
+    def __enter__(self) -> FakeAnthropic:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
