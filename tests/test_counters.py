@@ -217,3 +217,26 @@ def test_floors_hold_when_the_work_falls_short(tmp_path: Path) -> None:
         "counter_queries_per_sub_question",
         "wall_clock_seconds",
     }
+
+
+def _ledger(root: Path, *rounds: int) -> None:
+    rows = [{"event": "dispatch", "id": f"t{n}", "agent": "deep-research:fetcher",
+             "fetcher": True, "round": r} for n, r in enumerate(rounds)]
+    rows.append({"event": "dispatch", "id": "tx", "agent": "deep-research:skeptic",
+                 "fetcher": False})
+    (root / "guard-log.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+@pytest.mark.parametrize(("dispatched", "expected"), [((1, 1), 1), ((1, 2), 2), ((), 0)])
+def test_rounds_are_capped_by_the_fetcher_dispatches_the_guard_saw(
+    tmp_path: Path, dispatched: tuple[int, ...], expected: int
+) -> None:
+    # sources.jsonl labels ten rows round 2; only a round-2 fetcher dispatch makes it a round.
+    root = build(tmp_path / "brief")
+    _ledger(root, *dispatched)
+    assert run_counters(root).counters.rounds == expected
+
+
+def test_rounds_without_a_ledger_come_from_the_sources(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief")
+    assert run_counters(root).counters.rounds == 2

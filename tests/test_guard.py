@@ -273,6 +273,18 @@ def test_round_cap_and_fetcher_dispatch_budget(project: Path) -> None:
     assert guard.run_guard(skeptic, "pre", state).allow  # only fetchers count against rounds
 
 
+def test_fetcher_dispatches_record_their_round(project: Path) -> None:
+    state = project / "state"
+    for use_id, prompt in (("toolu_a", "brief=B round=2 queries=[]"), ("toolu_b", "queries=[]")):
+        payload = event("Agent", {"subagent_type": "deep-research:fetcher", "prompt": prompt},
+                        project, use_id=use_id)
+        assert guard.run_guard(payload, "pre", state).allow
+    rows = runstate.read_ledger(Brief(_brief(project)))
+    assert [(row["id"], row["round"]) for row in rows if row.get("fetcher")] == [
+        ("toolu_a", 2), ("toolu_b", 1)
+    ]
+
+
 def test_parallel_dispatches_respect_the_ceiling(project: Path) -> None:
     results: list[bool] = []
 

@@ -4,7 +4,9 @@ The headless runner fills ``trace.json`` ``counters`` as it goes; inside Claude 
 orchestrator is a model, and a model's own tally of its work is exactly what the verdict's floors
 must not rest on. So every counter code can see is recomputed here from the brief's artifacts:
 
-* ``distinct_sources``: rows of sources.jsonl; ``rounds``: the highest ``round`` among them.
+* ``distinct_sources``: rows of sources.jsonl; ``rounds``: the highest ``round`` among them —
+  and, in a plugin run (its guard ledger exists), no higher than the highest round a fetcher
+  was dispatched for: ``normalize --round 2`` alone is a label, not a second round of research.
 * ``round1_fetches``: round-1 sources that fetch-log.jsonl shows a 2xx page fetch for. Sources,
   not log lines: a re-fetch or a repeated fetch of one page is not more research.
 * ``refetch_sample``: the records of the re-fetch phase (its list, never its ``sampled`` number).
@@ -38,7 +40,7 @@ from deep_research.brief import (
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.models import Counters, Depth, FetchLogEntry, SourceRow, TraceFile
 from deep_research.record import load_trace_or_empty, open_brief
-from deep_research.runstate import normalize_depth
+from deep_research.runstate import ledger_path, normalize_depth, read_ledger
 from deep_research.urls import canonical_or_none
 
 #: A plan longer than this is clamped: no run within the hard caps does more.
@@ -128,6 +130,20 @@ def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -
     return min(count, len(log))  # the verdict's consistency check: never above the log
 
 
+def rounds(sources: Sequence[SourceRow], ledger: Sequence[dict[str, Any]] | None) -> int:
+    """Highest source round, capped by the fetcher dispatches the guard saw (``None``: no
+    ledger, so a brief assembled outside a plugin run)."""
+    labelled = max((s.round for s in sources), default=0)
+    if ledger is None:
+        return labelled
+    dispatched = [
+        int(row.get("round") or 1)
+        for row in ledger
+        if row.get("event") == "dispatch" and row.get("fetcher")
+    ]
+    return min(labelled, max(dispatched, default=0))
+
+
 def refetch_sample(trace: TraceFile) -> int:
     records = trace.phases.get("refetch", {}).get("records")
     return len(records) if isinstance(records, list) else 0
@@ -149,6 +165,7 @@ def compute(
     trace: TraceFile,
     started_at: datetime,
     now: datetime,
+    ledger: Sequence[dict[str, Any]] | None = None,
 ) -> CountersReport:
     kept = plan.sub_questions[:MAX_SUB_QUESTIONS]
     clamped = []
@@ -163,7 +180,7 @@ def compute(
         queries_per_sub_question={sq.id: distinct(sq.queries) for sq in kept},
         round1_fetches=round1_fetches(sources, log),
         distinct_sources=len(sources),
-        rounds=max((s.round for s in sources), default=0),
+        rounds=rounds(sources, ledger),
         counter_queries_per_sub_question={
             sq.id: distinct(sq.counter_queries) for sq in kept if sq.counter_queries
         },
@@ -183,10 +200,11 @@ def run_counters(root: Path, plan_path: Path | None = None,
     run = read_run(brief)
     sources = brief.load_sources() if brief.sources_path.exists() else []
     log = brief.load_fetch_log()
+    ledger = read_ledger(brief) if ledger_path(brief).exists() else None
     moment = now or datetime.now(UTC)
     with brief.lock():
         trace = load_trace_or_empty(brief)
-        report = compute(plan, sources, log, trace, run.started_at, moment)
+        report = compute(plan, sources, log, trace, run.started_at, moment, ledger)
         phases = dict(trace.phases)
         phases["counters"] = {"computed_at": moment.isoformat(timespec="seconds"),
                               "clamped": list(report.clamped)}

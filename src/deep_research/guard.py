@@ -316,8 +316,12 @@ def check_agent(tool_input: Mapping[str, Any], run: ActiveRun | None, tool_use_i
                     f"Agent: the run's fetcher dispatches are spent ({fetchers}: "
                     f"{run.caps.max_fanout} per round × {run.caps.max_rounds} rounds)"
                 )
-        append_ledger(brief, {"event": "dispatch", "id": tool_use_id, "agent": agent_type,
-                              "fetcher": is_fetcher})
+        row: dict[str, Any] = {"event": "dispatch", "id": tool_use_id, "agent": agent_type,
+                               "fetcher": is_fetcher}
+        if is_fetcher:
+            # What `counters` counts rounds by: a round is only as real as its dispatches.
+            row["round"] = max(declared, default=1)
+        append_ledger(brief, row)
     return ALLOW
 
 
