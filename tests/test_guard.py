@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -352,13 +353,31 @@ def test_hook_shim_blocks_with_exit_2(project: Path) -> None:
     done = subprocess.run([str(REPO / "hooks" / "guard"), "pre"], input=good,
                           capture_output=True, text=True, env=env, check=False, timeout=60)
     assert (done.returncode, done.stderr) == (0, "")
-    # Without a usable environment: fail closed for fetches while a run is active.
-    env["CLAUDE_PLUGIN_DATA"] = str(project / "empty")
-    done = subprocess.run([str(REPO / "hooks" / "guard"), "pre"], input=good,
-                          capture_output=True, text=True, env=env, check=False, timeout=60)
+
+    # Without a usable environment the shim fails closed: every guarded call while a run is
+    # active, WebFetch always (no SSRF check without the guard) — and starts the set-up in the
+    # background. The "interpreter" here only records that the set-up was started.
+    marker = project / "setup-started"
+    fake_python = project / "fake-python"
+    fake_python.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n", encoding="utf-8")
+    fake_python.chmod(0o755)
+    env |= {"CLAUDE_PLUGIN_DATA": str(project / "empty"), "DEEP_RESEARCH_PYTHON": str(fake_python)}
+
+    def shim(payload: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(REPO / "hooks" / "guard"), "pre"], input=payload,
+                              capture_output=True, text=True, env=env, check=False, timeout=60)
+
+    listing = event("Bash", {"command": "ls"}, project)
+    for payload in (good, listing):
+        done = shim(payload)
+        assert done.returncode == 2 and "guard unavailable" in done.stderr
+    deadline = time.monotonic() + 10
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists()
+    env["CLAUDE_PROJECT_DIR"] = str(project / "elsewhere")  # no run there
+    assert shim(listing).returncode == 0
+    metadata = event("WebFetch", {"url": "http://169.254.169.254/latest/meta-data/",
+                                  "prompt": "x"}, project)
+    done = shim(metadata)
     assert done.returncode == 2 and "guard unavailable" in done.stderr
-    other = event("Bash", {"command": "ls"}, project)
-    env["CLAUDE_PROJECT_DIR"] = str(project / "elsewhere")
-    done = subprocess.run([str(REPO / "hooks" / "guard"), "pre"], input=other,
-                          capture_output=True, text=True, env=env, check=False, timeout=60)
-    assert done.returncode == 0
