@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -55,8 +56,16 @@ def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
     return err
 
 
-@pytest.mark.parametrize("artifact", ["claims.json", "sources.jsonl", "trace.json"])
-@pytest.mark.parametrize("kind", sorted(BAD_CONTENT))
+@pytest.mark.parametrize(
+    ("artifact", "kind"),
+    [
+        (artifact, kind)
+        for artifact in ("claims.json", "sources.jsonl", "trace.json")
+        for kind in sorted(BAD_CONTENT)
+        # An empty sources.jsonl is a search that found nothing (the next test).
+        if (artifact, kind) != ("sources.jsonl", "empty")
+    ],
+)
 def test_trace_on_bad_artifact(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], artifact: str, kind: str
 ) -> None:
@@ -67,6 +76,16 @@ def test_trace_on_bad_artifact(
     err = _one_line_error(capsys)
     assert artifact.split(".")[0] in err
     assert _digest(root) == before
+
+
+def test_trace_with_no_sources_flags_every_citation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _brief(tmp_path)
+    (root / "sources.jsonl").write_bytes(b"")
+    assert main(["trace", str(root)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["total_cites_checked"] == 1 and len(report["violations"]) == 1
 
 
 @pytest.mark.parametrize("kind", ["truncated", "binary", "fifty-mb-line", "wrong-types", "scalar"])
