@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from deep_research.cli import main
+from deep_research.mcpgate import fingerprint_path
 
 # Loopback HTTP servers and the socket tripwire, as fixtures for every test module.
 pytest_plugins = ["localhttp"]
@@ -54,3 +58,35 @@ def wice_rows() -> Iterator[list[dict[str, Any]]]:
 @pytest.fixture
 def vitaminc_rows() -> Iterator[list[dict[str, Any]]]:
     yield load_eval("vitaminc_dev.jsonl")
+
+
+# --- the MCP fixture server (tests/fixtures/mcp/tiny_server.py) ----------------------------
+
+SERVER = str(FIXTURES / "mcp" / "tiny_server.py")
+SECRET = "do-not-leak-4f9a"
+
+
+def write_config(state: Path, *extra_args: str, **fields: Any) -> None:
+    spec: dict[str, Any] = {"command": sys.executable, "args": [SERVER, *extra_args],
+                            "version": "1.2.3"}
+    spec.update(fields)
+    spec = {k: v for k, v in spec.items() if v is not None}
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "mcp-config.json").write_text(json.dumps({"servers": {"tiny": spec}}))
+
+
+@pytest.fixture(scope="session")
+def mcp_recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The MCP fixture server's reviewed fingerprint, recorded once per session (a start ~1 s)."""
+    state = tmp_path_factory.mktemp("recorded")
+    write_config(state)
+    assert main(["mcp-gate", "tiny", "--state", str(state), "--record"]) == 0
+    return fingerprint_path(state, "tiny")
+
+
+@pytest.fixture
+def mcp_state(tmp_path: Path, mcp_recorded: Path) -> Path:
+    target = fingerprint_path(tmp_path, "tiny")
+    target.parent.mkdir(parents=True)
+    shutil.copy(mcp_recorded, target)
+    return tmp_path

@@ -274,6 +274,16 @@ def test_round_cap_and_fetcher_dispatch_budget(project: Path) -> None:
     assert guard.run_guard(skeptic, "pre", state).allow  # only fetchers count against rounds
 
 
+def test_mcp_calls_spend_the_runs_fetch_budget(project: Path) -> None:
+    command = f"deep-research mcp-fetch docs search_docs --brief {_brief(project)}"
+    for _ in range(3):  # the run's budget is 3
+        assert decide(event("Bash", {"command": command}, project), project).allow
+    over = decide(event("Bash", {"command": command}, project), project)
+    assert not over.allow and "fetch budget is spent (3/3)" in over.reason
+    page = decide(fetch_event("https://ec.europa.eu/x", project), project)
+    assert not page.allow  # one budget for pages and MCP calls alike
+
+
 def test_fetcher_dispatches_record_their_round(project: Path) -> None:
     state = project / "state"
     for use_id, prompt in (("toolu_a", "brief=B round=2 queries=[]"), ("toolu_b", "queries=[]")):

@@ -4,29 +4,15 @@ server API, in tests/fixtures/mcp/tiny_server.py), started with this interpreter
 from __future__ import annotations
 
 import json
-import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import SECRET, write_config
 from deep_research.cli import main
 from deep_research.mcpgate import PINNED_ARG, fingerprint, fingerprint_path
-
-SERVER = str(FIXTURES / "mcp" / "tiny_server.py")
-SECRET = "do-not-leak-4f9a"
-
-
-def write_config(state: Path, *extra_args: str, **fields: Any) -> None:
-    spec: dict[str, Any] = {"command": sys.executable, "args": [SERVER, *extra_args],
-                            "version": "1.2.3"}
-    spec.update(fields)
-    spec = {k: v for k, v in spec.items() if v is not None}
-    state.mkdir(parents=True, exist_ok=True)
-    (state / "mcp-config.json").write_text(json.dumps({"servers": {"tiny": spec}}))
 
 
 def gate(capsys: pytest.CaptureFixture[str], state: Path, *flags: str) -> tuple[int, Any, str]:
@@ -35,21 +21,14 @@ def gate(capsys: pytest.CaptureFixture[str], state: Path, *flags: str) -> tuple[
     return code, json.loads(out) if out.strip() else None, err
 
 
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The base server's reviewed fingerprint, recorded once for the module (each start ~1 s)."""
-    state = tmp_path_factory.mktemp("recorded")
-    write_config(state)
-    assert main(["mcp-gate", "tiny", "--state", str(state), "--record"]) == 0
-    return fingerprint_path(state, "tiny")
+@pytest.fixture
+def recorded(mcp_recorded: Path) -> Path:
+    return mcp_recorded
 
 
 @pytest.fixture
-def state(tmp_path: Path, recorded: Path) -> Path:
-    target = fingerprint_path(tmp_path, "tiny")
-    target.parent.mkdir(parents=True)
-    shutil.copy(recorded, target)
-    return tmp_path
+def state(mcp_state: Path) -> Path:
+    return mcp_state
 
 
 def test_record_prints_the_tool_list_and_writes_the_fingerprint(

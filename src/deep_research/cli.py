@@ -329,6 +329,28 @@ def _cmd_mcp_gate(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_VIOLATIONS
 
 
+def _cmd_mcp_fetch(args: argparse.Namespace) -> int:
+    from deep_research.brief import Brief
+    from deep_research.fetch import agent_view
+    from deep_research.mcpfetch import parse_arguments, run_mcp_fetch
+    from deep_research.runstate import state_dir
+
+    result, failed = run_mcp_fetch(args.name, args.tool, parse_arguments(args.arguments),
+                                   Path(args.brief), state_dir(args.state), timeout=args.timeout)
+    if failed is not None:
+        _print_json({"error": f"{failed.gate}-failed", "reason": failed.reason})
+        return EXIT_VIOLATIONS
+    view = agent_view(result, Brief(Path(args.brief)), args.max_chars)
+    if args.json:
+        _print_json(view)
+    elif view["text"] is not None:
+        print(f"corpus: {view['corpus_path']}")
+        print(view["text"])
+    if not result.ok:
+        print(f"mcp-fetch {result.entry.outcome}: {result.entry.reason}", file=sys.stderr)
+    return EXIT_OK if result.ok else EXIT_VIOLATIONS
+
+
 def _terminate(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -534,6 +556,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
     sub.add_argument("--timeout", type=float, default=30.0,
                      help="seconds the server gets to list its tools (30)")
+
+    sub = add("mcp-fetch", _cmd_mcp_fetch, "one MCP tool call through the three gates; its "
+              "text is kept in the brief's corpus and logged like a page fetch")
+    sub.add_argument("name", help="the server's name in <state>/mcp-config.json")
+    sub.add_argument("tool", help="the tool to call (one of the reviewed tool list)")
+    sub.add_argument("--arguments", default="{}", help="the tool's arguments as a JSON object")
+    sub.add_argument("--brief", required=True, help="the brief directory to retain the text in")
+    sub.add_argument("--json", action="store_true", help="print the result as JSON")
+    sub.add_argument("--max-chars", type=int, default=20_000,
+                     help="characters of text to print (all is retained)")
+    sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
+    sub.add_argument("--timeout", type=float, default=30.0,
+                     help="seconds for the whole call: start, gates, tool (30)")
 
     sub = add("locate", _cmd_locate, "locate one quote in a text file")
     sub.add_argument("--quote", required=True)

@@ -14,6 +14,8 @@ What each check does, and how it fails:
   the run's allow-list (exact host or subdomain), and the run's fetch budget must not be spent.
   A fetch command whose URL is not a literal (``$URL``, ``$(…)``) is denied; so is any error
   while deciding.
+* **MCP calls** (``deep-research mcp-fetch`` in Bash) during an active run — *fails closed*:
+  each counts against the run's fetch budget; the three MCP gates run inside the command.
 * **network tools in Bash** (curl, wget, nc, ssh, …) during an active run — *fails closed*; a
   best-effort net under the real control, which is that fetchers fetch only through our CLI.
 * **allow-list widening** (``deep-research hosts add`` in Bash) during an active run — denied:
@@ -168,18 +170,23 @@ def check_fetch(url: str, run: ActiveRun | None, *, tool: str) -> Decision:
     if run is None:
         return ALLOW
     host = host_of(url) or "?"
-    brief = Brief(run.brief)
-    allowlist = load_allowlist(brief)
+    allowlist = load_allowlist(Brief(run.brief))
     if allowlist is None or not allowlist.allows(url):
         return deny(
             f"{tool}: host {host} is not on this run's allow-list (hosts come from the run's "
             "search results and the static list; exact host or subdomain)"
         )
+    return spend_fetch(run, tool, host)
+
+
+def spend_fetch(run: ActiveRun, tool: str, target: str) -> Decision:
+    """One fetch from the run's budget (page or MCP call alike), or a denial when it is spent."""
+    brief = Brief(run.brief)
     with locked(brief):
         spent = sum(1 for row in read_ledger(brief) if row.get("event") == "fetch")
         if spent >= run.caps.max_fetches:
             return deny(f"{tool}: the run's fetch budget is spent ({spent}/{run.caps.max_fetches})")
-        append_ledger(brief, {"event": "fetch", "tool": tool, "host": host})
+        append_ledger(brief, {"event": "fetch", "tool": tool, "host": target})
     return ALLOW
 
 
@@ -254,6 +261,12 @@ def check_bash(
                 if url is None:
                     return deny("deep-research fetch: no URL given")
                 decision = check_fetch(url, run, tool="deep-research fetch")
+                if not decision.allow:
+                    return decision
+            elif run is not None and arguments[0] == "mcp-fetch":
+                # The gates run inside the command; the guard only counts it against the budget.
+                server = next((w for w in arguments[1:] if not w.startswith("-")), "?")
+                decision = spend_fetch(run, "deep-research mcp-fetch", f"mcp:{server}")
                 if not decision.allow:
                     return decision
             elif run is not None and arguments[:2] == ["hosts", "add"]:

@@ -29,14 +29,18 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from deep_research.brief import atomic_write_json, parse_json, read_text
 from deep_research.errors import InputError
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 #: A server that has not listed its tools by then fails the manifest audit instead of hanging us.
 DEFAULT_TIMEOUT_S = 30.0
@@ -288,23 +292,39 @@ def record_manifest(state: Path, name: str, manifest: Manifest) -> Path:
 # --- the server -----------------------------------------------------------------------------
 
 
-async def _list_manifest(spec: LaunchSpec, env: dict[str, str], errlog: TextIO) -> Manifest:
-    from mcp import ClientSession, StdioServerParameters, stdio_client, types
+async def read_manifest(session: ClientSession) -> Manifest:
+    """Initialize an open session and list every tool (the manifest the gates judge)."""
+    from mcp import types
+
+    init = await session.initialize()
+    tools: list[tuple[str, str, Any]] = []
+    cursor: str | None = None
+    for _ in range(100):  # pages; a server that paginates forever is not waited on either
+        page = await session.list_tools(
+            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools += [(t.name, t.description or "", t.input_schema) for t in page.tools]
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return Manifest(init.server_info.version or None, tuple(canonical_tools(tools)))
+
+
+@asynccontextmanager
+async def open_session(
+    spec: LaunchSpec, env: dict[str, str], errlog: TextIO
+) -> AsyncIterator[ClientSession]:
+    """The server started with exactly ``env``, as one client session."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=spec.command, args=list(spec.args), env=env)
     async with stdio_client(params, errlog=errlog) as (read, write), \
             ClientSession(read, write) as session:
-        init = await session.initialize()
-        tools: list[tuple[str, str, Any]] = []
-        cursor: str | None = None
-        for _ in range(100):  # pages; a server that paginates forever is not waited on either
-            page = await session.list_tools(
-                params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
-            tools += [(t.name, t.description or "", t.input_schema) for t in page.tools]
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        return Manifest(init.server_info.version or None, tuple(canonical_tools(tools)))
+        yield session
+
+
+async def _list_manifest(spec: LaunchSpec, env: dict[str, str], errlog: TextIO) -> Manifest:
+    async with open_session(spec, env, errlog) as session:
+        return await read_manifest(session)
 
 
 def _leaf_names(error: BaseException) -> str:

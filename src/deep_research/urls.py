@@ -26,7 +26,9 @@ different links, and lets the gates match a citation to a fetch-log entry. The c
 A local-corpus document is named ``file://<corpus>/<path inside the corpus>``: the "host" is
 the corpus label, so the identity is stable across machines and checkouts. A machine path
 (``file:///etc/passwd``, no corpus label) has no stable identity and is refused. ``file:`` URLs
-are identities only: the fetcher refuses every scheme but http(s).
+are identities only: the fetcher refuses every scheme but http(s). Likewise an MCP tool call's
+result is named ``mcp://<server>/<tool>?<sorted arguments>`` (:func:`mcp_identity`); its owner
+is the page's owner when the tool was given a ``url``, else the server.
 
 :func:`canonicalize` is idempotent; the property tests in ``tests/test_urls.py`` hold it to that.
 """
@@ -34,9 +36,11 @@ are identities only: the fetcher refuses every scheme but http(s).
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
+from collections.abc import Mapping
 from functools import cache, lru_cache
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from publicsuffixlist import PublicSuffixList
 
@@ -86,6 +90,7 @@ TRACKING_PREFIXES: tuple[str, ...] = ("utm_",)
 ALLOWED_SCHEMES = frozenset({"http", "https"})
 #: Local-corpus document identities (never fetched over a network).
 FILE_SCHEME = "file"
+MCP_SCHEME = "mcp"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 ARXIV_HOSTS = frozenset({"arxiv.org", "www.arxiv.org", "export.arxiv.org"})
 
@@ -119,6 +124,8 @@ def canonicalize(url: str) -> str:
         raise InvalidURL(f"no scheme (expected http(s)://host/…): {text[:80]!r}")
     if scheme == FILE_SCHEME:
         return _canonical_file(parts.netloc, parts.path, text)
+    if scheme == MCP_SCHEME:
+        return _canonical_mcp(parts.netloc, parts.path, parts.query, text)
     if scheme not in ALLOWED_SCHEMES:
         raise InvalidURL(f"scheme {scheme!r} is not http or https: {text[:80]!r}")
     if not parts.netloc:
@@ -148,6 +155,28 @@ def _canonical_file(netloc: str, path: str, text: str) -> str:
         raise InvalidURL(f"corpus label {netloc!r} is not [a-z0-9_-]: {text[:80]!r}")
     clean = _remove_dot_segments(_normalize_escapes(path or "/", _PATH_SAFE))
     return f"{FILE_SCHEME}://{label}{clean}"
+
+
+def _canonical_mcp(netloc: str, path: str, query: str, text: str) -> str:
+    server = netloc.lower()
+    if not _LABEL.match(server):
+        raise InvalidURL(f"MCP server name {netloc!r} is not [a-z0-9_-]: {text[:80]!r}")
+    tool = _normalize_escapes(path or "/", _PATH_SAFE)
+    canonical_query = _canonical_query(query)
+    return f"{MCP_SCHEME}://{server}{tool}" + (f"?{canonical_query}" if canonical_query else "")
+
+
+def mcp_identity(server: str, tool: str, arguments: Mapping[str, object]) -> str:
+    """The stable identity of one MCP tool call's result: server, tool and sorted arguments
+    (strings as given, other values as compact JSON)."""
+    pairs = [
+        (key, value if isinstance(value, str) else json.dumps(value, sort_keys=True,
+                                                               separators=(",", ":")))
+        for key, value in sorted(arguments.items())
+    ]
+    query = urlencode(pairs, quote_via=quote)
+    called = f"{MCP_SCHEME}://{server}/{quote(tool, safe='')}"
+    return canonicalize(called + (f"?{query}" if query else ""))
 
 
 def is_tracking_param(key: str) -> bool:
@@ -261,6 +290,8 @@ def registrable_domain(url_or_host: str) -> str | None:
     list's private section counts, so two GitHub Pages users are two owners). An IP address is
     its own owner; a bare public suffix or an invalid host has none (``None``).
     """
+    if url_or_host.lower().startswith(f"{MCP_SCHEME}://"):
+        return _mcp_owner(url_or_host)
     host = host_of(url_or_host)
     if host is None:
         return None
@@ -268,6 +299,16 @@ def registrable_domain(url_or_host: str) -> str | None:
         return ip
     suffix: str | None = _public_suffixes().privatesuffix(host)
     return suffix
+
+
+def _mcp_owner(identity: str) -> str | None:
+    """A tool that read a web page speaks for that page's owner; any other tool result is the
+    server's own voice."""
+    parts = urlsplit(identity)
+    for key, value in parse_qsl(parts.query):
+        if key == "url" and value.lower().startswith(("http://", "https://")):
+            return registrable_domain(value)
+    return f"{MCP_SCHEME}:{parts.netloc.lower()}" if parts.netloc else None
 
 
 def host_matches(host: str, allowed: str) -> bool:
