@@ -53,7 +53,8 @@ def test_passes_with_the_recorded_fingerprint(
     code, result, _ = gate(capsys, state)
     assert code == 0
     assert result == {"ok": True, "name": "tiny",
-                      "fingerprint": json.loads(recorded.read_text())["fingerprint"]}
+                      "fingerprint": json.loads(recorded.read_text())["fingerprint"],
+                      "tools": ["read_page", "search_docs"]}
 
 
 @pytest.mark.parametrize(("flag", "drift"), [("--extra-tool", "added: run_shell"),

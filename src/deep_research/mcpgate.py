@@ -105,7 +105,8 @@ class GateResult:
     def as_dict(self) -> dict[str, Any]:
         if not self.ok:
             return {"error": f"{self.gate}-failed", "reason": self.reason}
-        out: dict[str, Any] = {"ok": True, "name": self.name, "fingerprint": self.fingerprint}
+        out: dict[str, Any] = {"ok": True, "name": self.name, "fingerprint": self.fingerprint,
+                               "tools": [tool["name"] for tool in self.tools]}
         if self.recorded is not None:
             out["recorded"] = str(self.recorded)
         return out
