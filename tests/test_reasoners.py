@@ -7,7 +7,15 @@ import pytest
 from deep_research.errors import InputError
 from deep_research.interface import CitedClaim, Retained, Skipped, SubQuestionPlan, SurveyDoc
 from deep_research.models import Claim
-from deep_research.reasoners import ExtractiveReasoner, key_phrases, make_reasoner, sentences
+from deep_research.reasoners import (
+    ExtractiveReasoner,
+    Sentence,
+    depends_on_context,
+    key_phrases,
+    make_reasoner,
+    sentences,
+    stands_alone,
+)
 
 TEXT = (
     "Comparisons\n***********\n\nComparisons can be chained arbitrarily, e.g., \"x < y <= z\" is\n"
@@ -38,12 +46,162 @@ def test_findings_are_verbatim_long_enough_and_relevant() -> None:
     assert ExtractiveReasoner().extract(off_topic, _doc()) == []
 
 
+CHAINED = "How does Python evaluate chained comparisons?"
+PRECEDENCE_DOC = (
+    "Operator precedence\n*******************\n\n"
+    "The following table summarizes the operator precedence in Python, from highest\n"
+    "precedence (most binding) to lowest precedence (least binding).\n\n"
+    "Where this occurs in the precedence chain depends on which descriptor methods were\n"
+    "defined and how they were called.\n\n"
+    "Note that comparisons, membership tests, and identity tests, all have the same precedence\n"
+    "and have a left-to-right chaining feature as described in the Comparisons section.\n"
+)
+VALUE_DOC = (
+    "Value comparisons\n=================\n\n"
+    "Custom rich comparison methods may return non-boolean values. In this case Python will\n"
+    "call bool() on such value in boolean contexts.\n\n"
+    "Comparisons can be chained arbitrarily, e.g., x < y <= z is equivalent to x < y and\n"
+    "y <= z, except that y is evaluated only once.\n"
+)
+ANAPHORA_DOC = (
+    "This means that chained comparisons are evaluated from left to right, pairwise.\n\n"
+    "Chained comparisons are evaluated pairwise, and each operand is evaluated at most once.\n"
+)
+RARE_TERM_DOC = (
+    "Python evaluates comparisons of numbers exactly, without any loss of precision.\n\n"
+    "Python is a programming language; Python programs are run by the Python interpreter.\n"
+    "Python objects have an identity, a type and a value in every Python program.\n"
+    "Python code is read from top to bottom by the parser, one line at a time.\n\n"
+    "Comparisons can be chained, and each operand is evaluated at most once in the chain.\n"
+)
+HEADING_DOC = (
+    "Evaluation of chained comparisons in Python\n"
+    "===========================================\n\n"
+    "   x < y <= z\n\n"
+    "is evaluated as a chain: \"x < y and y <= z\" with \"y\" evaluated only once.\n\n"
+    "In Python, chained comparisons are evaluated as if joined by \"and\", left to right.\n"
+)
+GENERIC_DOC = (
+    "Python will evaluate expressions from left to right in every Python program.\n\n"
+    "Python will evaluate the right-hand side of an assignment before the left-hand side.\n"
+    "Python will evaluate default argument values once, when the function is defined.\n\n"
+    "Comparisons can be chained, and each operand is evaluated at most once.\n"
+)
+ASSERT_DOC = (
+    "The import statement is one of the simple statements that bind names in a module.\n"
+    "Assert statements are a convenient way to insert debugging assertions into a program.\n"
+)
+LAMBDA_DOC = (
+    "A function definition binds the function name in the current local namespace.\n"
+    "Lambda expressions (sometimes called lambda forms) are used to create anonymous functions.\n"
+)
+
+
+def _plan_for(question: str, heading: str | None) -> SubQuestionPlan:
+    """The sub-question decompose() makes for ``heading`` (the question's own when None)."""
+    survey = [SurveyDoc("file://t/d", heading, (heading,))] if heading else []
+    plan = ExtractiveReasoner().decompose(question, survey)
+    if heading is None:
+        return plan.sub_questions[0]
+    return next(sq for sq in plan.sub_questions if heading in sq.question)
+
+
+@pytest.mark.parametrize(
+    ("question", "heading", "text", "first", "never"),
+    [
+        pytest.param(
+            CHAINED, "Operator precedence", PRECEDENCE_DOC, "left-to-right chaining feature",
+            ["The following table", "Where this occurs"],
+            id="heading-sub-question-still-answers-the-question",
+        ),
+        pytest.param(
+            CHAINED, "Value comparisons", VALUE_DOC, "Comparisons can be chained",
+            ["In this case Python"], id="generic-words-and-a-heading-word-are-not-enough",
+        ),
+        pytest.param(
+            "How are chained comparisons evaluated?", None, ANAPHORA_DOC,
+            "Chained comparisons are evaluated pairwise", [],
+            id="a-sentence-that-stands-alone-ranks-above-one-that-points-back",
+        ),
+        pytest.param(
+            CHAINED, None, RARE_TERM_DOC, "Comparisons can be chained", ["programming language"],
+            id="a-term-rare-in-the-document-outweighs-one-every-sentence-repeats",
+        ),
+        pytest.param(
+            CHAINED, None, HEADING_DOC, "In Python, chained comparisons",
+            ["=====", "is evaluated as a chain"], id="headings-and-fragments-are-never-claims",
+        ),
+        pytest.param(
+            CHAINED, None, GENERIC_DOC, "Comparisons can be chained", ["Python will evaluate"],
+            id="the-question-s-common-words-alone-are-not-enough",
+        ),
+        pytest.param(
+            "What does the assert statement do?", "Simple statements", ASSERT_DOC,
+            "Assert statements are", ["import statement"],
+            id="a-generic-word-shared-with-the-question-and-the-heading-is-not-the-topic",
+        ),
+        pytest.param(
+            "What is a lambda?", None, LAMBDA_DOC, "Lambda expressions", ["function definition"],
+            id="a-one-word-question-needs-its-one-word",
+        ),
+    ],
+)
+def test_extract_picks_the_sentence_that_answers_the_question(
+    question: str, heading: str | None, text: str, first: str, never: list[str]
+) -> None:
+    findings = ExtractiveReasoner().extract(_plan_for(question, heading), _doc(text))
+    assert findings and first in findings[0].claim, [f.claim for f in findings]
+    for finding in findings:
+        assert not any(bad in finding.claim for bad in never), finding.claim
+        # Verbatim: the quote is the document's text; the claim is it with spaces collapsed.
+        assert finding.quote in text and finding.claim == " ".join(finding.quote.split())
+        assert len(finding.claim) >= 40
+
+
+@pytest.mark.parametrize(
+    ("text", "dependent"),
+    [
+        ("This is Python's approach to operator overloading.", True),
+        ("However, if the looked-up value is an object defining a descriptor method.", True),
+        ("In this case Python will call bool() on such value.", True),
+        ("Where this occurs in the precedence chain depends on the methods.", True),
+        ("It terminates the nearest enclosing loop.", True),
+        ("It is a SyntaxError to use an async for statement outside a coroutine.", False),
+        ('"finally" clauses always run, even when the suite raises.', False),
+        ("Comparisons can be chained arbitrarily.", False),
+        ("Thereafter the suite is executed.", False),
+    ],
+)
+def test_openings_that_point_back(text: str, dependent: bool) -> None:
+    assert depends_on_context(Sentence(0, len(text), text)) is dependent
+
+
+@pytest.mark.parametrize(
+    ("text", "alone"),
+    [
+        ("Strings compare by the code points of their characters. [3]", True),
+        ("A context manager defines the runtime context of a block:", True),
+        ('It is quoted as "on the way out."', True),
+        ("With Statement Context Managers\n*******************************", False),
+        ("## Chained comparisons in Python evaluate once", False),
+        ("at the location you want to break into the debugger, and then run it.", False),
+        ("pdb.run(statement, globals=None, locals=None)", False),
+    ],
+)
+def test_only_sentences_that_stand_alone_are_claims(text: str, alone: bool) -> None:
+    assert stands_alone(Sentence(0, len(text), text)) is alone
+
+
 def test_decompose_uses_key_phrases_and_scout_headings() -> None:
     survey = [SurveyDoc("file://t/d", "Comparisons", ("Comparisons", "Value comparisons"))]
     plan = ExtractiveReasoner().decompose("How does Python evaluate chained comparisons?", survey)
     questions = [sq.question for sq in plan.sub_questions]
     assert len(questions) >= 3 and any("Value comparisons" in q for q in questions)
     assert all(len(sq.queries) >= 2 for sq in plan.sub_questions)
+    # Every sub-question serves the research question: extract() ranks by its scope.
+    assert {sq.scope for sq in plan.sub_questions} == {
+        "How does Python evaluate chained comparisons?"
+    }
     assert key_phrases("How does it work?") == ["work"]
     with pytest.raises(InputError, match="no content words"):
         ExtractiveReasoner().decompose("How is it?", [])

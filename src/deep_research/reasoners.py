@@ -2,9 +2,15 @@
 
 :class:`ExtractiveReasoner` needs no model and no network. It is honest about what it is:
 
-* sub-questions come from the question's key phrases and the scout survey's headings;
-* findings are the document's best-scoring sentences (at least 40 characters), quoted verbatim
-  — the quote is the exact substring of the retained text, the claim is that sentence;
+* sub-questions come from the question's key phrases and the scout survey's headings; each
+  one's ``scope`` is the research question itself, because every sub-question serves it;
+* findings are sentences (at least 40 characters) that answer the *research question*: a
+  sentence must hold two of its content terms, one of them among the question's most specific
+  terms in that document, and not only the words a heading adds. Among those, terms rare in the
+  document weigh more than terms every sentence repeats, the question's terms weigh more than
+  the sub-question's, and a sentence that opens by pointing back ("This is…", "However, if…")
+  ranks lower. Headings and fragments cut off a code block are never findings. The quote is
+  the exact substring of the retained text; the claim is that sentence, whitespace collapsed;
 * the skeptic panel and CIBER are *skipped with a reason*, never recorded as passed;
 * the synthesis is an ordered digest of the verified claims with their ``[S#]`` markers, and it
   says that the extractive reasoner wrote it.
@@ -12,8 +18,9 @@
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -39,17 +46,52 @@ EXTRACTIVE = "extractive"
 MIN_SENTENCE = 40
 MAX_SENTENCE = 360
 FINDINGS_PER_DOCUMENT = 2
-#: A sentence must share this many distinct content stems with the sub-question to be a finding.
+#: A sentence must share this many distinct content stems with the sub-question to be a finding
+#: (all of them when the sub-question names fewer).
 MIN_MATCHED_TERMS = 2
+#: ... and this many with the research question itself (fewer when the question has fewer): a
+#: sub-question serves the question, so a sentence that only matches a heading answers nothing.
+MIN_FOCUS_TERMS = 2
+#: Weight of a matched term of the research question against one only the sub-question names.
+FOCUS_WEIGHT = 2.0
+#: Score factor of a sentence that leans on the one before it ("This is…", "However, if…").
+DEPENDENT_PENALTY = 0.5
 QUESTION_WORDS = frozenset(
     {"how", "what", "why", "when", "where", "which", "who", "whom", "whose", "does", "do",
      "did", "is", "are", "was", "were", "can", "could", "should", "would", "will"}
+)
+#: Words a question asks *with*, not *about*; matching them says nothing about the topic.
+ASKING_WORDS = frozenset(
+    {"work", "works", "working", "use", "uses", "used", "using", "run", "runs", "happen",
+     "happens", "mean", "means", "meaning", "difference", "differences", "differ", "explain",
+     "describe", "purpose"}
 )
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
 _PARAGRAPH = re.compile(r"\n[ \t]*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z\"'(*])")
 _SPACES = re.compile(r"\s+")
+#: A heading's underline or a markdown heading: a title, not a statement.
+_HEADING_LINE = re.compile(r"^[ \t]*(?:([=*~^+#-])\1{2,}[ \t]*$|#{1,6}[ \t])", re.MULTILINE)
+#: How a sentence ends: its stop, closing quotes or brackets, perhaps a footnote mark ("[3]").
+_SENTENCE_STOP = re.compile(r"[.!?:][\"')\]*’”]*(?:\s*\[\d+\])?$")
+#: Openings that point back at an earlier sentence; quoted keywords ("finally") are not openings.
+_DEPENDENT = re.compile(
+    r"^\(?(?:"
+    r"(?:in\s+)?the\s+(?:former|latter|same|above|previous|preceding)\b"
+    r"|(?:this|these|that|those|they|their|its|such|here)\b"
+    # "It is … to …" usually announces what follows rather than pointing back.
+    r"|it\b(?!\s+(?:is|was)\b)"
+    r"|(?:however|otherwise|thus|hence|therefore|also|then|instead|similarly|likewise"
+    r"|furthermore|moreover|consequently|finally|again)\b"
+    r"|(?:for\s+(?:example|instance)|as\s+a\s+result|see)\b"
+    r"|(?:in|for|by|because\s+of|as|at|on|with|from|under|unlike|after|before)\s+"
+    r"(?:this|that|these|those|such|which|them|it)\b"
+    r"|(?:where|when|if|because|since|although|so|while|and|but|or)\s+"
+    r"(?:this|that|these|those|it|they|such)\b"
+    r")",
+    re.IGNORECASE,
+)
 
 
 def key_terms(text: str) -> list[str]:
@@ -71,8 +113,24 @@ def key_phrases(text: str) -> list[str]:
     return pairs + terms
 
 
+def term_stem(word: str) -> str:
+    """:func:`~deep_research.overlap.stem`, then a final ``e`` and a doubled final consonant
+    dropped, so "evaluate"/"evaluated" and "format"/"formatting" meet."""
+    base = stem(word)
+    if len(base) > 4 and base.endswith("e"):
+        base = base[:-1]
+    if len(base) > 4 and base[-1] == base[-2] and base[-1] not in "aeioulsz":
+        base = base[:-1]
+    return base
+
+
 def stems(text: str) -> frozenset[str]:
-    return frozenset(stem(term) for term in key_terms(text))
+    return frozenset(term_stem(term) for term in key_terms(text))
+
+
+def topic_stems(text: str) -> frozenset[str]:
+    """:func:`stems` without the words a question asks with."""
+    return frozenset(term_stem(t) for t in key_terms(text) if t not in ASKING_WORDS)
 
 
 @dataclass(frozen=True)
@@ -116,8 +174,87 @@ def _not_prose(block: str) -> bool:
     return "::=" in block or indented * 2 > len(lines) or block.lstrip().startswith(("|", "+-"))
 
 
-def score(sentence: Sentence, wanted: frozenset[str]) -> int:
-    return len(stems(sentence.text) & wanted)
+def stands_alone(sentence: Sentence) -> bool:
+    """Whether the sentence can be a claim by itself: not a heading, not a fragment cut off
+    a code block (a lower-case start), and ending as a sentence ends."""
+    claim = sentence.claim
+    if _HEADING_LINE.search(sentence.text) or claim[:1].islower():
+        return False
+    return _SENTENCE_STOP.search(claim) is not None
+
+
+def depends_on_context(sentence: Sentence) -> bool:
+    """Whether the sentence opens by pointing back ("This is…", "However, if…", "In this
+    case…"): quoted alone it does not say what it is about."""
+    return _DEPENDENT.match(sentence.claim) is not None
+
+
+@dataclass(frozen=True)
+class _Analysed:
+    """A document's candidate sentences, their stems, and how many sentences hold each stem."""
+
+    candidates: tuple[tuple[Sentence, frozenset[str]], ...]
+    frequency: Mapping[str, int]
+    total: int
+
+
+def _analyse(text: str) -> _Analysed:
+    frequency: dict[str, int] = {}
+    candidates = []
+    every = sentences(text)
+    for sentence in every:
+        own = stems(sentence.text)
+        for item in own:
+            frequency[item] = frequency.get(item, 0) + 1
+        if MIN_SENTENCE <= len(sentence.claim) <= MAX_SENTENCE and stands_alone(sentence):
+            candidates.append((sentence, own))
+    return _Analysed(tuple(candidates), frequency, len(every))
+
+
+def _weight(term: str, document: _Analysed) -> float:
+    # Inverse sentence frequency inside the document: a term every sentence repeats says
+    # little about which sentence answers.
+    return math.log(1.0 + document.total / document.frequency.get(term, 1))
+
+
+def specific_terms(focus: frozenset[str], document: _Analysed) -> frozenset[str]:
+    """The question's most specific terms in this document: those present in no more sentences
+    than the median question term present. A sentence must hold one of them."""
+    present = sorted(document.frequency[t] for t in focus if t in document.frequency)
+    if not present:
+        return focus
+    median = present[(len(present) - 1) // 2]
+    return frozenset(t for t in focus if 0 < document.frequency.get(t, 0) <= median)
+
+
+def rank(
+    text: str, focus: frozenset[str], topic: frozenset[str]
+) -> list[tuple[float, Sentence]]:
+    """Sentences of ``text`` that answer the research question (``focus``), best first, scored
+    higher when they also match the sub-question's own ``topic``."""
+    document = _analyse(text)
+    need_focus = min(MIN_FOCUS_TERMS, len(focus))
+    need_all = min(MIN_MATCHED_TERMS, len(focus | topic))
+    anchors = specific_terms(focus, document)
+    ranked: list[tuple[float, int, Sentence]] = []
+    for sentence, own in document.candidates:
+        matched_focus = own & focus
+        matched = own & (focus | topic)
+        if len(matched_focus) < need_focus or len(matched) < need_all:
+            continue
+        if not matched_focus & anchors:
+            continue
+        # fsum is exact whatever the set's iteration order (which varies with the hash seed),
+        # so equal scores stay equal and fall back to document order.
+        points = math.fsum(
+            [FOCUS_WEIGHT * _weight(t, document) for t in matched_focus]
+            + [_weight(t, document) for t in matched - focus]
+        )
+        if depends_on_context(sentence):
+            points *= DEPENDENT_PENALTY
+        ranked.append((-points, sentence.start, sentence))
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    return [(-points, sentence) for points, _, sentence in ranked]
 
 
 class ExtractiveReasoner:
@@ -143,9 +280,11 @@ class ExtractiveReasoner:
             )
         wanted = stems(question)
         focus = " ".join(key_terms(question))
+        # Every sub-question's scope is the research question: extract() ranks by it, so a
+        # heading's worker still looks for what the question asks.
         plans = [
             SubQuestionPlan(
-                "sq1", question, tuple(dict.fromkeys([focus, *phrases[:3]]))[:4], 4, "the question"
+                "sq1", question, tuple(dict.fromkeys([focus, *phrases[:3]]))[:4], 4, question
             )
         ]
         headings = [
@@ -159,17 +298,21 @@ class ExtractiveReasoner:
                 break
             if key_terms(heading):
                 plans.append(self._plan(len(plans) + 1, f"What does the corpus say about "
-                                        f"{heading}?", heading, focus))
+                                        f"{heading}?", heading, focus, question))
         for phrase in phrases:
             if len(plans) >= self.sub_questions:
                 break
-            plans.append(self._plan(len(plans) + 1, f"What is said about {phrase}?", phrase, focus))
+            plans.append(
+                self._plan(len(plans) + 1, f"What is said about {phrase}?", phrase, focus, question)
+            )
         return Plan(tuple(plans), "key phrases of the question and headings the scout saw")
 
     @staticmethod
-    def _plan(number: int, question: str, topic: str, focus: str) -> SubQuestionPlan:
+    def _plan(
+        number: int, question: str, topic: str, focus: str, asked: str
+    ) -> SubQuestionPlan:
         queries = tuple(dict.fromkeys([topic, f"{topic} {focus}"]))
-        return SubQuestionPlan(f"sq{number}", question, queries, len(queries), topic)
+        return SubQuestionPlan(f"sq{number}", question, queries, len(queries), asked)
 
     def follow_up(
         self, sub_question: SubQuestionPlan, found: Sequence[FindingDraft]
@@ -181,18 +324,15 @@ class ExtractiveReasoner:
         return [f"{terms} not except unless"] if terms else []
 
     def extract(self, sub_question: SubQuestionPlan, document: Retained) -> list[FindingDraft]:
-        wanted = stems(sub_question.question) | stems(" ".join(sub_question.queries))
-        ranked = []
-        for sentence in sentences(document.text):
-            if not MIN_SENTENCE <= len(sentence.claim) <= MAX_SENTENCE:
-                continue
-            points = score(sentence, wanted)
-            if points >= MIN_MATCHED_TERMS:
-                ranked.append((-points, sentence.start, sentence))
-        ranked.sort(key=lambda item: (item[0], item[1]))
+        # The plan's scope holds the research question every sub-question serves; a plan
+        # without one (written by another reasoner) is its own focus.
+        focus = topic_stems(sub_question.scope or sub_question.question)
+        # The queries name the sub-question's topic without the wording around it ("What does
+        # the corpus say about…").
+        topic = topic_stems(" ".join(sub_question.queries) or sub_question.question)
         return [
-            FindingDraft(claim=item.claim, quote=item.text)
-            for _, _, item in ranked[:FINDINGS_PER_DOCUMENT]
+            FindingDraft(claim=sentence.claim, quote=sentence.text)
+            for _, sentence in rank(document.text, focus or topic, topic)[:FINDINGS_PER_DOCUMENT]
         ]
 
     def judge(self, claim: Claim, evidence: Sequence[EvidenceText]) -> list[SkepticVote] | Skipped:
