@@ -105,13 +105,18 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
     from deep_research.fetch import run_fetch
 
     result, view = run_fetch(args.url, Path(args.brief), max_chars=args.max_chars)
-    if args.json:
+    return _print_fetched("fetch", result, view, as_json=args.json)
+
+
+def _print_fetched(command: str, result: Any, view: dict[str, Any], *, as_json: bool) -> int:
+    """A fetch's agent view (JSON, or the corpus path and the wrapped text) and its exit code."""
+    if as_json:
         _print_json(view)
     elif view["text"] is not None:
         print(f"corpus: {view['corpus_path']}")
         print(view["text"])
     if not result.ok:
-        print(f"fetch {result.entry.outcome}: {result.entry.reason}", file=sys.stderr)
+        print(f"{command} {result.entry.outcome}: {result.entry.reason}", file=sys.stderr)
     return EXIT_OK if result.ok else EXIT_VIOLATIONS
 
 
@@ -341,14 +346,7 @@ def _cmd_mcp_fetch(args: argparse.Namespace) -> int:
         _print_json({"error": f"{failed.gate}-failed", "reason": failed.reason})
         return EXIT_VIOLATIONS
     view = agent_view(result, Brief(Path(args.brief)), args.max_chars)
-    if args.json:
-        _print_json(view)
-    elif view["text"] is not None:
-        print(f"corpus: {view['corpus_path']}")
-        print(view["text"])
-    if not result.ok:
-        print(f"mcp-fetch {result.entry.outcome}: {result.entry.reason}", file=sys.stderr)
-    return EXIT_OK if result.ok else EXIT_VIOLATIONS
+    return _print_fetched("mcp-fetch", result, view, as_json=args.json)
 
 
 def _terminate(signum: int, frame: object) -> None:
