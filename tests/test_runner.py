@@ -15,12 +15,14 @@ from deep_research.governor import MAX_SEARCHES_PER_WORKER, MAX_WORKERS, Limits,
 from deep_research.interface import CallPrice
 from deep_research.localcorpus import LocalCorpus, open_corpus
 from deep_research.locate import locate
+from deep_research.models import SourceRow
 from deep_research.reasoners import ExtractiveReasoner
 from deep_research.runner import (
     PHASES_QUICK,
     Progress,
     RunRequest,
     RunResult,
+    build_claims,
     read_phase,
     slugify,
     start,
@@ -340,3 +342,21 @@ def test_spend_is_counted_per_run_across_a_resume(tmp_path: Path) -> None:
                     ScriptedReasoner(call_price=price), settings, limits, _quiet())
     # Spend before the interruption still counts: the cap is per run, not per process.
     assert resumed.spend == whole.spend
+
+
+def test_a_shared_finding_goes_to_the_finder_holding_fewest_claims() -> None:
+    def row(number: int, claims: list[str]) -> SourceRow:
+        return SourceRow.model_validate({
+            "id": f"S{number}", "url": f"file://docs/{number}.md", "sub_questions": ["sq1"],
+            "findings": [{"id": f"S{number}.F{i}", "claim": c, "quote": c}
+                         for i, c in enumerate(claims, start=1)],
+        })
+
+    a, b, c = ("A is found by both workers.", "B is found by both workers too.",
+               "C is found by the first worker only.")
+    rows = [row(1, [a, b]), row(2, [c])]
+    finders = {" ".join(k.casefold().split()): v for k, v in
+               {a: ["sq1", "sq2"], b: ["sq1", "sq2"], c: ["sq1"]}.items()}
+    assert {claim.claim: claim.sq for claim in build_claims(rows, 10, finders)} == {
+        a: "sq1", b: "sq2", c: "sq1"
+    }

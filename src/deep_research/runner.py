@@ -694,30 +694,36 @@ def _claim_key(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def finder_of(reports: Sequence[WorkerReport]) -> dict[str, str]:
-    """Claim key → the first sub-question whose worker found it (workers in plan order)."""
-    found: dict[str, str] = {}
+def finders_of(reports: Sequence[WorkerReport]) -> dict[str, list[str]]:
+    """Claim key → every sub-question whose worker found it, in plan order."""
+    found: dict[str, list[str]] = {}
     for report in reports:
         for source in report.sources:
             for finding in source["findings"]:
-                found.setdefault(_claim_key(str(finding["claim"])), report.id)
+                finders = found.setdefault(_claim_key(str(finding["claim"])), [])
+                if report.id not in finders:
+                    finders.append(report.id)
     return found
 
 
 def build_claims(
-    rows: Sequence[SourceRow], limit: int, sq_of: dict[str, str] | None = None
+    rows: Sequence[SourceRow], limit: int, finders: dict[str, list[str]] | None = None
 ) -> list[Claim]:
-    """One claim per distinct finding claim; every source offering it supports it."""
+    """One claim per distinct finding claim; every source offering it supports it.
+
+    A claim found by several sub-questions goes to the one holding the fewest claims so far
+    (plan order breaks ties): each sub-question that found something reports something, rather
+    than the first one taking every shared finding and the rest reading as gaps.
+    """
     grouped: dict[str, dict[str, Any]] = {}
     for row in rows:
         for finding in row.findings:
             key = _claim_key(finding.claim)
-            sq = (sq_of or {}).get(key) or next(iter(row.sub_questions), None)
             entry = grouped.setdefault(
                 key,
                 {
                     "claim": finding.claim,
-                    "sq": sq,
+                    "finders": list((finders or {}).get(key) or row.sub_questions[:1]),
                     "supporting": [],
                     "findings": [],
                     "importance": finding.importance,
@@ -727,17 +733,23 @@ def build_claims(
                 entry["supporting"].append(row.id)
             entry["findings"].append(finding.id)
     ordered = sorted(grouped.values(), key=lambda e: -len(e["supporting"]))[:limit]
-    return [
-        Claim(
-            id=f"C{number}",
-            claim=e["claim"],
-            sq=e["sq"],
-            supporting=e["supporting"],
-            findings=e["findings"],
-            importance=e["importance"],
+    held: dict[str, int] = {}
+    claims = []
+    for number, e in enumerate(ordered, start=1):
+        sq = min(e["finders"], key=lambda s: (held.get(s, 0), e["finders"].index(s)), default=None)
+        if sq is not None:
+            held[sq] = held.get(sq, 0) + 1
+        claims.append(
+            Claim(
+                id=f"C{number}",
+                claim=e["claim"],
+                sq=sq,
+                supporting=e["supporting"],
+                findings=e["findings"],
+                importance=e["importance"],
+            )
         )
-        for number, e in enumerate(ordered, start=1)
-    ]
+    return claims
 
 
 def _gaps(ctx: Context, reports: Sequence[WorkerReport]) -> list[str]:
@@ -755,7 +767,7 @@ def _gaps(ctx: Context, reports: Sequence[WorkerReport]) -> list[str]:
 def phase_claims(ctx: Context) -> None:
     rows = brief_rows(ctx.brief)
     reports = _worker_reports(ctx.brief, "cast") + _worker_reports(ctx.brief, "round2")
-    claims = build_claims(rows, ctx.limits.claims, finder_of(reports))
+    claims = build_claims(rows, ctx.limits.claims, finders_of(reports))
     document = ctx.brief.load_claims()
     gaps = _gaps(ctx, _worker_reports(ctx.brief, "cast"))
     updated = document.model_copy(update={"claims": claims, "coverage_gaps": gaps})
