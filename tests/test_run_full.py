@@ -97,15 +97,21 @@ def settings() -> Settings:
 
 
 def run_full(
-    state: Path, docs: Path, *, ciber_passed: bool | None = True, **request: object
+    state: Path,
+    docs: Path,
+    *,
+    ciber_passed: bool | None = True,
+    resume: str | None = None,
+    stop_after: str | None = None,
 ) -> RunResult:
     return start(
-        RunRequest(QUESTION, state, depth="full", **request),  # type: ignore[arg-type]
+        RunRequest(QUESTION, state, depth="full", resume=resume),
         open_corpus(str(docs), state),
         reasoner(ciber_passed),
         settings(),
         default_limits("full"),
         Progress(quiet=True),
+        stop_after=stop_after,
     )
 
 
@@ -222,3 +228,26 @@ def test_killed_mid_phase_at_full_depth_resumes_to_the_same_verdict(
         whole.verdict, whole.claims, whole.stripped
     )
     _assert_verified(resumed.brief)
+
+
+
+
+@pytest.mark.parametrize("phase", ["panel", "ciber", "synthesize"])
+def test_a_kill_between_a_phases_two_writes_resumes_to_the_same_verdict(
+    docs: Path, whole: RunResult, tmp_path: Path, phase: str
+) -> None:
+    """claims.json and trace.json are written one after the other; a kill in between leaves
+    the phase's new claims.json beside the previous trace.json. Resume must redo the phase
+    without applying its work twice."""
+    state = tmp_path / "state"
+    brief = Brief(state / "briefs" / whole.slug)
+    run_full(state, docs, stop_after=PHASES_FULL[PHASES_FULL.index(phase) - 1])
+    old_trace = brief.trace_path.read_bytes()
+    run_full(state, docs, resume=whole.slug, stop_after=phase)
+    brief.trace_path.write_bytes(old_trace)
+    assert phase not in read_phase(brief, "run")["completed"]
+    resumed = run_full(state, docs, resume=whole.slug)
+    assert (resumed.verdict, resumed.claims, resumed.stripped) == (
+        whole.verdict, whole.claims, whole.stripped
+    )
+    assert validate_brief(resumed.brief).ok
