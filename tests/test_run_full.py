@@ -176,9 +176,7 @@ def test_full_run_stopped_after_any_phase_resumes_to_the_same_verdict(
     docs: Path, whole: RunResult, tmp_path: Path, phase: str
 ) -> None:
     state = tmp_path / "state"
-    corpus = open_corpus(str(docs), state)
-    cut = start(RunRequest(QUESTION, state, depth="full"), corpus, reasoner(), settings(),
-                default_limits("full"), Progress(quiet=True), stop_after=phase)
+    cut = run_full(state, docs, stop_after=phase)
     assert validate_brief(cut.brief).ok
     assert read_phase(Brief(cut.brief), "run")["completed"][-1] == phase
     resumed = run_full(state, docs, resume=cut.slug)
