@@ -77,6 +77,30 @@ def _counter(**values: Any) -> Edit:
     return change
 
 
+def _reword(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+    claims["claims"][0]["claim"] = "Heat pump sales were about 4.1 million units in 2023."
+
+
+def _forge(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+    # A third citation, copied from a real one and pinned on a source the claim never cited.
+    forged = json.loads(json.dumps(claims["claims"][0]["evidence"][0]))
+    forged.update(source="S7", finding="S7.F1")
+    claims["claims"][0]["evidence"].append(forged)
+
+
+def _flip(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+    claims["claims"][1]["evidence"][0]["checks"]["outcome"] = "partially_supported"
+
+
+@pytest.mark.parametrize("change", [_reword, _forge, _flip], ids=["reword", "forge", "flip"])
+def test_rule2_an_edit_after_the_trace_gate_holds_the_brief(ready: Path, change: Edit) -> None:
+    # The stored trace verdicts say Supported; the retained text no longer agrees.
+    edit(ready, change)
+    decided, reasons = verdict(ready)
+    assert decided == "HOLD"
+    assert reasons[0].startswith("rule 2 → HOLD: claims.json does not reproduce"), reasons
+
+
 def test_rule7_ready(ready: Path) -> None:
     assert verdict(ready) == ("READY", ["rule 7 → READY: every gate passed at full depth"])
     document = read_claims(ready)

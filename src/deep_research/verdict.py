@@ -6,7 +6,8 @@ wrong at once. Precedence, highest first:
 
 1. ``refetch_pass_rate`` < refetch_fail → FAIL
 2. a verifier violation stands (a kept Supported claim still cites a source that failed, or a
-   claim was never traced) → HOLD
+   claim was never traced), or claims.json's trace verdicts do not reproduce from the retained
+   text (an edit after the trace gate ran) → HOLD
 3. full depth and CIBER neither ran nor was validly skipped → HOLD
 F. any work-budget floor unmet → HOLD (the offending phase should be re-run)
 E. no claim can be emitted → HOLD: the sources did not answer the question (the brief's
@@ -212,9 +213,11 @@ def evaluate(
     floor_table: dict[str, Floor],
     settings: Settings,
     incomplete: Sequence[str] = (),
+    retraced: Sequence[str] = (),
 ) -> list[Fired]:
     """Every rule that fires, highest precedence first. ``incomplete``: the caps that stopped
-    the run (see :func:`run_incomplete`)."""
+    the run (see :func:`run_incomplete`); ``retraced``: where a fresh trace of the retained text
+    disagrees with claims.json (:func:`deep_research.verify.retrace_mismatches`)."""
     fired: list[Fired] = []
     rate = document.refetch_pass_rate
     full = document.depth == "full"
@@ -225,6 +228,12 @@ def evaluate(
         more = f" (+{len(violations) - 3} more)" if len(violations) > 3 else ""
         fired.append(
             Fired("rule 2", "HOLD", "verifier violations: " + "; ".join(violations[:3]) + more)
+        )
+    if retraced:
+        more = f" (+{len(retraced) - 1} more)" if len(retraced) > 1 else ""
+        fired.append(
+            Fired("rule 2", "HOLD", f"claims.json does not reproduce from the retained text: "
+                                    f"{retraced[0]}{more}; re-run deep-research trace")
         )
     if full and document.ciber_passed is None:
         problem = (
@@ -309,8 +318,9 @@ def decide(
     sources: Sequence[SourceRow],
     log: Sequence[FetchLogEntry],
     settings: Settings,
+    retraced: Sequence[str] = (),
 ) -> VerdictReport:
-    """Pure: the verdict from already-read artifacts."""
+    """Pure: the verdict from already-read artifacts (``retraced``: see :func:`evaluate`)."""
     if document.triangulation_score is None:
         raise InputError("claims.json has no triangulation_score; run deep-research triangulate")
     digest = settings_hash(settings)
@@ -322,7 +332,7 @@ def decide(
         )
     check_consistency(document, trace, sources, log)
     table = floors(document, trace.counters, sources, settings)
-    fired = evaluate(document, table, settings, run_incomplete(trace))
+    fired = evaluate(document, table, settings, run_incomplete(trace), retraced)
     return VerdictReport(fired[0].verdict, [item.line() for item in fired], table, digest)
 
 
@@ -332,7 +342,10 @@ def run_verdict(root: Path, settings: Settings) -> VerdictReport:
     trace = load_trace_or_empty(brief)
     sources = brief.load_sources()
     log = brief.load_fetch_log()
-    report = decide(document, trace, sources, log, settings)
+    from deep_research.verify import retrace_mismatches
+
+    # The verdict rests on claims.json's trace results only after they reproduce from the text.
+    report = decide(document, trace, sources, log, settings, retrace_mismatches(brief, document))
     updated = document.model_copy(
         update={
             "verdict": report.verdict,

@@ -13,6 +13,7 @@ files is not auditable, and says where.
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,10 +56,12 @@ def verdict_of(claim: Claim) -> dict[str, Any]:
     return {
         "support_class": claim.support_class,
         "verify_passed": claim.verify_passed,
-        "evidence": [
-            (item.source, item.finding, item.checks.outcome, item.span and item.span.model_dump())
+        # A set, not a list: triangulation reorders a claim's citations, which changes nothing.
+        "evidence": sorted(
+            (item.source, item.finding or "", item.checks.outcome,
+             json.dumps(item.span and item.span.model_dump(), sort_keys=True))
             for item in claim.evidence
-        ],
+        ),
         "violations": sorted((v.source or "", v.reason) for v in claim.violations),
     }
 
@@ -69,6 +72,19 @@ def compare(stored: Claim, recomputed: Claim) -> list[str]:
         f"{stored.id}: {key} stored {old[key]!r}, recomputed {new[key]!r}"
         for key in old
         if old[key] != new[key]
+    ]
+
+
+def retrace_mismatches(brief: Brief, document: ClaimsFile) -> list[str]:
+    """Where a fresh trace of the retained text disagrees with claims.json's stored trace
+    verdicts — an edit after the trace gate ran (a claim's words, a forged evidence item, a
+    flipped class). Claims never traced are the verdict's own rule, not a mismatch."""
+    index = SourceIndex(brief, brief.load_sources(), brief.load_fetch_log())
+    return [
+        mismatch
+        for claim in document.claims
+        if claim.verify_passed is not None
+        for mismatch in compare(claim, trace_claim(index, claim)[0])
     ]
 
 
@@ -84,23 +100,22 @@ def run_verify(root: Path, *, offline: bool = True) -> VerifyReport:
             )
         report = VerifyReport(claims=len(document.claims), offline=offline)
         report.problems.extend(validate_brief(root).problems)
-        index = SourceIndex(brief, brief.load_sources(), brief.load_fetch_log())
-        for claim in document.claims:
-            recomputed, _ = trace_claim(index, claim)
-            report.mismatches.extend(compare(claim, recomputed))
+        retraced = retrace_mismatches(brief, document)
+        report.mismatches.extend(retraced)
         if document.verdict is not None:
-            report.mismatches.extend(_compare_verdict(brief, document))
+            report.mismatches.extend(_compare_verdict(brief, document, retraced))
     return report
 
 
-def _compare_verdict(brief: Brief, document: ClaimsFile) -> list[str]:
+def _compare_verdict(brief: Brief, document: ClaimsFile, retraced: list[str]) -> list[str]:
     """Decide the verdict again from the stored artifacts under the settings they record."""
     trace = brief.load_trace() if brief.trace_path.exists() else TraceFile()
     try:
         settings = Settings.model_validate(trace.settings) if trace.settings else Settings()
     except ValidationError:
         return ["trace.json records settings this version cannot read; re-run verdict"]
-    decided = decide(document, trace, brief.load_sources(), brief.load_fetch_log(), settings)
+    decided = decide(document, trace, brief.load_sources(), brief.load_fetch_log(), settings,
+                     retraced)
     found = []
     if decided.verdict != document.verdict:
         found.append(f"verdict: stored {document.verdict}, recomputed {decided.verdict}")
