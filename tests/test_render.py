@@ -164,3 +164,12 @@ def test_render_refuses_an_unfetched_url_in_prose(tmp_path: Path) -> None:
 def test_render_needs_a_verdict(tmp_path: Path) -> None:
     root = build(tmp_path / "brief")
     assert main(["render", str(root)]) == 2
+
+
+def test_the_finished_example_reproduces_offline(example: Path) -> None:
+    # Triangulation reorders and drops citations after the trace; verification must still
+    # reproduce every stored verdict, and the verdict itself, from the files alone.
+    from deep_research.verify import run_verify
+
+    report = run_verify(example)
+    assert report.identical, report.mismatches
