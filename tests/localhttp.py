@@ -9,6 +9,7 @@ and any DNS lookup — fail the test: nothing a test does can leave the machine.
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -39,7 +40,10 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class LocalServer:
-    def __init__(self) -> None:
+    """A loopback HTTP server; with ``tls`` (a server-side context) it speaks HTTPS."""
+
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self.scheme = "https" if tls is not None else "http"
         self.routes: dict[str, Route | Callable[[], Route]] = {}
         self.hits: list[str] = []
         self.user_agents: list[str] = []
@@ -64,6 +68,8 @@ class LocalServer:
                     return
 
         self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         # A short poll interval: shutdown() waits for it, once per test.
@@ -71,8 +77,8 @@ class LocalServer:
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
 
-    def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+    def url(self, path: str = "/", host: str = "127.0.0.1") -> str:
+        return f"{self.scheme}://{host}:{self.port}{path}"
 
     @staticmethod
     def serve(handler: BaseHTTPRequestHandler, route: Route) -> None:
@@ -142,7 +148,11 @@ def tripwire(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 
 def loopback_policy(
-    port: int, *, resolver: dict[str, list[str]] | None = None, **limits: Any
+    port: int,
+    *,
+    resolver: dict[str, list[str]] | None = None,
+    trust: ssl.SSLContext | None = None,
+    **limits: Any,
 ) -> FetchPolicy:
     """The only way a test reaches 127.0.0.1: the explicit private allow-list (and its port)."""
     table = resolver or {}
@@ -156,6 +166,7 @@ def loopback_policy(
         private_allowlist=parse_networks(["127.0.0.1/32"]),
         extra_ports=frozenset({port}),
         resolver=resolve,
+        trust=trust,
     )
     return FetchPolicy(net=net, **limits)
 

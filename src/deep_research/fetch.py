@@ -27,6 +27,7 @@ import html
 import json
 import os
 import re
+import ssl
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -116,6 +117,20 @@ class FetchResult:
     @property
     def ok(self) -> bool:
         return self.entry.outcome == "ok"
+
+
+def _tls_problem(error: BaseException) -> str | None:
+    """The certificate check that failed (OpenSSL's words: names, never page content)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return f"certificate rejected ({current.verify_message})"
+        if isinstance(current, ssl.SSLError):
+            return f"handshake failed ({current.reason or type(current).__name__})"
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def redact(text: str) -> str:
@@ -332,6 +347,9 @@ class Fetcher:
         except httpx2.TimeoutException:
             raise _Failure("timeout") from None
         except httpx2.HTTPError as exc:
+            tls = _tls_problem(exc)
+            if tls is not None:
+                raise _Failure(f"tls_error: {tls}") from None
             raise _Failure(f"network_error: {type(exc).__name__}") from None
 
     def _load_robots(self, origin: str) -> RobotsFile:

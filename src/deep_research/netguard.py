@@ -113,6 +113,9 @@ class NetPolicy:
     private_allowlist: tuple[IPNetwork, ...] = ()
     extra_ports: frozenset[int] = frozenset()
     resolver: Resolver | None = None  # None: the system resolver, bounded by a timeout
+    # None: the default trust store. Only a library caller can set it (tests trust their own
+    # CA); no command-line flag or environment variable reaches it.
+    trust: ssl.SSLContext | None = None
 
     @property
     def ports(self) -> frozenset[int]:
@@ -415,7 +418,9 @@ class GuardedTransport(httpx2.HTTPTransport):
 
     def __init__(self, policy: NetPolicy) -> None:
         super().__init__(trust_env=False)
-        ssl_context = httpx2.create_ssl_context(trust_env=False)
+        # Verification stays on: the handshake checks the certificate against the URL's host
+        # name, while the socket goes to the address the guard checked.
+        ssl_context = policy.trust or httpx2.create_ssl_context(trust_env=False)
         self.backend = GuardedBackend(policy)
         # The parent builds its own pool; swap in one whose every connection goes through the
         # guard. Keep-alive is off so each request (hop) connects, and is checked, afresh.
