@@ -201,3 +201,58 @@ def test_case_and_white_space_changes_are_located_normalized(
     assert result is not None
     assert result.method in ("exact", "normalized")
     assert normalize(text[result.start : result.end]) == normalize(quote)
+
+
+# --- the windowed path agrees with the whole document -----------------------------------------
+
+_WORDS = st.sampled_from(
+    ["harbour", "ships", "record", "council", "budget", "2023", "1,234", "approved", "the", "a",
+     "Norland", "quarter", "energy", "\u2019s", "\u2014", "caf\u00e9", "not", "never", "units"]
+)
+_PERTURB = st.sampled_from(["none", "spaces", "upper", "drop", "ellipsis", "curly"])
+
+
+def _perturbed(quote: str, how: str, cut: int) -> str:
+    if how == "spaces":
+        return quote.replace(" ", "  ", 3)
+    if how == "upper":
+        return quote.upper()
+    if how == "drop":
+        return quote[:cut] + quote[cut + 1 :]
+    if how == "ellipsis":
+        return quote[:30] + " … " + quote[-30:]
+    if how == "curly":
+        return quote.replace("'", "\u2019").replace('"', "\u201c")
+    return quote
+
+
+@given(st.lists(st.lists(_WORDS, min_size=8, max_size=30), min_size=40, max_size=120),
+       st.data(), _PERTURB)
+def test_windows_find_what_the_whole_document_finds(
+    sentences: list[list[str]], data: st.DataObject, how: str
+) -> None:
+    # Normalizing only windows around a rare verbatim piece of the quote is a shortcut: it must
+    # place every quote where normalizing the whole document would.
+    text = "\n\n".join(" ".join(words).capitalize() + "." for words in sentences)
+    start = data.draw(st.integers(0, len(text) - 120))
+    length = data.draw(st.integers(80, 200))
+    quote = _perturbed(text[start : start + length], how, data.draw(st.integers(20, 60)))
+    windowed = locate(quote, Document(text))
+    whole = Document(text)
+    _ = whole.normalized  # computed first: locate then skips the windows
+    assert windowed == locate(quote, whole)
+
+
+def test_a_window_never_prefers_a_fuzzy_match_to_a_normalized_one_elsewhere() -> None:
+    # The quote's words occur twice: in a title line (without the "# ") and in the heading it
+    # quotes. Every stage runs across all windows before the next, as over the whole text.
+    filler = " ".join(["council budget report"] * 60)
+    text = (
+        "TITLE: Ryan Adams transforms Taylor Swift's 1989 into a melancholy masterpiece\n"
+        f"{filler}\n# Ryan Adams transforms Taylor Swift's 1989 into a melancholy masterpiece\n"
+        f"{filler}"
+    )
+    quote = "# ryan adams transforms taylor swift's 1989 into a melancholy masterpiece"
+    found = locate(quote, Document(text))
+    assert found is not None and found.method == "normalized"
+    assert found.start == text.index("# Ryan")

@@ -41,6 +41,14 @@
    with a word: quotes are cut at word boundaries, so a span edge inside a word usually means the
    quote lost a character there.
 
+Windows: stages 2–4 need the document normalized, which costs as much as reading it. When the
+document has not been normalized yet, a rare plain piece of the quote (16 ASCII characters,
+compared lower-cased) is looked up in the raw text, and only windows around its occurrences are
+normalized; each stage runs across all windows before the next, exactly as over the whole text,
+and a hit near a window's cut edge is not trusted. Nothing found in the windows (or no usable
+piece) falls back to the whole document, so a quote the windows miss is still found; on the
+labelled eval data every span is the one the whole-document path gives.
+
 Edge white space: a quote that begins or ends with white space keeps one space of the document
 there when the document has one (the span covers what the quote covers).
 
@@ -104,6 +112,12 @@ _MAX_PIECE_HITS = 200
 _MAX_FIRST_SEGMENT_TRIES = 64
 _PARTIAL_RATIO_MAX_CHARS = 500
 _SCAN_BUDGET = 256_000_000  # characters searched for pigeonhole pieces per fuzzy lookup
+_ANCHOR_CHARS = 16  # length of the quote pieces looked up verbatim to place windows
+_ANCHOR_TRIES = 5  # pieces tried, spread over the quote
+_MAX_ANCHOR_HITS = 8  # a piece more common than this does not narrow the search enough
+# ASCII letters, digits, single spaces and punctuation that normalization leaves alone.
+_PLAIN_PIECE = re.compile(r"(?:[a-z0-9,;:!?()/%$&+=#@*]| (?! ))+")
+_WINDOW_MARGIN = 128  # characters a window keeps beyond the quote on each side
 
 _ELLIPSIS = re.compile(r"\s*[\[(]?\s*\.(?: ?\.){2,}\s*[\])]?\s*")
 _MEANING_TOKENS = re.compile(
@@ -144,6 +158,15 @@ class Document:
     def normalized(self) -> NormalizedText:
         return normalize_text(self.text)
 
+    def is_normalized(self) -> bool:
+        return "normalized" in self.__dict__
+
+    @cached_property
+    def lowered(self) -> str | None:
+        """The text lower-cased, when that keeps every offset (no character changes length)."""
+        lowered = self.text.lower()
+        return lowered if len(lowered) == len(self.text) else None
+
 
 @dataclass(frozen=True)
 class _Hit:
@@ -165,27 +188,138 @@ def locate(quote: str, document: Document | str) -> Located | None:
     found = doc.text.find(quote)
     if found >= 0:
         return Located(doc.content_hash, found, found + len(quote), "exact", 100.0, len(quote))
-    norm = doc.normalized
-    found = norm.text.find(nq)
-    if found >= 0:
-        return _located(doc, quote, [_Hit(found, found + len(nq), 100.0)], "normalized")
     segments = _ellipsis_segments(nq)
-    if segments is not None:
-        if not segments:
-            return None
-        chain = _locate_segments(segments, norm.text)
-        if chain is not None:
-            return _located(doc, quote, _keep_edge_ellipses(nq, norm.text, chain), "ellipsis")
-    hits = _fuzzy_hits(nq, norm.text)
-    return _located(doc, quote, hits[:1], "fuzzy") if hits else None
+    placed = None
+    if not doc.is_normalized():
+        windows = _windows(quote, doc, max(0, len(segments or ()) - 1))
+        if windows:
+            placed = _place_in_windows(quote, nq, segments, doc.text, windows)
+    if placed is None:
+        placed = _place([(doc.normalized, 0, (False, False))], quote, nq, segments)
+    return replace(placed, hash=doc.content_hash) if placed is not None else None
+
+
+_Piece = tuple[NormalizedText, int, tuple[bool, bool]]  # normalized text, its base, cut edges
+
+
+def _place_in_windows(
+    quote: str, nq: str, segments: list[str] | None, text: str, windows: list[tuple[int, int]]
+) -> Located | None:
+    pieces = [
+        (normalize_text(text[start:end]), start, (start > 0, end < len(text)))
+        for start, end in windows
+    ]
+    return _place(pieces, quote, nq, segments)
+
+
+def _place(
+    pieces: Sequence[_Piece], quote: str, nq: str, segments: list[str] | None
+) -> Located | None:
+    """Stages 2–4 over ``pieces`` (the whole document, or windows of it in document order),
+    each stage across all of them before the next, as over the whole text: the first normalized
+    occurrence, else the best ellipsis chain, else the best fuzzy match. A hit within
+    :data:`_WINDOW_MARGIN` of a cut edge is not trusted (the cut may hide what the whole text
+    has there)."""
+    for norm, base, cut in pieces:
+        found = norm.text.find(nq)
+        if found >= 0 and _trusted(norm, cut, found, found + len(nq)):
+            return _located(norm, base, quote, [_Hit(found, found + len(nq), 100.0)],
+                            "normalized")
+    if segments == []:
+        return None  # a degenerate ellipsis quote is only ever matched as a whole
+    best: tuple[tuple[int, ...], _Piece, list[_Hit], Method] | None = None
+    for index, piece in enumerate(pieces):
+        norm, base, cut = piece
+        if segments:
+            chain = _locate_segments(segments, norm.text)
+            if chain is None:
+                continue
+            hits = _keep_edge_ellipses(nq, norm.text, chain)
+            key: tuple[int, ...] = (sum(h.edits for h in chain), chain[-1].end - chain[0].start)
+            method: Method = "ellipsis"
+        else:
+            hits = _fuzzy_hits(nq, norm.text)[:1]
+            if not hits:
+                continue
+            key, method = (hits[0].edits, index, hits[0].start), "fuzzy"
+        if _trusted(norm, cut, hits[0].start, hits[-1].end) and (best is None or key < best[0]):
+            best = (key, piece, hits, method)
+    if best is None:
+        return None
+    _, (norm, base, _), hits, method = best
+    return _located(norm, base, quote, hits, method)
+
+
+def _trusted(norm: NormalizedText, cut: tuple[bool, bool], start: int, end: int) -> bool:
+    return not (cut[0] and start < _WINDOW_MARGIN) and not (
+        cut[1] and end > len(norm.text) - _WINDOW_MARGIN
+    )
+
+
+def _windows(quote: str, doc: Document, ellipses: int) -> list[tuple[int, int]]:
+    """Stretches of the document around each place a rare piece of the quote occurs.
+
+    Normalizing a whole document costs as much as reading it; most quotes that miss the exact
+    stage are a few characters off (case, white space, typography, a lost letter, an ellipsis),
+    and most of their text is still on the page. Pieces are plain ASCII and compared lower-cased,
+    so they read the same before and after normalization. A window spans the quote's length with
+    room for collapsed white space and elided passages, and starts and ends at white space. No
+    window (no piece found, or only pieces too common to narrow the search) sends the caller to
+    the whole document — as does a set of windows where nothing is found.
+    """
+    lowered = doc.lowered
+    anchor = _rare_piece(quote.lower(), lowered) if lowered is not None else None
+    if lowered is None or anchor is None:
+        return []
+    piece, offset = anchor
+    text = doc.text
+    reach = len(quote) + _WINDOW_MARGIN + 2 * ELLIPSIS_MAX_GAP * ellipses
+    windows: list[tuple[int, int]] = []
+    at = lowered.find(piece)
+    while at >= 0:
+        start = _snap_back(text, max(0, at - offset - reach))
+        end = _snap_forward(text, min(len(text), at - offset + len(quote) + reach))
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], end)
+        else:
+            windows.append((start, end))
+        at = lowered.find(piece, at + 1)
+    return windows
+
+
+def _rare_piece(quote: str, text: str) -> tuple[str, int] | None:
+    """A plain piece of the (lower-cased) quote and its offset in it, occurring at least once and
+    at most :data:`_MAX_ANCHOR_HITS` times in the (lower-cased) ``text``."""
+    if len(quote) < 2 * _ANCHOR_CHARS:
+        return None
+    last = len(quote) - _ANCHOR_CHARS
+    for offset in sorted({last * i // (_ANCHOR_TRIES - 1) for i in range(_ANCHOR_TRIES)}):
+        piece = quote[offset : offset + _ANCHOR_CHARS]
+        if not _PLAIN_PIECE.fullmatch(piece):
+            continue
+        if 0 < text.count(piece) <= _MAX_ANCHOR_HITS:
+            return piece, offset
+    return None
+
+
+def _snap_back(text: str, position: int) -> int:
+    space = max(text.rfind(" ", 0, position), text.rfind("\n", 0, position))
+    return space + 1 if space >= 0 and position - space < _WINDOW_MARGIN else position
+
+
+def _snap_forward(text: str, position: int) -> int:
+    ends = [found for mark in (" ", "\n") if (found := text.find(mark, position)) >= 0]
+    end = min(ends, default=len(text))
+    return end if end - position < _WINDOW_MARGIN else position
 
 
 def _has_alnum(text: str) -> bool:
     return any(char.isalnum() for char in text)
 
 
-def _located(doc: Document, quote: str, hits: Sequence[_Hit], method: Method) -> Located:
-    norm = doc.normalized
+def _located(
+    norm: NormalizedText, base: int, quote: str, hits: Sequence[_Hit], method: Method
+) -> Located:
     start, end = hits[0].start, hits[-1].end
     if quote[:1].isspace() and start > 0 and norm.text[start - 1] == " ":
         start -= 1
@@ -197,7 +331,7 @@ def _located(doc: Document, quote: str, hits: Sequence[_Hit], method: Method) ->
     else:
         matched = sum(b - a for a, b in (norm.to_original(h.start, h.end) for h in hits))
     score = min(hit.score for hit in hits)
-    return Located(doc.content_hash, orig_start, orig_end, method, score, matched)
+    return Located("", base + orig_start, base + orig_end, method, score, matched)
 
 
 # --- ellipsis ---------------------------------------------------------------------------------
