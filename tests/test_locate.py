@@ -226,7 +226,7 @@ def _perturbed(quote: str, how: str, cut: int) -> str:
     return quote
 
 
-@given(st.lists(st.lists(_WORDS, min_size=8, max_size=30), min_size=40, max_size=120),
+@given(st.lists(st.lists(_WORDS, min_size=8, max_size=20), min_size=30, max_size=60),
        st.data(), _PERTURB)
 def test_windows_find_what_the_whole_document_finds(
     sentences: list[list[str]], data: st.DataObject, how: str
