@@ -110,3 +110,72 @@ def test_headings_and_declared_author() -> None:
     assert headings_of(text) == ("Comparisons", "Value comparisons", "Md")
     assert declared_author("---\ntitle: x\nauthor: 'Grace'\n---\nbody") == "Grace"
     assert declared_author("author: nobody\n") is None
+
+
+# --- PDF ----------------------------------------------------------------------------------------
+
+
+def text_pdf(*pages: str) -> bytes:
+    """A minimal PDF whose pages carry ``pages`` as text (Helvetica, one line each)."""
+    count = len(pages)
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [" + " ".join(f"{3 + 2 * i} 0 R" for i in range(count))
+        + f"] /Count {count} >>",
+    ]
+    font = 3 + 2 * count
+    for index, line in enumerate(pages):
+        escaped = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        stream = f"BT /F1 12 Tf 72 720 Td ({escaped}) Tj ET"
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * index} 0 R "
+            f"/Resources << /Font << /F1 {font} 0 R >> >> >>"
+        )
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
+    objects.append("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n"\
+        .encode()
+    return out
+
+
+def test_pdf_text_is_indexed_retained_and_traceable(tmp_path: Path) -> None:
+    docs = tmp_path / "papers"
+    (docs / "lab").mkdir(parents=True)
+    sentence = "Chained comparisons evaluate every operand at most once in this report."
+    (docs / "lab" / "report.pdf").write_bytes(text_pdf("Operators in practice", sentence))
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4\n" + os.urandom(2048))  # unreadable: skipped
+    corpus = open_corpus(str(docs), tmp_path / "state")
+    assert corpus.index.count() == 1
+    hit = corpus.search("chained comparisons operand", 3)[0]
+    assert hit.url == "file://papers/lab/report.pdf"
+    brief = Brief(tmp_path / "brief")
+    retained = corpus.retain(hit, brief)
+    assert retained is not None and sentence in retained.text and retained.owner == "lab"
+    row = SourceRow(id="S1", url=hit.url, content_hash=retained.content_hash, tier="raw")
+    resolution = SourceIndex(brief, [row], brief.load_fetch_log()).resolve("S1")
+    assert resolution.document is not None and sentence in resolution.document.text
+
+
+def test_an_encrypted_pdf_contributes_nothing(tmp_path: Path) -> None:
+    from io import BytesIO
+
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(BytesIO(text_pdf("A secret about heat pumps."))))
+    writer.encrypt("owner-only")
+    buffer = BytesIO()
+    writer.write(buffer)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "locked.pdf").write_bytes(buffer.getvalue())
+    (tmp_path / "docs" / "open.md").write_text("# Boilers\n\nBoilers heat water for radiators.\n")
+    corpus = open_corpus(str(tmp_path / "docs"), tmp_path / "state")
+    assert corpus.index.count() == 1
+    assert all(not hit.url.endswith("locked.pdf") for hit in corpus.search("secret", 3))

@@ -537,7 +537,7 @@ def build_parser() -> argparse.ArgumentParser:
               "(exit 0 READY/PARTIAL/PARTIAL_QUICK, 1 HOLD/FAIL)")
     sub.add_argument("question", nargs="?", help="the research question (omit with --resume)")
     sub.add_argument("--depth", choices=["quick", "full"], default="quick")
-    sub.add_argument("--corpus", help="a folder of .md/.txt/.html, or python-docs")
+    sub.add_argument("--corpus", help="a folder of .md/.txt/.html/.pdf, or python-docs")
     sub.add_argument("--reasoner", choices=["auto", "extractive", "claude"], default="auto")
     sub.add_argument("--max-usd", type=float, help="dollar cap (lowers the built-in cap only)")
     sub.add_argument("--resume", metavar="SLUG", help="continue an interrupted run")

@@ -2,7 +2,9 @@
 
 HTML goes through trafilatura (boilerplate removal, precision-first) and, when it finds no main
 text or fails, through selectolax's lexbor parser (all visible text, no boilerplate removal).
-Plain text and JSON are decoded as they are. No extractor gives offsets into the HTML and output
+Plain text and JSON are decoded as they are. PDF (local corpora only: the web fetcher refuses the
+type) goes through pypdf, page by page, at most :data:`MAX_PDF_PAGES` pages; an encrypted or
+unreadable file gives no text. No extractor gives offsets into the HTML and output
 varies between versions, so the extractor's name and version are recorded with the text, and
 quotes are always located in the stored text, never in a fresh extraction.
 """
@@ -97,3 +99,26 @@ def extract(body: bytes, media_type: str, charset: str | None) -> Extracted | No
     if fallback:
         return Extracted(fallback, "selectolax", _version("selectolax"))
     return None
+
+
+#: Pages read from one PDF; a longer document contributes its first pages only.
+MAX_PDF_PAGES = 2000
+
+
+def pdf_text(body: bytes) -> Extracted | None:
+    """The text layer of a PDF, pages separated by a blank line, or None (no text, encrypted,
+    unreadable). Scanned pages without a text layer contribute nothing: no OCR."""
+    from io import BytesIO
+
+    from pypdf import PdfReader
+
+    try:
+        reader = PdfReader(BytesIO(body), strict=False)
+        if reader.is_encrypted:
+            return None
+        pages = [page.extract_text() or "" for page in reader.pages[:MAX_PDF_PAGES]]
+    except Exception as exc:  # the parser is third-party code fed whatever is in the folder
+        log.warning("pypdf could not read a PDF (%s); it is skipped", type(exc).__name__)
+        return None
+    text = _clean("\n\n".join(pages))
+    return Extracted(text, "pypdf", _version("pypdf")) if text else None

@@ -1,4 +1,4 @@
-"""The local-corpus search adapter: a folder of .md/.txt/.html files, or the built-in Python docs.
+"""The local-corpus search adapter: a folder of .md/.txt/.html/.pdf files, or the Python docs.
 
 Documents are indexed in SQLite FTS5 (ranked by BM25) in one file beside the run state
 (``<state>/corpora/<label>-<key>.sqlite``), with no server. Indexing is incremental: a file whose
@@ -26,12 +26,12 @@ from deep_research import fetchlog
 from deep_research.brief import Brief
 from deep_research.corpus import store_text
 from deep_research.errors import InputError, MissingArtifact
-from deep_research.extract import decode, extract
+from deep_research.extract import decode, extract, pdf_text
 from deep_research.interface import Hit, Retained, SurveyDoc
 from deep_research.models import CorpusMeta, FetchLogEntry
 from deep_research.overlap import STOP_WORDS
 
-SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm"})
+SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"})
 PYTHON_DOCS = "python-docs"
 #: The built-in corpus's publisher: every topic is one owner (the same voice, for independence).
 PYTHON_DOCS_OWNER = "docs.python.org"
@@ -132,6 +132,9 @@ def file_text(path: Path) -> str | None:
     body = path.read_bytes()
     if path.suffix.lower() in {".html", ".htm"}:
         extracted = extract(body, "text/html", None)
+        return extracted.text if extracted else None
+    if path.suffix.lower() == ".pdf":
+        extracted = pdf_text(body)
         return extracted.text if extracted else None
     text = decode(body, "utf-8").replace("\r\n", "\n").replace("\x00", "")
     return text if text.strip() else None
@@ -372,7 +375,8 @@ def open_corpus(spec: str, state: Path) -> LocalCorpus:
         root = Path(spec).expanduser()
         if not root.is_dir():
             raise MissingArtifact(
-                f"corpus folder not found: {root}; pass a folder of .md/.txt/.html or python-docs"
+                f"corpus folder not found: {root}; pass a folder of .md/.txt/.html/.pdf or "
+                "python-docs"
             )
         root = root.resolve()
         label = corpus_label(root.name)
@@ -381,7 +385,7 @@ def open_corpus(spec: str, state: Path) -> LocalCorpus:
         corpus = LocalCorpus(index, f"the folder {root}")
     if index.count() == 0:
         raise InputError(
-            f"corpus {spec} holds no .md/.txt/.html document with text; add documents or "
+            f"corpus {spec} holds no .md/.txt/.html/.pdf document with text; add documents or "
             "point --corpus at another folder (no web fallback is made)"
         )
     return corpus
