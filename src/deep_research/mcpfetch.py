@@ -101,7 +101,8 @@ async def _gate_then_call(
     result = await session.call_tool(tool, arguments)
     text = result_text(result)
     if getattr(result, "is_error", False):
-        return Called(error=f"the tool reported an error: {text[:200]}")
+        # Its words are not kept or shown: a server's message may quote its environment.
+        return Called(error=f"the tool reported an error ({len(text)} characters withheld)")
     if not text.strip():
         return Called(error="the tool returned no text")
     return Called(text=text)
