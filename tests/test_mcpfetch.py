@@ -119,6 +119,9 @@ def test_unknown_tool_and_bad_arguments_are_input_errors(
     write_config(mcp_state, "--call-log", str(mcp_state / "calls.txt"))
     code, _, err = mcp_fetch(capsys, mcp_state, "run_shell", {})
     assert code == 2 and "no tool 'run_shell'" in err and calls(mcp_state) == []
+    code, _, err = mcp_fetch(capsys, mcp_state, "read_page", {"url": PAGE, "api_key": "k-123"})
+    assert code == 2 and "looks like a credential" in err and calls(mcp_state) == []
+    assert "k-123" not in err and log(mcp_state) == []
     assert main(["mcp-fetch", "tiny", "read_page", "--arguments", "[1]", "--brief",
                  str(mcp_state / "brief"), "--state", str(mcp_state)]) == 2
     assert "JSON object" in capsys.readouterr().err

@@ -32,6 +32,7 @@ from deep_research.errors import InputError
 from deep_research.fetch import MAX_BODY_BYTES, FetchResult
 from deep_research.mcpgate import (
     DEFAULT_TIMEOUT_S,
+    SECRET_NAME,
     GateFailed,
     LaunchSpec,
     Manifest,
@@ -152,6 +153,11 @@ def run_mcp_fetch(
     if root.exists() and not root.is_dir():
         raise InputError(f"--brief {root} is not a directory; give the brief directory")
     spec = load_spec(state, name)
+    secret = sorted(key for key in arguments if SECRET_NAME.search(key))
+    if secret:
+        # The arguments become the result's identity, kept in the brief's logs and sources.
+        raise InputError(f"argument {secret[0]!r} looks like a credential; credentials reach an "
+                         "MCP server only through its declared environment (mcp-config.json)")
     try:
         identity = mcp_identity(name, tool, arguments)
     except InvalidURL as exc:
