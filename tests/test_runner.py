@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from pathlib import Path
 
 import pytest
 
+from conftest import REPO
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.errors import BriefBusy, InputError
@@ -78,12 +80,21 @@ def _assert_verified(brief: Path) -> None:
 # --- the README command ------------------------------------------------------------------------
 
 
+def readme_main_job() -> list[str]:
+    """The README's first command, after its set-up part: the main job, as a newcomer runs it."""
+    first = next(line for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+                 if "deep-research run" in line)
+    words = shlex.split(first.split("&&", 1)[1].split("#", 1)[0])
+    assert words[:3] == ["deep-research", "run", QUESTION], words
+    return words
+
+
 def test_readme_command_end_to_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DEEP_RESEARCH_STATE", raising=False)
-    code = main(["run", QUESTION, "--corpus", "python-docs", "--depth", "quick"])
+    code = main(readme_main_job()[1:])
     out = capsys.readouterr()
     brief = tmp_path / "state" / "briefs" / slugify(QUESTION)
     assert code == 0, out.err
