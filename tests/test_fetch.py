@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 
+from deep_research import extract
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.fetch import USER_AGENT, Fetcher, wrap_untrusted
 from deep_research.hosts import add_hosts
 from deep_research.netguard import NetPolicy
 from localhttp import LocalServer, Route, article, loopback_policy, words
+from pdfs import text_pdf
 
 PAGE = article("The harbor handled 1,234 ships in 2023, a record. " + words(200))
 pytestmark = pytest.mark.usefixtures("tripwire")
@@ -78,6 +80,36 @@ def test_wrong_content_type_is_refused(server: LocalServer, brief: Brief) -> Non
     result = fetch(server, brief, "/img")
     assert result.entry.outcome == "refused"
     assert (result.entry.reason or "").startswith("content_type")
+
+
+@pytest.mark.parametrize("content_type", ["application/pdf", None])  # None: sniffed
+def test_a_pdf_is_read_by_its_text_layer_in_a_bounded_process(
+    server: LocalServer, brief: Brief, content_type: str | None
+) -> None:
+    sentence = "The harbour handled 1,234 ships in 2023, a record for the port."
+    server.routes["/report.pdf"] = Route(body=text_pdf("Port report", sentence),
+                                         content_type=content_type)
+    result = fetch(server, brief, "/report.pdf")
+    assert result.ok, result.entry.reason
+    assert sentence in result.text and result.entry.content_type == content_type
+    meta = json.loads(next(brief.corpus_dir.glob("*.meta.json")).read_text())
+    assert (meta["extractor"], meta["content_type"]) == ("pypdf", "application/pdf")
+
+
+def test_an_unreadable_or_endless_pdf_costs_one_bounded_process(
+    server: LocalServer, brief: Brief, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.routes["/broken.pdf"] = Route(body=b"%PDF-1.4\n" + os.urandom(4096),
+                                         content_type="application/pdf")
+    broken = fetch(server, brief, "/broken.pdf")
+    assert broken.entry.outcome == "error" and broken.entry.reason == "empty_extraction"
+    # A file the extractor cannot finish in time: the process is killed at the deadline.
+    monkeypatch.setattr(extract, "PDF_TIMEOUT_S", 0.05)
+    server.routes["/slow.pdf"] = Route(body=text_pdf("A page."), content_type="application/pdf")
+    began = time.monotonic()
+    slow = fetch(server, brief, "/slow.pdf")
+    assert slow.entry.outcome == "error" and time.monotonic() - began < 5
+    assert not list(brief.corpus_dir.glob("*.txt"))
 
 
 def test_empty_extraction_is_a_failure(server: LocalServer, brief: Brief) -> None:

@@ -2,11 +2,11 @@
 
 HTML goes through trafilatura (boilerplate removal, precision-first) and, when it finds no main
 text or fails, through selectolax's lexbor parser (all visible text, no boilerplate removal).
-Plain text and JSON are decoded as they are. PDF (local corpora only: the web fetcher refuses the
-type) goes through pypdf, page by page, at most :data:`MAX_PDF_PAGES` pages; an encrypted or
-unreadable file gives no text. No extractor gives offsets into the HTML and output
-varies between versions, so the extractor's name and version are recorded with the text, and
-quotes are always located in the stored text, never in a fresh extraction.
+Plain text and JSON are decoded as they are. PDF goes through pypdf in a separate process with
+a deadline and a memory cap (:mod:`deep_research.pdfworker`): a hostile file costs one bounded
+process; an encrypted or unreadable one gives no text. No extractor gives offsets into the HTML
+and output varies between versions, so the extractor's name and version are recorded with the
+text, and quotes are always located in the stored text, never in a fresh extraction.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "application/json"})
 #: The content types a page fetch accepts; anything else is refused before its body is read.
-PAGE_TYPES = HTML_TYPES | TEXT_TYPES
+PDF_TYPE = "application/pdf"
+PAGE_TYPES = HTML_TYPES | TEXT_TYPES | {PDF_TYPE}
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "head")
@@ -89,6 +90,8 @@ def _selectolax(html: str) -> str:
 
 def extract(body: bytes, media_type: str, charset: str | None) -> Extracted | None:
     """The text of a fetched body, or None when nothing readable is in it."""
+    if media_type == PDF_TYPE:
+        return pdf_text(body)
     if media_type in TEXT_TYPES:
         text = _clean(decode(body, charset))
         return Extracted(text, "plain", "1") if text else None
@@ -101,24 +104,37 @@ def extract(body: bytes, media_type: str, charset: str | None) -> Extracted | No
     return None
 
 
-#: Pages read from one PDF; a longer document contributes its first pages only.
-MAX_PDF_PAGES = 2000
+
+#: Seconds the extractor process gets for one PDF before it is killed.
+PDF_TIMEOUT_S = 30.0
 
 
 def pdf_text(body: bytes) -> Extracted | None:
-    """The text layer of a PDF, pages separated by a blank line, or None (no text, encrypted,
-    unreadable). Scanned pages without a text layer contribute nothing: no OCR."""
-    from io import BytesIO
-
-    from pypdf import PdfReader
+    """The text layer of a PDF (pages separated by a blank line), extracted in a separate,
+    bounded process (:mod:`deep_research.pdfworker`); None when there is no text, the file is
+    encrypted or unreadable, or the extractor ran out of time or memory. No OCR."""
+    import json
+    import subprocess
+    import sys
 
     try:
-        reader = PdfReader(BytesIO(body), strict=False)
-        if reader.is_encrypted:
-            return None
-        pages = [page.extract_text() or "" for page in reader.pages[:MAX_PDF_PAGES]]
-    except Exception as exc:  # the parser is third-party code fed whatever is in the folder
-        log.warning("pypdf could not read a PDF (%s); it is skipped", type(exc).__name__)
+        done = subprocess.run(
+            [sys.executable, "-m", "deep_research.pdfworker"],
+            input=body,
+            capture_output=True,
+            timeout=PDF_TIMEOUT_S,
+            check=False,
+        )
+        answer = json.loads(done.stdout.decode("utf-8") or "{}")
+    except subprocess.TimeoutExpired:
+        log.warning("a PDF took longer than %gs to read; it is skipped", PDF_TIMEOUT_S)
         return None
-    text = _clean("\n\n".join(pages))
-    return Extracted(text, "pypdf", _version("pypdf")) if text else None
+    except ValueError:
+        answer = {}
+    if not isinstance(answer, dict) or not isinstance(answer.get("text"), str):
+        reason = answer.get("error") if isinstance(answer, dict) else None
+        log.warning("a PDF could not be read (%s); it is skipped",
+                    reason or f"exit {done.returncode}")
+        return None
+    text = _clean(answer["text"])
+    return Extracted(text, "pypdf", str(answer.get("version") or "unknown")) if text else None

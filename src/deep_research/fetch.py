@@ -42,7 +42,7 @@ from deep_research import __version__
 from deep_research.brief import Brief, sha256_bytes
 from deep_research.corpus import store_text
 from deep_research.errors import InputError, TargetRefused
-from deep_research.extract import PAGE_TYPES, extract
+from deep_research.extract import PAGE_TYPES, PDF_TYPE, extract
 from deep_research.fetchlog import append
 from deep_research.hosts import HostAllowList
 from deep_research.hosts import load as load_hosts
@@ -151,8 +151,10 @@ def _media_type(header: str | None) -> tuple[str | None, str | None]:
 
 
 def _sniff(body: bytes) -> str:
-    # No Content-Type: markup is read as HTML, anything else as plain text.
+    # No Content-Type: a PDF by its signature, markup as HTML, anything else as plain text.
     head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith(b"%pdf-"):
+        return PDF_TYPE
     return "text/html" if head.startswith(b"<") else "text/plain"
 
 
