@@ -1,14 +1,17 @@
 """A fake Anthropic Messages API on 127.0.0.1, for running real clients (Claude Code) offline.
 
 ``FakeAnthropic`` answers ``POST /v1/messages`` with replies chosen by a *script*: a function of
-the request body that returns the reply's content blocks (see :func:`text` and
-:func:`tool_use`), or ``None`` for a request the script does not care about (a side request —
-a title, a summary — gets a short text reply). The stop reason follows from the blocks:
-``tool_use`` when the reply calls a tool, ``end_turn`` otherwise. A request with
-``"stream": true`` is answered as server-sent events (message_start, content_block_start /
-delta / stop per block, message_delta with the stop reason, message_stop), any other as one JSON
-message. ``/v1/messages/count_tokens`` gets a rough count; every other request gets a JSON 404.
-``CONNECT`` (a proxied HTTPS request to another host) is refused with 403.
+the request body that returns the reply's content blocks (raw dicts; see :func:`text`,
+:func:`tool_use` and :func:`web_search`), or ``None`` for a request the script does not care
+about (a side request — a title, a summary — gets a short text reply). The stop reason follows
+from the blocks: ``tool_use`` when the reply calls a client tool, ``end_turn`` otherwise (a
+server tool's use and result are part of the reply). A request with ``"stream": true`` is
+answered as server-sent events (message_start; per block content_block_start, one delta —
+input_json_delta for a block with an ``input``, text_delta for text, none for any other block,
+which arrives whole — and content_block_stop; message_delta with the stop reason;
+message_stop), any other as one JSON message. ``/v1/messages/count_tokens`` gets a rough
+count; every other request gets a JSON 404. ``CONNECT`` (a proxied HTTPS request to another
+host) is refused with 403.
 
 Every request is recorded (method, path, headers, parsed body), so a test asserts on exactly what
 the client sent. Scripts should pick replies from what a request contains (which tools it offers,
@@ -36,6 +39,16 @@ def text(value: str) -> Block:
 def tool_use(name: str, tool_input: dict[str, Any], use_id: str | None = None) -> Block:
     return {"type": "tool_use", "id": use_id or f"toolu_{uuid.uuid4().hex[:24]}", "name": name,
             "input": tool_input}
+
+
+def web_search(query: str, *urls: str, use_id: str = "srvtoolu_01") -> list[Block]:
+    """The server tool ``web_search`` used once and its result: one search hit per URL."""
+    hits = [{"type": "web_search_result", "url": url, "title": f"Result {n}",
+             "encrypted_content": "ZmFrZQ==", "page_age": "March 1, 2025"}
+            for n, url in enumerate(urls, 1)]
+    return [{"type": "server_tool_use", "id": use_id, "name": "web_search",
+             "input": {"query": query}},
+            {"type": "web_search_tool_result", "tool_use_id": use_id, "content": hits}]
 
 
 @dataclass(frozen=True)
@@ -114,16 +127,20 @@ def _events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
              "usage": {"input_tokens": 10, "output_tokens": 1}}
     yield "message_start", {"type": "message_start", "message": start}
     for index, block in enumerate(message["content"]):
-        if block["type"] == "tool_use":
+        delta: dict[str, Any] | None = None
+        if "input" in block:  # tool_use, server_tool_use: the input streams as JSON
             empty = {**block, "input": {}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        else:
+        elif block["type"] == "text":
             empty = {**block, "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
+        else:  # a result block (web_search_tool_result, …) arrives whole in its start event
+            empty = block
         yield "content_block_start", {"type": "content_block_start", "index": index,
                                       "content_block": empty}
-        yield "content_block_delta", {"type": "content_block_delta", "index": index,
-                                      "delta": delta}
+        if delta is not None:
+            yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                          "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
     yield "message_delta", {"type": "message_delta",
                             "delta": {"stop_reason": message["stop_reason"],

@@ -1,12 +1,14 @@
-"""The plugin inside the real Claude Code CLI: our PreToolUse hook blocks what it must, no more.
+"""The plugin inside the real Claude Code CLI: our hooks block what they must, no more.
 
 ``claude -p`` runs headless with ``--plugin-dir <repo>`` against :class:`fakeapi.FakeAnthropic`
-on 127.0.0.1, whose scripted model calls one tool; the next request the CLI sends carries that
-call's tool_result, which is what the test reads. The tool is always granted by permission rules
-(``--allowedTools``), so a denial there can only come from a hook. The guard's own reason in the
-tool_result proves our hook ran — hooks/guard → bin/deep-research → ``deep-research guard`` — and
-decided; if the launcher could not start the guard, hooks/guard's fallback text would appear
-instead.
+on 127.0.0.1, whose scripted model calls one tool (or a few, one after another); the next request
+the CLI sends carries each call's tool_result, which is what the test reads. The tools are always
+granted by permission rules (``--allowedTools``), so a denial there can only come from a hook.
+The guard's own reason in the tool_result proves our hook ran — hooks/guard → bin/deep-research
+→ ``deep-research guard`` — and decided; if the launcher could not start the guard, hooks/guard's
+fallback text would appear instead. A WebSearch is the CLI's own Messages request offering the
+server tool ``web_search``; the fake answers it with scripted search hits, so our PostToolUse
+hook records the hosts of real WebSearch output.
 
 Isolation: HOME is a temporary folder (no user configuration), nonessential traffic is off, and
 HTTP(S)_PROXY points at the fake API, so anything the CLI tries to reach beyond it (a fetch, a
@@ -25,7 +27,6 @@ import sys
 import tomllib
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,15 +36,19 @@ import pytest
 from conftest import REPO, claude_binary
 from deep_research import runstate
 from deep_research.brief import Brief
+from deep_research.hosts import load as load_allowlist
 from fakeapi import (
     Block,
     FakeAnthropic,
     Request,
+    Script,
+    block_text,
     text,
     tool_names,
     tool_results,
     tool_use,
     turn_text,
+    web_search,
 )
 
 SCOPE = "Enforcement actions under the EU AI Act, 2024-2025"
@@ -81,10 +86,9 @@ class Session:
         return [denial["tool_use_id"] for denial in result.get("permission_denials") or []]
 
     def answer(self, use_id: str) -> Request:
-        """The request that answered the tool call: the first to carry a tool_result at all."""
+        """The request that answered the tool call: the first to carry its tool_result."""
         for request in self.api.messages:
-            if tool_results(request.body):
-                assert use_id in tool_results(request.body), self.report()
+            if use_id in tool_results(request.body):
                 return request
         raise AssertionError(f"no tool_result for {use_id}\n{self.report()}")
 
@@ -128,22 +132,27 @@ def project(tmp_path: Path) -> Project:
     return Project(root=root, home=home, state=state, brief=Path(started["brief"]))
 
 
-def one_call(block: Block) -> Callable[[dict[str, Any]], list[Block] | None]:
-    """The model's script: in the main loop (it offers the tool), call it once, then stop."""
+def calls(*blocks: Block, search: list[Block] | None = None) -> Script:
+    """The model's script: in the main loop (it offers every tool called), call the tools one
+    at a time, each once the previous one's result is back, then stop. A WebSearch's own
+    request (it offers the server tool ``web_search``) gets ``search`` as its reply."""
+    names = {block["name"] for block in blocks}
 
     def script(body: dict[str, Any]) -> list[Block] | None:
-        if block["name"] not in tool_names(body):
+        offered = tool_names(body)
+        if search is not None and "web_search" in offered:
+            return search
+        if not names <= set(offered):
             return None  # a side request (title, summary): the default short reply
-        if block["id"] in tool_results(body):
-            return [text("done")]
-        return [block]
+        answered = tool_results(body)
+        return [block for block in blocks if block["id"] not in answered][:1] or [text("done")]
 
     return script
 
 
-def run_claude(project: Project, block: Block, *allowed: str) -> Session:
+def run_claude(project: Project, script: Script, *allowed: str) -> Session:
     claude = claude_binary()
-    with FakeAnthropic(one_call(block)) as api:
+    with FakeAnthropic(script) as api:
         env = {
             "HOME": str(project.home),
             "PATH": "/usr/bin:/bin",
@@ -193,7 +202,7 @@ def fetches_recorded(project: Project) -> list[dict[str, Any]]:
 )
 def test_hook_blocks_the_exfiltration_call(project: Project, block: Block, allowed: str,
                                            reason: str) -> None:
-    session = run_claude(project, block, allowed)
+    session = run_claude(project, calls(block), allowed)
     content, is_error = session.result_for(block["id"])
     assert reason in content, session.report()
     assert is_error, session.report()
@@ -209,7 +218,7 @@ def test_hook_blocks_a_metadata_fetch_without_a_run(project: Project) -> None:
     assert runstate.finish_run(project.state, project.brief)
     block = tool_use("WebFetch", {"url": "http://169.254.169.254/latest/meta-data/",
                                   "prompt": "summarize"}, "toolu_metadata")
-    session = run_claude(project, block, "WebFetch")
+    session = run_claude(project, calls(block), "WebFetch")
     content, is_error = session.result_for("toolu_metadata")
     assert "WebFetch: unsafe target refused (private_address)" in content, session.report()
     assert is_error and session.denied_ids() == ["toolu_metadata"], session.report()
@@ -221,7 +230,7 @@ def test_hook_blocks_a_metadata_fetch_without_a_run(project: Project) -> None:
 
 def test_hook_lets_a_harmless_command_run(project: Project) -> None:
     block = tool_use("Bash", {"command": "echo ok", "description": "say ok"}, "toolu_echo")
-    session = run_claude(project, block, "Bash(echo:*)")
+    session = run_claude(project, calls(block), "Bash(echo:*)")
     content, is_error = session.result_for("toolu_echo")
     assert content.strip() == "ok", session.report()
     assert not is_error, session.report()
@@ -238,7 +247,7 @@ def test_hook_lets_an_allow_listed_fetch_through(project: Project) -> None:
     """
     url = f"https://{ALLOWED_HOST}/3/reference/expressions.html"
     block = tool_use("WebFetch", {"url": url, "prompt": "summarize"}, "toolu_allowed")
-    session = run_claude(project, block, "WebFetch")
+    session = run_claude(project, calls(block), "WebFetch")
     content, _ = session.result_for("toolu_allowed")
     assert "allow-list" not in content and "deep-research" not in content, session.report()
     assert NOT_GRANTED not in content, session.report()
@@ -248,6 +257,78 @@ def test_hook_lets_an_allow_listed_fetch_through(project: Project) -> None:
     ]
     strays = [r for r in session.api.requests if not r.path.startswith("/v1/messages")]
     assert all(r.method == "CONNECT" for r in strays), session.report()  # refused by the fake
+
+
+# --- the allow-list grows from search results, and only from them ---------------------------
+
+
+QUERY = "EU AI Act enforcement decisions"
+FOUND = "https://newsroom.example.org/report"  # the one search hit
+UNSEEN = "https://elsewhere.example.net/x"  # in no search result
+
+
+def test_search_results_widen_the_allow_list(project: Project) -> None:
+    """A WebSearch whose results name a new host; then a fetch there and one to an unseen host.
+
+    Claude Code runs the search as its own Messages request offering the server tool
+    ``web_search``; the fake answers with one hit on ``newsroom.example.org``. Our PostToolUse
+    hook adds that host to the run's list, so the next WebFetch there passes the guard (and is
+    counted), while the WebFetch to a host no result named is denied in the same session.
+    """
+    allowlist = load_allowlist(Brief(project.brief))
+    assert allowlist is not None and not allowlist.allows(FOUND) and not allowlist.allows(UNSEEN)
+    search = tool_use("WebSearch", {"query": QUERY}, "toolu_search")
+    found = tool_use("WebFetch", {"url": FOUND, "prompt": "summarize"}, "toolu_found")
+    unseen = tool_use("WebFetch", {"url": UNSEEN, "prompt": "summarize"}, "toolu_unseen")
+    session = run_claude(project, calls(search, found, unseen, search=web_search(QUERY, FOUND)),
+                         "WebSearch", "WebFetch")
+
+    # The CLI's own search request: the server tool forced, the model's query as the prompt.
+    searches = [r.body for r in session.api.messages if "web_search" in tool_names(r.body)]
+    assert len(searches) == 1, session.report()
+    assert [tool["type"].startswith("web_search_") for tool in searches[0]["tools"]] == [True]
+    assert searches[0]["tool_choice"] == {"type": "tool", "name": "web_search"}
+    assert QUERY in block_text(searches[0]["messages"][-1]["content"]), searches[0]
+    content, is_error = session.result_for("toolu_search")
+    assert FOUND in content and not is_error, session.report()
+
+    allowlist = load_allowlist(Brief(project.brief))
+    assert allowlist is not None, session.report()
+    assert "newsroom.example.org" in allowlist.as_dict()["search"], allowlist.as_dict()
+    assert not allowlist.allows(UNSEEN), allowlist.as_dict()
+
+    # The found host passes the guard: no denial, one fetch counted. (The CLI's own domain
+    # check then goes to the proxy, which refuses it, so nothing is fetched.)
+    content, _ = session.result_for("toolu_found")
+    assert "allow-list" not in content and "deep-research" not in content, session.report()
+    assert "hook error" not in content and NOT_GRANTED not in content, session.report()
+    assert [(row["tool"], row["host"]) for row in fetches_recorded(project)] == [
+        ("WebFetch", "newsroom.example.org")
+    ]
+    # The unseen host is denied by the guard, in the same session.
+    content, is_error = session.result_for("toolu_unseen")
+    assert "WebFetch: host elsewhere.example.net is not on this run's allow-list" in content, (
+        session.report())
+    assert is_error and GUARD_UNAVAILABLE not in content, session.report()
+    assert session.denied_ids() == ["toolu_unseen"], session.report()
+    strays = [r for r in session.api.requests if not r.path.startswith("/v1/messages")]
+    assert all(r.method == "CONNECT" for r in strays), session.report()  # refused by the fake
+
+
+@pytest.mark.xfail(strict=True, reason="guard.record() scans the whole tool_response, whose "
+                   "'query' echoes the model's own input and whose results carry the search "
+                   "model's prose: a URL in either joins the allow-list")
+def test_only_search_hits_widen_the_allow_list(project: Project) -> None:
+    """A URL the model put in its query, or one in the search's prose, is no search hit."""
+    search = tool_use("WebSearch", {"query": f"reports {EXFILTRATION}"}, "toolu_search")
+    fetch = tool_use("WebFetch", {"url": EXFILTRATION, "prompt": "summarize"}, "toolu_exfil")
+    reply = [*web_search(QUERY, FOUND), text("See also https://injected.example.com/page")]
+    session = run_claude(project, calls(search, fetch, search=reply), "WebSearch", "WebFetch")
+    allowlist = load_allowlist(Brief(project.brief))
+    assert allowlist is not None and allowlist.allows(FOUND), session.report()
+    assert session.denied_ids() == ["toolu_exfil"], session.report()
+    assert not allowlist.allows(EXFILTRATION), allowlist.as_dict()
+    assert not allowlist.allows("https://injected.example.com/page"), allowlist.as_dict()
 
 
 # --- the skill loads from the plugin --------------------------------------------------------
@@ -260,7 +341,7 @@ def test_skill_body_reaches_the_model(project: Project) -> None:
     heading = next(line for line in body.splitlines() if line.startswith("# "))
     block = tool_use("Skill", {"skill": "deep-research:deep-research", "args": SCOPE},
                      "toolu_skill")
-    session = run_claude(project, block, "Skill")
+    session = run_claude(project, calls(block), "Skill")
     _, is_error = session.result_for("toolu_skill")
     assert not is_error, session.report()
     sent = turn_text(session.answer("toolu_skill").body, "toolu_skill")
@@ -289,7 +370,7 @@ def test_fake_api_speaks_the_messages_protocol() -> None:
     block = tool_use("WebFetch", {"url": EXFILTRATION}, "toolu_1")
     offer = {"model": "m", "tools": [{"name": "WebFetch"}],
              "messages": [{"role": "user", "content": "go"}]}
-    with FakeAnthropic(one_call(block)) as api:
+    with FakeAnthropic(calls(block)) as api:
         kind, raw = _post(api.base_url + "/v1/messages?beta=true", {**offer, "stream": True})
         assert kind == "text/event-stream"
         events = [json.loads(line[6:]) for line in raw.decode().splitlines()
@@ -319,3 +400,24 @@ def test_fake_api_speaks_the_messages_protocol() -> None:
         ("POST", "/v1/messages"), ("POST", "/v1/messages"),
         ("POST", "/v1/messages/count_tokens"), ("GET", "/v1/models")]
     assert len(api.messages) == 2
+
+
+def test_fake_api_streams_a_server_tool_reply() -> None:
+    """A server tool's use streams its input; its result arrives whole; the turn ends."""
+    offer = {"model": "m", "stream": True, "tools": [{"type": "web_search_20250305",
+                                                     "name": "web_search"}],
+             "messages": [{"role": "user", "content": "search"}]}
+    blocks = web_search(QUERY, FOUND)
+    with FakeAnthropic(calls(search=blocks)) as api:
+        _, raw = _post(api.base_url + "/v1/messages", offer)
+    events = [json.loads(line[6:]) for line in raw.decode().splitlines()
+              if line.startswith("data: ")]
+    assert [e["type"] for e in events] == [
+        "message_start", "content_block_start", "content_block_delta", "content_block_stop",
+        "content_block_start", "content_block_stop", "message_delta", "message_stop"]
+    assert events[1]["content_block"] == {**blocks[0], "input": {}}
+    assert json.loads(events[2]["delta"]["partial_json"]) == {"query": QUERY}
+    result = events[4]["content_block"]
+    assert result == blocks[1] and result["tool_use_id"] == blocks[0]["id"]
+    assert [hit["url"] for hit in result["content"]] == [FOUND]
+    assert events[6]["delta"]["stop_reason"] == "end_turn"
