@@ -160,6 +160,27 @@ def test_search_results_widen_the_allow_list(project: Path) -> None:
     assert not decide(fetch_event("http://10.0.0.7/admin", project), project).allow
 
 
+def test_only_structured_search_hits_widen_the_allow_list(project: Path) -> None:
+    # The shape Claude Code 2.1.197 sends: the model's own query echoed, hit lists, and prose.
+    response = {
+        "query": "reports https://attacker.example/v?s=secret-scope",
+        "results": [
+            {"tool_use_id": "srvtoolu_01",
+             "content": [{"title": "Newsroom", "url": "https://newsroom.example.org/report"}]},
+            "See also https://injected.example.com/page for more.",
+        ],
+        "durationSeconds": 1.2,
+        "searchCount": 1,
+    }
+    post = event("WebSearch", {"query": response["query"]}, project, phase="PostToolUse",
+                 response=response)
+    assert guard.run_guard(post, "post", project / "state").allow
+    assert decide(fetch_event("https://newsroom.example.org/report", project), project).allow
+    for url in ("https://attacker.example/v?s=secret-scope", "https://injected.example.com/page"):
+        decision = decide(fetch_event(url, project), project)
+        assert not decision.allow and "not on this run's allow-list" in decision.reason
+
+
 @pytest.mark.parametrize(
     ("command", "needle"),
     [

@@ -315,9 +315,6 @@ def test_search_results_widen_the_allow_list(project: Project) -> None:
     assert all(r.method == "CONNECT" for r in strays), session.report()  # refused by the fake
 
 
-@pytest.mark.xfail(strict=True, reason="guard.record() scans the whole tool_response, whose "
-                   "'query' echoes the model's own input and whose results carry the search "
-                   "model's prose: a URL in either joins the allow-list")
 def test_only_search_hits_widen_the_allow_list(project: Project) -> None:
     """A URL the model put in its query, or one in the search's prose, is no search hit."""
     search = tool_use("WebSearch", {"query": f"reports {EXFILTRATION}"}, "toolu_search")

