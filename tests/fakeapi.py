@@ -15,7 +15,11 @@ host) is refused with 403.
 
 Every request is recorded (method, path, headers, parsed body), so a test asserts on exactly what
 the client sent. Scripts should pick replies from what a request contains (which tools it offers,
-which tool results it carries), not from the call order, since clients add side requests.
+which tool results it carries, its system prompt), not from the call order, since clients add side
+requests. A client running subagents (Claude Code's Agent tool) sends each subagent's conversation
+here too, concurrently: its system prompt is the agent definition's body and its user message the
+dispatch's prompt, so :func:`first_of` a script for those (matched by :func:`system_text`) and one
+for the main loop answers both.
 """
 
 from __future__ import annotations
@@ -87,6 +91,25 @@ def block_text(content: Any) -> str:
     return ""
 
 
+def system_text(body: Any) -> str:
+    """The system prompt of a request (a string or text blocks), joined."""
+    return block_text(body.get("system")) if isinstance(body, dict) else ""
+
+
+def user_text(body: Any) -> str:
+    """The text blocks of a request's user messages (not their tool results), joined."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    parts: list[str] = []
+    for message in messages or []:
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        for block in [content] if isinstance(content, str) else content or []:
+            if isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text"):
+                parts.append(block_text(block))
+    return "\n".join(parts)
+
+
 def tool_results(body: Any) -> dict[str, tuple[str, bool]]:
     """Every tool_result in a request: tool_use_id → (its text, is_error)."""
     found: dict[str, tuple[str, bool]] = {}
@@ -110,6 +133,22 @@ def turn_text(body: Any, use_id: str) -> str:
             return "\n".join(block_text(b) for b in blocks
                              if isinstance(b, dict) and b.get("type") == "text")
     return ""
+
+
+# --- scripts --------------------------------------------------------------------------------
+
+
+def first_of(*scripts: Script) -> Script:
+    """A script answering with the first of ``scripts`` that cares about the request."""
+
+    def script(body: dict[str, Any]) -> list[Block] | None:
+        for each in scripts:
+            blocks = each(body)
+            if blocks is not None:
+                return blocks
+        return None
+
+    return script
 
 
 # --- the replies ----------------------------------------------------------------------------

@@ -1,14 +1,17 @@
 """The plugin inside the real Claude Code CLI: our hooks block what they must, no more.
 
 ``claude -p`` runs headless with ``--plugin-dir <repo>`` against :class:`fakeapi.FakeAnthropic`
-on 127.0.0.1, whose scripted model calls one tool (or a few, one after another); the next request
-the CLI sends carries each call's tool_result, which is what the test reads. The tools are always
-granted by permission rules (``--allowedTools``), so a denial there can only come from a hook.
-The guard's own reason in the tool_result proves our hook ran — hooks/guard → bin/deep-research
-→ ``deep-research guard`` — and decided; if the launcher could not start the guard, hooks/guard's
-fallback text would appear instead. A WebSearch is the CLI's own Messages request offering the
-server tool ``web_search``; the fake answers it with scripted search hits, so our PostToolUse
-hook records the hosts of real WebSearch output.
+on 127.0.0.1, whose scripted model calls one tool (or a few, one after another, or several in one
+message); the next request the CLI sends carries each call's tool_result, which is what the test
+reads, and the CLI's stream-json output ends with its result (the denials it counted). The tools
+are always granted by permission rules (``--allowedTools``), so a denial there can only come from
+a hook. The guard's own reason in the tool_result proves our hook ran — hooks/guard →
+bin/deep-research → ``deep-research guard`` — and decided; if the launcher could not start the
+guard, hooks/guard's fallback text would appear instead. A WebSearch is the CLI's own Messages
+request offering the server tool ``web_search``; the fake answers it with scripted search hits,
+so our PostToolUse hook records the hosts of real WebSearch output. An Agent call runs a real
+subagent of the plugin: its own conversation with the fake API (system prompt: the agent file's
+body; tools: its ``tools:`` line; model: its ``model:``), whose final text is the call's result.
 
 Isolation: HOME is a temporary folder (no user configuration), nonessential traffic is off, and
 HTTP(S)_PROXY points at the fake API, so anything the CLI tries to reach beyond it (a fetch, a
@@ -16,18 +19,22 @@ domain check) arrives there as a proxy request, is refused, and fails the test's
 /v1/messages" check. The launcher finds an environment already "installed" in the plugin data
 folder Claude Code assigns (``$HOME/.claude/plugins/data/deep-research-inline``): a ``python``
 that execs this interpreter, stamped with the package version and plugin root, so the hook runs
-the checkout under test and nothing is installed. Cost: about 1 s per claude run.
+the checkout under test and nothing is installed. Cost: about 1 s per claude run (2–3 s
+with subagents).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import threading
 import tomllib
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +50,14 @@ from fakeapi import (
     Request,
     Script,
     block_text,
+    first_of,
+    system_text,
     text,
     tool_names,
     tool_results,
     tool_use,
     turn_text,
+    user_text,
     web_search,
 )
 
@@ -71,6 +81,7 @@ class Project:
 class Session:
     api: FakeAnthropic
     done: subprocess.CompletedProcess[str]
+    events: list[dict[str, Any]] = field(default_factory=list)  # the CLI's stream-json output
 
     def report(self) -> str:
         lines = [f"exit {self.done.returncode}", "stdout: " + self.done.stdout[-3000:],
@@ -80,10 +91,16 @@ class Session:
             lines.append(f"  {request.method} {request.path} tool_results={results}")
         return "\n".join(lines)
 
+    @property
+    def result(self) -> dict[str, Any]:
+        """The CLI's closing ``result`` event (what ``--output-format json`` prints alone)."""
+        found = [event for event in self.events if event.get("type") == "result"]
+        assert found, f"no result event\n{self.report()}"
+        return found[-1]
+
     def denied_ids(self) -> list[str]:
-        """The tool calls the CLI reports as denied in its JSON result."""
-        result = json.loads(self.done.stdout)
-        return [denial["tool_use_id"] for denial in result.get("permission_denials") or []]
+        """The tool calls the CLI reports as denied in its result."""
+        return [denial["tool_use_id"] for denial in self.result.get("permission_denials") or []]
 
     def answer(self, use_id: str) -> Request:
         """The request that answered the tool call: the first to carry its tool_result."""
@@ -132,25 +149,31 @@ def project(tmp_path: Path) -> Project:
     return Project(root=root, home=home, state=state, brief=Path(started["brief"]))
 
 
-def calls(*blocks: Block, search: list[Block] | None = None) -> Script:
-    """The model's script: in the main loop (it offers every tool called), call the tools one
-    at a time, each once the previous one's result is back, then stop. A WebSearch's own
+def calls(*steps: Block | list[Block], search: list[Block] | None = None) -> Script:
+    """The model's script: in the main loop (it offers every tool called), make the calls one
+    step at a time, each once the previous step's results are back, then stop. A step is one
+    tool_use block, or a list of them sent in one message (parallel calls). A WebSearch's own
     request (it offers the server tool ``web_search``) gets ``search`` as its reply."""
-    names = {block["name"] for block in blocks}
+    batches = [step if isinstance(step, list) else [step] for step in steps]
+    names = {block["name"] for batch in batches for block in batch}
 
     def script(body: dict[str, Any]) -> list[Block] | None:
         offered = tool_names(body)
         if search is not None and "web_search" in offered:
             return search
         if not names <= set(offered):
-            return None  # a side request (title, summary): the default short reply
+            return None  # a side request (title, summary) or a subagent's
         answered = tool_results(body)
-        return [block for block in blocks if block["id"] not in answered][:1] or [text("done")]
+        pending = (batch for batch in batches if any(b["id"] not in answered for b in batch))
+        return next(pending, [text("done")])
 
     return script
 
 
-def run_claude(project: Project, script: Script, *allowed: str) -> Session:
+def run_claude(project: Project, script: Script, *allowed: str,
+               on_event: Callable[[dict[str, Any]], None] | None = None) -> Session:
+    """One headless session; its stream-json events go to ``on_event`` as they arrive, so a
+    script can wait on what the CLI has done so far (a subagent's reply on a denial, say)."""
     claude = claude_binary()
     with FakeAnthropic(script) as api:
         env = {
@@ -166,17 +189,45 @@ def run_claude(project: Project, script: Script, *allowed: str) -> Session:
             "NO_PROXY": "127.0.0.1",
             "DEEP_RESEARCH_STATE": str(project.state),
         }
-        command = [claude, "-p", "Use the tool as instructed.", "--plugin-dir",
-                   str(REPO), "--output-format", "json", "--allowedTools", *allowed]
-        try:
-            done = subprocess.run(command, cwd=project.root, env=env, capture_output=True,
-                                  text=True, timeout=TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired as expired:
-            raise AssertionError(f"claude did not finish in {TIMEOUT_S} s: "
-                                 f"{expired.stdout!r} {expired.stderr!r}") from None
-    session = Session(api, done)
+        command = [claude, "-p", "Use the tool as instructed.", "--plugin-dir", str(REPO),
+                   "--output-format", "stream-json", "--verbose", "--allowedTools", *allowed]
+        events: list[dict[str, Any]] = []
+        lines: list[str] = []
+        expired = threading.Event()
+        with (project.home.parent / "claude-stderr.txt").open("w+", encoding="utf-8") as stderr, \
+                subprocess.Popen(command, cwd=project.root, env=env, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=stderr, text=True) as process:
+
+            def expire() -> None:
+                expired.set()
+                process.kill()
+
+            watchdog = threading.Timer(TIMEOUT_S, expire)
+            watchdog.start()
+            try:
+                for line in process.stdout or ():
+                    lines.append(line)
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(event, dict):
+                        events.append(event)
+                        if on_event is not None:
+                            on_event(event)
+            except BaseException:
+                process.kill()
+                raise
+            finally:
+                process.wait()
+                watchdog.cancel()
+            stderr.seek(0)
+            done = subprocess.CompletedProcess(command, process.returncode, "".join(lines),
+                                               stderr.read())
+    session = Session(api, done, events)
+    assert not expired.is_set(), f"claude did not finish in {TIMEOUT_S} s\n{session.report()}"
     assert done.returncode == 0, session.report()
-    assert json.loads(done.stdout)["result"] == "done", session.report()
+    assert session.result["result"] == "done", session.report()
     return session
 
 
@@ -350,6 +401,185 @@ def test_skill_body_reaches_the_model(project: Project) -> None:
     session.assert_only_the_fake_api()
 
 
+# --- the fan-out ceiling holds for parallel subagents ----------------------------------------
+
+
+FETCHER = "deep-research:fetcher"
+HOLD_S = 30.0  # how long a subagent's answer may wait for its batch to be decided
+
+
+def agent_definition(name: str) -> tuple[dict[str, str], str]:
+    """An agent file's frontmatter fields and its body."""
+    _, front, body = (REPO / "agents" / f"{name}.md").read_text(encoding="utf-8").split("---", 2)
+    fields = dict(line.split(":", 1) for line in front.strip().splitlines() if ":" in line)
+    return {key.strip(): value.strip() for key, value in fields.items()}, body.strip()
+
+
+def dispatch(number: int, round_number: int, brief: Path) -> Block:
+    """The orchestrator dispatching one fetcher (the prompt as the skill writes it)."""
+    prompt = (f"brief={brief} sub_question=sq{number} round={round_number} "
+              f'queries=["EU AI Act enforcement {number}"] scope={SCOPE}')
+    return tool_use("Agent", {"description": f"Fetch sub-question sq{number}",
+                              "subagent_type": FETCHER, "prompt": prompt},
+                    f"toolu_fetcher{number}")
+
+
+def fetcher_reply(block: Block) -> str:
+    """What the fetcher dispatched by ``block`` answers: one JSON object, per its output schema."""
+    found = re.search(r"sub_question=(\S+)", block["input"]["prompt"])
+    assert found is not None
+    return json.dumps({"sub_question": found.group(1), "complete": False, "sources": [],
+                       "error": "no usable page (offline test)"})
+
+
+class Batch:
+    """Parallel dispatches whose subagents answer only once every one of them is decided.
+
+    A dispatch is decided when its subagent's first request reaches the fake API (the guard let
+    it through) or when the CLI reports its tool_result (the guard denied it). Claude Code starts
+    each agent as soon as its own PreToolUse hook allows it: without the hold, an agent that
+    finished — its PostToolUse hook recording it done — before a slower hook of the same batch
+    decided would free a slot first, and the guard would rightly let the third through.
+    """
+
+    def __init__(self, *blocks: Block) -> None:
+        self.ids = {block["id"] for block in blocks}
+        self.decided: set[str] = set()
+        self.timed_out = False
+        self._changed = threading.Condition()
+
+    def _note(self, ids: set[str]) -> None:
+        with self._changed:
+            self.decided |= ids & self.ids
+            self._changed.notify_all()
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        """A stream-json event from the CLI: the tool results it reports."""
+        if event.get("type") == "user":
+            self._note(set(tool_results({"messages": [event.get("message")]})))
+
+    def hold(self, use_id: str) -> None:
+        """A subagent of ``use_id`` has asked: wait until the whole batch is decided."""
+        self._note({use_id})
+        with self._changed:
+            if not self._changed.wait_for(lambda: self.decided == self.ids, HOLD_S):
+                self.timed_out = True
+
+
+def fetchers(dispatches: list[Block], batch: Batch) -> Script:
+    """The script of every fetcher subagent: a request whose system prompt is the fetcher's
+    body, whose user message is one dispatch's prompt; it answers with its final JSON at once."""
+    _, body = agent_definition("fetcher")
+    role = body.splitlines()[0]
+
+    def script(request: dict[str, Any]) -> list[Block] | None:
+        if role not in system_text(request):
+            return None
+        asked = user_text(request)
+        for block in dispatches:
+            if block["input"]["prompt"] in asked:
+                batch.hold(block["id"])
+                return [text(fetcher_reply(block))]
+        return [text("no such dispatch")]
+
+    return script
+
+
+def test_fanout_ceiling_holds_for_parallel_subagents(project: Project) -> None:
+    """Three fetchers dispatched in one message against a ceiling of two, then a fourth.
+
+    Claude Code runs the three PreToolUse hooks at once; under the ledger's lock exactly two
+    dispatches are admitted and the hook that takes the lock last is denied. The two fetcher
+    subagents run their own conversations against the fake API and their answers come back as
+    the Agent results; their PostToolUse hooks record them done under the same tool_use ids the
+    PreToolUse hooks recorded, so the fourth dispatch, sent after those results, passes.
+    """
+    started = runstate.start_run(SCOPE, depth="quick", state=project.state,
+                                 requested={"max_fanout": 2, "max_rounds": 2},
+                                 static_hosts=[ALLOWED_HOST])
+    assert started["caps"]["max_fanout"] == 2 and Path(started["brief"]) == project.brief
+    first = [dispatch(number, 1, project.brief) for number in (1, 2, 3)]
+    fourth = dispatch(4, 2, project.brief)
+    batch = Batch(*first)
+    script = first_of(fetchers([*first, fourth], batch), calls(first, fourth))
+    session = run_claude(project, script, "Agent", on_event=batch.on_event)
+    assert not batch.timed_out, session.report()
+
+    # The CLI offers subagents as the tool Agent: subagent_type, description, prompt.
+    main = next(r.body for r in session.api.messages if "Agent" in tool_names(r.body))
+    agent_tool = next(tool for tool in main["tools"] if tool["name"] == "Agent")
+    assert {"subagent_type", "description", "prompt"} <= set(agent_tool["input_schema"]
+                                                             ["properties"])
+
+    # Exactly one of the three is denied, by the guard's ceiling.
+    results = {block["id"]: session.result_for(block["id"]) for block in first}
+    denied = [use_id for use_id, (_, is_error) in results.items() if is_error]
+    assert len(denied) == 1, f"denied {denied} of three\n{session.report()}"
+    content, _ = results[denied[0]]
+    assert "Agent: fan-out ceiling reached (2 agents in flight, ceiling 2)" in content, content
+    assert GUARD_UNAVAILABLE not in content and NOT_GRANTED not in content, content
+    admitted = [block for block in first if block["id"] not in denied]
+    content, is_error = session.result_for(fourth["id"])
+    assert not is_error, f"the dispatch after the results was refused: {content}"
+
+    # The admitted two and the fourth ran as fetcher subagents — one conversation each, with
+    # the fetcher's model and only its tools (no WebFetch) — and their answers came back.
+    fields, body = agent_definition("fetcher")
+    role = body.splitlines()[0]
+    subagents = [r.body for r in session.api.messages if role in system_text(r.body)]
+    ran = sorted(block["id"] for request in subagents for block in [*first, fourth]
+                 if block["input"]["prompt"] in user_text(request))
+    assert ran == sorted(block["id"] for block in [*admitted, fourth]), session.report()
+    for request in subagents:
+        assert fields["model"] in request["model"], request["model"]
+        assert "${CLAUDE_PLUGIN_ROOT}" not in system_text(request), system_text(request)
+        assert sorted(tool_names(request)) == sorted(fields["tools"].split(", ")), request
+        assert "WebFetch" not in tool_names(request) and "Agent" not in tool_names(request)
+    for block in [*admitted, fourth]:
+        content, is_error = session.result_for(block["id"])
+        assert fetcher_reply(block) in content and not is_error, session.report()
+    assert session.denied_ids() == denied, session.report()
+
+    # The guard's ledger: two dispatches, both done, then the fourth dispatched and done — each
+    # completion under its dispatch's id (PreToolUse and PostToolUse carry the same tool_use_id).
+    rows = runstate.read_ledger(Brief(project.brief))
+    assert [row["event"] for row in rows] == ["dispatch", "dispatch", "done", "done",
+                                              "dispatch", "done"], rows
+    pairs = [block["id"] for block in admitted]
+    assert sorted(row["id"] for row in rows[:2]) == sorted(pairs), rows
+    assert sorted(row["id"] for row in rows[2:4]) == sorted(pairs), rows
+    assert [row["id"] for row in rows[4:]] == [fourth["id"], fourth["id"]], rows
+    dispatched = [row for row in rows if row["event"] == "dispatch"]
+    assert [(row["agent"], row["fetcher"], row["round"]) for row in dispatched] == [
+        (FETCHER, True, 1), (FETCHER, True, 1), (FETCHER, True, 2)], rows
+    session.assert_only_the_fake_api()
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "hooks/hooks.json registers PostToolUse only: an Agent call that fails after the guard "
+    "admitted it gets PostToolUseFailure, no completion is recorded, and it holds its slot "
+    "for an hour"))
+def test_a_failed_dispatch_frees_its_slot(project: Project) -> None:
+    """An Agent call the CLI fails after our PreToolUse hook let it through (an agent type that
+    does not exist) is over, so it must not keep counting against the ceiling."""
+    runstate.start_run(SCOPE, depth="quick", state=project.state,
+                       requested={"max_fanout": 1, "max_rounds": 2}, static_hosts=[ALLOWED_HOST])
+    missing = tool_use("Agent", {"description": "Fetch sub-question sq1",
+                                 "subagent_type": "deep-research:no-such-agent",
+                                 "prompt": f"brief={project.brief} sub_question=sq1 round=1"},
+                       "toolu_missing")
+    later = dispatch(2, 1, project.brief)
+    script = first_of(fetchers([later], Batch()), calls(missing, later))
+    session = run_claude(project, script, "Agent")
+    content, is_error = session.result_for("toolu_missing")
+    assert is_error and "not found" in content and "deep-research" in content, session.report()
+    rows = runstate.read_ledger(Brief(project.brief))
+    assert rows[0]["event"] == "dispatch" and rows[0]["id"] == "toolu_missing", rows
+    content, is_error = session.result_for(later["id"])
+    assert not is_error, f"the next dispatch was refused: {content}"
+    assert fetcher_reply(later) in content, session.report()
+
+
 # --- the fake API itself (runs without the CLI) ---------------------------------------------
 
 
@@ -418,3 +648,23 @@ def test_fake_api_streams_a_server_tool_reply() -> None:
     assert result == blocks[1] and result["tool_use_id"] == blocks[0]["id"]
     assert [hit["url"] for hit in result["content"]] == [FOUND]
     assert events[6]["delta"]["stop_reason"] == "end_turn"
+
+
+def test_fake_api_tells_subagents_from_the_main_loop() -> None:
+    """A script for one agent's requests (by system prompt), another for the rest."""
+    agent = {"system": [text("billing"), text("Role: fetch.\nMore.")], "tools": [{"name": "Bash"}],
+             "messages": [{"role": "user", "content": [text("<reminder>"), text("sq=1")]},
+                          {"role": "assistant", "content": [tool_use("Bash", {}, "toolu_1")]},
+                          {"role": "user", "content": [{"type": "tool_result",
+                                                        "tool_use_id": "toolu_1",
+                                                        "content": "hidden"}]}]}
+    main = {"system": "You are the main loop.", "tools": [{"name": "Agent"}],
+            "messages": [{"role": "user", "content": "go"}]}
+
+    def fetcher(body: dict[str, Any]) -> list[Block] | None:
+        return [text("agent: " + user_text(body))] if "Role: fetch." in system_text(body) else None
+
+    script = first_of(fetcher, calls(tool_use("Agent", {}, "toolu_a")))
+    assert script(agent) == [text("agent: <reminder>\nsq=1")]  # tool results are not user text
+    assert [block["id"] for block in script(main) or []] == ["toolu_a"]
+    assert first_of(fetcher)(main) is None
