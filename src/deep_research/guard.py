@@ -31,8 +31,9 @@ What each check does, and how it fails:
   ``max_fanout`` dispatches in flight; at most ``max_fanout × max_rounds`` fetcher dispatches in
   the run; a prompt declaring ``round=N`` above ``max_rounds`` is denied.
 * **no active run** — only the fetch-safety check applies; everything else passes.
-* **PostToolUse** (recording WebSearch hosts — from the structured hits only, never from the
-  echoed query or prose — and agent completions) cannot block and *fails open*:
+* **PostToolUse / PostToolUseFailure** (recording WebSearch hosts — from the structured hits
+  only, never from the echoed query or prose — and agent completions, failed ones included, so
+  a dispatch that fails after admission frees its slot) cannot block and *fails open*:
   a missed record only makes later checks stricter (fewer hosts, more agents counted in flight;
   a dispatch stops counting after an hour).
 """
