@@ -276,6 +276,26 @@ def test_hook_blocks_a_metadata_fetch_without_a_run(project: Project) -> None:
     session.assert_only_the_fake_api()
 
 
+def test_hook_keeps_the_runs_records_out_of_the_models_reach(project: Project) -> None:
+    """A Write to trace.json (a forged gate input) is denied; the orchestrator's plan.json is
+    written as asked, in the same session."""
+    trace = project.brief / "trace.json"
+    before = trace.read_bytes() if trace.exists() else None
+    forge = tool_use("Write", {"file_path": str(trace), "content": '{"counters": {"rounds": 9}}'},
+                     "toolu_forge")
+    plan = tool_use("Write", {"file_path": str(project.brief / "plan.json"),
+                              "content": '{"sub_questions": []}'}, "toolu_plan")
+    session = run_claude(project, calls(forge, plan), "Write")
+    content, is_error = session.result_for("toolu_forge")
+    assert "trace.json is written only by the deep-research CLI" in content, session.report()
+    assert is_error and session.denied_ids() == ["toolu_forge"], session.report()
+    assert (trace.read_bytes() if trace.exists() else None) == before
+    _, plan_error = session.result_for("toolu_plan")
+    assert not plan_error, session.report()
+    assert (project.brief / "plan.json").read_text(encoding="utf-8") == '{"sub_questions": []}'
+    session.assert_only_the_fake_api()
+
+
 # --- allowed: the hook is selective ---------------------------------------------------------
 
 
