@@ -139,6 +139,44 @@ def test_plugin_data_is_preferred_and_no_bootstrap_never_installs(
     assert not data.exists()
 
 
+def _fake_env(venv: Path, stamp: str) -> None:
+    """A ready-looking environment whose Python is this interpreter (the package is installed)."""
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
+    (venv / ".deep-research-stamp").write_text(stamp, encoding="utf-8")
+
+
+@pytest.mark.parametrize("where", ["plugin-data", "user-cache"])
+def test_an_environment_set_up_for_hooks_serves_bash_and_back(
+    sandbox: tuple[Path, Path], tmp_path: Path, where: str
+) -> None:
+    # Claude Code sets CLAUDE_PLUGIN_DATA for hooks, not for Bash commands: one environment
+    # must serve both, never a second install.
+    home, python_dir = sandbox
+    stamp = f"{_version()} {REPO.resolve()}"
+    env = clean_env(home, python_dir) | {"DEEP_RESEARCH_NO_BOOTSTRAP": "1"}
+    if where == "plugin-data":
+        _fake_env(home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv", stamp)
+    else:
+        _fake_env(home / ".cache" / "deep-research" / "venv", stamp)
+        env["CLAUDE_PLUGIN_DATA"] = str(tmp_path / "unused-plugin-data")
+    done = launch(["--version"], env)
+    assert (done.returncode, done.stdout.strip()) == (0, f"deep-research {_version()}"), done.stderr
+    assert not (tmp_path / "unused-plugin-data").exists()
+
+
+def test_an_environment_for_another_plugin_root_is_not_borrowed(
+    sandbox: tuple[Path, Path]
+) -> None:
+    home, python_dir = sandbox
+    _fake_env(home / ".claude" / "plugins" / "data" / "other" / "venv",
+              f"{_version()} /somewhere/else")
+    done = launch(["--version"], clean_env(home, python_dir) | {"DEEP_RESEARCH_NO_BOOTSTRAP": "1"})
+    assert done.returncode == 69 and "not set up yet" in done.stderr
+
+
 @pytest.mark.parametrize("kind", ["missing", "old"])
 def test_missing_or_old_python_is_one_actionable_line(
     sandbox: tuple[Path, Path], tmp_path: Path, kind: str

@@ -171,7 +171,8 @@ def calls(*steps: Block | list[Block], search: list[Block] | None = None) -> Scr
 
 
 def run_claude(project: Project, script: Script, *allowed: str,
-               on_event: Callable[[dict[str, Any]], None] | None = None) -> Session:
+               on_event: Callable[[dict[str, Any]], None] | None = None,
+               prompt: str = "Use the tool as instructed.") -> Session:
     """One headless session; its stream-json events go to ``on_event`` as they arrive, so a
     script can wait on what the CLI has done so far (a subagent's reply on a denial, say)."""
     claude = claude_binary()
@@ -189,8 +190,10 @@ def run_claude(project: Project, script: Script, *allowed: str,
             "NO_PROXY": "127.0.0.1",
             "DEEP_RESEARCH_STATE": str(project.state),
         }
-        command = [claude, "-p", "Use the tool as instructed.", "--plugin-dir", str(REPO),
-                   "--output-format", "stream-json", "--verbose", "--allowedTools", *allowed]
+        command = [claude, "-p", prompt, "--plugin-dir", str(REPO),
+                   "--output-format", "stream-json", "--verbose"]
+        if allowed:
+            command += ["--allowedTools", *allowed]
         events: list[dict[str, Any]] = []
         lines: list[str] = []
         expired = threading.Event()
@@ -418,6 +421,24 @@ def test_skill_body_reaches_the_model(project: Project) -> None:
         assert SCOPE in sent and "$ARGUMENTS" not in sent, sent
     if "${CLAUDE_PLUGIN_ROOT}" in body:
         assert "${CLAUDE_PLUGIN_ROOT}" not in sent and str(REPO) in sent, sent
+    session.assert_only_the_fake_api()
+
+
+def test_the_slash_command_runs_the_plugins_cli_without_asking(project: Project) -> None:
+    """Invoked as /deep-research:deep-research, the skill's allowed-tools pre-approve
+    `deep-research …` (nothing is granted on the command line), the plugin's bin/ is on the
+    CLI's PATH (the test's own PATH has no deep-research), and the launcher finds the environment
+    set up for the hooks although Bash commands get no CLAUDE_PLUGIN_DATA.
+
+    Claude Code 2.1.197 applies a skill's allowed-tools only when the user invokes it: when the
+    model calls the Skill tool itself, the same command "requires approval" in -p mode.
+    """
+    version = tool_use("Bash", {"command": "deep-research --version", "description": "version"},
+                       "toolu_version")
+    session = run_claude(project, calls(version), prompt=f"/deep-research:deep-research {SCOPE}")
+    content, is_error = session.result_for("toolu_version")
+    assert f"deep-research {_package_version()}" in content, session.report()
+    assert not is_error and session.denied_ids() == [], session.report()
     session.assert_only_the_fake_api()
 
 
