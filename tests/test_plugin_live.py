@@ -526,6 +526,34 @@ def fetchers(dispatches: list[Block], batch: Batch) -> Script:
     return script
 
 
+def test_a_fetcher_dispatched_under_the_slash_command_runs_the_cli(project: Project) -> None:
+    """The fetcher subagent fetches only through `deep-research fetch`: under the user-invoked
+    skill its Bash call to our CLI runs with no grant on the command line (the skill's
+    allowed-tools reach the subagent) and finds the environment the hooks use."""
+    block = dispatch(1, 1, project.brief)
+    _, body = agent_definition("fetcher")
+    role = body.splitlines()[0]
+
+    def fetcher(request: dict[str, Any]) -> list[Block] | None:
+        if role not in system_text(request):
+            return None
+        ran = tool_results(request).get("toolu_sub_cli")
+        if ran is None:
+            return [tool_use("Bash", {"command": "deep-research --version",
+                                      "description": "version"}, "toolu_sub_cli")]
+        return [text(json.dumps({"sub_question": "sq1", "complete": False, "sources": [],
+                                 "error": ran[0][:200], "cli_failed": ran[1]}))]
+
+    session = run_claude(project, first_of(fetcher, calls(block)),
+                         prompt=f"/deep-research:deep-research {SCOPE}")
+    content, is_error = session.result_for(block["id"])
+    answer = json.loads(content.split("\n", 1)[0])
+    assert not is_error and session.denied_ids() == [], session.report()
+    assert answer["error"] == f"deep-research {_package_version()}", session.report()
+    assert answer["cli_failed"] is False
+    session.assert_only_the_fake_api()
+
+
 def test_fanout_ceiling_holds_for_parallel_subagents(project: Project) -> None:
     """Three fetchers dispatched in one message against a ceiling of two, then a fourth.
 
