@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deep_research import fetchlog
 from deep_research.brief import Brief
@@ -47,6 +47,9 @@ from deep_research.mcpgate import (
 )
 from deep_research.models import CorpusMeta, FetchLogEntry
 from deep_research.urls import InvalidURL, mcp_identity
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,7 @@ def result_text(result: Any) -> str:
 
 
 async def _gate_then_call(
-    session: Any,
+    session: ClientSession,
     spec: LaunchSpec,
     state: Path,
     tool: str,
