@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from deep_research.fetch import FetchPolicy
-from deep_research.netguard import NetPolicy, parse_networks
+from deep_research.netpolicy import NetPolicy, parse_networks
 
 
 @dataclass

@@ -15,7 +15,7 @@ from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.fetch import USER_AGENT, Fetcher, wrap_untrusted
 from deep_research.hosts import add_hosts
-from deep_research.netguard import NetPolicy
+from deep_research.netpolicy import NetPolicy
 from localhttp import LocalServer, Route, article, loopback_policy, words
 from pdfs import text_pdf
 

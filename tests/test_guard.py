@@ -412,3 +412,14 @@ def test_hook_shim_blocks_with_exit_2(project: Path) -> None:
                                   "prompt": "x"}, project)
     done = shim(metadata)
     assert done.returncode == 2 and "guard unavailable" in done.stderr
+
+
+def test_the_hook_path_stays_light() -> None:
+    # Every guarded tool call in a Claude Code session starts a process for the guard; it must
+    # not pay for the models (pydantic) or the HTTP stack unless a URL is actually checked.
+    probe = ("import sys, deep_research.cli, deep_research.guard; "
+             "print(sorted(m for m in ('pydantic', 'httpx2', 'httpcore2', 'rapidfuzz') "
+             "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, timeout=60)
+    assert done.stdout.strip() == "[]"

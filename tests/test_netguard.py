@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from deep_research import netguard
+from deep_research import netguard, netpolicy
 from deep_research.brief import Brief
 from deep_research.errors import TargetRefused
 from deep_research.fetch import Fetcher, FetchPolicy
-from deep_research.netguard import NetPolicy, address_problem, check_url, literal_address
+from deep_research.netpolicy import NetPolicy, address_problem, check_url, literal_address
 from localhttp import LocalServer, Route, loopback_policy
 
 # Names a fake resolver answers for (no test ever asks a real DNS server).
@@ -226,7 +226,7 @@ def test_inet_aton_forms_are_read_as_the_resolver_reads_them(
 def test_private_allowlist_is_the_only_way_to_loopback() -> None:
     with pytest.raises(TargetRefused):
         check_url("http://127.0.0.1/", NetPolicy())
-    allowed = NetPolicy(private_allowlist=netguard.parse_networks(["127.0.0.1/32"]))
+    allowed = NetPolicy(private_allowlist=netpolicy.parse_networks(["127.0.0.1/32"]))
     assert check_url("http://127.0.0.1/", allowed).host == "127.0.0.1"
     with pytest.raises(TargetRefused):  # names stay refused even when the address is allowed
         check_url("http://localhost/", allowed)
@@ -237,12 +237,12 @@ def test_a_query_with_an_at_sign_is_not_userinfo() -> None:
 
 
 def test_offline_mode_refuses_everything(tmp_path: Path, tripwire: list[Any]) -> None:
-    netguard.disable_network()
+    netpolicy.disable_network()
     try:
         with Fetcher(Brief(tmp_path)) as fetcher:
             result = fetcher.fetch("https://example.com/")
     finally:
-        netguard.enable_network()
+        netpolicy.enable_network()
     assert result.entry.outcome == "refused"
     assert (result.entry.reason or "").startswith("network_disabled")
     assert tripwire == []

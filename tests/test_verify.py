@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from briefs import PageSpec, write_brief
-from deep_research import netguard
+from deep_research import netguard, netpolicy
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.fetch import Fetcher
@@ -64,11 +64,11 @@ def test_offline_verification_reproduces_the_stored_verdicts(
     assert report.claims == 3 and report.offline
     assert sorted((p.name, p.stat().st_mtime_ns) for p in root.rglob("*")) == before  # no writes
     assert no_sockets == [] and tripwire == []
-    assert not netguard.network_disabled()  # restored after the library call
+    assert not netpolicy.network_disabled()  # restored after the library call
 
 
 def test_the_fetcher_refuses_while_offline(tmp_path: Path, no_sockets: list[Any]) -> None:
-    with netguard.offline(), Fetcher(Brief(tmp_path / "b")) as fetcher:
+    with netpolicy.offline(), Fetcher(Brief(tmp_path / "b")) as fetcher:
         result = fetcher.fetch("https://port.example/report")
     assert result.entry.outcome == "refused"
     assert (result.entry.reason or "").startswith("network_disabled")

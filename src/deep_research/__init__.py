@@ -13,23 +13,54 @@ The public API — everything else is internal and may change:
 
 from __future__ import annotations
 
-from deep_research.brief import Brief
-from deep_research.errors import (
-    BriefBusy,
-    DeepResearchError,
-    InputError,
-    MissingArtifact,
-    NotACorpusFile,
-    SchemaViolation,
-    UnreadableInput,
-)
-from deep_research.gate import check_pair
-from deep_research.literals import check as check_literals
-from deep_research.locate import Document, Located, locate
-from deep_research.models import Claim, ClaimsFile, Finding, GateResult, SourceRow, TraceFile
-from deep_research.normalize import normalize_payload
-from deep_research.trace import TraceOptions, TraceReport, run_trace
-from deep_research.urls import canonicalize
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from deep_research.brief import Brief
+    from deep_research.errors import (
+        BriefBusy,
+        DeepResearchError,
+        InputError,
+        MissingArtifact,
+        NotACorpusFile,
+        SchemaViolation,
+        UnreadableInput,
+    )
+    from deep_research.gate import check_pair
+    from deep_research.literals import check as check_literals
+    from deep_research.locate import Document, Located, locate
+    from deep_research.models import Claim, ClaimsFile, Finding, GateResult, SourceRow, TraceFile
+    from deep_research.normalize import normalize_payload
+    from deep_research.trace import TraceOptions, TraceReport, run_trace
+    from deep_research.urls import canonicalize
+
+# Loaded on first use: the hook guard starts a process for every tool call and needs none of
+# the gates, so `import deep_research` must stay cheap.
+_WHERE: dict[str, tuple[str, str]] = {
+    "Brief": ("brief", "Brief"),
+    **{name: ("errors", name) for name in (
+        "BriefBusy", "DeepResearchError", "InputError", "MissingArtifact", "NotACorpusFile",
+        "SchemaViolation", "UnreadableInput")},
+    "check_pair": ("gate", "check_pair"),
+    "check_literals": ("literals", "check"),
+    **{name: ("locate", name) for name in ("Document", "Located", "locate")},
+    **{name: ("models", name) for name in (
+        "Claim", "ClaimsFile", "Finding", "GateResult", "SourceRow", "TraceFile")},
+    "normalize_payload": ("normalize", "normalize_payload"),
+    **{name: ("trace", name) for name in ("TraceOptions", "TraceReport", "run_trace")},
+    "canonicalize": ("urls", "canonicalize"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'deep_research' has no attribute {name!r}")
+    value = getattr(import_module(f"deep_research.{where[0]}"), where[1])
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 

@@ -16,9 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from deep_research.errors import (
     BriefBusy,
@@ -27,12 +25,18 @@ from deep_research.errors import (
     SchemaViolation,
     UnreadableInput,
 )
-from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow, TraceFile
+
+if TYPE_CHECKING:
+    # Imported where used: building the models costs more than the hook guard's whole decision,
+    # and the guard reads paths and small JSON files only.
+    from pydantic import BaseModel
+
+    from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow, TraceFile
 
 #: Largest artifact we read whole. Bigger files are refused rather than exhausting memory.
 MAX_ARTIFACT_BYTES = 512 * 1024 * 1024
 
-ModelT = TypeVar("ModelT", bound=BaseModel)
+ModelT = TypeVar("ModelT", bound="BaseModel")
 
 
 # --- atomic writes --------------------------------------------------------------------------
@@ -153,6 +157,8 @@ def json_path(location: Iterable[int | str]) -> str:
 
 def validate_model(model: type[ModelT], value: Any, *, what: str, prefix: str = "$") -> ModelT:
     """Validate ``value`` as ``model`` or raise SchemaViolation naming the first bad path."""
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(value)
     except ValidationError as exc:
@@ -220,16 +226,22 @@ class Brief:
         return load_sources(path or self.sources_path)
 
     def load_claims(self, path: Path | None = None) -> ClaimsFile:
+        from deep_research.models import ClaimsFile
+
         target = path or self.claims_path
         raw = parse_json(read_text(target, what="claims.json"), what=str(target))
         return validate_model(ClaimsFile, raw, what=str(target))
 
     def load_trace(self) -> TraceFile:
+        from deep_research.models import TraceFile
+
         raw = parse_json(read_text(self.trace_path, what="trace.json"), what=str(self.trace_path))
         return validate_model(TraceFile, raw, what=str(self.trace_path))
 
     def load_fetch_log(self) -> list[FetchLogEntry]:
         """Every attempt in fetch-log.jsonl; an absent log means nothing was fetched."""
+        from deep_research.models import FetchLogEntry
+
         if not self.fetch_log_path.exists():
             return []
         what = str(self.fetch_log_path)
@@ -302,6 +314,8 @@ def _holder_alive(lock: Path) -> bool:
 
 
 def load_sources(path: Path) -> list[SourceRow]:
+    from deep_research.models import SourceRow
+
     what = str(path)
     # An empty file is a search that found nothing: a legitimate, reportable outcome.
     text = read_text(path, what="sources.jsonl")

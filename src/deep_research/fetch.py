@@ -47,15 +47,8 @@ from deep_research.fetchlog import append
 from deep_research.hosts import HostAllowList
 from deep_research.hosts import load as load_hosts
 from deep_research.models import CorpusMeta, FetchLogEntry, FetchPurpose, Tier
-from deep_research.netguard import (
-    GuardedTransport,
-    NetPolicy,
-    check_url,
-    parse_networks,
-    reset_deadline,
-    resolve_checked,
-    set_deadline,
-)
+from deep_research.netguard import GuardedTransport, reset_deadline, resolve_checked, set_deadline
+from deep_research.netpolicy import NetPolicy, check_url, parse_networks
 from deep_research.robots import MAX_ROBOTS_BYTES, RobotsCache, RobotsFile, robots_url
 
 USER_AGENT = f"deep-research/{__version__} (research brief fetcher; obeys robots.txt)"

@@ -9,7 +9,7 @@ guard never pre-approves a call, so the user's own permission rules still apply.
 What each check does, and how it fails:
 
 * **fetch safety** (WebFetch, ``deep-research fetch`` in Bash) — *fails closed*. Always: the URL
-  must pass the SSRF checks that need no DNS (:func:`netguard.check_url`: scheme, credentials,
+  must pass the SSRF checks that need no DNS (:func:`netpolicy.check_url`: scheme, credentials,
   ports, private/metadata addresses and names). During an active run also: the host must be on
   the run's allow-list (exact host or subdomain), and the run's fetch budget must not be spent.
   A fetch command whose URL is not a literal (``$URL``, ``$(…)``) is denied; so is any error
@@ -55,7 +55,7 @@ from deep_research.brief import Brief
 from deep_research.errors import TargetRefused
 from deep_research.hosts import add_hosts
 from deep_research.hosts import load as load_allowlist
-from deep_research.netguard import NetPolicy, check_host, check_url
+from deep_research.netpolicy import NetPolicy, check_host, check_url
 from deep_research.runstate import (
     ActiveRun,
     append_ledger,

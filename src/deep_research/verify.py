@@ -1,7 +1,7 @@
 """Offline re-verification: re-run the mechanical gates on a stored brief, compare verdicts.
 
 ``deep-research verify BRIEF --offline`` switches the network off for the whole process (every
-fetch is refused before a socket exists; see :func:`deep_research.netguard.offline`), validates
+fetch is refused before a socket exists; see :func:`deep_research.netpolicy.offline`), validates
 every artifact against its schema, re-runs the trace gate from sources.jsonl, fetch-log.jsonl and
 the retained corpus alone, and compares each claim's stored verdict — support class, pass flag,
 per-evidence outcome and span, violations — with the recomputed one. When the brief carries a
@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from deep_research.brief import Brief
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.models import Claim, ClaimsFile, TraceFile
-from deep_research.netguard import offline as network_off
+from deep_research.netpolicy import offline as network_off
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
 from deep_research.trace import SourceIndex, trace_claim
