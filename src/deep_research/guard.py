@@ -64,6 +64,8 @@ from deep_research.runstate import (
     locked,
     pointer_path,
     read_ledger,
+    session_state,
+    sessions_dir,
     state_dir,
 )
 from deep_research.urls import host_of
@@ -199,6 +201,8 @@ def protected_record(target: str, run: ActiveRun | None, state: Path, cwd: Path)
     resolved = (path if path.is_absolute() else cwd / path).resolve()
     if resolved == pointer_path(state).resolve():
         return "active-run.json"
+    if sessions_dir().resolve() in resolved.parents:
+        return "the session's run record"
     if run is None:
         return None
     root = run.brief.resolve()
@@ -421,13 +425,21 @@ def _public(host: str) -> bool:
 def run_guard(text: str, phase: str, state: Path | None = None) -> Decision:
     """``deep-research guard``: one event in, one decision out.
 
-    The state folder is ``--state``, else ``$DEEP_RESEARCH_STATE``, else ``state/`` under
-    ``$CLAUDE_PROJECT_DIR`` or the event's ``cwd``.
+    The state folder is ``--state``, else ``$DEEP_RESEARCH_STATE``, else the one `start`
+    recorded for the event's session, else ``state/`` under ``$CLAUDE_PROJECT_DIR`` or the
+    event's ``cwd``.
     """
     try:
         event = parse_event(text)
     except ValueError as exc:
         return deny(f"guard: the hook event is not valid JSON ({exc})") if phase == "pre" else ALLOW
+    if state is None and not os.environ.get("DEEP_RESEARCH_STATE"):
+        try:
+            state = session_state(event.get("session_id"))
+        except Exception as exc:
+            if phase == "pre":
+                return deny(f"guard: this session's run record is unreadable ({exc})")
+            return ALLOW
     if state is None:
         project = os.environ.get("CLAUDE_PROJECT_DIR") or str(event.get("cwd") or ".")
         state = state_dir(None, project)

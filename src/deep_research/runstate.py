@@ -108,6 +108,66 @@ def pointer_path(state: Path) -> Path:
     return state / "active-run.json"
 
 
+# --- the session's run ----------------------------------------------------------------------
+#
+# Claude Code keeps a Bash shell's working directory between commands and gives Bash no
+# CLAUDE_PROJECT_DIR, while hooks resolve the state folder from the project. A run started after
+# a `cd` would land where the hooks never look, and its caps would go unenforced. So `start`
+# also records, per Claude Code session (CLAUDE_CODE_SESSION_ID in Bash, ``session_id`` in hook
+# events — the same id, subagents included), which state folder holds the run.
+
+SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+
+
+def sessions_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "deep-research" / "sessions"
+
+
+def session_record(session_id: object) -> Path | None:
+    """Where a session's run is recorded; None for a missing or malformed id."""
+    if not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
+        return None
+    return sessions_dir() / f"{session_id}.json"
+
+
+def register_session(state: Path) -> None:
+    """Record ``state`` as this Claude Code session's state folder (no-op outside a session)."""
+    record = session_record(os.environ.get(SESSION_ENV))
+    if record is not None:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(record, {"state": str(state.resolve())})
+
+
+def session_state(session_id: object) -> Path | None:
+    """The state folder a session's run was started in, if `start` recorded one."""
+    record = session_record(session_id)
+    if record is None or not record.is_file():
+        return None
+    value = parse_json(read_text(record, what="session record"), what=str(record))
+    if not isinstance(value, dict) or not isinstance(value.get("state"), str):
+        raise SchemaViolation('expected {"state": "<dir>"}', source=str(record))
+    return Path(value["state"])
+
+
+def forget_session(state: Path) -> None:
+    """Drop this session's record when it names ``state``."""
+    session_id = os.environ.get(SESSION_ENV)
+    record = session_record(session_id)
+    known = session_state(session_id) if record is not None else None
+    if record is not None and known is not None and known.resolve() == state.resolve():
+        record.unlink(missing_ok=True)
+
+
+def cli_state_dir(explicit: str | None) -> Path:
+    """The state folder for `start`/`finish`: ``--state``, ``$DEEP_RESEARCH_STATE``, the
+    session's recorded folder, else ``./state``."""
+    if explicit or os.environ.get("DEEP_RESEARCH_STATE"):
+        return state_dir(explicit)
+    return session_state(os.environ.get(SESSION_ENV)) or state_dir(None)
+
+
 def start_run(
     topic: str,
     *,
