@@ -12,8 +12,9 @@ What each check does, and how it fails:
   must pass the SSRF checks that need no DNS (:func:`netpolicy.check_url`: scheme, credentials,
   ports, private/metadata addresses and names). During an active run also: the host must be on
   the run's allow-list (exact host or subdomain), and the run's fetch budget must not be spent.
-  A fetch command whose URL is not a literal (``$URL``, ``$(…)``) is denied; so is any error
-  while deciding.
+  A fetch command whose URL is not a literal (``$URL``, ``$(…)``) is denied, as is our CLI
+  called through command substitution or ``eval`` (``bash -c`` is looked into); so is any
+  error while deciding.
 * **MCP calls** (``deep-research mcp-fetch`` in Bash) during an active run — *fails closed*:
   each counts against the run's fetch budget; the three MCP gates run inside the command.
 * **network tools in Bash** (curl, wget, nc, ssh, …) during an active run — *fails closed*; a
@@ -25,7 +26,9 @@ What each check does, and how it fails:
 * **fetches outside a run** (``deep-research fetch``/``mcp-fetch`` with no active run) — denied:
   otherwise ``finish`` followed by a fetch would leave the allow-list behind.
 * **the run's own records** (Write, Edit, MultiEdit, NotebookEdit; Bash commands that name
-  them) — *fails closed*: ``state/active-run.json`` always, and during a run the brief's
+  them) — *fails closed*: ``state/active-run.json`` and the per-session run records always
+  (:func:`runstate.session_state`: how a hook finds a run started after a ``cd``), and during a
+  run the brief's
   ``run.json`` (caps), ``guard-log.jsonl`` (budget ledger), ``allowed-hosts.json``,
   ``trace.json``, ``sources.jsonl``, ``fetch-log.jsonl``, ``audit.json`` and ``corpus/`` — files
   only the CLI writes; editing one would forge a gate's input or reset a cap. Reading them
@@ -34,7 +37,8 @@ What each check does, and how it fails:
 * **fan-out and round caps** (Agent) during an active run — *fails closed*: at most
   ``max_fanout`` dispatches in flight; at most ``max_fanout × max_rounds`` fetcher dispatches in
   the run; a prompt declaring ``round=N`` above ``max_rounds`` is denied.
-* **no active run** — only the fetch-safety check applies; everything else passes.
+* **no active run** — fetch safety, the run pointers and the no-fetch-outside-a-run rule
+  apply; everything else passes.
 * **PostToolUse / PostToolUseFailure** (recording WebSearch hosts — from the structured hits
   only, never from the echoed query or prose — and agent completions, failed ones included, so
   a dispatch that fails after admission frees its slot) cannot block and *fails open*:
