@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -40,10 +41,11 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, claude_binary
+from conftest import REPO, claude_binary, write_config
 from deep_research import runstate
 from deep_research.brief import Brief
 from deep_research.hosts import load as load_allowlist
+from deep_research.mcpgate import fingerprint_path
 from fakeapi import (
     Block,
     FakeAnthropic,
@@ -571,6 +573,54 @@ def test_a_fetcher_dispatched_under_the_slash_command_runs_the_cli(project: Proj
     assert not is_error and session.denied_ids() == [], session.report()
     assert answer["error"] == f"deep-research {_package_version()}", session.report()
     assert answer["cli_failed"] is False
+    session.assert_only_the_fake_api()
+
+
+def test_the_mcp_path_runs_end_to_end(project: Project, mcp_recorded: Path) -> None:
+    """--mcp NAME as the skill describes it: the orchestrator pre-checks the server with
+    mcp-gate, dispatches the mcp-fetcher, and the mcp-fetcher calls a reviewed tool only through
+    mcp-fetch — gated, retained in the brief, counted against the run's budget. Nothing is
+    granted on the command line; the server is the local stdio fixture."""
+    write_config(project.state)
+    fingerprint = fingerprint_path(project.state, "tiny")
+    fingerprint.parent.mkdir(parents=True)
+    shutil.copy(mcp_recorded, fingerprint)
+    page = "https://docs.python.org/3/reference/expressions.html"
+    gate = tool_use("Bash", {"command": "deep-research mcp-gate tiny", "description": "gate"},
+                    "toolu_gate")
+    prompt = (f"brief={project.brief} sub_question=sq1 round=1 queries=[\"chained\"] "
+              f"scope={SCOPE} mcp=tiny gate={{\"ok\": true}}")
+    mcp_dispatch = tool_use("Agent", {"description": "MCP fetch sq1",
+                                      "subagent_type": "deep-research:mcp-fetcher",
+                                      "prompt": prompt}, "toolu_mcp")
+    front, body = agent_definition("mcp-fetcher")
+    role = body.splitlines()[0]
+    call = (f"deep-research mcp-fetch tiny read_page --arguments '{json.dumps({'url': page})}' "
+            f"--brief {project.brief} --json")
+    offered: list[list[str]] = []
+
+    def mcp_fetcher(request: dict[str, Any]) -> list[Block] | None:
+        if role not in system_text(request):
+            return None
+        offered.append(tool_names(request))
+        ran = tool_results(request).get("toolu_call")
+        if ran is None:
+            return [tool_use("Bash", {"command": call, "description": "mcp"}, "toolu_call")]
+        return [text(ran[0].split("\n", 1)[0] if ran[1] else ran[0])]
+
+    session = run_claude(project, first_of(mcp_fetcher, calls(gate, mcp_dispatch)),
+                         prompt=f"/deep-research:deep-research {SCOPE} --mcp tiny")
+    checked, gate_error = session.result_for("toolu_gate")
+    assert not gate_error and json.loads(checked)["ok"] is True, session.report()
+    content, is_error = session.result_for("toolu_mcp")
+    assert not is_error and session.denied_ids() == [], session.report()
+    view = json.loads(content[: content.rindex("}") + 1].split("\nagentId")[0])
+    assert view["outcome"] == "ok" and view["url"].startswith("mcp://tiny/read_page?url=")
+    entries = [e for e in Brief(project.brief).load_fetch_log() if e.url.startswith("mcp://")]
+    assert [(e.outcome, getattr(e, "adapter", None)) for e in entries] == [("ok", "mcp:tiny")]
+    assert [row["host"] for row in fetches_recorded(project)] == ["mcp:tiny"]
+    # The contract's tools and nothing else: no WebFetch, no WebSearch.
+    assert offered and set(offered[0]) == {name.strip() for name in front["tools"].split(",")}
     session.assert_only_the_fake_api()
 
 
