@@ -21,6 +21,7 @@ claim: such a pair is ``uncertain``, and a claim whose only failures are of that
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -301,6 +302,44 @@ def trace_claim(index: SourceIndex, claim: Claim) -> tuple[Claim, list[PairResul
         }
     )
     return updated, results
+
+
+
+def _stored_verdict(claim: Claim) -> dict[str, Any]:
+    """The parts of a claim the mechanical gates decide."""
+    return {
+        "support_class": claim.support_class,
+        "verify_passed": claim.verify_passed,
+        # A set, not a list: triangulation reorders a claim's citations, which changes nothing.
+        "evidence": sorted(
+            (item.source, item.finding or "", item.checks.outcome,
+             json.dumps(item.span and item.span.model_dump(), sort_keys=True))
+            for item in claim.evidence
+        ),
+        "violations": sorted((v.source or "", v.reason) for v in claim.violations),
+    }
+
+
+def _compare(stored: Claim, recomputed: Claim) -> list[str]:
+    old, new = _stored_verdict(stored), _stored_verdict(recomputed)
+    return [
+        f"{stored.id}: {key} stored {old[key]!r}, recomputed {new[key]!r}"
+        for key in old
+        if old[key] != new[key]
+    ]
+
+
+def retrace_mismatches(brief: Brief, document: ClaimsFile) -> list[str]:
+    """Where a fresh trace of the retained text disagrees with claims.json's stored trace
+    verdicts — an edit after the trace gate ran (a claim's words, a forged evidence item, a
+    flipped class). Claims never traced are the verdict's own rule, not a mismatch."""
+    index = SourceIndex(brief, brief.load_sources(), brief.load_fetch_log())
+    return [
+        mismatch
+        for claim in document.claims
+        if claim.verify_passed is not None
+        for mismatch in _compare(claim, trace_claim(index, claim)[0])
+    ]
 
 
 # --- dossier mode ---------------------------------------------------------------------------

@@ -53,7 +53,7 @@ from deep_research.models import (
 )
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save
 from deep_research.settings import Settings, settings_hash
-from deep_research.trace import emitted_claims
+from deep_research.trace import emitted_claims, retrace_mismatches
 from deep_research.urls import is_web
 
 RANK: dict[str, int] = {"FAIL": 0, "HOLD": 1, "PARTIAL": 2, "READY": 3, "PARTIAL_QUICK": 3}
@@ -217,7 +217,7 @@ def evaluate(
 ) -> list[Fired]:
     """Every rule that fires, highest precedence first. ``incomplete``: the caps that stopped
     the run (see :func:`run_incomplete`); ``retraced``: where a fresh trace of the retained text
-    disagrees with claims.json (:func:`deep_research.verify.retrace_mismatches`)."""
+    disagrees with claims.json (:func:`deep_research.trace.retrace_mismatches`)."""
     fired: list[Fired] = []
     rate = document.refetch_pass_rate
     full = document.depth == "full"
@@ -342,8 +342,6 @@ def run_verdict(root: Path, settings: Settings) -> VerdictReport:
     trace = load_trace_or_empty(brief)
     sources = brief.load_sources()
     log = brief.load_fetch_log()
-    from deep_research.verify import retrace_mismatches
-
     # The verdict rests on claims.json's trace results only after they reproduce from the text.
     report = decide(document, trace, sources, log, settings, retrace_mismatches(brief, document))
     updated = document.model_copy(

@@ -13,7 +13,6 @@ files is not auditable, and says where.
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,11 +21,11 @@ from pydantic import ValidationError
 
 from deep_research.brief import Brief
 from deep_research.errors import InputError, MissingArtifact
-from deep_research.models import Claim, ClaimsFile, TraceFile
+from deep_research.models import ClaimsFile, TraceFile
 from deep_research.netpolicy import offline as network_off
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
-from deep_research.trace import SourceIndex, trace_claim
+from deep_research.trace import retrace_mismatches
 from deep_research.verdict import decide
 
 
@@ -49,43 +48,6 @@ class VerifyReport:
             "mismatches": self.mismatches,
             "problems": self.problems,
         }
-
-
-def verdict_of(claim: Claim) -> dict[str, Any]:
-    """The parts of a claim the mechanical gates decide."""
-    return {
-        "support_class": claim.support_class,
-        "verify_passed": claim.verify_passed,
-        # A set, not a list: triangulation reorders a claim's citations, which changes nothing.
-        "evidence": sorted(
-            (item.source, item.finding or "", item.checks.outcome,
-             json.dumps(item.span and item.span.model_dump(), sort_keys=True))
-            for item in claim.evidence
-        ),
-        "violations": sorted((v.source or "", v.reason) for v in claim.violations),
-    }
-
-
-def compare(stored: Claim, recomputed: Claim) -> list[str]:
-    old, new = verdict_of(stored), verdict_of(recomputed)
-    return [
-        f"{stored.id}: {key} stored {old[key]!r}, recomputed {new[key]!r}"
-        for key in old
-        if old[key] != new[key]
-    ]
-
-
-def retrace_mismatches(brief: Brief, document: ClaimsFile) -> list[str]:
-    """Where a fresh trace of the retained text disagrees with claims.json's stored trace
-    verdicts — an edit after the trace gate ran (a claim's words, a forged evidence item, a
-    flipped class). Claims never traced are the verdict's own rule, not a mismatch."""
-    index = SourceIndex(brief, brief.load_sources(), brief.load_fetch_log())
-    return [
-        mismatch
-        for claim in document.claims
-        if claim.verify_passed is not None
-        for mismatch in compare(claim, trace_claim(index, claim)[0])
-    ]
 
 
 def run_verify(root: Path, *, offline: bool = True) -> VerifyReport:
