@@ -290,49 +290,56 @@ def check_bash(
         return deny("Bash: call deep-research directly, not through command substitution or "
                     "eval, so the call can be checked")
     for words in commands:
-        if run is not None and state is not None and _cli_call(words) is None:
+        arguments = _cli_call(words)
+        if arguments is None and run is not None and state is not None:
             name = _written_records(words, run, state, cwd or Path.cwd())
             if name is not None:
                 return _record_denied("Bash", name)
-        arguments = _cli_call(words)
         if arguments:
-            if arguments[0] == "start":
-                decision = check_start(arguments, run)
-                if not decision.allow:
-                    return decision
-            elif arguments[0] == "fetch":
-                url = _fetch_url(arguments)
-                if url is None:
-                    return deny("deep-research fetch: no URL given")
-                decision = check_fetch(url, run, tool="deep-research fetch")
-                if not decision.allow:
-                    return decision
-                if run is None:
-                    return deny(NO_RUN.format(command="fetch"))
-            elif arguments[0] == "mcp-fetch" and run is None:
-                return deny(NO_RUN.format(command="mcp-fetch"))
-            elif run is not None and arguments[0] == "mcp-fetch":
-                # The gates run inside the command; the guard only counts it against the budget.
-                server = next((w for w in arguments[1:] if not w.startswith("-")), "?")
-                decision = spend_fetch(run, "deep-research mcp-fetch", f"mcp:{server}")
-                if not decision.allow:
-                    return decision
-            elif run is not None and arguments[:2] == ["hosts", "add"]:
-                return deny(
-                    "deep-research hosts add: during a run the allow-list grows only from "
-                    "search results and the start command"
-                )
+            decision = check_cli_call(arguments, run)
         else:
-            program, rest = _program_of(words)
-            if program in ("sh", "bash", "zsh", "dash") and rest[:1] == ["-c"] and rest[1:]:
-                nested = check_bash(rest[1], run, state, cwd)
-                if not nested.allow:
-                    return nested
-            if run is not None and program in NETWORK_TOOLS:
-                return deny(
-                    f"Bash: {program} is not allowed during a research run; fetch "
-                    "through `deep-research fetch URL --brief DIR` so the text is kept"
-                )
+            decision = _check_other_program(words, run, state, cwd)
+        if not decision.allow:
+            return decision
+    return ALLOW
+
+
+def check_cli_call(arguments: list[str], run: ActiveRun | None) -> Decision:
+    """One `deep-research …` call (the words after the program name)."""
+    command = arguments[0]
+    if command == "start":
+        return check_start(arguments, run)
+    if command == "fetch":
+        url = _fetch_url(arguments)
+        if url is None:
+            return deny("deep-research fetch: no URL given")
+        decision = check_fetch(url, run, tool="deep-research fetch")
+        if decision.allow and run is None:
+            return deny(NO_RUN.format(command="fetch"))
+        return decision
+    if command == "mcp-fetch":
+        if run is None:
+            return deny(NO_RUN.format(command="mcp-fetch"))
+        # The gates run inside the command; the guard only counts it against the budget.
+        server = next((w for w in arguments[1:] if not w.startswith("-")), "?")
+        return spend_fetch(run, "deep-research mcp-fetch", f"mcp:{server}")
+    if run is not None and arguments[:2] == ["hosts", "add"]:
+        return deny("deep-research hosts add: during a run the allow-list grows only from "
+                    "search results")
+    return ALLOW
+
+
+def _check_other_program(
+    words: list[str], run: ActiveRun | None, state: Path | None, cwd: Path | None
+) -> Decision:
+    program, rest = _program_of(words)
+    if program in ("sh", "bash", "zsh", "dash") and rest[:1] == ["-c"] and rest[1:]:
+        nested = check_bash(rest[1], run, state, cwd)
+        if not nested.allow:
+            return nested
+    if run is not None and program in NETWORK_TOOLS:
+        return deny(f"Bash: {program} is not allowed during a research run; fetch "
+                    "through `deep-research fetch URL --brief DIR` so the text is kept")
     return ALLOW
 
 
