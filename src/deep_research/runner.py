@@ -736,7 +736,8 @@ def build_claims(
     held: dict[str, int] = {}
     claims = []
     for number, e in enumerate(ordered, start=1):
-        sq = min(e["finders"], key=lambda s: (held.get(s, 0), e["finders"].index(s)), default=None)
+        # min keeps the first of equals: plan order breaks ties.
+        sq = min(e["finders"], key=lambda s: held.get(s, 0), default=None)
         if sq is not None:
             held[sq] = held.get(sq, 0) + 1
         claims.append(
