@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 
 from deep_research.brief import Brief
-from deep_research.governor import default_limits, fan_out, new_budget
-from deep_research.interface import FindingDraft, Retained, SubQuestionPlan
-from deep_research.localcorpus import open_corpus
-from deep_research.reasoners import ExtractiveReasoner
-from deep_research.runner import Context, RunState, research
+from deep_research.run.driver import Context, RunState, research
+from deep_research.run.governor import default_limits, fan_out, new_budget
+from deep_research.run.interface import FindingDraft, Retained, SubQuestionPlan
+from deep_research.run.localcorpus import open_corpus
+from deep_research.run.reasoners import ExtractiveReasoner
 from deep_research.settings import load_settings
 
 SLEEP_S = 0.02
@@ -40,11 +40,21 @@ def main() -> int:
         limits = default_limits("quick")
         budget = new_budget(limits)
         state_record = RunState("bench", "quick", corpus.name, "sleepy")
-        ctx = Context(Brief(state / "brief"), "bench", corpus, SleepyReasoner(),
-                      load_settings(environ={}), limits, budget, state_record,
-                      lambda phase, message: None)
-        plans = [SubQuestionPlan(f"sq{n}", "How are comparisons evaluated?", QUERIES, 4)
-                 for n in range(1, WORKERS + 1)]
+        ctx = Context(
+            Brief(state / "brief"),
+            "bench",
+            corpus,
+            SleepyReasoner(),
+            load_settings(environ={}),
+            limits,
+            budget,
+            state_record,
+            lambda phase, message: None,
+        )
+        plans = [
+            SubQuestionPlan(f"sq{n}", "How are comparisons evaluated?", QUERIES, 4)
+            for n in range(1, WORKERS + 1)
+        ]
         durations: dict[str, float] = {}
 
         def timed(sq: SubQuestionPlan) -> None:
@@ -57,8 +67,10 @@ def main() -> int:
         wall = time.monotonic() - began
     slowest = max(durations.values())
     total = sum(durations.values())
-    print(f"workers {WORKERS}: wall {wall:.3f} s, slowest worker {slowest:.3f} s, "
-          f"sum of workers {total:.3f} s")
+    print(
+        f"workers {WORKERS}: wall {wall:.3f} s, slowest worker {slowest:.3f} s, "
+        f"sum of workers {total:.3f} s"
+    )
     print(f"wall / slowest = {wall / slowest:.3f} (goal <= 1.3); sum / wall = {total / wall:.2f}")
     return 0 if wall / slowest <= 1.3 else 1
 

@@ -17,12 +17,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from deep_research import runstate
+from deep_research.plugin import runstate
 
 EVENTS = {
     "Bash, no run": {"tool_name": "Bash", "tool_input": {"command": "ls -la"}},
-    "WebFetch, no run": {"tool_name": "WebFetch",
-                         "tool_input": {"url": "https://docs.python.org/3/", "prompt": "x"}},
+    "WebFetch, no run": {
+        "tool_name": "WebFetch",
+        "tool_input": {"url": "https://docs.python.org/3/", "prompt": "x"},
+    },
 }
 
 
@@ -31,9 +33,22 @@ def median_seconds(event: dict[str, object], state: Path, runs: int) -> float:
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "deep_research.cli", "guard", "--phase", "pre",
-                        "--state", str(state)], input=payload, text=True, capture_output=True,
-                       check=False)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "deep_research.cli",
+                "guard",
+                "--phase",
+                "pre",
+                "--state",
+                str(state),
+            ],
+            input=payload,
+            text=True,
+            capture_output=True,
+            check=False,
+        )
         times.append(time.perf_counter() - started)
     return statistics.median(times)
 
@@ -47,8 +62,9 @@ def main() -> None:
         state.mkdir()
         for name, event in EVENTS.items():
             print(f"{name:<24} {median_seconds(event, state, args.runs):.3f} s")
-        runstate.start_run("benchmark", depth="quick", state=state, requested={},
-                           static_hosts=["docs.python.org"])
+        runstate.start_run(
+            "benchmark", depth="quick", state=state, requested={}, static_hosts=["docs.python.org"]
+        )
         for name, event in EVENTS.items():
             label = name.replace("no run", "during a run")
             print(f"{label:<24} {median_seconds(event, state, args.runs):.3f} s")

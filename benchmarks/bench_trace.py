@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from deep_research.textnorm import normalize_text
-from deep_research.trace import TraceOptions, run_trace
+from deep_research.gates.textnorm import normalize_text
+from deep_research.gates.trace import TraceOptions, run_trace
 
 WORDS = """
     agency council report market sales energy installers budget transport survey households

@@ -46,7 +46,7 @@ from typing import Any
 
 from deep_research.brief import Brief
 from deep_research.cli import main as cli_main
-from deep_research.trace import emitted_claims
+from deep_research.gates.trace import emitted_claims
 
 QUESTIONS = Path(__file__).resolve().parent / "extractive_questions.json"
 
@@ -82,8 +82,17 @@ def on_topic(claim: str, markers: list[Marker]) -> bool:
 
 def run_question(question: str, markers: list[Marker], state: Path) -> Outcome:
     out, err = io.StringIO(), io.StringIO()
-    argv = ["run", question, "--corpus", "python-docs", "--depth", "quick", "--json",
-            "--state", str(state)]
+    argv = [
+        "run",
+        question,
+        "--corpus",
+        "python-docs",
+        "--depth",
+        "quick",
+        "--json",
+        "--state",
+        str(state),
+    ]
     began = time.monotonic()
     with redirect_stdout(out), redirect_stderr(err):
         code = cli_main(argv)
@@ -93,8 +102,9 @@ def run_question(question: str, markers: list[Marker], state: Path) -> Outcome:
     summary: dict[str, Any] = json.loads(out.getvalue())
     document = Brief(Path(summary["brief"])).load_claims()
     claims = [claim.claim for claim in emitted_claims(document)]
-    return Outcome(question, claims, [on_topic(c, markers) for c in claims],
-                   str(summary["verdict"]), seconds)
+    return Outcome(
+        question, claims, [on_topic(c, markers) for c in claims], str(summary["verdict"]), seconds
+    )
 
 
 def _percent(value: float | None) -> str:
@@ -123,29 +133,50 @@ def main(argv: list[str] | None = None) -> int:
     macro = sum(scored) / len(scored) if scored else None
     slowest = max(o.seconds for o in outcomes)
     if args.json:
-        print(json.dumps({
-            "questions": [
-                {"question": o.question, "claims": len(o.claims), "on_topic": o.hits,
-                 "precision": o.precision, "verdict": o.verdict, "seconds": round(o.seconds, 3)}
-                for o in outcomes
-            ],
-            "overall": {"claims": claims, "on_topic": hits, "precision": micro,
-                        "macro_precision": macro, "answered": answered,
-                        "questions": len(outcomes), "slowest_run_s": round(slowest, 3)},
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "questions": [
+                        {
+                            "question": o.question,
+                            "claims": len(o.claims),
+                            "on_topic": o.hits,
+                            "precision": o.precision,
+                            "verdict": o.verdict,
+                            "seconds": round(o.seconds, 3),
+                        }
+                        for o in outcomes
+                    ],
+                    "overall": {
+                        "claims": claims,
+                        "on_topic": hits,
+                        "precision": micro,
+                        "macro_precision": macro,
+                        "answered": answered,
+                        "questions": len(outcomes),
+                        "slowest_run_s": round(slowest, 3),
+                    },
+                },
+                indent=2,
+            )
+        )
         return 0
     width = max(len(o.question) for o in outcomes)
     print(f"{'question':<{width}}  claims  on-topic  precision  verdict        run")
     for o in outcomes:
-        print(f"{o.question:<{width}}  {len(o.claims):>6}  {o.hits:>8}     {_percent(o.precision)}"
-              f"  {o.verdict:<13}  {o.seconds:.2f} s")
+        print(
+            f"{o.question:<{width}}  {len(o.claims):>6}  {o.hits:>8}     {_percent(o.precision)}"
+            f"  {o.verdict:<13}  {o.seconds:.2f} s"
+        )
         if args.show:
             for claim, ok in zip(o.claims, o.on_topic, strict=True):
                 print(f"    {'+' if ok else '-'} {claim}")
     print(f"{'overall (claims pooled)':<{width}}  {claims:>6}  {hits:>8}     {_percent(micro)}")
     print(f"{'mean of per-question precision':<{width}}  {'':>6}  {'':>8}     {_percent(macro)}")
-    print(f"answered (at least one on-topic claim): {answered}/{len(outcomes)}; "
-          f"slowest run {slowest:.2f} s")
+    print(
+        f"answered (at least one on-topic claim): {answered}/{len(outcomes)}; "
+        f"slowest run {slowest:.2f} s"
+    )
     return 0
 
 

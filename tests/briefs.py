@@ -215,9 +215,9 @@ def ready_trace(**counters: Any) -> dict[str, Any]:
 
 def run_gates_before_verdict(root: Path, settings: Any, *, ciber: bool = True) -> Path:
     """Trace, triangulate and (clean) CIBER over a written brief: what precedes the verdict."""
-    from deep_research.ciber import run_ciber_apply
-    from deep_research.trace import TraceOptions, run_trace
-    from deep_research.triangulate import run_triangulate
+    from deep_research.decide.ciber import run_ciber_apply
+    from deep_research.decide.triangulate import run_triangulate
+    from deep_research.gates.trace import TraceOptions, run_trace
 
     run_trace(TraceOptions(brief=root))
     run_triangulate(root, settings)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from deep_research.cli import main
-from deep_research.mcpgate import fingerprint_path
+from deep_research.plugin.mcpgate import fingerprint_path
 
 # Loopback HTTP servers and the socket tripwire, as fixtures for every test module.
 pytest_plugins = ["localhttp"]
@@ -23,8 +23,9 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(autouse=True)
-def _no_claude_session(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
-                       ) -> None:
+def _no_claude_session(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """Tests never read or write the user's per-session run records, even when the suite itself
     runs inside a Claude Code session."""
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
@@ -76,8 +77,11 @@ SECRET = "do-not-leak-4f9a"
 
 
 def write_config(state: Path, *extra_args: str, **fields: Any) -> None:
-    spec: dict[str, Any] = {"command": sys.executable, "args": [SERVER, *extra_args],
-                            "version": "1.2.3"}
+    spec: dict[str, Any] = {
+        "command": sys.executable,
+        "args": [SERVER, *extra_args],
+        "version": "1.2.3",
+    }
     spec.update(fields)
     spec = {k: v for k, v in spec.items() if v is not None}
     state.mkdir(parents=True, exist_ok=True)

@@ -41,18 +41,30 @@ def text(value: str) -> Block:
 
 
 def tool_use(name: str, tool_input: dict[str, Any], use_id: str | None = None) -> Block:
-    return {"type": "tool_use", "id": use_id or f"toolu_{uuid.uuid4().hex[:24]}", "name": name,
-            "input": tool_input}
+    return {
+        "type": "tool_use",
+        "id": use_id or f"toolu_{uuid.uuid4().hex[:24]}",
+        "name": name,
+        "input": tool_input,
+    }
 
 
 def web_search(query: str, *urls: str, use_id: str = "srvtoolu_01") -> list[Block]:
     """The server tool ``web_search`` used once and its result: one search hit per URL."""
-    hits = [{"type": "web_search_result", "url": url, "title": f"Result {n}",
-             "encrypted_content": "ZmFrZQ==", "page_age": "March 1, 2025"}
-            for n, url in enumerate(urls, 1)]
-    return [{"type": "server_tool_use", "id": use_id, "name": "web_search",
-             "input": {"query": query}},
-            {"type": "web_search_tool_result", "tool_use_id": use_id, "content": hits}]
+    hits = [
+        {
+            "type": "web_search_result",
+            "url": url,
+            "title": f"Result {n}",
+            "encrypted_content": "ZmFrZQ==",
+            "page_age": "March 1, 2025",
+        }
+        for n, url in enumerate(urls, 1)
+    ]
+    return [
+        {"type": "server_tool_use", "id": use_id, "name": "web_search", "input": {"query": query}},
+        {"type": "web_search_tool_result", "tool_use_id": use_id, "content": hits},
+    ]
 
 
 @dataclass(frozen=True)
@@ -119,7 +131,9 @@ def tool_results(body: Any) -> dict[str, tuple[str, bool]]:
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 found[str(block.get("tool_use_id"))] = (
-                    block_text(block.get("content")), bool(block.get("is_error")))
+                    block_text(block.get("content")),
+                    bool(block.get("is_error")),
+                )
     return found
 
 
@@ -130,8 +144,9 @@ def turn_text(body: Any, use_id: str) -> str:
         content = message.get("content") if isinstance(message, dict) else None
         blocks = content if isinstance(content, list) else []
         if any(isinstance(b, dict) and b.get("tool_use_id") == use_id for b in blocks):
-            return "\n".join(block_text(b) for b in blocks
-                             if isinstance(b, dict) and b.get("type") == "text")
+            return "\n".join(
+                block_text(b) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+            )
     return ""
 
 
@@ -156,14 +171,25 @@ def first_of(*scripts: Script) -> Script:
 
 def _message(blocks: list[Block], model: str) -> dict[str, Any]:
     stop = "tool_use" if any(block["type"] == "tool_use" for block in blocks) else "end_turn"
-    return {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
-            "model": model, "content": blocks, "stop_reason": stop, "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5}}
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
 
 
 def _events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    start = {**message, "content": [], "stop_reason": None,
-             "usage": {"input_tokens": 10, "output_tokens": 1}}
+    start = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": 10, "output_tokens": 1},
+    }
     yield "message_start", {"type": "message_start", "message": start}
     for index, block in enumerate(message["content"]):
         delta: dict[str, Any] | None = None
@@ -175,23 +201,32 @@ def _events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             delta = {"type": "text_delta", "text": block["text"]}
         else:  # a result block (web_search_tool_result, …) arrives whole in its start event
             empty = block
-        yield "content_block_start", {"type": "content_block_start", "index": index,
-                                      "content_block": empty}
+        yield (
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": empty},
+        )
         if delta is not None:
-            yield "content_block_delta", {"type": "content_block_delta", "index": index,
-                                          "delta": delta}
+            yield (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            )
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    yield "message_delta", {"type": "message_delta",
-                            "delta": {"stop_reason": message["stop_reason"],
-                                      "stop_sequence": None},
-                            "usage": {"output_tokens": 5}}
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": 5},
+        },
+    )
     yield "message_stop", {"type": "message_stop"}
 
 
 def sse(message: dict[str, Any]) -> bytes:
     """A message as the server-sent events of a streamed reply."""
-    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n"
-                   for name, data in _events(message)).encode()
+    return "".join(
+        f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in _events(message)
+    ).encode()
 
 
 # --- the server -----------------------------------------------------------------------------
@@ -226,8 +261,9 @@ class FakeAnthropic:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = None
-                request = Request(self.command, self.path,
-                                  {k.lower(): v for k, v in self.headers.items()}, body)
+                request = Request(
+                    self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                )
                 with fake._lock:
                     fake.requests.append(request)
                 return request
@@ -244,8 +280,10 @@ class FakeAnthropic:
                 self._send(status, json.dumps(value).encode(), "application/json")
 
             def _not_found(self) -> None:
-                self._json(404, {"type": "error", "error": {"type": "not_found_error",
-                                                            "message": "not found"}})
+                self._json(
+                    404,
+                    {"type": "error", "error": {"type": "not_found_error", "message": "not found"}},
+                )
 
             def do_POST(self) -> None:
                 request = self._record()
@@ -255,8 +293,9 @@ class FakeAnthropic:
                     self._json(200, {"input_tokens": len(json.dumps(body)) // 4})
                 elif request.is_messages:
                     blocks = fake.script(body)
-                    message = _message(blocks or [text("ok")],
-                                       str(body.get("model", "claude-fake")))
+                    message = _message(
+                        blocks or [text("ok")], str(body.get("model", "claude-fake"))
+                    )
                     if body.get("stream"):
                         self._send(200, sse(message), "text/event-stream")
                     else:
@@ -285,8 +324,9 @@ class FakeAnthropic:
         self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.port = int(self.httpd.server_address[1])
         self.base_url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.02}, daemon=True)
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def messages(self) -> list[Request]:

@@ -8,7 +8,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from deep_research.interface import (
+from deep_research.models import CiberOutput, Claim, ConsistencyFailure, SkepticVote
+from deep_research.run.interface import (
     CallPrice,
     CitedClaim,
     EvidenceText,
@@ -19,8 +20,7 @@ from deep_research.interface import (
     SubQuestionPlan,
     SurveyDoc,
 )
-from deep_research.models import CiberOutput, Claim, ConsistencyFailure, SkepticVote
-from deep_research.reasoners import ExtractiveReasoner
+from deep_research.run.reasoners import ExtractiveReasoner
 
 
 @dataclass
@@ -50,8 +50,7 @@ class ScriptedReasoner:
         self.calls.append("decompose")
         return Plan(
             tuple(
-                SubQuestionPlan(f"sq{n}", f"{question} (part {n})", self.queries,
-                                self.max_searches)
+                SubQuestionPlan(f"sq{n}", f"{question} (part {n})", self.queries, self.max_searches)
                 for n in range(1, self.workers + 1)
             )
         )
@@ -111,10 +110,20 @@ class PanelReasoner:
         self.calls.append("decompose")
         return Plan(
             (
-                SubQuestionPlan("sq1", f"{question} (evaluation order)", self.queries, 4,
-                                "how operands are evaluated; not operator priority"),
-                SubQuestionPlan("sq2", f"{question} (priority)", ("comparison priority",), 2,
-                                "operator priority; not evaluation order"),
+                SubQuestionPlan(
+                    "sq1",
+                    f"{question} (evaluation order)",
+                    self.queries,
+                    4,
+                    "how operands are evaluated; not operator priority",
+                ),
+                SubQuestionPlan(
+                    "sq2",
+                    f"{question} (priority)",
+                    ("comparison priority",),
+                    2,
+                    "operator priority; not evaluation order",
+                ),
             )
         )
 
@@ -136,8 +145,9 @@ class PanelReasoner:
         self.calls.append(f"judge:{claim.id}")
         refuted = claim.claim in self.refute
         return [
-            SkepticVote(refuted=refuted, evidence=evidence[0].quote if evidence else "none",
-                        confidence=0.9)
+            SkepticVote(
+                refuted=refuted, evidence=evidence[0].quote if evidence else "none", confidence=0.9
+            )
             for _ in range(3)
         ]
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from deep_research.fetch import FetchPolicy
-from deep_research.netpolicy import NetPolicy, parse_networks
+from deep_research.fetch.fetcher import FetchPolicy
+from deep_research.fetch.netpolicy import NetPolicy, parse_networks
 
 
 @dataclass

@@ -8,7 +8,8 @@ def text_pdf(*pages: str) -> bytes:
     count = len(pages)
     objects = [
         "<< /Type /Catalog /Pages 2 0 R >>",
-        "<< /Type /Pages /Kids [" + " ".join(f"{3 + 2 * i} 0 R" for i in range(count))
+        "<< /Type /Pages /Kids ["
+        + " ".join(f"{3 + 2 * i} 0 R" for i in range(count))
         + f"] /Count {count} >>",
     ]
     font = 3 + 2 * count
@@ -29,6 +30,7 @@ def text_pdf(*pages: str) -> bytes:
     xref = len(out)
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n"\
-        .encode()
+    out += (
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    )
     return out

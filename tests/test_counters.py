@@ -22,7 +22,7 @@ from briefs import (
     write_brief,
 )
 from deep_research.cli import main
-from deep_research.counters import MAX_QUERIES, MAX_SUB_QUESTIONS, run_counters
+from deep_research.decide.counters import MAX_QUERIES, MAX_SUB_QUESTIONS, run_counters
 from deep_research.settings import Settings
 
 SETTINGS = Settings()
@@ -220,10 +220,19 @@ def test_floors_hold_when_the_work_falls_short(tmp_path: Path) -> None:
 
 
 def _ledger(root: Path, *rounds: int) -> None:
-    rows = [{"event": "dispatch", "id": f"t{n}", "agent": "deep-research:fetcher",
-             "fetcher": True, "round": r} for n, r in enumerate(rounds)]
-    rows.append({"event": "dispatch", "id": "tx", "agent": "deep-research:skeptic",
-                 "fetcher": False})
+    rows = [
+        {
+            "event": "dispatch",
+            "id": f"t{n}",
+            "agent": "deep-research:fetcher",
+            "fetcher": True,
+            "round": r,
+        }
+        for n, r in enumerate(rounds)
+    ]
+    rows.append(
+        {"event": "dispatch", "id": "tx", "agent": "deep-research:skeptic", "fetcher": False}
+    )
     (root / "guard-log.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import load_eval
 from deep_research.cli import main
-from deep_research.evaluate import measure_literals, measure_location
+from deep_research.gates.evaluate import measure_literals, measure_location
 
 PAGE = (
     "The bridge opened to traffic on 4 May 2021 after six years of construction. "

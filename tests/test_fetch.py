@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from deep_research import extract
 from deep_research.brief import Brief
 from deep_research.cli import main
-from deep_research.fetch import USER_AGENT, Fetcher, wrap_untrusted
-from deep_research.hosts import add_hosts
-from deep_research.netpolicy import NetPolicy
+from deep_research.fetch import extract
+from deep_research.fetch.fetcher import USER_AGENT, Fetcher, wrap_untrusted
+from deep_research.fetch.hosts import add_hosts
+from deep_research.fetch.netpolicy import NetPolicy
 from localhttp import LocalServer, Route, article, loopback_policy, words
 from pdfs import text_pdf
 
@@ -87,8 +87,9 @@ def test_a_pdf_is_read_by_its_text_layer_in_a_bounded_process(
     server: LocalServer, brief: Brief, content_type: str | None
 ) -> None:
     sentence = "The harbour handled 1,234 ships in 2023, a record for the port."
-    server.routes["/report.pdf"] = Route(body=text_pdf("Port report", sentence),
-                                         content_type=content_type)
+    server.routes["/report.pdf"] = Route(
+        body=text_pdf("Port report", sentence), content_type=content_type
+    )
     result = fetch(server, brief, "/report.pdf")
     assert result.ok, result.entry.reason
     assert sentence in result.text and result.entry.content_type == content_type
@@ -99,8 +100,9 @@ def test_a_pdf_is_read_by_its_text_layer_in_a_bounded_process(
 def test_an_unreadable_or_endless_pdf_costs_one_bounded_process(
     server: LocalServer, brief: Brief, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server.routes["/broken.pdf"] = Route(body=b"%PDF-1.4\n" + os.urandom(4096),
-                                         content_type="application/pdf")
+    server.routes["/broken.pdf"] = Route(
+        body=b"%PDF-1.4\n" + os.urandom(4096), content_type="application/pdf"
+    )
     broken = fetch(server, brief, "/broken.pdf")
     assert broken.entry.outcome == "error" and broken.entry.reason == "empty_extraction"
     # A file the extractor cannot finish in time: the process is killed at the deadline.
@@ -146,7 +148,7 @@ def test_an_endless_body_stops_at_the_byte_cap(server: LocalServer, brief: Brief
 
 
 def test_limits_can_be_lowered_never_raised() -> None:
-    from deep_research.fetch import MAX_BODY_BYTES, TOTAL_TIMEOUT_S, FetchPolicy
+    from deep_research.fetch.fetcher import MAX_BODY_BYTES, TOTAL_TIMEOUT_S, FetchPolicy
 
     policy = FetchPolicy(timeout_s=10_000, max_bytes=10**12)
     assert policy.timeout_s == TOTAL_TIMEOUT_S and policy.max_bytes == MAX_BODY_BYTES

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from deep_research.brief import Brief
-from deep_research.fetch import Fetcher
+from deep_research.fetch.fetcher import Fetcher
 from localhttp import LocalServer, Route, article, loopback_policy, words
 
 PAGE = article("The census counted 48,213 households in 2021. " + words(300))
@@ -22,8 +22,9 @@ CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from deep_research import brief as brief_module, fetchlog
-    from deep_research.fetch import run_fetch
+    from deep_research import brief as brief_module
+    from deep_research.fetch import fetchlog
+    from deep_research.fetch.fetcher import run_fetch
 
     where, url, root = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     real_replace, real_write = os.replace, os.write

@@ -15,7 +15,7 @@ import pytest
 import trustme
 
 from deep_research.brief import Brief
-from deep_research.fetch import Fetcher, FetchResult
+from deep_research.fetch.fetcher import Fetcher, FetchResult
 from localhttp import LocalServer, Route, loopback_policy, words
 
 pytestmark = pytest.mark.usefixtures("tripwire")

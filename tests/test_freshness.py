@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from deep_research.cli import main
+from deep_research.decide.freshness import decide, evidence_freshness
 from deep_research.errors import InconsistentArtifacts
-from deep_research.freshness import decide, evidence_freshness
 from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow
 from deep_research.settings import Settings
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from briefs import page
 from conftest import FIXTURES
 from deep_research.cli import main
-from deep_research.gate import check_pair
+from deep_research.gates.batch import check_pair
 
 BUDGET = page("city-budget.txt")
 BUDGET_QUOTE = (

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from deep_research.errors import InputError
-from deep_research.governor import (
+from deep_research.run.governor import (
     MAX_SEARCHES_PER_WORKER,
     MAX_USD,
     CapReached,
@@ -19,7 +19,7 @@ from deep_research.governor import (
     preflight,
     turn_cap,
 )
-from deep_research.interface import CallPrice, SubQuestionPlan
+from deep_research.run.interface import CallPrice, SubQuestionPlan
 
 
 def _sq(n: int, searches: int) -> SubQuestionPlan:

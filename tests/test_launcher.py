@@ -90,8 +90,9 @@ def sandbox(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def launch(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(LAUNCHER), *args], capture_output=True, text=True, env=env,
-                          check=False, timeout=300)
+    return subprocess.run(
+        [str(LAUNCHER), *args], capture_output=True, text=True, env=env, check=False, timeout=300
+    )
 
 
 def test_first_call_installs_then_later_calls_start_fast(
@@ -111,7 +112,10 @@ def test_first_call_installs_then_later_calls_start_fast(
     assert (venv / ".deep-research-stamp").read_text(encoding="utf-8").startswith(_version())
     installed = subprocess.run(
         [str(venv / "bin" / "python"), "-c", "import deep_research; print(deep_research.__file__)"],
-        capture_output=True, text=True, check=True, env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     ).stdout
     assert installed.startswith(str(venv))  # the environment's own copy, not the checkout
 
@@ -121,8 +125,10 @@ def test_first_call_installs_then_later_calls_start_fast(
     assert again.returncode == 0 and again.stderr == ""
     assert elapsed < 2.0, f"a later call took {elapsed:.2f} s"
     # Exit codes pass through: a check that finds violations still exits 1.
-    assert launch(["hosts", "check", "https://a.example", "--brief", str(tmp_path)],
-                  env).returncode == 0
+    assert (
+        launch(["hosts", "check", "https://a.example", "--brief", str(tmp_path)], env).returncode
+        == 0
+    )
 
 
 def test_plugin_data_is_preferred_and_no_bootstrap_never_installs(
@@ -130,12 +136,15 @@ def test_plugin_data_is_preferred_and_no_bootstrap_never_installs(
 ) -> None:
     home, python_dir = sandbox
     data = tmp_path / "plugin-data"
-    env = clean_env(home, python_dir) | {"CLAUDE_PLUGIN_DATA": str(data),
-                                          "DEEP_RESEARCH_NO_BOOTSTRAP": "1"}
+    env = clean_env(home, python_dir) | {
+        "CLAUDE_PLUGIN_DATA": str(data),
+        "DEEP_RESEARCH_NO_BOOTSTRAP": "1",
+    }
     done = launch(["--version"], env)
     assert done.returncode == 69
-    assert done.stderr.strip() == (f"deep-research: not set up yet in {data}/venv; "
-                                   "run: deep-research --version")
+    assert done.stderr.strip() == (
+        f"deep-research: not set up yet in {data}/venv; run: deep-research --version"
+    )
     assert not data.exists()
 
 
@@ -167,12 +176,11 @@ def test_an_environment_set_up_for_hooks_serves_bash_and_back(
     assert not (tmp_path / "unused-plugin-data").exists()
 
 
-def test_an_environment_for_another_plugin_root_is_not_borrowed(
-    sandbox: tuple[Path, Path]
-) -> None:
+def test_an_environment_for_another_plugin_root_is_not_borrowed(sandbox: tuple[Path, Path]) -> None:
     home, python_dir = sandbox
-    _fake_env(home / ".claude" / "plugins" / "data" / "other" / "venv",
-              f"{_version()} /somewhere/else")
+    _fake_env(
+        home / ".claude" / "plugins" / "data" / "other" / "venv", f"{_version()} /somewhere/else"
+    )
     done = launch(["--version"], clean_env(home, python_dir) | {"DEEP_RESEARCH_NO_BOOTSTRAP": "1"})
     assert done.returncode == 69 and "not set up yet" in done.stderr
 
@@ -183,8 +191,9 @@ def test_missing_or_old_python_is_one_actionable_line(
 ) -> None:
     home, python_dir = sandbox
     fake = tmp_path / "python3.9"
-    fake.write_text("#!/bin/sh\n# reports Python 3.9: fails the >= 3.11 check\nexit 1\n",
-                    encoding="utf-8")
+    fake.write_text(
+        "#!/bin/sh\n# reports Python 3.9: fails the >= 3.11 check\nexit 1\n", encoding="utf-8"
+    )
     fake.chmod(0o755)
     env = clean_env(home, python_dir) | {
         "DEEP_RESEARCH_PYTHON": str(fake) if kind == "old" else str(tmp_path / "nowhere")

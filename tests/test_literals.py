@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
-from deep_research.literals import (
+from deep_research.gates.literals import (
     Derivation,
     LiteralCheck,
     LiteralToken,

@@ -9,7 +9,9 @@ import pytest
 
 from deep_research.brief import Brief
 from deep_research.errors import InputError, MissingArtifact
-from deep_research.localcorpus import (
+from deep_research.gates.trace import SourceIndex
+from deep_research.models import SourceRow
+from deep_research.run.localcorpus import (
     PYTHON_DOCS_OWNER,
     CorpusIndex,
     declared_author,
@@ -19,8 +21,6 @@ from deep_research.localcorpus import (
     match_expression,
     open_corpus,
 )
-from deep_research.models import SourceRow
-from deep_research.trace import SourceIndex
 from pdfs import text_pdf
 
 

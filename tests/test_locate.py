@@ -12,7 +12,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conftest import FIXTURES
-from deep_research.locate import (
+from deep_research.gates.locate import (
     ELLIPSIS_MAX_GAP,
     FUZZY_MIN_CHARS,
     MIN_SUPPORT_CHARS,
@@ -20,7 +20,7 @@ from deep_research.locate import (
     Located,
     locate,
 )
-from deep_research.textnorm import normalize
+from deep_research.gates.textnorm import normalize
 
 _TABLE: dict[str, Any] = json.loads((FIXTURES / "locate_cases.json").read_text(encoding="utf-8"))
 _DOCUMENTS: dict[str, Document] = {
@@ -206,8 +206,27 @@ def test_case_and_white_space_changes_are_located_normalized(
 # --- the windowed path agrees with the whole document -----------------------------------------
 
 _WORDS = st.sampled_from(
-    ["harbour", "ships", "record", "council", "budget", "2023", "1,234", "approved", "the", "a",
-     "Norland", "quarter", "energy", "\u2019s", "\u2014", "caf\u00e9", "not", "never", "units"]
+    [
+        "harbour",
+        "ships",
+        "record",
+        "council",
+        "budget",
+        "2023",
+        "1,234",
+        "approved",
+        "the",
+        "a",
+        "Norland",
+        "quarter",
+        "energy",
+        "\u2019s",
+        "\u2014",
+        "caf\u00e9",
+        "not",
+        "never",
+        "units",
+    ]
 )
 _PERTURB = st.sampled_from(["none", "spaces", "upper", "drop", "ellipsis", "curly"])
 
@@ -226,8 +245,11 @@ def _perturbed(quote: str, how: str, cut: int) -> str:
     return quote
 
 
-@given(st.lists(st.lists(_WORDS, min_size=8, max_size=20), min_size=30, max_size=60),
-       st.data(), _PERTURB)
+@given(
+    st.lists(st.lists(_WORDS, min_size=8, max_size=20), min_size=30, max_size=60),
+    st.data(),
+    _PERTURB,
+)
 def test_windows_find_what_the_whole_document_finds(
     sentences: list[list[str]], data: st.DataObject, how: str
 ) -> None:

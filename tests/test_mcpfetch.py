@@ -19,16 +19,34 @@ from deep_research.cli import main
 from deep_research.urls import canonicalize, mcp_identity, registrable_domain
 
 PAGE = "https://docs.python.org/3/reference/expressions.html"
-QUOTE = ("Comparisons can be chained arbitrarily, e.g., x < y <= z is equivalent to x < y and "
-         "y <= z, except that y is evaluated only once.")
+QUOTE = (
+    "Comparisons can be chained arbitrarily, e.g., x < y <= z is equivalent to x < y and "
+    "y <= z, except that y is evaluated only once."
+)
 
 
 def mcp_fetch(
-    capsys: pytest.CaptureFixture[str], state: Path, tool: str, arguments: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    state: Path,
+    tool: str,
+    arguments: dict[str, Any],
     *flags: str,
 ) -> tuple[int, Any, str]:
-    code = main(["mcp-fetch", "tiny", tool, "--arguments", json.dumps(arguments), "--brief",
-                 str(state / "brief"), "--state", str(state), "--json", *flags])
+    code = main(
+        [
+            "mcp-fetch",
+            "tiny",
+            tool,
+            "--arguments",
+            json.dumps(arguments),
+            "--brief",
+            str(state / "brief"),
+            "--state",
+            str(state),
+            "--json",
+            *flags,
+        ]
+    )
     out, err = capsys.readouterr()
     return code, json.loads(out) if out.strip() else None, err
 
@@ -55,25 +73,55 @@ def test_a_gated_call_is_retained_and_its_quote_traces(
     assert QUOTE in Brief(mcp_state / "brief").read_corpus(view["content_hash"])
     [entry] = log(mcp_state)
     assert (entry["outcome"], entry["adapter"], entry["content_hash"]) == (
-        "ok", "mcp:tiny", view["content_hash"]
+        "ok",
+        "mcp:tiny",
+        view["content_hash"],
     )
     # The path a fetcher's finding takes: normalize, then the trace gate on the retained text.
     raw = mcp_state / "raw.json"
-    raw.write_text(json.dumps({"sources": [{
-        "url": identity, "title": "Comparisons", "content_hash": view["content_hash"],
-        "findings": [{"claim": "In a chained comparison y is evaluated only once.",
-                      "quote": QUOTE, "importance": "central"}],
-    }]}))
+    raw.write_text(
+        json.dumps(
+            {
+                "sources": [
+                    {
+                        "url": identity,
+                        "title": "Comparisons",
+                        "content_hash": view["content_hash"],
+                        "findings": [
+                            {
+                                "claim": "In a chained comparison y is evaluated only once.",
+                                "quote": QUOTE,
+                                "importance": "central",
+                            }
+                        ],
+                    }
+                ]
+            }
+        )
+    )
     brief = mcp_state / "brief"
     assert main(["normalize", str(raw), "--brief", str(brief), "--sub-question", "sq1"]) == 0
     row = json.loads((brief / "sources.jsonl").read_text())
     assert row["owner"] == "python.org"  # the page the tool read, not the server, is the voice
-    (brief / "claims.json").write_text(json.dumps({
-        "topic": "t", "question": "q", "generated": "2026-11-29", "depth": "quick",
-        "sub_questions": [{"id": "sq1", "question": "q"}],
-        "claims": [{"id": "C1", "claim": "In a chained comparison y is evaluated only once.",
-                    "supporting": ["S1"], "findings": ["S1.F1"]}],
-    }))
+    (brief / "claims.json").write_text(
+        json.dumps(
+            {
+                "topic": "t",
+                "question": "q",
+                "generated": "2026-11-29",
+                "depth": "quick",
+                "sub_questions": [{"id": "sq1", "question": "q"}],
+                "claims": [
+                    {
+                        "id": "C1",
+                        "claim": "In a chained comparison y is evaluated only once.",
+                        "supporting": ["S1"],
+                        "findings": ["S1.F1"],
+                    }
+                ],
+            }
+        )
+    )
     capsys.readouterr()
     assert main(["trace", str(brief)]) == 0
     assert json.loads(capsys.readouterr().out)["supported"] == 1
@@ -88,8 +136,12 @@ def test_a_gated_call_is_retained_and_its_quote_traces(
     ],
 )
 def test_a_failed_gate_is_refused_logged_and_the_tool_never_called(
-    mcp_state: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-    extra: tuple[str, ...], fields: dict[str, Any], gate: str,
+    mcp_state: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    extra: tuple[str, ...],
+    fields: dict[str, Any],
+    gate: str,
 ) -> None:
     monkeypatch.setenv("DOCS_TOKEN", "do-not-leak-4f9a")
     write_config(mcp_state, "--call-log", str(mcp_state / "calls.txt"), *extra, **fields)
@@ -122,8 +174,22 @@ def test_unknown_tool_and_bad_arguments_are_input_errors(
     code, _, err = mcp_fetch(capsys, mcp_state, "read_page", {"url": PAGE, "api_key": "k-123"})
     assert code == 2 and "looks like a credential" in err and calls(mcp_state) == []
     assert "k-123" not in err and log(mcp_state) == []
-    assert main(["mcp-fetch", "tiny", "read_page", "--arguments", "[1]", "--brief",
-                 str(mcp_state / "brief"), "--state", str(mcp_state)]) == 2
+    assert (
+        main(
+            [
+                "mcp-fetch",
+                "tiny",
+                "read_page",
+                "--arguments",
+                "[1]",
+                "--brief",
+                str(mcp_state / "brief"),
+                "--state",
+                str(mcp_state),
+            ]
+        )
+        == 2
+    )
     assert "JSON object" in capsys.readouterr().err
 
 

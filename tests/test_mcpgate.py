@@ -12,7 +12,7 @@ import pytest
 
 from conftest import SECRET, write_config
 from deep_research.cli import main
-from deep_research.mcpgate import PINNED_ARG, fingerprint, fingerprint_path
+from deep_research.plugin.mcpgate import PINNED_ARG, fingerprint, fingerprint_path
 
 
 def gate(capsys: pytest.CaptureFixture[str], state: Path, *flags: str) -> tuple[int, Any, str]:
@@ -52,14 +52,22 @@ def test_passes_with_the_recorded_fingerprint(
     write_config(state)
     code, result, _ = gate(capsys, state)
     assert code == 0
-    assert result == {"ok": True, "name": "tiny",
-                      "fingerprint": json.loads(recorded.read_text())["fingerprint"],
-                      "tools": ["read_page", "search_docs"]}
+    assert result == {
+        "ok": True,
+        "name": "tiny",
+        "fingerprint": json.loads(recorded.read_text())["fingerprint"],
+        "tools": ["read_page", "search_docs"],
+    }
 
 
-@pytest.mark.parametrize(("flag", "drift"), [("--extra-tool", "added: run_shell"),
-                                             ("--change-schema", "changed: search_docs"),
-                                             ("--change-description", "changed: search_docs")])
+@pytest.mark.parametrize(
+    ("flag", "drift"),
+    [
+        ("--extra-tool", "added: run_shell"),
+        ("--change-schema", "changed: search_docs"),
+        ("--change-description", "changed: search_docs"),
+    ],
+)
 def test_a_changed_tool_list_fails_the_manifest_audit(
     state: Path, capsys: pytest.CaptureFixture[str], flag: str, drift: str
 ) -> None:
@@ -90,8 +98,16 @@ def test_a_version_the_server_does_not_report_fails_the_version_pin(
 
 def test_exact_pins_are_told_from_ranges() -> None:
     pinned = ["docs-mcp==1.2.3", "docs_mcp[cli]==0.4.1rc1", "@scope/server@2.0.1", "srv@v1.0.0"]
-    loose = ["docs-mcp", "docs-mcp>=1.2", "docs-mcp~=1.2", "srv@latest", "srv@^1.2.0", "-y",
-             "@scope/server", "srv==1"]
+    loose = [
+        "docs-mcp",
+        "docs-mcp>=1.2",
+        "docs-mcp~=1.2",
+        "srv@latest",
+        "srv@^1.2.0",
+        "-y",
+        "@scope/server",
+        "srv==1",
+    ]
     assert [a for a in pinned if not PINNED_ARG.match(a)] == []
     assert [a for a in loose if PINNED_ARG.match(a)] == []
 
@@ -157,8 +173,9 @@ BAD_CONFIGS: dict[str, Any] = {
     "no command": {"servers": {"tiny": {"args": []}}},
     "env with values": {"servers": {"tiny": {"command": "x", "env": {"TOKEN": SECRET}}}},
     "args not strings": {"servers": {"tiny": {"command": "x", "args": [1]}}},
-    "no such program": {"servers": {"tiny": {"command": "/nonexistent/mcp-server",
-                                             "version": "1.0.0"}}},
+    "no such program": {
+        "servers": {"tiny": {"command": "/nonexistent/mcp-server", "version": "1.0.0"}}
+    },
 }
 
 

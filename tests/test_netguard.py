@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from deep_research import netguard, netpolicy
 from deep_research.brief import Brief
 from deep_research.errors import TargetRefused
-from deep_research.fetch import Fetcher, FetchPolicy
-from deep_research.netpolicy import NetPolicy, address_problem, check_url, literal_address
+from deep_research.fetch import netguard, netpolicy
+from deep_research.fetch.fetcher import Fetcher, FetchPolicy
+from deep_research.fetch.netpolicy import NetPolicy, address_problem, check_url, literal_address
 from localhttp import LocalServer, Route, loopback_policy
 
 # Names a fake resolver answers for (no test ever asks a real DNS server).

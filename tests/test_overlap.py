@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deep_research.overlap import content_tokens, overlaps, shared_tokens, stem
+from deep_research.gates.overlap import content_tokens, overlaps, shared_tokens, stem
 
 
 @pytest.mark.parametrize(

@@ -12,18 +12,26 @@ from pdfs import text_pdf
 
 
 def _worker(body: bytes) -> dict[str, str]:
-    done = subprocess.run([sys.executable, "-m", "deep_research.pdfworker"], input=body,
-                          capture_output=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "deep_research.fetch.pdfworker"],
+        input=body,
+        capture_output=True,
+        timeout=60,
+        check=True,
+    )
     answer: dict[str, str] = json.loads(done.stdout)
     return answer
 
 
 def test_the_process_caps_its_own_address_space() -> None:
     pytest.importorskip("resource")
-    probe = ("import resource; from deep_research.pdfworker import MEMORY_BYTES, _cap_memory; "
-             "_cap_memory(); print(resource.getrlimit(resource.RLIMIT_AS)[0] == MEMORY_BYTES)")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=60, check=True)
+    probe = (
+        "import resource; from deep_research.fetch.pdfworker import MEMORY_BYTES, _cap_memory; "
+        "_cap_memory(); print(resource.getrlimit(resource.RLIMIT_AS)[0] == MEMORY_BYTES)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
     assert done.stdout.strip() == "True"
 
 

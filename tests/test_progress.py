@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from deep_research import runner
-from deep_research.governor import Budget, default_limits
-from deep_research.runner import CLEAR_LINE, Progress
+from deep_research.run import driver as runner
+from deep_research.run.driver import CLEAR_LINE, Progress
+from deep_research.run.governor import Budget, default_limits
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
@@ -192,10 +192,24 @@ def test_cli_run_on_a_terminal_shows_the_live_line_then_a_clean_newline(
     env = {**os.environ, "TERM": "xterm"}
     env.pop(runner.TEST_PAUSE_ENV, None)
     process = subprocess.run(
-        [sys.executable, "-m", "deep_research.cli", "run", "How are chained comparisons "
-         "evaluated?", "--corpus", str(corpus), "--depth", "quick", "--state",
-         str(tmp_path / "state")],
-        stdout=subprocess.PIPE, stderr=pty_.slave, text=True, env=env, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "deep_research.cli",
+            "run",
+            "How are chained comparisons evaluated?",
+            "--corpus",
+            str(corpus),
+            "--depth",
+            "quick",
+            "--state",
+            str(tmp_path / "state"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=pty_.slave,
+        text=True,
+        env=env,
+        timeout=60,
     )
     err = pty_.output()
     assert process.returncode == 0, err

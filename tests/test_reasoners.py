@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from deep_research.errors import InputError
-from deep_research.interface import CitedClaim, Retained, Skipped, SubQuestionPlan, SurveyDoc
 from deep_research.models import Claim
-from deep_research.reasoners import (
+from deep_research.run.interface import CitedClaim, Retained, Skipped, SubQuestionPlan, SurveyDoc
+from deep_research.run.reasoners import (
     ExtractiveReasoner,
     Sentence,
     depends_on_context,
@@ -18,8 +18,8 @@ from deep_research.reasoners import (
 )
 
 TEXT = (
-    "Comparisons\n***********\n\nComparisons can be chained arbitrarily, e.g., \"x < y <= z\" is\n"
-    "equivalent to \"x < y and y <= z\". Short one. Chained comparisons evaluate each\n"
+    'Comparisons\n***********\n\nComparisons can be chained arbitrarily, e.g., "x < y <= z" is\n'
+    'equivalent to "x < y and y <= z". Short one. Chained comparisons evaluate each\n'
     "operand at most once in the chain.\n\n   comparison ::= or_expr (comp_operator or_expr)*\n"
     "   chained comparisons chained comparisons chained comparisons everywhere\n"
 )
@@ -78,8 +78,8 @@ HEADING_DOC = (
     "Evaluation of chained comparisons in Python\n"
     "===========================================\n\n"
     "   x < y <= z\n\n"
-    "is evaluated as a chain: \"x < y and y <= z\" with \"y\" evaluated only once.\n\n"
-    "In Python, chained comparisons are evaluated as if joined by \"and\", left to right.\n"
+    'is evaluated as a chain: "x < y and y <= z" with "y" evaluated only once.\n\n'
+    'In Python, chained comparisons are evaluated as if joined by "and", left to right.\n'
 )
 GENERIC_DOC = (
     "Python will evaluate expressions from left to right in every Python program.\n\n"
@@ -110,38 +110,67 @@ def _plan_for(question: str, heading: str | None) -> SubQuestionPlan:
     ("question", "heading", "text", "first", "never"),
     [
         pytest.param(
-            CHAINED, "Operator precedence", PRECEDENCE_DOC, "left-to-right chaining feature",
+            CHAINED,
+            "Operator precedence",
+            PRECEDENCE_DOC,
+            "left-to-right chaining feature",
             ["The following table", "Where this occurs"],
             id="heading-sub-question-still-answers-the-question",
         ),
         pytest.param(
-            CHAINED, "Value comparisons", VALUE_DOC, "Comparisons can be chained",
-            ["In this case Python"], id="generic-words-and-a-heading-word-are-not-enough",
+            CHAINED,
+            "Value comparisons",
+            VALUE_DOC,
+            "Comparisons can be chained",
+            ["In this case Python"],
+            id="generic-words-and-a-heading-word-are-not-enough",
         ),
         pytest.param(
-            "How are chained comparisons evaluated?", None, ANAPHORA_DOC,
-            "Chained comparisons are evaluated pairwise", [],
+            "How are chained comparisons evaluated?",
+            None,
+            ANAPHORA_DOC,
+            "Chained comparisons are evaluated pairwise",
+            [],
             id="a-sentence-that-stands-alone-ranks-above-one-that-points-back",
         ),
         pytest.param(
-            CHAINED, None, RARE_TERM_DOC, "Comparisons can be chained", ["programming language"],
+            CHAINED,
+            None,
+            RARE_TERM_DOC,
+            "Comparisons can be chained",
+            ["programming language"],
             id="a-term-rare-in-the-document-outweighs-one-every-sentence-repeats",
         ),
         pytest.param(
-            CHAINED, None, HEADING_DOC, "In Python, chained comparisons",
-            ["=====", "is evaluated as a chain"], id="headings-and-fragments-are-never-claims",
+            CHAINED,
+            None,
+            HEADING_DOC,
+            "In Python, chained comparisons",
+            ["=====", "is evaluated as a chain"],
+            id="headings-and-fragments-are-never-claims",
         ),
         pytest.param(
-            CHAINED, None, GENERIC_DOC, "Comparisons can be chained", ["Python will evaluate"],
+            CHAINED,
+            None,
+            GENERIC_DOC,
+            "Comparisons can be chained",
+            ["Python will evaluate"],
             id="the-question-s-common-words-alone-are-not-enough",
         ),
         pytest.param(
-            "What does the assert statement do?", "Simple statements", ASSERT_DOC,
-            "Assert statements are", ["import statement"],
+            "What does the assert statement do?",
+            "Simple statements",
+            ASSERT_DOC,
+            "Assert statements are",
+            ["import statement"],
             id="a-generic-word-shared-with-the-question-and-the-heading-is-not-the-topic",
         ),
         pytest.param(
-            "What is a lambda?", None, LAMBDA_DOC, "Lambda expressions", ["function definition"],
+            "What is a lambda?",
+            None,
+            LAMBDA_DOC,
+            "Lambda expressions",
+            ["function definition"],
             id="a-one-word-question-needs-its-one-word",
         ),
     ],

@@ -11,8 +11,14 @@ import pytest
 
 from briefs import PageSpec, read_claims, write_brief
 from deep_research.brief import Brief
+from deep_research.fetch.refetch import (
+    Cited,
+    choose_sample,
+    cited_sources,
+    run_refetch,
+    sample_size,
+)
 from deep_research.models import ClaimsFile, SourceRow
-from deep_research.refetch import Cited, choose_sample, cited_sources, run_refetch, sample_size
 from localhttp import LocalServer, Route, loopback_policy, words
 
 QUOTES = [
@@ -182,15 +188,30 @@ def test_refetch_command(
 
 def test_local_documents_are_never_sampled_for_a_refetch() -> None:
     def row(number: int, url: str) -> SourceRow:
-        return SourceRow.model_validate({
-            "id": f"S{number}", "url": url, "content_hash": "sha256:" + "0" * 64,
-            "findings": [{"id": f"S{number}.F1", "claim": "c", "quote": "q" * 40}],
-        })
+        return SourceRow.model_validate(
+            {
+                "id": f"S{number}",
+                "url": url,
+                "content_hash": "sha256:" + "0" * 64,
+                "findings": [{"id": f"S{number}.F1", "claim": "c", "quote": "q" * 40}],
+            }
+        )
 
     rows = [row(1, "https://example.com/a"), row(2, "file://docs/alpha/b.md")]
-    document = ClaimsFile.model_validate({
-        "topic": "t", "question": "q", "generated": "2026-01-01", "depth": "full",
-        "claims": [{"id": "C1", "claim": "c", "supporting": ["S1", "S2"],
-                    "findings": ["S1.F1", "S2.F1"]}],
-    })
+    document = ClaimsFile.model_validate(
+        {
+            "topic": "t",
+            "question": "q",
+            "generated": "2026-01-01",
+            "depth": "full",
+            "claims": [
+                {
+                    "id": "C1",
+                    "claim": "c",
+                    "supporting": ["S1", "S2"],
+                    "findings": ["S1.F1", "S2.F1"],
+                }
+            ],
+        }
+    )
     assert [item.source.id for item in cited_sources(document, rows)] == ["S1"]

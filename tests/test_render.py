@@ -12,14 +12,14 @@ import pytest
 
 from conftest import REPO
 from deep_research.brief import Brief
-from deep_research.ciber import run_ciber_apply
 from deep_research.cli import main
+from deep_research.decide.ciber import run_ciber_apply
+from deep_research.decide.triangulate import run_triangulate
+from deep_research.decide.verdict import run_verdict
+from deep_research.decide.votes import run_votes
+from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.render import Side, better_supported, render_brief, run_render
 from deep_research.settings import Settings
-from deep_research.trace import TraceOptions, run_trace
-from deep_research.triangulate import run_triangulate
-from deep_research.verdict import run_verdict
-from deep_research.votes import run_votes
 from test_verdict import build, edit
 
 EXAMPLE = REPO / "examples" / "heat-pumps"
@@ -169,7 +169,7 @@ def test_render_needs_a_verdict(tmp_path: Path) -> None:
 def test_the_finished_example_reproduces_offline(example: Path) -> None:
     # Triangulation reorders and drops citations after the trace; verification must still
     # reproduce every stored verdict, and the verdict itself, from the files alone.
-    from deep_research.verify import run_verify
+    from deep_research.decide.verify import run_verify
 
     report = run_verify(example)
     assert report.identical, report.mismatches

@@ -23,9 +23,9 @@ import pytest
 
 from deep_research.brief import Brief
 from deep_research.cli import main
-from deep_research.runner import PHASES_QUICK, TEST_PAUSE_ENV, slugify
+from deep_research.gates.trace import emitted_claims
+from deep_research.run.driver import PHASES_QUICK, TEST_PAUSE_ENV, slugify
 from deep_research.schemas import validate_brief
-from deep_research.trace import emitted_claims
 
 QUESTION = "How are chained comparisons evaluated?"
 SLUG = slugify(QUESTION)
@@ -61,8 +61,19 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def uninterrupted(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     state = tmp_path_factory.mktemp("whole")
-    return _finish(["run", QUESTION, "--corpus", str(corpus), "--depth", "quick",
-                    "--state", str(state), "--json"])
+    return _finish(
+        [
+            "run",
+            QUESTION,
+            "--corpus",
+            str(corpus),
+            "--depth",
+            "quick",
+            "--state",
+            str(state),
+            "--json",
+        ]
+    )
 
 
 def _finish(argv: list[str]) -> dict[str, object]:
@@ -83,9 +94,24 @@ def _spawn(corpus: Path, state: Path, pause: str | None) -> subprocess.Popen[str
     if pause is not None:
         env[TEST_PAUSE_ENV] = pause
     return subprocess.Popen(
-        [sys.executable, "-m", "deep_research.cli", "run", QUESTION, "--corpus", str(corpus),
-         "--depth", "quick", "--state", str(state), "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "deep_research.cli",
+            "run",
+            QUESTION,
+            "--corpus",
+            str(corpus),
+            "--depth",
+            "quick",
+            "--state",
+            str(state),
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
 
 
@@ -116,8 +142,9 @@ def _resume_and_compare(state: Path, corpus: Path, uninterrupted: dict[str, obje
     brief = state / "briefs" / SLUG
     report = validate_brief(brief)
     assert report.ok, report.problems
-    resumed = _finish(["run", "--resume", SLUG, "--state", str(state),
-                       "--corpus", str(corpus), "--json"])
+    resumed = _finish(
+        ["run", "--resume", SLUG, "--state", str(state), "--corpus", str(corpus), "--json"]
+    )
     assert resumed["verdict"] == uninterrupted["verdict"]
     assert resumed["claims"] == uninterrupted["claims"]
     assert resumed["verdict_reasons"] == uninterrupted["verdict_reasons"]

@@ -20,12 +20,12 @@ import pytest
 
 from conftest import REPO
 from deep_research.brief import Brief
-from deep_research.governor import default_limits
-from deep_research.localcorpus import open_corpus
-from deep_research.runner import PHASES_FULL, Progress, RunRequest, RunResult, read_phase, start
+from deep_research.gates.trace import emitted_claims
+from deep_research.run.driver import PHASES_FULL, Progress, RunRequest, RunResult, read_phase, start
+from deep_research.run.governor import default_limits
+from deep_research.run.localcorpus import open_corpus
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings, load_settings
-from deep_research.trace import emitted_claims
 from fakereasoner import PanelReasoner
 from test_runner import _assert_verified
 
@@ -38,28 +38,55 @@ PLANTED = "Chained comparisons were introduced in Python 3.0."
 # Three owners (top-level folders) saying the same things in their own words.
 DOCS = {
     "alpha/comparisons.md": [
-        ("In a chained comparison each operand is evaluated at most once, even when it takes "
-         "part in two comparisons.", ONCE),
-        ("Evaluation of a chained comparison stops at the first comparison that turns out to be "
-         "false.", STOPS),
-        ("All comparison operators share one priority level, which is lower than that of "
-         "arithmetic operators.", PRIORITY),
-        ("Some tutorials claim that chained comparisons were introduced in Python 3.0 by a later "
-         "proposal.", PLANTED),
+        (
+            "In a chained comparison each operand is evaluated at most once, even when it takes "
+            "part in two comparisons.",
+            ONCE,
+        ),
+        (
+            "Evaluation of a chained comparison stops at the first comparison that turns out to be "
+            "false.",
+            STOPS,
+        ),
+        (
+            "All comparison operators share one priority level, which is lower than that of "
+            "arithmetic operators.",
+            PRIORITY,
+        ),
+        (
+            "Some tutorials claim that chained comparisons were introduced in Python 3.0 "
+            "by a later proposal.",
+            PLANTED,
+        ),
     ],
     "beta/operators.md": [
-        ("The interpreter evaluates every operand of a chained comparison at most once, caching "
-         "the middle value.", ONCE),
-        ("A chained comparison halts at the first comparison that is false and returns that "
-         "result.", STOPS),
-        ("Comparison operators all have the same priority, below arithmetic, shifting and "
-         "bitwise operators.", PRIORITY),
+        (
+            "The interpreter evaluates every operand of a chained comparison at most once, caching "
+            "the middle value.",
+            ONCE,
+        ),
+        (
+            "A chained comparison halts at the first comparison that is false and returns that "
+            "result.",
+            STOPS,
+        ),
+        (
+            "Comparison operators all have the same priority, below arithmetic, shifting and "
+            "bitwise operators.",
+            PRIORITY,
+        ),
     ],
     "gamma/notes.md": [
-        ("Each operand in a chained comparison is evaluated at most once, so side effects "
-         "happen once.", ONCE),
-        ("Every comparison operator has an equal priority that sits below all arithmetic "
-         "operators.", PRIORITY),
+        (
+            "Each operand in a chained comparison is evaluated at most once, so side effects "
+            "happen once.",
+            ONCE,
+        ),
+        (
+            "Every comparison operator has an equal priority that sits below all arithmetic "
+            "operators.",
+            PRIORITY,
+        ),
     ],
 }
 SCRIPT = {quote: claim for sentences in DOCS.values() for quote, claim in sentences}
@@ -181,7 +208,9 @@ def test_full_run_stopped_after_any_phase_resumes_to_the_same_verdict(
     assert read_phase(Brief(cut.brief), "run")["completed"][-1] == phase
     resumed = run_full(state, docs, resume=cut.slug)
     assert (resumed.verdict, resumed.claims, resumed.stripped) == (
-        whole.verdict, whole.claims, whole.stripped
+        whole.verdict,
+        whole.claims,
+        whole.stripped,
     )
     _assert_verified(resumed.brief)
 
@@ -205,7 +234,10 @@ def test_killed_mid_phase_at_full_depth_resumes_to_the_same_verdict(
     env = {**os.environ, "DEEP_RESEARCH_TEST_PAUSE": pause}
     process = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(state), str(docs), str(REPO / "tests")],
-        stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     )
     try:
         assert process.stderr is not None
@@ -223,11 +255,11 @@ def test_killed_mid_phase_at_full_depth_resumes_to_the_same_verdict(
     assert phase not in read_phase(brief, "run")["completed"]
     resumed = run_full(state, docs, resume=whole.slug)
     assert (resumed.verdict, resumed.claims, resumed.stripped) == (
-        whole.verdict, whole.claims, whole.stripped
+        whole.verdict,
+        whole.claims,
+        whole.stripped,
     )
     _assert_verified(resumed.brief)
-
-
 
 
 @pytest.mark.parametrize("phase", ["panel", "ciber", "synthesize"])
@@ -246,6 +278,8 @@ def test_a_kill_between_a_phases_two_writes_resumes_to_the_same_verdict(
     assert phase not in read_phase(brief, "run")["completed"]
     resumed = run_full(state, docs, resume=whole.slug)
     assert (resumed.verdict, resumed.claims, resumed.stripped) == (
-        whole.verdict, whole.claims, whole.stripped
+        whole.verdict,
+        whole.claims,
+        whole.stripped,
     )
     assert validate_brief(resumed.brief).ok

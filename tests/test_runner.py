@@ -13,13 +13,10 @@ from conftest import REPO
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.errors import BriefBusy, InputError
-from deep_research.governor import MAX_SEARCHES_PER_WORKER, MAX_WORKERS, Limits, default_limits
-from deep_research.interface import CallPrice
-from deep_research.localcorpus import LocalCorpus, open_corpus
-from deep_research.locate import locate
+from deep_research.gates.locate import locate
+from deep_research.gates.trace import emitted_claims
 from deep_research.models import SourceRow
-from deep_research.reasoners import ExtractiveReasoner
-from deep_research.runner import (
+from deep_research.run.driver import (
     PHASES_QUICK,
     Progress,
     RunRequest,
@@ -29,9 +26,12 @@ from deep_research.runner import (
     slugify,
     start,
 )
+from deep_research.run.governor import MAX_SEARCHES_PER_WORKER, MAX_WORKERS, Limits, default_limits
+from deep_research.run.interface import CallPrice
+from deep_research.run.localcorpus import LocalCorpus, open_corpus
+from deep_research.run.reasoners import ExtractiveReasoner
 from deep_research.schemas import validate_brief
 from deep_research.settings import load_settings
-from deep_research.trace import emitted_claims
 from fakereasoner import ScriptedReasoner
 
 QUESTION = "How does Python evaluate chained comparisons?"
@@ -82,8 +82,11 @@ def _assert_verified(brief: Path) -> None:
 
 def readme_main_job() -> list[str]:
     """The README's first command, after its set-up part: the main job, as a newcomer runs it."""
-    first = next(line for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines()
-                 if "deep-research run" in line)
+    first = next(
+        line
+        for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+        if "deep-research run" in line
+    )
     words = shlex.split(first.split("&&", 1)[1].split("#", 1)[0])
     assert words[:3] == ["deep-research", "run", QUESTION], words
     return words
@@ -137,16 +140,16 @@ def test_duplicated_sentence_under_two_owners_is_one_voice(tmp_path: Path) -> No
     assert any(reason.startswith("rule 6") for reason in document.verdict_reasons)
 
 
-def test_json_summary_and_exit_codes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_json_summary_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     state = str(tmp_path / "s")
     assert main(["run", QUESTION, "--corpus", "python-docs", "--state", state, "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["verdict"] == "PARTIAL_QUICK" and summary["reasoner"] == "extractive"
     assert summary["partial"] is False and summary["claims"] > 0
-    assert main(["run", QUESTION, "--reasoner", "claude", "--corpus", "python-docs",
-                 "--state", state]) == 2
+    assert (
+        main(["run", QUESTION, "--reasoner", "claude", "--corpus", "python-docs", "--state", state])
+        == 2
+    )
     assert "not available yet" in capsys.readouterr().err
     assert main(["run", QUESTION, "--state", state]) == 2
     assert "--corpus" in capsys.readouterr().err
@@ -195,8 +198,10 @@ def test_cost_cap_below_plan_returns_partial_all_supported_brief(tmp_path: Path)
     # dropped two of three sub-questions, so the sub-question floor holds the brief.
     assert result.verdict == "HOLD"
     assert document.verdict_reasons[0].startswith("floor sub_questions")
-    assert any(reason.startswith("rule I → PARTIAL: run incomplete: usd")
-               for reason in document.verdict_reasons)
+    assert any(
+        reason.startswith("rule I → PARTIAL: run incomplete: usd")
+        for reason in document.verdict_reasons
+    )
     assert result.spend["usd"] <= 2.0
     assert emitted_claims(document)
     _assert_verified(result.brief)
@@ -218,8 +223,10 @@ def test_reasoner_that_never_stops_is_stopped_by_the_turn_cap(tmp_path: Path) ->
     assert result.partial
     # At quick depth the cut-short workers are listed and the verdict stays PARTIAL_QUICK.
     assert result.verdict == "PARTIAL_QUICK"
-    assert any(reason.startswith("rule I → PARTIAL: run incomplete: sq1 complete: false")
-               for reason in result.reasons)
+    assert any(
+        reason.startswith("rule I → PARTIAL: run incomplete: sq1 complete: false")
+        for reason in result.reasons
+    )
     _assert_verified(result.brief)
 
 
@@ -236,10 +243,12 @@ def test_question_without_answer_stops_with_explicit_not_found(tmp_path: Path) -
         "\nA ripe tomato gains mass quickly once the nights stay warm in late summer.\n"
     )
     corpus = open_corpus(str(tmp_path / "docs"), tmp_path / "state")
-    reasoner = ScriptedReasoner(workers=3, max_searches=3, endless=True,
-                                queries=("top quark mass",))
-    result = _run(tmp_path / "state", reasoner, corpus=corpus,
-                  question="What is the mass of the top quark?")
+    reasoner = ScriptedReasoner(
+        workers=3, max_searches=3, endless=True, queries=("top quark mass",)
+    )
+    result = _run(
+        tmp_path / "state", reasoner, corpus=corpus, question="What is the mass of the top quark?"
+    )
     assert result.claims == 0
     assert len(result.not_found) == 3
     document = Brief(result.brief).load_claims()
@@ -257,8 +266,17 @@ def test_corpus_without_any_matching_document_gives_a_not_found_brief(
         "# Tomatoes\n\nTomatoes need full sun and regular watering through the summer months.\n"
     )
     state = str(tmp_path / "state")
-    code = main(["run", "What is the mass of the top quark?", "--corpus",
-                 str(tmp_path / "docs"), "--state", state, "--json"])
+    code = main(
+        [
+            "run",
+            "What is the mass of the top quark?",
+            "--corpus",
+            str(tmp_path / "docs"),
+            "--state",
+            state,
+            "--json",
+        ]
+    )
     summary = json.loads(capsys.readouterr().out)
     assert code == 1 and summary["verdict"] == "HOLD"
     assert summary["claims"] == 0 and summary["sources"] == 0
@@ -298,13 +316,26 @@ def test_killed_after_any_phase_validates_and_resumes_to_the_same_verdict(
     corpus = open_corpus("python-docs", state)
     settings = load_settings(environ={})
     request = RunRequest(QUESTION, state)
-    cut = start(request, corpus, ExtractiveReasoner(), settings, default_limits("quick"),
-                _quiet(), stop_after=phase)
+    cut = start(
+        request,
+        corpus,
+        ExtractiveReasoner(),
+        settings,
+        default_limits("quick"),
+        _quiet(),
+        stop_after=phase,
+    )
     assert validate_brief(cut.brief).ok
     done = read_phase(Brief(cut.brief), "run")["completed"]
     assert done[-1] == phase
-    resumed = start(RunRequest(QUESTION, state, resume=cut.slug), corpus, ExtractiveReasoner(),
-                    settings, default_limits("quick"), _quiet())
+    resumed = start(
+        RunRequest(QUESTION, state, resume=cut.slug),
+        corpus,
+        ExtractiveReasoner(),
+        settings,
+        default_limits("quick"),
+        _quiet(),
+    )
     assert resumed.verdict == whole.verdict
     assert resumed.claims == whole.claims
     _assert_verified(resumed.brief)
@@ -313,8 +344,15 @@ def test_killed_after_any_phase_validates_and_resumes_to_the_same_verdict(
 def test_unfinished_run_needs_resume_or_refresh(tmp_path: Path) -> None:
     corpus = open_corpus("python-docs", tmp_path)
     settings = load_settings(environ={})
-    start(RunRequest(QUESTION, tmp_path), corpus, ExtractiveReasoner(), settings,
-          default_limits("quick"), _quiet(), stop_after="cast")
+    start(
+        RunRequest(QUESTION, tmp_path),
+        corpus,
+        ExtractiveReasoner(),
+        settings,
+        default_limits("quick"),
+        _quiet(),
+        stop_after="cast",
+    )
     with pytest.raises(InputError, match="--resume"):
         _run(tmp_path, ExtractiveReasoner(), corpus=corpus)
     with pytest.raises(InputError, match="no run to resume"):
@@ -325,8 +363,11 @@ def test_second_run_on_the_same_brief_is_refused(tmp_path: Path) -> None:
     brief = tmp_path / "briefs" / slugify(QUESTION)
     brief.mkdir(parents=True)
     (brief / ".run.lock").write_text("1")  # pid 1 is alive: another run holds the brief
-    (brief / "trace.json").write_text(json.dumps({"phases": {"run": {
-        "question": QUESTION, "depth": "quick", "completed": ["plan"]}}}))
+    (brief / "trace.json").write_text(
+        json.dumps(
+            {"phases": {"run": {"question": QUESTION, "depth": "quick", "completed": ["plan"]}}}
+        )
+    )
     with pytest.raises(BriefBusy):
         _run(tmp_path, ExtractiveReasoner(), resume=slugify(QUESTION))
 
@@ -346,28 +387,54 @@ def test_spend_is_counted_per_run_across_a_resume(tmp_path: Path) -> None:
     corpus = open_corpus("python-docs", state)
     settings = load_settings(environ={})
     limits = default_limits("quick")
-    cut = start(RunRequest(QUESTION, state), corpus, ScriptedReasoner(call_price=price),
-                settings, limits, _quiet(), stop_after="cast")
+    cut = start(
+        RunRequest(QUESTION, state),
+        corpus,
+        ScriptedReasoner(call_price=price),
+        settings,
+        limits,
+        _quiet(),
+        stop_after="cast",
+    )
     assert cut.spend["usd"] > 0
-    resumed = start(RunRequest(QUESTION, state, resume=cut.slug), corpus,
-                    ScriptedReasoner(call_price=price), settings, limits, _quiet())
+    resumed = start(
+        RunRequest(QUESTION, state, resume=cut.slug),
+        corpus,
+        ScriptedReasoner(call_price=price),
+        settings,
+        limits,
+        _quiet(),
+    )
     # Spend before the interruption still counts: the cap is per run, not per process.
     assert resumed.spend == whole.spend
 
 
 def test_a_shared_finding_goes_to_the_finder_holding_fewest_claims() -> None:
     def row(number: int, claims: list[str]) -> SourceRow:
-        return SourceRow.model_validate({
-            "id": f"S{number}", "url": f"file://docs/{number}.md", "sub_questions": ["sq1"],
-            "findings": [{"id": f"S{number}.F{i}", "claim": c, "quote": c}
-                         for i, c in enumerate(claims, start=1)],
-        })
+        return SourceRow.model_validate(
+            {
+                "id": f"S{number}",
+                "url": f"file://docs/{number}.md",
+                "sub_questions": ["sq1"],
+                "findings": [
+                    {"id": f"S{number}.F{i}", "claim": c, "quote": c}
+                    for i, c in enumerate(claims, start=1)
+                ],
+            }
+        )
 
-    a, b, c = ("A is found by both workers.", "B is found by both workers too.",
-               "C is found by the first worker only.")
+    a, b, c = (
+        "A is found by both workers.",
+        "B is found by both workers too.",
+        "C is found by the first worker only.",
+    )
     rows = [row(1, [a, b]), row(2, [c])]
-    finders = {" ".join(k.casefold().split()): v for k, v in
-               {a: ["sq1", "sq2"], b: ["sq1", "sq2"], c: ["sq1"]}.items()}
+    finders = {
+        " ".join(k.casefold().split()): v
+        for k, v in {a: ["sq1", "sq2"], b: ["sq1", "sq2"], c: ["sq1"]}.items()
+    }
     assert {claim.claim: claim.sq for claim in build_claims(rows, 10, finders)} == {
-        a: "sq1", b: "sq2", c: "sq1"
+        a: "sq1",
+        b: "sq2",
+        c: "sq1",
     }

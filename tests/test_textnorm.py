@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deep_research.textnorm import NormalizedText, OffsetMap, normalize, normalize_text
+from deep_research.gates.textnorm import NormalizedText, OffsetMap, normalize, normalize_text
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ import pytest
 
 from briefs import PageSpec, page, read_claims, write_brief
 from deep_research.cli import main
+from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace, split_dossier
 from deep_research.models import ClaimsFile
-from deep_research.trace import TraceOptions, emitted_claims, run_trace, split_dossier
 
 AGENCY = "https://www.northern-energy.example/reports/heat-pumps-2024"
 TRADE = "https://trade-heating.example/news/installers-struggle"

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from briefs import PageSpec, page, read_claims, write_brief
+from deep_research.decide.triangulate import confidence, dissemination, run_triangulate, tau
 from deep_research.errors import InputError
+from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.models import ClaimsFile, SourceRow
 from deep_research.settings import Settings
-from deep_research.trace import TraceOptions, run_trace
-from deep_research.triangulate import confidence, dissemination, run_triangulate, tau
 
 SETTINGS = Settings()
 SALES_CLAIM = "Heat pump sales were about 2.9 million units in 2023."

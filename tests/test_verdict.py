@@ -22,10 +22,10 @@ from briefs import (
 )
 from deep_research.brief import Brief
 from deep_research.cli import main
+from deep_research.decide.triangulate import run_triangulate
+from deep_research.decide.verdict import refetch_required
+from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.settings import Settings
-from deep_research.trace import TraceOptions, run_trace
-from deep_research.triangulate import run_triangulate
-from deep_research.verdict import refetch_required
 
 SETTINGS = Settings()
 Edit = Callable[[dict[str, Any], dict[str, Any]], None]  # (claims.json, trace.json) in place

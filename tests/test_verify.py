@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from briefs import PageSpec, write_brief
-from deep_research import netguard, netpolicy
 from deep_research.brief import Brief
 from deep_research.cli import main
-from deep_research.fetch import Fetcher
-from deep_research.trace import TraceOptions, run_trace
-from deep_research.verify import run_verify
+from deep_research.decide.verify import run_verify
+from deep_research.fetch import netguard, netpolicy
+from deep_research.fetch.fetcher import Fetcher
+from deep_research.gates.trace import TraceOptions, run_trace
 
 TEXT = (
     "The port authority said the harbor handled 1,234 ships in 2023, a record for the port. "
@@ -107,8 +107,8 @@ def test_offline_verification_covers_the_verdict(tmp_path: Path, no_sockets: lis
         ready_trace,
         run_gates_before_verdict,
     )
+    from deep_research.decide.verdict import run_verdict
     from deep_research.settings import Settings
-    from deep_research.verdict import run_verdict
 
     root = tmp_path / "brief"
     write_brief(root, ready_pages(), ready_claims(), document=ready_document(), trace=ready_trace())

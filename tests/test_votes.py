@@ -9,11 +9,7 @@ from pathlib import Path
 import pytest
 
 from briefs import PageSpec, page, read_claims, write_brief
-from deep_research.errors import InputError, SchemaViolation
-from deep_research.models import VoteRecord
-from deep_research.settings import Settings
-from deep_research.trace import TraceOptions, run_trace
-from deep_research.votes import (
+from deep_research.decide.votes import (
     ABSTAIN,
     REFUTE,
     UPHOLD,
@@ -24,6 +20,10 @@ from deep_research.votes import (
     settled,
     tally,
 )
+from deep_research.errors import InputError, SchemaViolation
+from deep_research.gates.trace import TraceOptions, run_trace
+from deep_research.models import VoteRecord
+from deep_research.settings import Settings
 
 SETTINGS = Settings()
 R, U, A = REFUTE, UPHOLD, ABSTAIN

@@ -27,28 +27,39 @@ if TYPE_CHECKING:
         SchemaViolation,
         UnreadableInput,
     )
-    from deep_research.gate import check_pair
-    from deep_research.literals import check as check_literals
-    from deep_research.locate import Document, Located, locate
+    from deep_research.gates.batch import check_pair
+    from deep_research.gates.literals import check as check_literals
+    from deep_research.gates.locate import Document, Located, locate
+    from deep_research.gates.trace import TraceOptions, TraceReport, run_trace
     from deep_research.models import Claim, ClaimsFile, Finding, GateResult, SourceRow, TraceFile
     from deep_research.normalize import normalize_payload
-    from deep_research.trace import TraceOptions, TraceReport, run_trace
     from deep_research.urls import canonicalize
 
 # Loaded on first use: the hook guard starts a process for every tool call and needs none of
 # the gates, so `import deep_research` must stay cheap.
 _WHERE: dict[str, tuple[str, str]] = {
     "Brief": ("brief", "Brief"),
-    **{name: ("errors", name) for name in (
-        "BriefBusy", "DeepResearchError", "InputError", "MissingArtifact", "NotACorpusFile",
-        "SchemaViolation", "UnreadableInput")},
-    "check_pair": ("gate", "check_pair"),
-    "check_literals": ("literals", "check"),
-    **{name: ("locate", name) for name in ("Document", "Located", "locate")},
-    **{name: ("models", name) for name in (
-        "Claim", "ClaimsFile", "Finding", "GateResult", "SourceRow", "TraceFile")},
+    **{
+        name: ("errors", name)
+        for name in (
+            "BriefBusy",
+            "DeepResearchError",
+            "InputError",
+            "MissingArtifact",
+            "NotACorpusFile",
+            "SchemaViolation",
+            "UnreadableInput",
+        )
+    },
+    "check_pair": ("gates.batch", "check_pair"),
+    "check_literals": ("gates.literals", "check"),
+    **{name: ("gates.locate", name) for name in ("Document", "Located", "locate")},
+    **{
+        name: ("models", name)
+        for name in ("Claim", "ClaimsFile", "Finding", "GateResult", "SourceRow", "TraceFile")
+    },
     "normalize_payload": ("normalize", "normalize_payload"),
-    **{name: ("trace", name) for name in ("TraceOptions", "TraceReport", "run_trace")},
+    **{name: ("gates.trace", name) for name in ("TraceOptions", "TraceReport", "run_trace")},
     "canonicalize": ("urls", "canonicalize"),
 }
 

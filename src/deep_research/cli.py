@@ -89,7 +89,7 @@ def _cmd_normalize(args: argparse.Namespace) -> int:
 
 
 def _cmd_gate(args: argparse.Namespace) -> int:
-    from deep_research.gate import run_gate_file
+    from deep_research.gates.batch import run_gate_file
 
     summary = run_gate_file(
         Path(args.input) if args.input != "-" else None,
@@ -102,7 +102,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
 
 
 def _cmd_fetch(args: argparse.Namespace) -> int:
-    from deep_research.fetch import run_fetch
+    from deep_research.fetch.fetcher import run_fetch
 
     result, view = run_fetch(args.url, Path(args.brief), max_chars=args.max_chars)
     return _print_fetched("fetch", result, view, as_json=args.json)
@@ -121,7 +121,7 @@ def _print_fetched(command: str, result: Any, view: dict[str, Any], *, as_json: 
 
 
 def _cmd_hosts(args: argparse.Namespace) -> int:
-    from deep_research.hosts import run_hosts
+    from deep_research.fetch.hosts import run_hosts
 
     allowed = run_hosts(Path(args.brief), args.action, args.urls, static=args.static)
     _print_json(allowed)
@@ -129,7 +129,7 @@ def _cmd_hosts(args: argparse.Namespace) -> int:
 
 
 def _cmd_refetch(args: argparse.Namespace) -> int:
-    from deep_research.refetch import run_refetch
+    from deep_research.fetch.refetch import run_refetch
 
     report = run_refetch(Path(args.brief), archive=args.archive_base)
     _print_json(report.summary())
@@ -137,7 +137,7 @@ def _cmd_refetch(args: argparse.Namespace) -> int:
 
 
 def _cmd_counters(args: argparse.Namespace) -> int:
-    from deep_research.counters import run_counters
+    from deep_research.decide.counters import run_counters
 
     report = run_counters(Path(args.brief), Path(args.plan) if args.plan else None)
     _print_json(report.as_dict())
@@ -145,7 +145,7 @@ def _cmd_counters(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from deep_research.verify import run_verify
+    from deep_research.decide.verify import run_verify
 
     report = run_verify(Path(args.brief), offline=args.offline)
     _print_json(report.as_dict())
@@ -155,7 +155,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
-    from deep_research.trace import TraceOptions, run_trace
+    from deep_research.gates.trace import TraceOptions, run_trace
 
     options = TraceOptions(
         brief=Path(args.brief) if args.brief else None,
@@ -179,7 +179,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
 
 def _cmd_locate(args: argparse.Namespace) -> int:
     from deep_research.brief import read_text
-    from deep_research.locate import locate
+    from deep_research.gates.locate import locate
 
     text = read_text(Path(args.text_file), what="text file")
     found = locate(args.quote, text)
@@ -199,7 +199,12 @@ def _cmd_locate(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from deep_research.evaluate import load_rows, measure_literals, measure_location, report_lines
+    from deep_research.gates.evaluate import (
+        load_rows,
+        measure_literals,
+        measure_location,
+        report_lines,
+    )
 
     directory = Path(args.eval_dir)
     location = measure_location(load_rows(directory / args.quotes)) if args.quotes else None
@@ -223,7 +228,7 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def _cmd_triangulate(args: argparse.Namespace) -> int:
-    from deep_research.triangulate import run_triangulate
+    from deep_research.decide.triangulate import run_triangulate
 
     report = run_triangulate(Path(args.brief), _settings(args))
     _print_json(report.as_dict())
@@ -231,14 +236,14 @@ def _cmd_triangulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_votes(args: argparse.Namespace) -> int:
-    from deep_research.votes import run_votes
+    from deep_research.decide.votes import run_votes
 
     _print_json(run_votes(Path(args.brief), Path(args.input), _settings(args)))
     return EXIT_OK
 
 
 def _cmd_ciber(args: argparse.Namespace) -> int:
-    from deep_research.ciber import run_ciber_apply
+    from deep_research.decide.ciber import run_ciber_apply
 
     result = run_ciber_apply(
         Path(args.brief),
@@ -251,7 +256,7 @@ def _cmd_ciber(args: argparse.Namespace) -> int:
 
 
 def _cmd_verdict(args: argparse.Namespace) -> int:
-    from deep_research.verdict import run_verdict
+    from deep_research.decide.verdict import run_verdict
 
     report = run_verdict(Path(args.brief), _settings(args))
     _print_json(report.as_dict())
@@ -261,7 +266,7 @@ def _cmd_verdict(args: argparse.Namespace) -> int:
 def _cmd_fresh(args: argparse.Namespace) -> int:
     from datetime import date
 
-    from deep_research.freshness import run_fresh
+    from deep_research.decide.freshness import run_fresh
 
     try:
         today = date.fromisoformat(args.today) if args.today else None
@@ -286,7 +291,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 
 def _cmd_handoff(args: argparse.Namespace) -> int:
-    from deep_research.handoff import run_handoff
+    from deep_research.decide.handoff import run_handoff
 
     handoff = run_handoff(Path(args.brief))
     sys.stdout.write(handoff.model_dump_json(indent=2) + "\n")
@@ -294,20 +299,28 @@ def _cmd_handoff(args: argparse.Namespace) -> int:
 
 
 def _cmd_start(args: argparse.Namespace) -> int:
-    from deep_research.runstate import register_session, start_run, state_dir
+    from deep_research.plugin.runstate import register_session, start_run, state_dir
 
-    requested = {"max_fetches": args.max_fetches, "max_fanout": args.fan_out,
-                 "max_rounds": args.rounds}
+    requested = {
+        "max_fetches": args.max_fetches,
+        "max_fanout": args.fan_out,
+        "max_rounds": args.rounds,
+    }
     state = state_dir(args.state)
-    record = start_run(args.topic, depth=args.depth, state=state,
-                       requested=requested, static_hosts=args.allow_host or [])
+    record = start_run(
+        args.topic,
+        depth=args.depth,
+        state=state,
+        requested=requested,
+        static_hosts=args.allow_host or [],
+    )
     register_session(state)
     _print_json(record)
     return EXIT_OK
 
 
 def _cmd_finish(args: argparse.Namespace) -> int:
-    from deep_research.runstate import cli_state_dir, finish_run, forget_session
+    from deep_research.plugin.runstate import cli_state_dir, finish_run, forget_session
 
     state = cli_state_dir(args.state)
     cleared = finish_run(state, Path(args.brief))
@@ -318,7 +331,7 @@ def _cmd_finish(args: argparse.Namespace) -> int:
 
 
 def _cmd_guard(args: argparse.Namespace) -> int:
-    from deep_research.guard import run_guard
+    from deep_research.plugin.guard import run_guard
 
     decision = run_guard(sys.stdin.read(), args.phase, Path(args.state) if args.state else None)
     if decision.allow:
@@ -328,11 +341,12 @@ def _cmd_guard(args: argparse.Namespace) -> int:
 
 
 def _cmd_mcp_gate(args: argparse.Namespace) -> int:
-    from deep_research.mcpgate import print_review, run_mcp_gate
-    from deep_research.runstate import state_dir
+    from deep_research.plugin.mcpgate import print_review, run_mcp_gate
+    from deep_research.plugin.runstate import state_dir
 
-    result = run_mcp_gate(args.name, state_dir(args.state), record=args.record,
-                          timeout=args.timeout)
+    result = run_mcp_gate(
+        args.name, state_dir(args.state), record=args.record, timeout=args.timeout
+    )
     if args.record or result.gate == "manifest-audit":
         print_review(result)  # the tool list a human reviews before (re-)recording
     _print_json(result.as_dict())
@@ -341,12 +355,18 @@ def _cmd_mcp_gate(args: argparse.Namespace) -> int:
 
 def _cmd_mcp_fetch(args: argparse.Namespace) -> int:
     from deep_research.brief import Brief
-    from deep_research.fetch import agent_view
-    from deep_research.mcpfetch import parse_arguments, run_mcp_fetch
-    from deep_research.runstate import state_dir
+    from deep_research.fetch.fetcher import agent_view
+    from deep_research.plugin.mcpfetch import parse_arguments, run_mcp_fetch
+    from deep_research.plugin.runstate import state_dir
 
-    result, failed = run_mcp_fetch(args.name, args.tool, parse_arguments(args.arguments),
-                                   Path(args.brief), state_dir(args.state), timeout=args.timeout)
+    result, failed = run_mcp_fetch(
+        args.name,
+        args.tool,
+        parse_arguments(args.arguments),
+        Path(args.brief),
+        state_dir(args.state),
+        timeout=args.timeout,
+    )
     if failed is not None:
         _print_json({"error": f"{failed.gate}-failed", "reason": failed.reason})
         return EXIT_VIOLATIONS
@@ -362,7 +382,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from deep_research.runner import run_command
+    from deep_research.run.driver import run_command
 
     # A scheduler's SIGTERM (timeouts, shutdown) stops a run the way Ctrl-C does: the phase
     # under way is not recorded as done, so the brief stays valid and resumable.
@@ -456,8 +476,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("brief", help="brief directory")
     sub.add_argument("--archive-base", help="Wayback base URL (default: the Internet Archive)")
 
-    sub = add("counters", _cmd_counters, "recompute the work counters from the brief's "
-              "artifacts and plan.json; record them in trace.json")
+    sub = add(
+        "counters",
+        _cmd_counters,
+        "recompute the work counters from the brief's "
+        "artifacts and plan.json; record them in trace.json",
+    )
     sub.add_argument("brief", help="brief directory")
     sub.add_argument("--plan", help="the orchestrator's plan (default: <brief>/plan.json)")
 
@@ -505,8 +529,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", choices=["md", "json"], default="md", help="json: print the render model"
     )
 
-    sub = add("handoff", _cmd_handoff, "the consumer's metadata block and claim split (exit 1: "
-              "HOLD or FAIL, nothing usable)")
+    sub = add(
+        "handoff",
+        _cmd_handoff,
+        "the consumer's metadata block and claim split (exit 1: HOLD or FAIL, nothing usable)",
+    )
     sub.add_argument("brief", help="brief directory")
 
     ciber = add("ciber", _cmd_ciber, "CIBER: apply the agent's diagnosis mechanically")
@@ -515,12 +542,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.set_defaults(handler=_cmd_ciber)
     sub.add_argument("brief", help="brief directory")
     sub.add_argument("--input", help="the CIBER agent's JSON output")
-    sub.add_argument("--skip", help="record a skip instead (depth-quick, "
-                     "insufficient-high-confidence-claims, refetch-hard-fail)")
+    sub.add_argument(
+        "--skip",
+        help="record a skip instead (depth-quick, "
+        "insufficient-high-confidence-claims, refetch-hard-fail)",
+    )
     sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting")
 
-    sub = add("start", _cmd_start, "begin a run: create the brief, record its caps (clamped "
-              "to hard limits), make it the active run the hooks guard")
+    sub = add(
+        "start",
+        _cmd_start,
+        "begin a run: create the brief, record its caps (clamped "
+        "to hard limits), make it the active run the hooks guard",
+    )
     sub.add_argument("topic", help="the research question or topic (names the brief)")
     sub.add_argument("--depth", default="full", choices=["full", "quick", "shallow"])
     sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
@@ -533,13 +567,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("brief", help="brief directory")
     sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
 
-    sub = add("guard", _cmd_guard, "Claude Code hook: read a tool event on stdin; exit 2 with "
-              "the reason on stderr to block it")
+    sub = add(
+        "guard",
+        _cmd_guard,
+        "Claude Code hook: read a tool event on stdin; exit 2 with "
+        "the reason on stderr to block it",
+    )
     sub.add_argument("--phase", choices=["pre", "post"], default="pre")
-    sub.add_argument("--state", help="state folder (default: see deep_research.guard)")
+    sub.add_argument("--state", help="state folder (default: see deep_research.plugin.guard)")
 
-    sub = add("run", _cmd_run, "the headless pipeline: question → verified brief and report "
-              "(exit 0 READY/PARTIAL/PARTIAL_QUICK, 1 HOLD/FAIL)")
+    sub = add(
+        "run",
+        _cmd_run,
+        "the headless pipeline: question → verified brief and report "
+        "(exit 0 READY/PARTIAL/PARTIAL_QUICK, 1 HOLD/FAIL)",
+    )
     sub.add_argument("question", nargs="?", help="the research question (omit with --resume)")
     sub.add_argument("--depth", choices=["quick", "full"], default="quick")
     sub.add_argument("--corpus", help="a folder of .md/.txt/.html/.pdf, or python-docs")
@@ -551,27 +593,47 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--json", action="store_true", help="print the summary as JSON only")
     sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting")
 
-    sub = add("mcp-gate", _cmd_mcp_gate, "the three MCP gates (manifest audit, version pin, "
-              "least privilege) for one configured server (exit 1: a gate failed)")
+    sub = add(
+        "mcp-gate",
+        _cmd_mcp_gate,
+        "the three MCP gates (manifest audit, version pin, "
+        "least privilege) for one configured server (exit 1: a gate failed)",
+    )
     sub.add_argument("name", help="the server's name in <state>/mcp-config.json")
-    sub.add_argument("--record", action="store_true",
-                     help="after reviewing its tool list: record the server's fingerprint")
+    sub.add_argument(
+        "--record",
+        action="store_true",
+        help="after reviewing its tool list: record the server's fingerprint",
+    )
     sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
-    sub.add_argument("--timeout", type=float, default=30.0,
-                     help="seconds the server gets to list its tools (30)")
+    sub.add_argument(
+        "--timeout", type=float, default=30.0, help="seconds the server gets to list its tools (30)"
+    )
 
-    sub = add("mcp-fetch", _cmd_mcp_fetch, "one MCP tool call through the three gates; its "
-              "text is kept in the brief's corpus and logged like a page fetch")
+    sub = add(
+        "mcp-fetch",
+        _cmd_mcp_fetch,
+        "one MCP tool call through the three gates; its "
+        "text is kept in the brief's corpus and logged like a page fetch",
+    )
     sub.add_argument("name", help="the server's name in <state>/mcp-config.json")
     sub.add_argument("tool", help="the tool to call (one of the reviewed tool list)")
     sub.add_argument("--arguments", default="{}", help="the tool's arguments as a JSON object")
     sub.add_argument("--brief", required=True, help="the brief directory to retain the text in")
     sub.add_argument("--json", action="store_true", help="print the result as JSON")
-    sub.add_argument("--max-chars", type=int, default=20_000,
-                     help="characters of text to print (all is retained)")
+    sub.add_argument(
+        "--max-chars",
+        type=int,
+        default=20_000,
+        help="characters of text to print (all is retained)",
+    )
     sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
-    sub.add_argument("--timeout", type=float, default=30.0,
-                     help="seconds for the whole call: start, gates, tool (30)")
+    sub.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds for the whole call: start, gates, tool (30)",
+    )
 
     sub = add("locate", _cmd_locate, "locate one quote in a text file")
     sub.add_argument("--quote", required=True)

@@ -17,13 +17,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from deep_research.audit import urls_in
 from deep_research.brief import Brief, atomic_write_text
+from deep_research.decide.audit import urls_in
+from deep_research.decide.freshness import source_urls
+from deep_research.decide.triangulate import PRIMARY_TYPES
 from deep_research.errors import InputError
-from deep_research.freshness import source_urls
 from deep_research.models import Claim, ClaimsFile, Contradiction, FetchLogEntry, SourceRow
 from deep_research.record import open_brief
-from deep_research.triangulate import PRIMARY_TYPES
 
 SUPPORT_RANK = {"Supported": 3, "Partially Supported": 2, "Uncertain": 1, "Unsupported": 0}
 FORCED_BANNER = "**FORCED RENDER OF A FAILED BRIEF — do not rely on any statement below.**"

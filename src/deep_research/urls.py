@@ -170,8 +170,12 @@ def mcp_identity(server: str, tool: str, arguments: Mapping[str, object]) -> str
     """The stable identity of one MCP tool call's result: server, tool and sorted arguments
     (strings as given, other values as compact JSON)."""
     pairs = [
-        (key, value if isinstance(value, str) else json.dumps(value, sort_keys=True,
-                                                               separators=(",", ":")))
+        (
+            key,
+            value
+            if isinstance(value, str)
+            else json.dumps(value, sort_keys=True, separators=(",", ":")),
+        )
         for key, value in sorted(arguments.items())
     ]
     query = urlencode(pairs, quote_via=quote)

@@ -24,9 +24,9 @@ from pydantic import ValidationError
 
 from deep_research.brief import atomic_write_text, decode_utf8
 from deep_research.errors import InputError, UnreadableInput
-from deep_research.locate import Document
+from deep_research.gates.locate import Document
+from deep_research.gates.support import Support, check_support
 from deep_research.models import GateInput, GateLiterals, GateResult
-from deep_research.support import Support, check_support
 
 #: Longest input line read; a longer line is reported unresolvable, not loaded into memory.
 MAX_LINE_BYTES = 64 * 1024 * 1024

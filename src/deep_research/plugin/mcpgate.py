@@ -105,8 +105,12 @@ class GateResult:
     def as_dict(self) -> dict[str, Any]:
         if not self.ok:
             return {"error": f"{self.gate}-failed", "reason": self.reason}
-        out: dict[str, Any] = {"ok": True, "name": self.name, "fingerprint": self.fingerprint,
-                               "tools": [tool["name"] for tool in self.tools]}
+        out: dict[str, Any] = {
+            "ok": True,
+            "name": self.name,
+            "fingerprint": self.fingerprint,
+            "tools": [tool["name"] for tool in self.tools],
+        }
         if self.recorded is not None:
             out["recorded"] = str(self.recorded)
         return out
@@ -272,21 +276,26 @@ def check_manifest(state: Path, name: str, tools: Sequence[dict[str, Any]]) -> s
             f"deep-research mcp-gate {name} --record",
         )
     if recorded["fingerprint"] != current:
-        raise GateFailed("manifest-audit", "tool list changed since review (" +
-                         describe_drift(recorded, tools) + ")")
+        raise GateFailed(
+            "manifest-audit",
+            "tool list changed since review (" + describe_drift(recorded, tools) + ")",
+        )
     return current
 
 
 def record_manifest(state: Path, name: str, manifest: Manifest) -> Path:
     path = fingerprint_path(state, name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(path, {
-        "name": name,
-        "fingerprint": fingerprint(manifest.tools),
-        "server_version": manifest.server_version,
-        "recorded_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "tools": list(manifest.tools),  # kept so a later mismatch can say which tool changed
-    })
+    atomic_write_json(
+        path,
+        {
+            "name": name,
+            "fingerprint": fingerprint(manifest.tools),
+            "server_version": manifest.server_version,
+            "recorded_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "tools": list(manifest.tools),  # kept so a later mismatch can say which tool changed
+        },
+    )
     return path
 
 
@@ -302,7 +311,8 @@ async def read_manifest(session: ClientSession) -> Manifest:
     cursor: str | None = None
     for _ in range(100):  # pages; a server that paginates forever is not waited on either
         page = await session.list_tools(
-            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        )
         tools += [(t.name, t.description or "", t.input_schema) for t in page.tools]
         cursor = page.next_cursor
         if not cursor:
@@ -318,8 +328,10 @@ async def open_session(
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=spec.command, args=list(spec.args), env=env)
-    async with stdio_client(params, errlog=errlog) as (read, write), \
-            ClientSession(read, write) as session:
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         yield session
 
 
@@ -358,14 +370,18 @@ def fetch_manifest(spec: LaunchSpec, environ: Mapping[str, str], timeout: float)
         try:
             return anyio.run(run)
         except TimeoutError:
-            raise GateFailed("manifest-audit", f"server did not list its tools within "
-                                               f"{timeout:g}s") from None
+            raise GateFailed(
+                "manifest-audit", f"server did not list its tools within {timeout:g}s"
+            ) from None
         except Exception as error:
             if (spawn := _spawn_error(error)) is not None:
-                raise InputError(f"cannot start MCP server {spec.name}: {spec.command}: "
-                                 f"{spawn.strerror or type(spawn).__name__}") from None
-            raise GateFailed("manifest-audit", f"server failed before listing its tools "
-                                               f"({_leaf_names(error)})") from None
+                raise InputError(
+                    f"cannot start MCP server {spec.name}: {spec.command}: "
+                    f"{spawn.strerror or type(spawn).__name__}"
+                ) from None
+            raise GateFailed(
+                "manifest-audit", f"server failed before listing its tools ({_leaf_names(error)})"
+            ) from None
 
 
 # --- the command ----------------------------------------------------------------------------
@@ -391,8 +407,9 @@ def run_mcp_gate(
         check_version_reported(spec, manifest)
         if record:
             path = record_manifest(state, name, manifest)
-            return GateResult(name, fingerprint(manifest.tools), tools=manifest.tools,
-                              recorded=path)
+            return GateResult(
+                name, fingerprint(manifest.tools), tools=manifest.tools, recorded=path
+            )
         return GateResult(name, check_manifest(state, name, manifest.tools), tools=manifest.tools)
     except GateFailed as failed:
         tools = manifest.tools if manifest is not None else ()

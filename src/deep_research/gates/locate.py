@@ -4,7 +4,7 @@
 ``None``. Stages run cheapest first and the first hit wins:
 
 1. **exact** -- ``str.find`` of the quote as given (first occurrence).
-2. **normalized** -- both sides normalized by :mod:`deep_research.textnorm` (NFKC, case-fold,
+2. **normalized** -- both sides normalized by :mod:`deep_research.gates.textnorm` (NFKC, case-fold,
    straight quotes, ``-`` for every dash, white space collapsed, invisible characters removed);
    the match is mapped back through the offset map.
 3. **ellipsis** -- ``…`` or ``...`` (also ``[...]`` and ``. . .``) splits the quote into
@@ -70,7 +70,7 @@ from typing import Literal
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel, Levenshtein
 
-from deep_research.textnorm import NormalizedText, normalize, normalize_text
+from deep_research.gates.textnorm import NormalizedText, normalize, normalize_text
 
 __all__ = [
     "ELLIPSIS_MAX_GAP",
@@ -223,8 +223,7 @@ def _place(
     for norm, base, cut in pieces:
         found = norm.text.find(nq)
         if found >= 0 and _trusted(norm, cut, found, found + len(nq)):
-            return _located(norm, base, quote, [_Hit(found, found + len(nq), 100.0)],
-                            "normalized")
+            return _located(norm, base, quote, [_Hit(found, found + len(nq), 100.0)], "normalized")
     if segments == []:
         return None  # a degenerate ellipsis quote is only ever matched as a whole
     best: tuple[tuple[int, ...], _Piece, list[_Hit], Method] | None = None

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Generic, TypeVar
 
 from deep_research.errors import InputError
-from deep_research.interface import CallPrice, SubQuestionPlan
+from deep_research.run.interface import CallPrice, SubQuestionPlan
 
 MAX_WORKERS = 6
 MAX_SEARCHES_PER_WORKER = 12

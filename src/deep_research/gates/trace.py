@@ -12,7 +12,7 @@ Per pair, cheapest first, the first failing step decides (contracts.md §4):
 1. *resolvable* — the source exists; one of its URLs has a 2xx entry in this brief's fetch log;
    its corpus file exists and hashes to its ``content_hash``. A URL that was never fetched can
    never be Supported, whatever its quote says.
-2–4. quote located, literals present, topical overlap (:mod:`deep_research.support`).
+2–4. quote located, literals present, topical overlap (:mod:`deep_research.gates.support`).
 
 A fetch that failed for infrastructure reasons (timeout, 5xx, 429) is not evidence against a
 claim: such a pair is ``uncertain``, and a claim whose only failures are of that kind is
@@ -37,8 +37,9 @@ from deep_research.brief import (
     read_text,
 )
 from deep_research.errors import InputError, MissingArtifact
-from deep_research.literals import Derivation
-from deep_research.locate import Document
+from deep_research.gates.literals import Derivation
+from deep_research.gates.locate import Document
+from deep_research.gates.support import Support, best_support, check_support
 from deep_research.models import (
     Checks,
     Claim,
@@ -53,7 +54,6 @@ from deep_research.models import (
     TraceFile,
     Violation,
 )
-from deep_research.support import Support, best_support, check_support
 from deep_research.urls import canonical_or_none
 
 Mode = Literal["claims", "dossier"]
@@ -304,7 +304,6 @@ def trace_claim(index: SourceIndex, claim: Claim) -> tuple[Claim, list[PairResul
     return updated, results
 
 
-
 def _stored_verdict(claim: Claim) -> dict[str, Any]:
     """The parts of a claim the mechanical gates decide."""
     return {
@@ -312,8 +311,12 @@ def _stored_verdict(claim: Claim) -> dict[str, Any]:
         "verify_passed": claim.verify_passed,
         # A set, not a list: triangulation reorders a claim's citations, which changes nothing.
         "evidence": sorted(
-            (item.source, item.finding or "", item.checks.outcome,
-             json.dumps(item.span and item.span.model_dump(), sort_keys=True))
+            (
+                item.source,
+                item.finding or "",
+                item.checks.outcome,
+                json.dumps(item.span and item.span.model_dump(), sort_keys=True),
+            )
             for item in claim.evidence
         ),
         "violations": sorted((v.source or "", v.reason) for v in claim.violations),

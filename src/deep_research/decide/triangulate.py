@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from deep_research.brief import Brief
+from deep_research.decide.freshness import evidence_freshness, source_urls
 from deep_research.errors import InputError
-from deep_research.freshness import evidence_freshness, source_urls
-from deep_research.locate import Document, locate
+from deep_research.gates.locate import Document, locate
 from deep_research.models import (
     Claim,
     ClaimsFile,

@@ -39,9 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deep_research.audit import build_audit, prove_audit, write_audit
-from deep_research.ciber import skip_problem
+from deep_research.decide.audit import build_audit, prove_audit, write_audit
+from deep_research.decide.ciber import skip_problem
 from deep_research.errors import InconsistentArtifacts, InputError
+from deep_research.gates.trace import emitted_claims, retrace_mismatches
 from deep_research.models import (
     ClaimsFile,
     Counters,
@@ -53,7 +54,6 @@ from deep_research.models import (
 )
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save
 from deep_research.settings import Settings, settings_hash
-from deep_research.trace import emitted_claims, retrace_mismatches
 from deep_research.urls import is_web
 
 RANK: dict[str, int] = {"FAIL": 0, "HOLD": 1, "PARTIAL": 2, "READY": 3, "PARTIAL_QUICK": 3}
@@ -89,9 +89,7 @@ def cited_sources(document: ClaimsFile) -> set[str]:
     }
 
 
-def refetch_required(
-    document: ClaimsFile, sources: Sequence[SourceRow], settings: Settings
-) -> int:
+def refetch_required(document: ClaimsFile, sources: Sequence[SourceRow], settings: Settings) -> int:
     """The re-fetch sample floor: over cited *web* sources only (a local document cannot be
     re-fetched), and never more than there are to sample."""
     web = {row.id for row in sources if is_web(row.url)}
@@ -128,8 +126,10 @@ def floors(
                 settings.full_counter_queries_per_sub_question,
                 _per_sub_question(counters.counter_queries_per_sub_question, sq),
             ),
-            "refetch_sample": (refetch_required(document, sources, settings),
-                               counters.refetch_sample),
+            "refetch_sample": (
+                refetch_required(document, sources, settings),
+                counters.refetch_sample,
+            ),
             "wall_clock_seconds": (settings.full_wall_clock_seconds, counters.wall_clock_seconds),
         }
     return {
@@ -217,7 +217,7 @@ def evaluate(
 ) -> list[Fired]:
     """Every rule that fires, highest precedence first. ``incomplete``: the caps that stopped
     the run (see :func:`run_incomplete`); ``retraced``: where a fresh trace of the retained text
-    disagrees with claims.json (:func:`deep_research.trace.retrace_mismatches`)."""
+    disagrees with claims.json (:func:`deep_research.gates.trace.retrace_mismatches`)."""
     fired: list[Fired] = []
     rate = document.refetch_pass_rate
     full = document.depth == "full"
@@ -232,8 +232,12 @@ def evaluate(
     if retraced:
         more = f" (+{len(retraced) - 1} more)" if len(retraced) > 1 else ""
         fired.append(
-            Fired("rule 2", "HOLD", f"claims.json does not reproduce from the retained text: "
-                                    f"{retraced[0]}{more}; re-run deep-research trace")
+            Fired(
+                "rule 2",
+                "HOLD",
+                f"claims.json does not reproduce from the retained text: "
+                f"{retraced[0]}{more}; re-run deep-research trace",
+            )
         )
     if full and document.ciber_passed is None:
         problem = (

@@ -1,7 +1,8 @@
-"""The PDF text extractor, run as its own process: ``python -m deep_research.pdfworker``.
+"""The PDF text extractor, run as its own process: ``python -m deep_research.fetch.pdfworker``.
 
 A PDF from the web is hostile input to a large parser; a file built to make it loop or balloon
-must cost one bounded process, never the run. The parent (:func:`deep_research.extract.pdf_text`)
+must cost one bounded process, never the run. The parent
+(:func:`deep_research.fetch.extract.pdf_text`)
 sends the bytes on stdin and kills the process at a deadline; the process caps its own address
 space first (where the platform allows) and answers one JSON object on stdout:
 ``{"text": "…", "version": "…"}``, or ``{"error": "<exception type>"}``.

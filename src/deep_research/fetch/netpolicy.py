@@ -2,7 +2,7 @@
 
 A research run fetches URLs a model chose, so every URL is hostile until checked. These are the
 pure checks — no DNS, no sockets — shared by the fetcher's connection guard
-(:mod:`deep_research.netguard`, which applies them again to every resolved address at connect
+(:mod:`deep_research.fetch.netguard`, which applies them again to every resolved address at connect
 time) and by the hook guard, which must decide fast.
 
 Refused:

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from deep_research import fetchlog
 from deep_research.brief import Brief
-from deep_research.corpus import store_text
 from deep_research.errors import InputError, MissingArtifact
-from deep_research.extract import decode, extract, pdf_text
-from deep_research.interface import Hit, Retained, SurveyDoc
+from deep_research.fetch import fetchlog
+from deep_research.fetch.corpus import store_text
+from deep_research.fetch.extract import decode, extract, pdf_text
+from deep_research.gates.overlap import STOP_WORDS
 from deep_research.models import CorpusMeta, FetchLogEntry
-from deep_research.overlap import STOP_WORDS
+from deep_research.run.interface import Hit, Retained, SurveyDoc
 
 SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"})
 PYTHON_DOCS = "python-docs"
@@ -140,9 +140,9 @@ def file_text(path: Path) -> str | None:
     return text if text.strip() else None
 
 
-def folder_documents(root: Path, label: str, known: dict[str, tuple[int, int]]) -> Iterator[
-    tuple[str, LocalDoc | None, int, int]
-]:
+def folder_documents(
+    root: Path, label: str, known: dict[str, tuple[int, int]]
+) -> Iterator[tuple[str, LocalDoc | None, int, int]]:
     """(relative path, document or None when unchanged since ``known``, mtime_ns, size)."""
     for path in sorted(root.rglob("*")):
         if path.suffix.lower() not in SUFFIXES or not path.is_file():
@@ -248,8 +248,16 @@ class CorpusIndex:
                     added += 1
                 db.execute(
                     "INSERT INTO docs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (path, doc.url, doc.title, doc.owner, doc.content_hash, mtime_ns, size,
-                     doc.text),
+                    (
+                        path,
+                        doc.url,
+                        doc.title,
+                        doc.owner,
+                        doc.content_hash,
+                        mtime_ns,
+                        size,
+                        doc.text,
+                    ),
                 )
                 db.execute(
                     "INSERT INTO fts (url, title, body) VALUES (?, ?, ?)",
@@ -300,7 +308,7 @@ class CorpusIndex:
 
 
 class LocalCorpus:
-    """The :class:`~deep_research.interface.SearchAdapter` over one indexed local corpus."""
+    """The :class:`~deep_research.run.interface.SearchAdapter` over one indexed local corpus."""
 
     def __init__(self, index: CorpusIndex, description: str) -> None:
         self.index = index

@@ -5,8 +5,9 @@ cited by a central claim (or through a central finding) first, then the rest, ea
 by a hash of the brief's id and the source id — the same brief always samples the same sources.
 
 Per sampled source: one live fetch through the guarded fetcher; if it fails (refused, network,
-timeout, non-2xx, robots), one archive try (:mod:`deep_research.wayback`, tier ``degraded``).
-The source *passes* when every cited quote is located (:func:`~deep_research.locate.locate`) in
+timeout, non-2xx, robots), one archive try (:mod:`deep_research.fetch.archive`, tier ``degraded``).
+The source *passes* when every cited quote is located (:func:`~deep_research.gates.locate.locate`)
+in
 the fresh text, and *fails* when fresh text of at least :data:`MIN_WORDS` words no longer holds
 one. Text under :data:`MIN_WORDS` words, or no text at all, makes it *unreachable*: excluded
 from the rate, never counted as a failure (an outage is not evidence).
@@ -23,11 +24,11 @@ from typing import Any, Literal
 
 from deep_research.brief import Brief, atomic_write_json, atomic_write_text, model_dump
 from deep_research.errors import InputError, MissingArtifact
-from deep_research.fetch import Fetcher, FetchPolicy, FetchResult, policy_from_env
-from deep_research.locate import locate
+from deep_research.fetch.archive import archive_base, fetch_archived
+from deep_research.fetch.fetcher import Fetcher, FetchPolicy, FetchResult, policy_from_env
+from deep_research.gates.locate import locate
 from deep_research.models import ClaimsFile, SourceRow, TraceFile
 from deep_research.urls import is_web
-from deep_research.wayback import archive_base, fetch_archived
 
 MIN_SAMPLE = 3
 SAMPLE_FRACTION = 0.10

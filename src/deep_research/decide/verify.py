@@ -1,7 +1,8 @@
 """Offline re-verification: re-run the mechanical gates on a stored brief, compare verdicts.
 
 ``deep-research verify BRIEF --offline`` switches the network off for the whole process (every
-fetch is refused before a socket exists; see :func:`deep_research.netpolicy.offline`), validates
+fetch is refused before a socket exists; see :func:`deep_research.fetch.netpolicy.offline`),
+validates
 every artifact against its schema, re-runs the trace gate from sources.jsonl, fetch-log.jsonl and
 the retained corpus alone, and compares each claim's stored verdict — support class, pass flag,
 per-evidence outcome and span, violations — with the recomputed one. When the brief carries a
@@ -20,13 +21,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from deep_research.brief import Brief
+from deep_research.decide.verdict import decide
 from deep_research.errors import InputError, MissingArtifact
+from deep_research.fetch.netpolicy import offline as network_off
+from deep_research.gates.trace import retrace_mismatches
 from deep_research.models import ClaimsFile, TraceFile
-from deep_research.netpolicy import offline as network_off
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
-from deep_research.trace import retrace_mismatches
-from deep_research.verdict import decide
 
 
 @dataclass
@@ -76,8 +77,9 @@ def _compare_verdict(brief: Brief, document: ClaimsFile, retraced: list[str]) ->
         settings = Settings.model_validate(trace.settings) if trace.settings else Settings()
     except ValidationError:
         return ["trace.json records settings this version cannot read; re-run verdict"]
-    decided = decide(document, trace, brief.load_sources(), brief.load_fetch_log(), settings,
-                     retraced)
+    decided = decide(
+        document, trace, brief.load_sources(), brief.load_fetch_log(), settings, retraced
+    )
     found = []
     if decided.verdict != document.verdict:
         found.append(f"verdict: stored {document.verdict}, recomputed {decided.verdict}")

@@ -6,7 +6,7 @@ sources alike. A :class:`Reasoner` produces data only — sub-questions, finding
 quotes, votes, re-framings, a digest; the runner and the gates decide what any of it is worth.
 
 Every number a reasoner returns (``max_searches``, the length of any list) is advisory: the
-governor clamps it against constants the reasoner never sees (:mod:`deep_research.governor`).
+governor clamps it against constants the reasoner never sees (:mod:`deep_research.run.governor`).
 A step a reasoner cannot do returns :class:`Skipped` with a reason, never a pass.
 """
 
@@ -145,9 +145,7 @@ class Reasoner(Protocol):
 
     def decompose(self, question: str, survey: Sequence[SurveyDoc]) -> Plan: ...
 
-    def follow_up(
-        self, sub_question: SubQuestionPlan, found: Sequence[FindingDraft]
-    ) -> list[str]:
+    def follow_up(self, sub_question: SubQuestionPlan, found: Sequence[FindingDraft]) -> list[str]:
         """More queries for a worker after its planned ones; [] means the worker is done."""
         ...
 
@@ -155,11 +153,11 @@ class Reasoner(Protocol):
         """Round 2 (full depth): queries that look for evidence against the first round."""
         ...
 
-    def extract(self, sub_question: SubQuestionPlan, document: Retained) -> list[FindingDraft]:
-        ...
+    def extract(self, sub_question: SubQuestionPlan, document: Retained) -> list[FindingDraft]: ...
 
-    def judge(self, claim: Claim, evidence: Sequence[EvidenceText]) -> list[SkepticVote] | Skipped:
-        ...
+    def judge(
+        self, claim: Claim, evidence: Sequence[EvidenceText]
+    ) -> list[SkepticVote] | Skipped: ...
 
     def reframe(self, claims: Sequence[Claim]) -> CiberOutput | Skipped: ...
 

@@ -1,7 +1,9 @@
-"""The fetcher's connection guard: the target rules of :mod:`deep_research.netpolicy`, enforced
+"""The fetcher's connection guard: the target rules of :mod:`deep_research.fetch.netpolicy`,
+enforced
 where the socket is opened.
 
-Checks run twice on the same rules: before a request is built (:func:`~deep_research.netpolicy.
+Checks run twice on the same rules: before a request is built
+(:func:`~deep_research.fetch.netpolicy.
 check_url`, for a clear refusal reason) and inside the HTTP stack's network backend
 (:class:`GuardedBackend`), which resolves the host once, refuses unless *every* address is
 public, then connects to the address it checked — so a DNS answer that changes between check and
@@ -23,7 +25,7 @@ import httpcore2
 import httpx2
 
 from deep_research.errors import TargetRefused
-from deep_research.netpolicy import (
+from deep_research.fetch.netpolicy import (
     RESOLVE_TIMEOUT_S,
     IPAddress,
     NetPolicy,

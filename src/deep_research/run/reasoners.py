@@ -1,4 +1,4 @@
-"""Reasoners behind the :class:`~deep_research.interface.Reasoner` seam.
+"""Reasoners behind the :class:`~deep_research.run.interface.Reasoner` seam.
 
 :class:`ExtractiveReasoner` needs no model and no network. It is honest about what it is:
 
@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from deep_research.errors import InputError
-from deep_research.interface import (
+from deep_research.gates.overlap import STOP_WORDS, stem
+from deep_research.models import CiberOutput, Claim, SkepticVote
+from deep_research.run.interface import (
     CallPrice,
     CitedClaim,
     EvidenceText,
@@ -37,8 +39,6 @@ from deep_research.interface import (
     SubQuestionPlan,
     SurveyDoc,
 )
-from deep_research.models import CiberOutput, Claim, SkepticVote
-from deep_research.overlap import STOP_WORDS, stem
 
 EXTRACTIVE = "extractive"
 #: A located span shorter than this supports nothing alone (the trace gate's rule), so a
@@ -57,14 +57,54 @@ FOCUS_WEIGHT = 2.0
 #: Score factor of a sentence that leans on the one before it ("This is…", "However, if…").
 DEPENDENT_PENALTY = 0.5
 QUESTION_WORDS = frozenset(
-    {"how", "what", "why", "when", "where", "which", "who", "whom", "whose", "does", "do",
-     "did", "is", "are", "was", "were", "can", "could", "should", "would", "will"}
+    {
+        "how",
+        "what",
+        "why",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "does",
+        "do",
+        "did",
+        "is",
+        "are",
+        "was",
+        "were",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+    }
 )
 #: Words a question asks *with*, not *about*; matching them says nothing about the topic.
 ASKING_WORDS = frozenset(
-    {"work", "works", "working", "use", "uses", "used", "using", "run", "runs", "happen",
-     "happens", "mean", "means", "meaning", "difference", "differences", "differ", "explain",
-     "describe", "purpose"}
+    {
+        "work",
+        "works",
+        "working",
+        "use",
+        "uses",
+        "used",
+        "using",
+        "run",
+        "runs",
+        "happen",
+        "happens",
+        "mean",
+        "means",
+        "meaning",
+        "difference",
+        "differences",
+        "differ",
+        "explain",
+        "describe",
+        "purpose",
+    }
 )
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
@@ -114,7 +154,7 @@ def key_phrases(text: str) -> list[str]:
 
 
 def term_stem(word: str) -> str:
-    """:func:`~deep_research.overlap.stem`, then a final ``e`` and a doubled final consonant
+    """:func:`~deep_research.gates.overlap.stem`, then a final ``e`` and a doubled final consonant
     dropped, so "evaluate"/"evaluated" and "format"/"formatting" meet."""
     base = stem(word)
     if len(base) > 4 and base.endswith("e"):
@@ -227,9 +267,7 @@ def specific_terms(focus: frozenset[str], document: _Analysed) -> frozenset[str]
     return frozenset(t for t in focus if 0 < document.frequency.get(t, 0) <= median)
 
 
-def rank(
-    text: str, focus: frozenset[str], topic: frozenset[str]
-) -> list[tuple[float, Sentence]]:
+def rank(text: str, focus: frozenset[str], topic: frozenset[str]) -> list[tuple[float, Sentence]]:
     """Sentences of ``text`` that answer the research question (``focus``), best first, scored
     higher when they also match the sub-question's own ``topic``."""
     document = _analyse(text)
@@ -258,7 +296,8 @@ def rank(
 
 
 class ExtractiveReasoner:
-    """A :class:`~deep_research.interface.Reasoner` that reads and quotes, and judges nothing."""
+    """A :class:`~deep_research.run.interface.Reasoner` that reads and quotes, and judges
+    nothing."""
 
     def __init__(self, sub_questions: int = 3, max_sub_questions: int = 5) -> None:
         self.sub_questions = sub_questions
@@ -297,8 +336,15 @@ class ExtractiveReasoner:
             if len(plans) >= self.max_sub_questions:
                 break
             if key_terms(heading):
-                plans.append(self._plan(len(plans) + 1, f"What does the corpus say about "
-                                        f"{heading}?", heading, focus, question))
+                plans.append(
+                    self._plan(
+                        len(plans) + 1,
+                        f"What does the corpus say about {heading}?",
+                        heading,
+                        focus,
+                        question,
+                    )
+                )
         for phrase in phrases:
             if len(plans) >= self.sub_questions:
                 break
@@ -308,15 +354,11 @@ class ExtractiveReasoner:
         return Plan(tuple(plans), "key phrases of the question and headings the scout saw")
 
     @staticmethod
-    def _plan(
-        number: int, question: str, topic: str, focus: str, asked: str
-    ) -> SubQuestionPlan:
+    def _plan(number: int, question: str, topic: str, focus: str, asked: str) -> SubQuestionPlan:
         queries = tuple(dict.fromkeys([topic, f"{topic} {focus}"]))
         return SubQuestionPlan(f"sq{number}", question, queries, len(queries), asked)
 
-    def follow_up(
-        self, sub_question: SubQuestionPlan, found: Sequence[FindingDraft]
-    ) -> list[str]:
+    def follow_up(self, sub_question: SubQuestionPlan, found: Sequence[FindingDraft]) -> list[str]:
         return []  # the planned queries are all an extractive worker runs
 
     def counter_queries(self, sub_question: SubQuestionPlan) -> list[str]:

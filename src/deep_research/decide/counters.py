@@ -39,8 +39,8 @@ from deep_research.brief import (
 )
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.models import Counters, Depth, FetchLogEntry, SourceRow, TraceFile
+from deep_research.plugin.runstate import ledger_path, normalize_depth, read_ledger
 from deep_research.record import load_trace_or_empty, open_brief
-from deep_research.runstate import ledger_path, normalize_depth, read_ledger
 from deep_research.urls import canonical_or_none
 
 #: A plan longer than this is clamped: no run within the hard caps does more.
@@ -71,8 +71,9 @@ class Plan(BaseModel):
 
 
 def load_plan(path: Path) -> Plan:
-    plan = validate_model(Plan, parse_json(read_text(path, what="plan.json"), what=str(path)),
-                          what=str(path))
+    plan = validate_model(
+        Plan, parse_json(read_text(path, what="plan.json"), what=str(path)), what=str(path)
+    )
     ids = [sq.id for sq in plan.sub_questions]
     if len(set(ids)) != len(ids):
         raise SchemaViolation("sub-question ids repeat", source=str(path))
@@ -98,14 +99,16 @@ class RunRecord:
 def read_run(brief: Brief) -> RunRecord:
     """run.json as ``deep-research start`` wrote it: the clock's start and the run's depth."""
     path = brief.root / "run.json"
-    value = parse_json(read_text(path, what="run.json (written by deep-research start)"),
-                       what=str(path))
+    value = parse_json(
+        read_text(path, what="run.json (written by deep-research start)"), what=str(path)
+    )
     try:
         start = datetime.fromisoformat(str(value["started_at"]))
         depth = normalize_depth(str(value["depth"]))
     except (KeyError, TypeError, ValueError, InputError):
-        raise SchemaViolation("run.json lacks an ISO started_at or a depth",
-                              source=str(path)) from None
+        raise SchemaViolation(
+            "run.json lacks an ISO started_at or a depth", source=str(path)
+        ) from None
     if start.tzinfo is None:
         raise SchemaViolation("run.json started_at has no time zone", source=str(path))
     slug = value.get("slug")
@@ -121,8 +124,10 @@ def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -
     fetched = {
         c
         for entry in log
-        if entry.purpose == "page" and entry.outcome == "ok"
-        and entry.status is not None and 200 <= entry.status < 300
+        if entry.purpose == "page"
+        and entry.outcome == "ok"
+        and entry.status is not None
+        and 200 <= entry.status < 300
         for url in (entry.url, entry.final_url)
         if (c := canonical_or_none(url)) is not None
     }
@@ -191,8 +196,9 @@ def compute(
     return CountersReport(counters, clamped)
 
 
-def run_counters(root: Path, plan_path: Path | None = None,
-                 now: datetime | None = None) -> CountersReport:
+def run_counters(
+    root: Path, plan_path: Path | None = None, now: datetime | None = None
+) -> CountersReport:
     """Recompute every counter and write it into trace.json; every input is read and checked
     before the lock is taken, so bad input writes nothing."""
     brief = open_brief(root)
@@ -206,13 +212,19 @@ def run_counters(root: Path, plan_path: Path | None = None,
         trace = load_trace_or_empty(brief)
         report = compute(plan, sources, log, trace, run.started_at, moment, ledger)
         phases = dict(trace.phases)
-        phases["counters"] = {"computed_at": moment.isoformat(timespec="seconds"),
-                              "clamped": list(report.clamped)}
+        phases["counters"] = {
+            "computed_at": moment.isoformat(timespec="seconds"),
+            "clamped": list(report.clamped),
+        }
         # The depth is the one `start` fixed: the verdict refuses a trace.json whose depth
         # differs from claims.json, and a plugin run has no other writer of trace.json's depth.
         updated = trace.model_copy(
-            update={"counters": report.counters, "phases": phases, "depth": run.depth,
-                    "topic": trace.topic or run.topic}
+            update={
+                "counters": report.counters,
+                "phases": phases,
+                "depth": run.depth,
+                "topic": trace.topic or run.topic,
+            }
         )
         atomic_write_json(brief.trace_path, model_dump(updated))
     return report

@@ -14,7 +14,7 @@ import re
 from datetime import UTC, datetime
 from urllib.parse import quote
 
-from deep_research.fetch import Fetcher, FetchResult
+from deep_research.fetch.fetcher import Fetcher, FetchResult
 
 DEFAULT_ARCHIVE_BASE = "https://web.archive.org"
 ARCHIVE_BASE_ENV = "DEEP_RESEARCH_ARCHIVE_BASE"

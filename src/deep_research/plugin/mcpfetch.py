@@ -1,6 +1,6 @@
 """``deep-research mcp-fetch``: one MCP tool call, gated and retained like a page fetch.
 
-The three gates of :mod:`deep_research.mcpgate` run as code in the same command, before the
+The three gates of :mod:`deep_research.plugin.mcpgate` run as code in the same command, before the
 call: least privilege and the version pin before the server starts, then the reported version
 and the manifest fingerprint on the very session that will make the call — so a server whose
 tool list changed since review is never called, whatever a prompt says. A failed gate is
@@ -25,12 +25,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deep_research import fetchlog
 from deep_research.brief import Brief
-from deep_research.corpus import store_text
 from deep_research.errors import InputError
-from deep_research.fetch import MAX_BODY_BYTES, FetchResult
-from deep_research.mcpgate import (
+from deep_research.fetch import fetchlog
+from deep_research.fetch.corpus import store_text
+from deep_research.fetch.fetcher import MAX_BODY_BYTES, FetchResult
+from deep_research.models import CorpusMeta, FetchLogEntry
+from deep_research.plugin.mcpgate import (
     DEFAULT_TIMEOUT_S,
     SECRET_NAME,
     GateFailed,
@@ -45,7 +46,6 @@ from deep_research.mcpgate import (
     open_session,
     read_manifest,
 )
-from deep_research.models import CorpusMeta, FetchLogEntry
 from deep_research.urls import InvalidURL, mcp_identity
 
 if TYPE_CHECKING:
@@ -66,8 +66,9 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise InputError(f"--arguments is not JSON ({exc.msg}); give an object, e.g. "
-                         '\'{"query": "…"}\'') from None
+        raise InputError(
+            f'--arguments is not JSON ({exc.msg}); give an object, e.g. \'{{"query": "…"}}\''
+        ) from None
     if not isinstance(value, dict):
         raise InputError("--arguments must be a JSON object of the tool's arguments")
     return value
@@ -159,8 +160,10 @@ def run_mcp_fetch(
     secret = sorted(key for key in arguments if SECRET_NAME.search(key))
     if secret:
         # The arguments become the result's identity, kept in the brief's logs and sources.
-        raise InputError(f"argument {secret[0]!r} looks like a credential; credentials reach an "
-                         "MCP server only through its declared environment (mcp-config.json)")
+        raise InputError(
+            f"argument {secret[0]!r} looks like a credential; credentials reach an "
+            "MCP server only through its declared environment (mcp-config.json)"
+        )
     try:
         identity = mcp_identity(name, tool, arguments)
     except InvalidURL as exc:
@@ -170,20 +173,28 @@ def run_mcp_fetch(
     try:
         check_least_privilege(spec)  # first: a failing spec must never start with a secret
         check_version_pin_spec(spec)
-        called = call_gated(spec, state, tool, arguments,
-                            os.environ if environ is None else environ, timeout)
+        called = call_gated(
+            spec, state, tool, arguments, os.environ if environ is None else environ, timeout
+        )
     except GateFailed as failed:
         called = Called(gate=failed)
     if called.unknown_tool is not None:
-        raise InputError(f"MCP server {name} has no tool {tool!r}; its tools: "
-                         f"{called.unknown_tool}")
+        raise InputError(
+            f"MCP server {name} has no tool {tool!r}; its tools: {called.unknown_tool}"
+        )
     now = datetime.now(UTC).replace(microsecond=0)
     elapsed = int((time.monotonic() - started) * 1000)
     adapter = f"mcp:{name}"
     if called.gate is not None:
         reason = f"{called.gate.gate}-failed: {called.gate.reason}"
-        entry = FetchLogEntry(url=identity, outcome="refused", reason=reason, retrieved_at=now,
-                              duration_ms=elapsed, adapter=adapter)
+        entry = FetchLogEntry(
+            url=identity,
+            outcome="refused",
+            reason=reason,
+            retrieved_at=now,
+            duration_ms=elapsed,
+            adapter=adapter,
+        )
         fetchlog.append(brief, entry)
         return FetchResult(entry), called.gate
     text = called.text or ""
@@ -191,17 +202,39 @@ def run_mcp_fetch(
     if called.error is None and size > MAX_BODY_BYTES:
         called = Called(error=f"{size} bytes, over the {MAX_BODY_BYTES}-byte cap")
     if called.error is not None:
-        entry = FetchLogEntry(url=identity, outcome="error", reason=called.error,
-                              retrieved_at=now, duration_ms=elapsed, adapter=adapter)
+        entry = FetchLogEntry(
+            url=identity,
+            outcome="error",
+            reason=called.error,
+            retrieved_at=now,
+            duration_ms=elapsed,
+            adapter=adapter,
+        )
         fetchlog.append(brief, entry)
         return FetchResult(entry), None
-    meta = CorpusMeta(url=identity, final_url=identity, status=200, content_type="text/plain",
-                      extractor=adapter, extractor_version="1", retrieved_at=now, tier="raw")
+    meta = CorpusMeta(
+        url=identity,
+        final_url=identity,
+        status=200,
+        content_type="text/plain",
+        extractor=adapter,
+        extractor_version="1",
+        retrieved_at=now,
+        tier="raw",
+    )
     stored = store_text(brief, text, meta)
-    entry = FetchLogEntry(url=identity, final_url=identity, outcome="ok", status=200,
-                          content_hash=stored.content_hash, tier="raw", retrieved_at=now,
-                          bytes=size, duration_ms=elapsed, content_type="text/plain",
-                          adapter=adapter)
+    entry = FetchLogEntry(
+        url=identity,
+        final_url=identity,
+        outcome="ok",
+        status=200,
+        content_hash=stored.content_hash,
+        tier="raw",
+        retrieved_at=now,
+        bytes=size,
+        duration_ms=elapsed,
+        content_type="text/plain",
+        adapter=adapter,
+    )
     fetchlog.append(brief, entry)
     return FetchResult(entry, text, brief.corpus_path(stored.content_hash)), None
-

@@ -2,13 +2,14 @@
 
 ``Fetcher(brief).fetch(url)`` runs, in order, and stops at the first refusal or failure:
 
-1. the run host allow-list (:mod:`deep_research.hosts`), when the brief keeps one;
-2. the SSRF guard (:mod:`deep_research.netguard`) on the URL, then robots.txt for its origin;
+1. the run host allow-list (:mod:`deep_research.fetch.hosts`), when the brief keeps one;
+2. the SSRF guard (:mod:`deep_research.fetch.netguard`) on the URL, then robots.txt for its origin;
 3. the request, over httpx2 with the guarded network backend (the address connected to is the
    one that was checked), proxies from the environment ignored, no automatic redirects;
 4. a redirect is followed by hand, at most :data:`MAX_REDIRECTS` hops, steps 2–3 again per hop;
 5. the status (2xx only; a 429 is a failure, never a page without claims), the content type
-   (:data:`~deep_research.extract.PAGE_TYPES`), then the body, streamed and cut off at the byte
+   (:data:`~deep_research.fetch.extract.PAGE_TYPES`), then the body, streamed and cut off at the
+   byte
    cap (Content-Length is not trusted), all within one total deadline;
 6. extraction; empty text is a failure. The text is stored as ``corpus/<hash>.txt`` with its
    ``.meta.json``;
@@ -40,16 +41,21 @@ import httpx2
 
 from deep_research import __version__
 from deep_research.brief import Brief, sha256_bytes
-from deep_research.corpus import store_text
 from deep_research.errors import InputError, TargetRefused
-from deep_research.extract import PAGE_TYPES, PDF_TYPE, extract
-from deep_research.fetchlog import append
-from deep_research.hosts import HostAllowList
-from deep_research.hosts import load as load_hosts
+from deep_research.fetch.corpus import store_text
+from deep_research.fetch.extract import PAGE_TYPES, PDF_TYPE, extract
+from deep_research.fetch.fetchlog import append
+from deep_research.fetch.hosts import HostAllowList
+from deep_research.fetch.hosts import load as load_hosts
+from deep_research.fetch.netguard import (
+    GuardedTransport,
+    reset_deadline,
+    resolve_checked,
+    set_deadline,
+)
+from deep_research.fetch.netpolicy import NetPolicy, check_url, parse_networks
+from deep_research.fetch.robots import MAX_ROBOTS_BYTES, RobotsCache, RobotsFile, robots_url
 from deep_research.models import CorpusMeta, FetchLogEntry, FetchPurpose, Tier
-from deep_research.netguard import GuardedTransport, reset_deadline, resolve_checked, set_deadline
-from deep_research.netpolicy import NetPolicy, check_url, parse_networks
-from deep_research.robots import MAX_ROBOTS_BYTES, RobotsCache, RobotsFile, robots_url
 
 USER_AGENT = f"deep-research/{__version__} (research brief fetcher; obeys robots.txt)"
 TOTAL_TIMEOUT_S = 15.0

@@ -10,7 +10,8 @@ Two kinds of labelled rows, both in the gate's batch-input shape plus labels:
   the share of ``supported`` rows it wrongly rejects on a number or date. A missing proper name is
   a separate signal and is reported separately, never folded into either figure.
 
-Both run the gate's own steps (:func:`deep_research.support.check_support`), not a re-creation.
+Both run the gate's own steps (:func:`deep_research.gates.support.check_support`), not a
+re-creation.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from typing import Any
 
 from deep_research.brief import iter_jsonl, read_text
 from deep_research.errors import SchemaViolation, UnreadableInput
-from deep_research.locate import Document
-from deep_research.support import Support, check_support
+from deep_research.gates.locate import Document
+from deep_research.gates.support import Support, check_support
 
 Row = dict[str, Any]
 

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from deep_research.literals import Derivation, LiteralCheck, check
-from deep_research.locate import MIN_SUPPORT_CHARS, Document, Located, locate
-from deep_research.overlap import MIN_SHARED_TOKENS, shared_tokens
+from deep_research.gates.literals import Derivation, LiteralCheck, check
+from deep_research.gates.locate import MIN_SUPPORT_CHARS, Document, Located, locate
+from deep_research.gates.overlap import MIN_SHARED_TOKENS, shared_tokens
 
 Outcome = Literal["supported", "partially_supported", "unsupported"]
 

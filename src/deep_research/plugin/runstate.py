@@ -3,7 +3,8 @@
 ``deep-research start`` (the orchestrator's first call) creates the brief, writes ``run.json``
 with the run's caps — each requested value clamped to a hard constant the model cannot raise —
 writes the static host allow-list, and points ``<state>/active-run.json`` at the brief. The
-PreToolUse guard (:mod:`deep_research.guard`) reads those caps and appends every fetch and agent
+PreToolUse guard (:mod:`deep_research.plugin.guard`) reads those caps and appends every fetch and
+agent
 dispatch it lets through to ``<brief>/guard-log.jsonl``, under an exclusive lock, so parallel
 hook processes count exactly. The ledger holds hosts and ids only: never a URL's path or query
 (a query string is where an exfiltration attempt carries its payload).
@@ -25,7 +26,7 @@ from typing import Any, Literal
 
 from deep_research.brief import Brief, atomic_write_json, parse_json, read_text
 from deep_research.errors import InputError, SchemaViolation
-from deep_research.hosts import add_hosts
+from deep_research.fetch.hosts import add_hosts
 
 Depth = Literal["quick", "full"]
 
@@ -81,8 +82,11 @@ def normalize_depth(depth: str) -> Depth:
 
 def clamp_caps(depth: Depth, requested: dict[str, int | None]) -> tuple[RunCaps, list[str]]:
     """The depth's defaults, overridden by requested values, each clamped to [1, hard cap]."""
-    hard = {"max_fetches": HARD_MAX_FETCHES, "max_fanout": HARD_MAX_FANOUT,
-            "max_rounds": HARD_MAX_ROUNDS}
+    hard = {
+        "max_fetches": HARD_MAX_FETCHES,
+        "max_fanout": HARD_MAX_FANOUT,
+        "max_rounds": HARD_MAX_ROUNDS,
+    }
     values: dict[str, int] = {}
     notes: list[str] = []
     for name, default in DEFAULT_CAPS[depth].items():

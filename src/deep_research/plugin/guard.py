@@ -61,10 +61,10 @@ from typing import Any
 
 from deep_research.brief import Brief
 from deep_research.errors import TargetRefused
-from deep_research.hosts import add_hosts
-from deep_research.hosts import load as load_allowlist
-from deep_research.netpolicy import NetPolicy, check_host, check_url
-from deep_research.runstate import (
+from deep_research.fetch.hosts import add_hosts
+from deep_research.fetch.hosts import load as load_allowlist
+from deep_research.fetch.netpolicy import NetPolicy, check_host, check_url
+from deep_research.plugin.runstate import (
     ActiveRun,
     append_ledger,
     in_flight,
@@ -80,19 +80,66 @@ from deep_research.urls import host_of
 
 AGENT_TOOLS = frozenset({"Agent", "Task"})
 NETWORK_TOOLS = frozenset(
-    {"curl", "wget", "nc", "ncat", "netcat", "telnet", "ssh", "scp", "sftp", "ftp", "rsync",
-     "http", "https", "xh", "aria2c", "lynx", "w3m", "links", "socat"}
+    {
+        "curl",
+        "wget",
+        "nc",
+        "ncat",
+        "netcat",
+        "telnet",
+        "ssh",
+        "scp",
+        "sftp",
+        "ftp",
+        "rsync",
+        "http",
+        "https",
+        "xh",
+        "aria2c",
+        "lynx",
+        "w3m",
+        "links",
+        "socat",
+    }
 )
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 # Written only by the CLI: a model editing one would forge a gate's input or reset a cap.
-PROTECTED_FILES = frozenset({"run.json", "guard-log.jsonl", "allowed-hosts.json", "trace.json",
-                             "sources.jsonl", "fetch-log.jsonl", "audit.json"})
-READ_ONLY_PROGRAMS = frozenset({"cat", "head", "tail", "less", "more", "jq", "grep", "rg", "wc",
-                                "ls", "stat", "file", "diff", "sha256sum", "shasum", "md5sum"})
+PROTECTED_FILES = frozenset(
+    {
+        "run.json",
+        "guard-log.jsonl",
+        "allowed-hosts.json",
+        "trace.json",
+        "sources.jsonl",
+        "fetch-log.jsonl",
+        "audit.json",
+    }
+)
+READ_ONLY_PROGRAMS = frozenset(
+    {
+        "cat",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "jq",
+        "grep",
+        "rg",
+        "wc",
+        "ls",
+        "stat",
+        "file",
+        "diff",
+        "sha256sum",
+        "shasum",
+        "md5sum",
+    }
+)
 _REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
 _CLI_NAMES = frozenset({"deep-research"})
-_WRAPPERS = frozenset({"env", "sudo", "nohup", "time", "command", "exec", "xargs", "nice",
-                       "timeout", "stdbuf"})
+_WRAPPERS = frozenset(
+    {"env", "sudo", "nohup", "time", "command", "exec", "xargs", "nice", "timeout", "stdbuf"}
+)
 _SHELL_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;", "|&"})
 _ROUND = re.compile(r"\bround\s*[=:]\s*(\d+)", re.IGNORECASE)
 _FETCH_OPTIONS_WITH_VALUE = frozenset({"--brief", "--max-chars"})
@@ -236,9 +283,7 @@ def check_write(
     return ALLOW if name is None else _record_denied(tool, name)
 
 
-def _written_records(
-    words: list[str], run: ActiveRun, state: Path, cwd: Path
-) -> str | None:
+def _written_records(words: list[str], run: ActiveRun, state: Path, cwd: Path) -> str | None:
     """A protected record this simple command may write: a redirection target always, any
     argument of a program that is not a reader."""
     program, _ = _program_of(words)
@@ -260,19 +305,25 @@ def _mentions_cli(command: str) -> bool:
     return "deep-research" in command or "deep_research" in command
 
 
-NO_RUN = ("deep-research {command}: no research run is active; fetches happen inside one, "
-          "under its allow-list and budget — start it with `deep-research start`")
+NO_RUN = (
+    "deep-research {command}: no research run is active; fetches happen inside one, "
+    "under its allow-list and budget — start it with `deep-research start`"
+)
 
 
 def check_start(arguments: list[str], run: ActiveRun | None) -> Decision:
     """A run's caps and hosts are fixed when it starts: no second start on top of an active run
     (it would reset the budget), and no static hosts chosen from inside Claude Code."""
     if run is not None:
-        return deny(f"deep-research start: a research run is active ({run.brief.name}); "
-                    "finish it with `deep-research finish` before starting another")
+        return deny(
+            f"deep-research start: a research run is active ({run.brief.name}); "
+            "finish it with `deep-research finish` before starting another"
+        )
     if any(word == "--allow-host" or word.startswith("--allow-host=") for word in arguments):
-        return deny("deep-research start: static hosts cannot be added from inside Claude Code; "
-                    "the run's allow-list grows from its search results")
+        return deny(
+            "deep-research start: static hosts cannot be added from inside Claude Code; "
+            "the run's allow-list grows from its search results"
+        )
     return ALLOW
 
 
@@ -287,8 +338,10 @@ def check_bash(
         return ALLOW
     if _mentions_cli(command) and _SUBSTITUTION.search(command):
         # `$(which deep-research) fetch …` runs our CLI where no check can see it.
-        return deny("Bash: call deep-research directly, not through command substitution or "
-                    "eval, so the call can be checked")
+        return deny(
+            "Bash: call deep-research directly, not through command substitution or "
+            "eval, so the call can be checked"
+        )
     for words in commands:
         arguments = _cli_call(words)
         if arguments is None and run is not None and state is not None:
@@ -324,8 +377,9 @@ def check_cli_call(arguments: list[str], run: ActiveRun | None) -> Decision:
         server = next((w for w in arguments[1:] if not w.startswith("-")), "?")
         return spend_fetch(run, "deep-research mcp-fetch", f"mcp:{server}")
     if run is not None and arguments[:2] == ["hosts", "add"]:
-        return deny("deep-research hosts add: during a run the allow-list grows only from "
-                    "search results")
+        return deny(
+            "deep-research hosts add: during a run the allow-list grows only from search results"
+        )
     return ALLOW
 
 
@@ -338,8 +392,10 @@ def _check_other_program(
         if not nested.allow:
             return nested
     if run is not None and program in NETWORK_TOOLS:
-        return deny(f"Bash: {program} is not allowed during a research run; fetch "
-                    "through `deep-research fetch URL --brief DIR` so the text is kept")
+        return deny(
+            f"Bash: {program} is not allowed during a research run; fetch "
+            "through `deep-research fetch URL --brief DIR` so the text is kept"
+        )
     return ALLOW
 
 
@@ -364,8 +420,9 @@ def check_agent(tool_input: Mapping[str, Any], run: ActiveRun | None, tool_use_i
     prompt = str(tool_input.get("prompt") or "")
     declared = [int(found) for found in _ROUND.findall(prompt)]
     if declared and max(declared) > run.caps.max_rounds:
-        return deny(f"Agent: round {max(declared)} exceeds the run's round cap "
-                    f"({run.caps.max_rounds})")
+        return deny(
+            f"Agent: round {max(declared)} exceeds the run's round cap ({run.caps.max_rounds})"
+        )
     is_fetcher = agent_type.rsplit(":", 1)[-1] in ("fetcher", "mcp-fetcher")
     brief = Brief(run.brief)
     with locked(brief):
@@ -384,8 +441,12 @@ def check_agent(tool_input: Mapping[str, Any], run: ActiveRun | None, tool_use_i
                     f"Agent: the run's fetcher dispatches are spent ({fetchers}: "
                     f"{run.caps.max_fanout} per round × {run.caps.max_rounds} rounds)"
                 )
-        row: dict[str, Any] = {"event": "dispatch", "id": tool_use_id, "agent": agent_type,
-                               "fetcher": is_fetcher}
+        row: dict[str, Any] = {
+            "event": "dispatch",
+            "id": tool_use_id,
+            "agent": agent_type,
+            "fetcher": is_fetcher,
+        }
         if is_fetcher:
             # What `counters` counts rounds by: a round is only as real as its dispatches.
             row["round"] = max(declared, default=1)
@@ -402,8 +463,10 @@ def decide(event: Mapping[str, Any], state: Path) -> Decision:
         run = load_active(state)
     except Exception as exc:
         if tool in AGENT_TOOLS or tool in WRITE_TOOLS or tool in ("WebFetch", "Bash"):
-            return deny(f"guard: the active run's record is unreadable ({exc}); fix or remove "
-                        f"{state / 'active-run.json'}")
+            return deny(
+                f"guard: the active run's record is unreadable ({exc}); fix or remove "
+                f"{state / 'active-run.json'}"
+            )
         return ALLOW
     try:
         if tool == "WebFetch":

@@ -3,7 +3,7 @@
 HTML goes through trafilatura (boilerplate removal, precision-first) and, when it finds no main
 text or fails, through selectolax's lexbor parser (all visible text, no boilerplate removal).
 Plain text and JSON are decoded as they are. PDF goes through pypdf in a separate process with
-a deadline and a memory cap (:mod:`deep_research.pdfworker`): a hostile file costs one bounded
+a deadline and a memory cap (:mod:`deep_research.fetch.pdfworker`): a hostile file costs one bounded
 process; an encrypted or unreadable one gives no text. No extractor gives offsets into the HTML
 and output varies between versions, so the extractor's name and version are recorded with the
 text, and quotes are always located in the stored text, never in a fresh extraction.
@@ -104,14 +104,13 @@ def extract(body: bytes, media_type: str, charset: str | None) -> Extracted | No
     return None
 
 
-
 #: Seconds the extractor process gets for one PDF before it is killed.
 PDF_TIMEOUT_S = 30.0
 
 
 def pdf_text(body: bytes) -> Extracted | None:
     """The text layer of a PDF (pages separated by a blank line), extracted in a separate,
-    bounded process (:mod:`deep_research.pdfworker`); None when there is no text, the file is
+    bounded process (:mod:`deep_research.fetch.pdfworker`); None when there is no text, the file is
     encrypted or unreadable, or the extractor ran out of time or memory. No OCR."""
     import json
     import subprocess
@@ -119,7 +118,7 @@ def pdf_text(body: bytes) -> Extracted | None:
 
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "deep_research.pdfworker"],
+            [sys.executable, "-m", "deep_research.fetch.pdfworker"],
             input=body,
             capture_output=True,
             timeout=PDF_TIMEOUT_S,
@@ -133,8 +132,9 @@ def pdf_text(body: bytes) -> Extracted | None:
         answer = {}
     if not isinstance(answer, dict) or not isinstance(answer.get("text"), str):
         reason = answer.get("error") if isinstance(answer, dict) else None
-        log.warning("a PDF could not be read (%s); it is skipped",
-                    reason or f"exit {done.returncode}")
+        log.warning(
+            "a PDF could not be read (%s); it is skipped", reason or f"exit {done.returncode}"
+        )
         return None
     text = _clean(answer["text"])
     return Extracted(text, "pypdf", str(answer.get("version") or "unknown")) if text else None

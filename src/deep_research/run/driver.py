@@ -20,7 +20,7 @@ write ``test pause: …`` to stderr and sleep once that phase is checkpointed (o
 written but before its checkpoint), so a crash test can kill the process at a known point. It
 only sleeps — it changes no artifact — and is unset in normal use.
 
-Caps come from :mod:`deep_research.governor`. A cap that stops the run early does not skip the
+Caps come from :mod:`deep_research.run.governor`. A cap that stops the run early does not skip the
 gates: the run still traces, triangulates and decides on what it gathered, so every emitted
 claim has passed them, and the brief is marked partial (``coverage_gaps`` entries
 ``incomplete:…`` and ``phases.run.incomplete``).
@@ -41,9 +41,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from deep_research.brief import Brief, _acquire, atomic_write_json, atomic_write_text, model_dump
+from deep_research.decide.freshness import decide as freshness_decide
 from deep_research.errors import InputError
-from deep_research.freshness import decide as freshness_decide
-from deep_research.governor import (
+from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
+from deep_research.models import Claim, ClaimsFile, Depth, SourceRow
+from deep_research.normalize import normalize_payload
+from deep_research.record import load_trace_or_empty, record_phase, save
+from deep_research.run.governor import (
     Budget,
     CapReached,
     Limits,
@@ -53,7 +57,7 @@ from deep_research.governor import (
     preflight,
     turn_cap,
 )
-from deep_research.interface import (
+from deep_research.run.interface import (
     CitedClaim,
     EvidenceText,
     FindingDraft,
@@ -62,11 +66,7 @@ from deep_research.interface import (
     Skipped,
     SubQuestionPlan,
 )
-from deep_research.models import Claim, ClaimsFile, Depth, SourceRow
-from deep_research.normalize import normalize_payload
-from deep_research.record import load_trace_or_empty, record_phase, save
 from deep_research.settings import Settings
-from deep_research.trace import TraceOptions, emitted_claims, run_trace
 
 PHASES_FULL = (
     "plan",
@@ -796,7 +796,7 @@ def phase_trace(ctx: Context) -> None:
 
 
 def phase_panel(ctx: Context) -> None:
-    from deep_research.votes import apply_votes
+    from deep_research.decide.votes import apply_votes
 
     document = ctx.brief.load_claims()
     candidates = [c for c in document.claims if c.support_class == "Supported"]
@@ -830,7 +830,7 @@ def phase_panel(ctx: Context) -> None:
 
 
 def phase_triangulate(ctx: Context) -> None:
-    from deep_research.triangulate import run_triangulate
+    from deep_research.decide.triangulate import run_triangulate
 
     report = run_triangulate(ctx.brief.root, ctx.settings)
     ctx.progress(
@@ -845,14 +845,14 @@ def phase_refetch(ctx: Context) -> None:
             ctx.brief, "run.refetch", {"skipped": "local corpus: no web source to re-fetch"}
         )
         return
-    from deep_research.refetch import run_refetch
+    from deep_research.fetch.refetch import run_refetch
 
     report = run_refetch(ctx.brief.root)
     ctx.progress("refetch", f"pass rate {report.pass_rate}")
 
 
 def phase_ciber(ctx: Context) -> None:
-    from deep_research.ciber import run_ciber_apply, skip_problem
+    from deep_research.decide.ciber import run_ciber_apply, skip_problem
 
     document = ctx.brief.load_claims()
     if "ciber" in load_trace_or_empty(ctx.brief).phases or document.ciber_passed is not None:
@@ -910,7 +910,7 @@ def phase_synthesize(ctx: Context) -> None:
 
 
 def phase_verdict(ctx: Context) -> None:
-    from deep_research.verdict import run_verdict
+    from deep_research.decide.verdict import run_verdict
 
     report = run_verdict(ctx.brief.root, ctx.settings)
     ctx.progress("verdict", report.verdict)
@@ -1198,9 +1198,9 @@ def run_command(
     stream: TextIO | None = None,
 ) -> RunResult:
     """``deep-research run``: build the seams from the options, then :func:`start`."""
-    from deep_research.governor import default_limits
-    from deep_research.localcorpus import open_corpus
-    from deep_research.reasoners import make_reasoner
+    from deep_research.run.governor import default_limits
+    from deep_research.run.localcorpus import open_corpus
+    from deep_research.run.reasoners import make_reasoner
 
     if depth not in ("quick", "full"):
         raise InputError(f"--depth {depth!r}: use quick or full")
