@@ -1,4 +1,4 @@
-"""The code stays clean under the project's linters: ruff and mypy --strict."""
+"""The code stays clean under the project's linters: ruff check, ruff format and mypy --strict."""
 
 from __future__ import annotations
 
@@ -15,9 +15,20 @@ from conftest import REPO
     "command",
     [
         [sys.executable, "-m", "ruff", "check", "src", "tests", "benchmarks", "shared/scripts"],
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "format",
+            "--check",
+            "src",
+            "tests",
+            "benchmarks",
+            "shared/scripts",
+        ],
         [sys.executable, "-m", "mypy"],
     ],
-    ids=["ruff", "mypy"],
+    ids=["ruff", "ruff-format", "mypy"],
 )
 def test_linter_is_clean(command: list[str]) -> None:
     if shutil.which("ruff") is None and command[2] == "ruff":
