@@ -12,21 +12,26 @@ import io
 import json
 import subprocess
 import sys
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 import deep_research.normalize as normalize_module
 from deep_research.brief import model_dump
 from deep_research.cli import main
 from deep_research.errors import InputError, SchemaViolation, UnreadableInput
-from deep_research.models import SourceRow
+from deep_research.models import SourceRow, Via
 from deep_research.normalize import (
+    FindingDraft,
     NormalizeOptions,
     Rejection,
+    SourceDraft,
+    merge_sources,
     normalize_payload,
     parse_date,
     run_normalize,
@@ -314,6 +319,139 @@ def test_a_source_matching_an_existing_alias_merges_into_that_row() -> None:
     result = normalize_payload(payload, existing=existing)
     assert [row.id for row in result.rows] == ["S1"]
     assert result.rows[0].findings[0].id == "S1.F1"
+
+
+# --- the typed path ----------------------------------------------------------------------------
+
+FULL_DRAFT = SourceDraft(
+    url="https://A.example/report?utm_source=feed",
+    title="  Annual\n report ",
+    tier="raw",
+    status=200,
+    content_hash="sha256:" + "a" * 64,
+    source_type="government",
+    retrieved_at=datetime(2024, 3, 5, 10, 0, tzinfo=UTC),
+    published_at=date(2024, 3, 1),
+    via=Via(query="annual report", adapter="web"),
+    findings=[
+        FindingDraft(
+            claim=" Output rose. ", quote="\u201coutput rose 4%\u201d", importance="central"
+        ),
+        FindingDraft(claim="Costs fell.", quote="costs fell"),
+    ],
+)
+
+#: name → (drafts, options, ids of the rows); each must give the lenient path's result.
+TYPED_CASES: dict[str, tuple[list[SourceDraft], dict[str, Any], list[str]]] = {
+    "every field": ([FULL_DRAFT], {}, ["S1"]),
+    "defaults": ([SourceDraft(url="https://b.example/")], {"start_id": 4}, ["S4"]),
+    "duplicate urls": (
+        [
+            SourceDraft(
+                url="https://a.example/p?utm_medium=x",
+                findings=[FindingDraft(claim="C.", quote="q")],
+            ),
+            SourceDraft(
+                url="https://a.example/p#top",
+                title="T",
+                tier="summarizer",
+                findings=[
+                    FindingDraft(claim="C.", quote=" q "),
+                    FindingDraft(claim="D.", quote="d"),
+                ],
+            ),
+            SourceDraft(url="https://a.example/p", tier="raw", via=Via(mcp="search")),
+        ],
+        {},
+        ["S1"],
+    ),
+    "merge into existing rows": (
+        [
+            SourceDraft(
+                url="https://A.example/1#x",
+                title="A different title",
+                findings=[
+                    FindingDraft(claim="Old.", quote="old   quote"),
+                    FindingDraft(claim="New.", quote="new quote", importance="tangential"),
+                ],
+            ),
+            SourceDraft(
+                url="https://doi.example/x", findings=[FindingDraft(claim="E.", quote="e")]
+            ),
+            FULL_DRAFT,
+        ],
+        {"existing": "rows", "sub_question": "sq2", "round": 2},
+        ["S4", "S9", "S10"],
+    ),
+    "invalid urls are rejections": (
+        [
+            SourceDraft(url="ftp://a.example/f"),
+            SourceDraft(url="https://ok.example/"),
+            SourceDraft(url="   "),
+            SourceDraft(url="a.example/page"),
+        ],
+        {},
+        ["S1"],
+    ),
+    "findings without claim or quote are rejections": (
+        [
+            SourceDraft(
+                url="https://a.example/",
+                findings=[
+                    FindingDraft(claim=" ", quote="q"),
+                    FindingDraft(claim="c", quote=""),
+                    FindingDraft(claim="kept", quote="q"),
+                ],
+            )
+        ],
+        {},
+        ["S1"],
+    ),
+}
+
+
+def _existing_rows() -> list[SourceRow]:
+    return [
+        _row("S4", "https://a.example/1", ("Old.", "old quote"), title="Kept title", tier="raw"),
+        _row("S9", "https://arxiv.org/abs/2401.01234", aliases=["https://doi.example/x"]),
+    ]
+
+
+def _as_fetcher_json(drafts: list[SourceDraft]) -> str:
+    return json.dumps([draft.model_dump(mode="json", exclude_none=True) for draft in drafts])
+
+
+@pytest.mark.parametrize("name", list(TYPED_CASES))
+def test_the_typed_path_gives_the_rows_of_the_lenient_path(name: str) -> None:
+    drafts, options, ids = TYPED_CASES[name]
+    if options.get("existing") == "rows":
+        options = {**options, "existing": _existing_rows()}
+    typed = merge_sources(drafts, **options)
+    lenient = normalize_payload(_as_fetcher_json(drafts), **options)
+    assert [row.id for row in typed.rows] == ids
+    assert [model_dump(row) for row in typed.rows] == [model_dump(row) for row in lenient.rows]
+    assert [r.as_dict() for r in typed.rejections] == [r.as_dict() for r in lenient.rejections]
+    assert typed.warnings == lenient.warnings == []
+    assert (typed.new_rows, typed.merged) == (lenient.new_rows, lenient.merged)
+
+
+def test_typed_fields_left_none_take_the_lenient_defaults() -> None:
+    result = merge_sources(
+        [SourceDraft(url="https://b.example/", findings=[FindingDraft(claim="C.", quote="q")])]
+    )
+    expected = {
+        "id": "S1",
+        "url": "https://b.example/",
+        "findings": [{"id": "S1.F1", "claim": "C.", "quote": "q"}],
+    }
+    assert _dump(result.rows) == [_expected_row(expected)]
+
+
+def test_typed_drafts_are_frozen_and_refuse_unknown_values() -> None:
+    with pytest.raises(ValidationError):
+        SourceDraft(url="https://a.example/", tier="gold")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        FULL_DRAFT.url = "https://elsewhere.example/"  # type: ignore[misc]
 
 
 def test_rows_validate_against_the_sources_schema() -> None:

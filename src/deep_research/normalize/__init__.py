@@ -25,12 +25,12 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research.brief import (
     Brief,
@@ -54,6 +54,7 @@ MAX_PROSE_ATTEMPTS = 16
 #: Most JSON values taken from prose; real answers hold a few, garbage "{}{}{}…" millions.
 MAX_PROSE_VALUES = 1000
 EXCERPT_CHARS = 160
+_T = TypeVar("_T")
 EXPECTED = "expected fetcher JSON: an object, an array, JSONL or a ```json block"
 
 # --- aliases (keys are compared after _norm_key: snake_case, lower-case) ----------------------
@@ -963,24 +964,95 @@ def _kind(value: object) -> str:
 # --- stage 3a: coerce one source -----------------------------------------------------------
 
 
-@dataclass
-class _FindingDraft:
+class FindingDraft(BaseModel):
+    """One (claim, verbatim quote) pair before it is numbered; no importance means "supporting"."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     claim: str
     quote: str
-    importance: Importance | None  # None: not stated; the source's default or "supporting"
+    importance: Importance | None = None
+
+
+class SourceDraft(BaseModel):
+    """One source as typed code states it, before merging; fields left None get the defaults."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str
+    title: str | None = None
+    tier: Tier | None = None
+    status: int | None = None
+    content_hash: str | None = None
+    source_type: SourceType | None = None
+    retrieved_at: datetime | None = None
+    published_at: date | None = None
+    via: Via | None = None
+    findings: list[FindingDraft] = Field(default_factory=list)
 
 
 @dataclass
-class _Draft:
+class _SourceFields:
+    """The row fields one input source states: None (or an empty list) means "not stated"."""
+
+    title: str | None = None
+    published_at: date | None = None
+    retrieved_at: datetime | None = None
+    source_type: SourceType | None = None
+    tier: Tier | None = None
+    content_hash: str | None = None
+    status: int | None = None
+    final_url: str | None = None
+    cites: list[str] = field(default_factory=list)
+    sub_questions: list[str] = field(default_factory=list)
+    round: int | None = None
+    via: Via = field(default_factory=Via)
+
+    def stated(self) -> dict[str, Any]:
+        values = {name.name: getattr(self, name.name) for name in fields(self)}
+        return {name: value for name, value in values.items() if value is not None}
+
+    def merged(self, later: _SourceFields) -> _SourceFields:
+        """The first statement of a field wins; lists are united; via is merged part by part."""
+        return _SourceFields(
+            title=_first_stated(self.title, later.title),
+            published_at=_first_stated(self.published_at, later.published_at),
+            retrieved_at=_first_stated(self.retrieved_at, later.retrieved_at),
+            source_type=_first_stated(self.source_type, later.source_type),
+            tier=_first_stated(self.tier, later.tier),
+            content_hash=_first_stated(self.content_hash, later.content_hash),
+            status=_first_stated(self.status, later.status),
+            final_url=_first_stated(self.final_url, later.final_url),
+            cites=_unique([*self.cites, *later.cites]),
+            sub_questions=_unique([*self.sub_questions, *later.sub_questions]),
+            round=_first_stated(self.round, later.round),
+            via=Via(
+                query=self.via.query or later.via.query,
+                adapter=self.via.adapter or later.via.adapter,
+                mcp=self.via.mcp or later.via.mcp,
+            ),
+        )
+
+
+def _first_stated(first: _T | None, later: _T | None) -> _T | None:
+    return first if first is not None else later
+
+
+@dataclass(frozen=True)
+class _CanonicalSource:
+    """One input source ready to merge: its URL canonical, its fields typed, its place known."""
+
     where: str
-    url: str
     given_url: str
+    url: str
     aliases: list[str]
-    fields: dict[str, Any]  # SourceRow fields stated by the input (no id, url, findings, aliases)
-    findings: list[_FindingDraft]
+    fields: _SourceFields
+    findings: list[FindingDraft]
 
 
-def _coerce_source(candidate: _Candidate, log: _Log, options: _RowOptions) -> _Draft | None:
+def _coerce_source(
+    candidate: _Candidate, log: _Log, options: _RowOptions
+) -> _CanonicalSource | None:
     item, where = candidate.item, candidate.where
     keys = _keymap(item)
     used: set[str] = set()
@@ -1003,13 +1075,13 @@ def _coerce_source(candidate: _Candidate, log: _Log, options: _RowOptions) -> _D
         return None  # the rejection carries the whole object, findings included
     findings = _source_findings(item, keys, where, used, log)
     given_url, url, extra_aliases = resolved
-    fields = _source_fields(take, where, candidate.context, options, log)
+    fields, stated_aliases = _source_fields(take, where, candidate.context, options, log)
     used.update(keys[k] for k in COMPUTED_KEYS if k in keys)
     ignored = [str(key) for key in item if key not in used]
     if ignored:
         log.warn(where, "ignored unknown key(s): " + ", ".join(ignored))
-    aliases = _unique([given_url, *extra_aliases, *fields.pop("aliases", [])], exclude=url)
-    return _Draft(where, url, given_url, aliases, fields, findings)
+    aliases = _unique([given_url, *extra_aliases, *stated_aliases], exclude=url)
+    return _CanonicalSource(where, given_url, url, aliases, fields, findings)
 
 
 def _resolve_url(
@@ -1030,14 +1102,22 @@ def _resolve_url(
         reason = "source has no url" if value is None else f"url is {_kind(value)}, not text"
         log.reject(f"{where}.{key}", reason, item)
         return None
+    canonical = _canonical_url(value, f"{where}.{key}", log, item)
+    if canonical is None:
+        return None
+    return *canonical, [u for u in extra if _valid_url(u)]
+
+
+def _canonical_url(value: str, where: str, log: _Log, item: Any) -> tuple[str, str] | None:
+    """(the URL as given, stripped; its canonical form), or None after a rejection."""
     if not value.strip():
-        log.reject(f"{where}.{key}", "source has an empty url", item)
+        log.reject(where, "source has an empty url", item)
         return None
     given = value.strip()
     try:
-        return given, canonicalize(given), [u for u in extra if _valid_url(u)]
+        return given, canonicalize(given)
     except InvalidURL as exc:
-        log.reject(f"{where}.{key}", f"invalid url: {exc}", given)
+        log.reject(where, f"invalid url: {exc}", given)
         return None
 
 
@@ -1051,8 +1131,17 @@ def _valid_url(url: str) -> bool:
 
 @dataclass(frozen=True)
 class _RowOptions:
+    """What the caller states for every new row; it overrides what the input says."""
+
     sub_question: str | None
     round: int | None
+
+    def apply(self, fields: _SourceFields) -> _SourceFields:
+        if self.sub_question is not None:
+            fields = replace(fields, sub_questions=[self.sub_question])
+        if self.round is not None:
+            fields = replace(fields, round=self.round)
+        return fields
 
 
 def _source_fields(
@@ -1061,7 +1150,8 @@ def _source_fields(
     context: _Context,
     options: _RowOptions,
     log: _Log,
-) -> dict[str, Any]:
+) -> tuple[_SourceFields, list[str]]:
+    """The fields the source states, with its wrapper's and the caller's; and its aliases."""
     fields: dict[str, Any] = {}
     for name, group in SOURCE_KEY_GROUPS.items():
         if name == "url" or (entry := take(group)) is None:
@@ -1078,15 +1168,12 @@ def _source_fields(
         adapter=fields.pop("adapter", None) or via.adapter or context.adapter,
         mcp=fields.pop("mcp", None) or via.mcp or context.mcp,
     )
-    if options.sub_question is not None:
-        fields["sub_questions"] = [options.sub_question]
-    elif "sub_questions" not in fields and context.sub_questions:
+    if "sub_questions" not in fields and context.sub_questions:
         fields["sub_questions"] = list(context.sub_questions)
-    if options.round is not None:
-        fields["round"] = options.round
-    elif "round" not in fields and context.round is not None:
+    if "round" not in fields and context.round is not None:
         fields["round"] = context.round
-    return fields
+    aliases: list[str] = fields.pop("aliases", [])
+    return options.apply(_SourceFields(**fields)), aliases
 
 
 def _coerce_title(value: Any, where: str, log: _Log) -> str | None:
@@ -1277,8 +1364,8 @@ def _unique(items: Iterable[str], *, exclude: str | None = None) -> list[str]:
 
 def _source_findings(
     item: dict[str, Any], keys: dict[str, str], where: str, used: set[str], log: _Log
-) -> list[_FindingDraft]:
-    findings: list[_FindingDraft] = []
+) -> list[FindingDraft]:
+    findings: list[FindingDraft] = []
     inline = {norm: keys[norm] for norm in keys if norm in SOURCE_INLINE_KEYS}
     for norm in FINDINGS_KEYS:
         if norm not in keys:
@@ -1302,16 +1389,18 @@ def _source_findings(
     if default is None and True in (item[key] for key in level_keys.values()):
         default = "central"
     return [
-        replace(finding, importance=finding.importance or default or DEFAULT_IMPORTANCE)
+        finding.model_copy(
+            update={"importance": finding.importance or default or DEFAULT_IMPORTANCE}
+        )
         for finding in findings
     ]
 
 
-def _findings_from(value: Any, where: str, log: _Log, depth: int = 0) -> list[_FindingDraft]:
+def _findings_from(value: Any, where: str, log: _Log, depth: int = 0) -> list[FindingDraft]:
     if value is None:
         return []
     if isinstance(value, list):
-        out: list[_FindingDraft] = []
+        out: list[FindingDraft] = []
         for index, entry in enumerate(value):
             out += _finding_from_entry(entry, f"{where}[{index}]", log, depth)
         return out
@@ -1329,7 +1418,7 @@ def _findings_from(value: Any, where: str, log: _Log, depth: int = 0) -> list[_F
     return _finding_from_entry(value, where, log, depth)
 
 
-def _finding_from_entry(entry: Any, where: str, log: _Log, depth: int) -> list[_FindingDraft]:
+def _finding_from_entry(entry: Any, where: str, log: _Log, depth: int) -> list[FindingDraft]:
     if isinstance(entry, dict):
         keys = _keymap(entry)
         if not INLINE_FINDING_KEYS & keys.keys() and len(entry) == 1:
@@ -1359,7 +1448,7 @@ def _finding_from_entry(entry: Any, where: str, log: _Log, depth: int) -> list[_
 
 def _finding_from_object(
     entry: Any, where: str, log: _Log, *, keys: dict[str, str] | None = None
-) -> list[_FindingDraft]:
+) -> list[FindingDraft]:
     if not isinstance(entry, dict):
         log.reject(where, f"expected a finding object, got {_kind(entry)}", entry)
         return []
@@ -1386,8 +1475,8 @@ def _finding_from_object(
     )
 
 
-def _findings_from_claim_map(value: dict[str, Any], where: str, log: _Log) -> list[_FindingDraft]:
-    out: list[_FindingDraft] = []
+def _findings_from_claim_map(value: dict[str, Any], where: str, log: _Log) -> list[FindingDraft]:
+    out: list[FindingDraft] = []
     for claim, quote in value.items():
         here = f"{where}[{json.dumps(claim, ensure_ascii=False)[:60]}]"
         out += _make_findings(claim, quote, None, here, log, quote_where=here)
@@ -1403,7 +1492,7 @@ def _make_findings(
     *,
     quote_where: str,
     origin: Any = None,
-) -> list[_FindingDraft]:
+) -> list[FindingDraft]:
     """One finding per quote; a list of quotes is several findings of the same claim.
 
     ``origin`` is the input the finding came from, shown as the excerpt of a rejection.
@@ -1416,7 +1505,7 @@ def _make_findings(
         return []
     level = _importance(importance, where, log)
     quotes = quote if isinstance(quote, list) else [quote]
-    out: list[_FindingDraft] = []
+    out: list[FindingDraft] = []
     for index, entry in enumerate(quotes):
         here = f"{quote_where}[{index}]" if isinstance(quote, list) else quote_where
         text = _quote_text(entry)
@@ -1428,10 +1517,16 @@ def _make_findings(
         elif not text.strip():
             log.reject(here, "finding has an empty quote", shown)
         else:
-            out.append(_FindingDraft(claim.strip(), _unwrap_quote(text.strip()), level))
+            out.append(_trimmed_finding(claim, text, level))
     if not quotes:
         log.reject(where, "finding has no quote (an empty list)", shown)
     return out
+
+
+def _trimmed_finding(claim: str, quote: str, importance: Importance | None) -> FindingDraft:
+    return FindingDraft(
+        claim=claim.strip(), quote=_unwrap_quote(quote.strip()), importance=importance
+    )
 
 
 def _quote_text(value: Any) -> str | None:
@@ -1542,9 +1637,12 @@ def parse_datetime(value: Any) -> tuple[datetime | None, str | None]:
         parsed = datetime.fromisoformat(text)
     except ValueError:
         return None, f"not an ISO datetime: {text!r}"
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=UTC), None
-    return parsed.astimezone(UTC), None
+    return _as_utc(parsed), None
+
+
+def _as_utc(moment: datetime) -> datetime:
+    """``moment`` in UTC; a naive datetime is taken to be UTC already."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 # --- stage 3c: merge and number ------------------------------------------------------------
@@ -1554,11 +1652,13 @@ def parse_datetime(value: Any) -> tuple[datetime | None, str | None]:
 class _Slot:
     """One output row under construction: an existing row or one created from the input."""
 
-    row: SourceRow | None
-    draft: _Draft | None
     sid: str
+    url: str
+    row: SourceRow | None  # the existing row this slot extends; None for a new row
+    where: str  # where the input first stated a new row (named by its rejection)
+    fields: _SourceFields  # a new row's fields, merged over every input source of it
     aliases: list[str]
-    findings: list[_FindingDraft]
+    findings: list[FindingDraft]
     known: set[tuple[str, str]]
     touched: bool = False
 
@@ -1569,7 +1669,7 @@ def _finding_key(claim: str, quote: str) -> tuple[str, str]:
 
 def _existing_slot(row: SourceRow) -> _Slot:
     known = {_finding_key(f.claim, f.quote) for f in row.findings}
-    return _Slot(row, None, row.id, list(row.aliases), [], known)
+    return _Slot(row.id, row.url, row, "", _SourceFields(), list(row.aliases), [], known)
 
 
 class _Merger:
@@ -1591,48 +1691,38 @@ class _Merger:
             canonical = canonical_or_none(url) or url
             self.index.setdefault(canonical, slot)
 
-    def add(self, draft: _Draft) -> None:
-        slot = self._find(draft)
+    def add(self, source: _CanonicalSource) -> None:
+        slot = self._find(source)
         if slot is None:
-            slot = _Slot(None, draft, f"S{self.next_id}", list(draft.aliases), [], set())
+            sid = f"S{self.next_id}"
+            slot = _Slot(
+                sid, source.url, None, source.where, source.fields, [*source.aliases], [], set()
+            )
             self.next_id += 1
             self.slots.append(slot)
-            self._register(slot, [draft.url, *draft.aliases])
+            self._register(slot, [source.url, *source.aliases])
         else:
             self.merged += 1
-            self._merge_fields(slot, draft)
-        self._add_findings(slot, draft.findings)
+            self._merge_fields(slot, source)
+        self._add_findings(slot, source.findings)
 
-    def _find(self, draft: _Draft) -> _Slot | None:
-        for url in [draft.url, *draft.aliases]:
+    def _find(self, source: _CanonicalSource) -> _Slot | None:
+        for url in [source.url, *source.aliases]:
             slot = self.index.get(canonical_or_none(url) or url)
             if slot is not None:
                 return slot
         return None
 
-    def _merge_fields(self, slot: _Slot, draft: _Draft) -> None:
-        own_url = slot.row.url if slot.row is not None else slot.draft.url if slot.draft else ""
-        for url in _unique([draft.given_url, draft.url, *draft.aliases], exclude=own_url):
+    def _merge_fields(self, slot: _Slot, source: _CanonicalSource) -> None:
+        for url in _unique([source.given_url, source.url, *source.aliases], exclude=slot.url):
             if url not in slot.aliases:
                 slot.aliases.append(url)
                 slot.touched = True
-        self._register(slot, [draft.url, *draft.aliases])
-        if slot.draft is None:
-            return  # an existing row keeps its fields: only findings and aliases may grow
-        for name, value in draft.fields.items():
-            current = slot.draft.fields.get(name)
-            if isinstance(current, list):
-                slot.draft.fields[name] = _unique([*current, *value])
-            elif name == "via" and isinstance(current, Via):
-                slot.draft.fields[name] = Via(
-                    query=current.query or value.query,
-                    adapter=current.adapter or value.adapter,
-                    mcp=current.mcp or value.mcp,
-                )
-            elif current is None:
-                slot.draft.fields[name] = value
+        self._register(slot, [source.url, *source.aliases])
+        if slot.row is None:  # an existing row keeps its fields: only findings and aliases grow
+            slot.fields = slot.fields.merged(source.fields)
 
-    def _add_findings(self, slot: _Slot, findings: Iterable[_FindingDraft]) -> None:
+    def _add_findings(self, slot: _Slot, findings: Iterable[FindingDraft]) -> None:
         for finding in findings:
             key = _finding_key(finding.claim, finding.quote)
             if key not in slot.known:
@@ -1659,27 +1749,25 @@ class _Merger:
             return slot.row.model_copy(
                 update={"aliases": slot.aliases, "findings": [*slot.row.findings, *extra]}
             )
-        assert slot.draft is not None
-        draft = slot.draft
         try:
             return SourceRow.model_validate(
                 {
-                    **draft.fields,
+                    **slot.fields.stated(),
                     "id": slot.sid,
-                    "url": draft.url,
+                    "url": slot.url,
                     "aliases": slot.aliases,
-                    "owner": registrable_domain(draft.url),
+                    "owner": registrable_domain(slot.url),
                     "findings": _numbered(slot.sid, slot.findings, 1),
                 }
             )
         except ValidationError as exc:
             first_error = exc.errors()[0]
             location = ".".join(str(part) for part in first_error["loc"])
-            log.reject(draft.where, f"not a valid source row: {location}: {first_error['msg']}")
+            log.reject(slot.where, f"not a valid source row: {location}: {first_error['msg']}")
             return None
 
 
-def _numbered(sid: str, findings: Iterable[_FindingDraft], first: int) -> list[Finding]:
+def _numbered(sid: str, findings: Iterable[FindingDraft], first: int) -> list[Finding]:
     return [
         Finding(
             id=f"{sid}.F{number}",
@@ -1691,7 +1779,100 @@ def _numbered(sid: str, findings: Iterable[_FindingDraft], first: int) -> list[F
     ]
 
 
+def _merge(
+    sources: Iterable[_CanonicalSource],
+    *,
+    existing: Sequence[SourceRow],
+    start_id: int,
+    log: _Log,
+) -> NormalizeResult:
+    """The one merge both entry points end in: dedupe, number, build and validate the rows."""
+    merger = _Merger(existing, start_id)
+    for source in sources:
+        merger.add(source)
+    rows, created = merger.rows(log)
+    return NormalizeResult(
+        rows=rows,
+        rejections=log.rejections,
+        warnings=log.warnings,
+        new_rows=created,
+        merged=merger.merged,
+    )
+
+
+# --- typed drafts --------------------------------------------------------------------------
+
+
+def _from_draft(
+    draft: SourceDraft, where: str, log: _Log, options: _RowOptions
+) -> _CanonicalSource | None:
+    # The value clean-ups of the lenient path (whitespace, marks around a quote, UTC) apply
+    # here too, so the same data gives the same row whichever path it takes.
+    shown = draft.model_dump(mode="json", exclude_none=True)
+    canonical = _canonical_url(draft.url, f"{where}.url", log, shown)
+    if canonical is None:
+        return None
+    given_url, url = canonical
+    findings = [
+        kept
+        for index, finding in enumerate(draft.findings)
+        if (kept := _from_finding_draft(finding, f"{where}.findings[{index}]", log)) is not None
+    ]
+    via = draft.via or Via()
+    fields = _SourceFields(
+        title=_coerce_title(draft.title, where, log) if draft.title is not None else None,
+        published_at=draft.published_at,
+        retrieved_at=_as_utc(draft.retrieved_at) if draft.retrieved_at is not None else None,
+        source_type=draft.source_type,
+        tier=draft.tier,
+        content_hash=draft.content_hash,
+        status=draft.status,
+        via=Via(
+            query=_text_or_none(via.query),
+            adapter=_text_or_none(via.adapter),
+            mcp=_text_or_none(via.mcp),
+        ),
+    )
+    aliases = _unique([given_url], exclude=url)
+    return _CanonicalSource(where, given_url, url, aliases, options.apply(fields), findings)
+
+
+def _from_finding_draft(finding: FindingDraft, where: str, log: _Log) -> FindingDraft | None:
+    shown = finding.model_dump(exclude_none=True)
+    if not finding.claim.strip():
+        log.reject(where, "finding has no claim", shown)
+        return None
+    if not finding.quote.strip():
+        log.reject(f"{where}.quote", "finding has an empty quote", shown)
+        return None
+    return _trimmed_finding(finding.claim, finding.quote, finding.importance)
+
+
 # --- entry points --------------------------------------------------------------------------
+
+
+def merge_sources(
+    drafts: Sequence[SourceDraft],
+    *,
+    existing: Sequence[SourceRow] = (),
+    start_id: int = 1,
+    sub_question: str | None = None,
+    round: int | None = None,
+) -> NormalizeResult:
+    """Canonical rows from typed drafts: the merge of :func:`normalize_payload`, no parsing.
+
+    Each URL is canonicalized (an invalid one is a rejection); duplicates merge, ids and numbering
+    follow the same rules. Draft ``i`` is named ``$[i]`` in rejections, as the ``i``-th element
+    of a JSON array would be.
+    """
+    log = _Log()
+    options = _RowOptions(sub_question, round)
+    sources = [
+        source
+        for index, draft in enumerate(drafts)
+        if (source := _from_draft(draft, f"$[{index}]", log, options)) is not None
+    ]
+    return _merge(sources, existing=existing, start_id=start_id, log=log)
 
 
 def normalize_payload(
@@ -1710,12 +1891,12 @@ def normalize_payload(
     """
     log = _Log()
     options = _RowOptions(sub_question, round)
-    merger = _Merger(existing, start_id)
+    sources: list[_CanonicalSource] = []
 
     def accept(candidate: _Candidate) -> None:
-        draft = _coerce_source(candidate, log, options)
-        if draft is not None:
-            merger.add(draft)
+        source = _coerce_source(candidate, log, options)
+        if source is not None:
+            sources.append(source)
 
     walker = _Walker(log, accept)
     try:
@@ -1735,14 +1916,7 @@ def normalize_payload(
             f'{{"sources": [...]}}; found {found}',
             source="input",
         )
-    rows, created = merger.rows(log)
-    return NormalizeResult(
-        rows=rows,
-        rejections=log.rejections,
-        warnings=log.warnings,
-        new_rows=created,
-        merged=merger.merged,
-    )
+    return _merge(sources, existing=existing, start_id=start_id, log=log)
 
 
 def run_normalize(
