@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 from deep_research.brief import Brief
-from deep_research.run.driver import Context, RunState, research
+from deep_research.run.checkpoint import RunRecord
+from deep_research.run.driver import Context, research
 from deep_research.run.governor import default_limits, fan_out, new_budget
 from deep_research.run.interface import FindingDraft, Retained, SubQuestionPlan
 from deep_research.run.localcorpus import open_corpus
@@ -39,7 +40,9 @@ def main() -> int:
         corpus = open_corpus("python-docs", state)
         limits = default_limits("quick")
         budget = new_budget(limits)
-        state_record = RunState("bench", "quick", corpus.name, "sleepy")
+        state_record = RunRecord(
+            question="bench", depth="quick", adapter=corpus.name, reasoner="sleepy"
+        )
         ctx = Context(
             Brief(state / "brief"),
             "bench",

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from deep_research.brief import Brief, atomic_write_text, load_sources, parse_json, sha256_text
+from deep_research.brief import (
+    Brief,
+    atomic_write_text,
+    load_sources,
+    parse_json,
+    sha256_text,
+    slugify,
+)
 from deep_research.errors import (
     BriefBusy,
+    InputError,
     MissingArtifact,
     NotACorpusFile,
     SchemaViolation,
@@ -101,15 +112,88 @@ def test_torn_last_fetch_log_line_is_ignored(tmp_path: Path) -> None:
 
 def test_lock_refuses_a_second_writer_and_recovers_a_stale_one(tmp_path: Path) -> None:
     brief = Brief(tmp_path)
+    other = [sys.executable, "-c", TRY_LOCK, str(tmp_path)]
     with brief.lock():
         assert brief.lock_path.read_text() == str(os.getpid())
-        with pytest.raises(BriefBusy, match="another run"), brief.lock():
-            pass
+        done = subprocess.run(other, capture_output=True, text=True, check=False)
+        assert done.stdout.strip() == "busy", done.stderr
     assert not brief.lock_path.exists()
+    done = subprocess.run(other, capture_output=True, text=True, check=False)
+    assert done.stdout.strip() == "held", done.stderr
     # A lock left by a process that no longer exists is taken over.
     brief.lock_path.write_text("999999999")
     with brief.lock():
         assert brief.lock_path.read_text() == str(os.getpid())
+
+
+TRY_LOCK = """
+import sys
+from pathlib import Path
+from deep_research.brief import Brief
+from deep_research.errors import BriefBusy
+try:
+    with Brief(Path(sys.argv[1])).lock():
+        print("held")
+except BriefBusy:
+    print("busy")
+"""
+
+
+def test_lock_nests_within_its_holder_and_is_released_by_the_outermost(tmp_path: Path) -> None:
+    brief = Brief(tmp_path)
+    with brief.lock():
+        with brief.lock():  # a gate called by the driver while the driver holds the brief
+            assert brief.lock_path.exists()
+        assert brief.lock_path.exists()  # the inner release leaves the outer hold in place
+    assert not brief.lock_path.exists()
+    # A lock file written by this process outside a hold is another writer's, not a nesting.
+    brief.lock_path.write_text(str(os.getpid()))
+    with pytest.raises(BriefBusy, match="another run"), brief.lock():
+        pass
+
+
+SLUGS = [
+    # question, expected readable part
+    (
+        "How does Python evaluate chained comparisons?",
+        "how-does-python-evaluate-chained-comparisons",
+    ),
+    ("Ça coûte combien, l'énergie ?", "ca-coute-combien-l-energie"),
+    ("???", "topic"),
+]
+
+
+@pytest.mark.parametrize(("question", "readable"), SLUGS)
+def test_slug_is_readable_ascii_with_a_digest(question: str, readable: str) -> None:
+    slug = slugify(question)
+    assert slug.rsplit("-", 1)[0] == readable
+    assert re.fullmatch(r"[a-z0-9-]+-[0-9a-f]{8}", slug)
+    assert slug == slugify(question)
+
+
+def test_slug_is_bounded_and_tells_long_questions_apart() -> None:
+    stem = "What is the difference between a list and a tuple when used as "
+    keys, members = slugify(stem + "dictionary keys?"), slugify(stem + "set members?")
+    assert keys != members
+    assert keys.rsplit("-", 1)[0] == members.rsplit("-", 1)[0]  # the cut hides the difference
+    assert len(slugify("word " * 40)) <= 48 + 1 + 8
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "how does python evaluate chained comparisons",
+        "  How does Python  evaluate chained comparisons ?",
+        "HOW DOES PYTHON EVALUATE CHAINED COMPARISONS.",
+    ],
+)
+def test_the_same_question_in_other_case_or_spacing_names_the_same_brief(variant: str) -> None:
+    assert slugify(variant) == slugify("How does Python evaluate chained comparisons?")
+
+
+def test_a_question_without_words_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="give the question"):
+        slugify("   ")
 
 
 def test_trace_on_a_busy_brief_exits_3_and_writes_nothing(tmp_path: Path) -> None:

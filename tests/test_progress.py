@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.run import driver as runner
-from deep_research.run.driver import CLEAR_LINE, Progress
+from deep_research.run import progress as progress_module
+from deep_research.run.crashpoint import TEST_PAUSE_ENV
 from deep_research.run.governor import Budget, default_limits
+from deep_research.run.progress import CLEAR_LINE, Progress
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
@@ -99,7 +100,7 @@ def test_tty_rewrites_the_status_line_in_place_and_ends_with_a_newline(
     pty_: Pty, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TERM", "xterm")
-    monkeypatch.setattr(runner, "TICK_S", 0.01)  # let the ticker redraw at least once
+    monkeypatch.setattr(progress_module, "TICK_S", 0.01)  # let the ticker redraw at least once
     with open(pty_.slave, "w", encoding="utf-8", closefd=False) as stream:
         progress = Progress(stream)
         assert progress.live
@@ -190,7 +191,7 @@ def test_cli_run_on_a_terminal_shows_the_live_line_then_a_clean_newline(
         (corpus / name).parent.mkdir(parents=True, exist_ok=True)
         (corpus / name).write_text(text, encoding="utf-8")
     env = {**os.environ, "TERM": "xterm"}
-    env.pop(runner.TEST_PAUSE_ENV, None)
+    env.pop(TEST_PAUSE_ENV, None)
     process = subprocess.run(
         [
             sys.executable,

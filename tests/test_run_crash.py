@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.brief import Brief
+from deep_research.brief import Brief, slugify
 from deep_research.cli import main
 from deep_research.gates.trace import emitted_claims
-from deep_research.run.driver import PHASES_QUICK, TEST_PAUSE_ENV, slugify
+from deep_research.run.crashpoint import TEST_PAUSE_ENV
+from deep_research.run.driver import PHASES_QUICK
 from deep_research.schemas import validate_brief
 
 QUESTION = "How are chained comparisons evaluated?"
@@ -224,5 +225,5 @@ def test_ctrl_c_or_sigterm_exits_130_with_one_line_and_leaves_a_resumable_brief(
     # --json silences progress: after the pause line, stderr is the one interruption line.
     assert err.splitlines() == ["deep-research: interrupted"], err
     assert "Traceback" not in err and out == ""
-    assert not (state / "briefs" / SLUG / ".run.lock").exists()  # released, not left stale
+    assert not (state / "briefs" / SLUG / ".lock").exists()  # released, not left stale
     _resume_and_compare(state, corpus, uninterrupted)

@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from deep_research.brief import Brief
+from deep_research.brief import Brief, slugify
 from deep_research.gates.trace import emitted_claims
-from deep_research.run.driver import PHASES_FULL, Progress, RunRequest, RunResult, read_phase, start
+from deep_research.run.checkpoint import read_phase
+from deep_research.run.driver import PHASES_FULL, Progress, RunRequest, RunResult, start
 from deep_research.run.governor import default_limits
 from deep_research.run.localcorpus import open_corpus
 from deep_research.schemas import validate_brief
@@ -283,3 +284,45 @@ def test_a_kill_between_a_phases_two_writes_resumes_to_the_same_verdict(
         whole.stripped,
     )
     assert validate_brief(resumed.brief).ok
+
+
+# --- naming: one brief per question, found by both drivers ----------------------------------
+
+
+def test_the_same_question_asked_again_reuses_its_brief(
+    whole: RunResult, docs: Path, tmp_path: Path
+) -> None:
+    events: list[tuple[str, str]] = []
+    again = start(
+        RunRequest(f"  {QUESTION.upper()}  ", whole.brief.parent.parent, depth="full"),
+        open_corpus(str(docs), tmp_path),
+        reasoner(),
+        settings(),
+        default_limits("full"),
+        lambda phase, message: events.append((phase, message)),
+    )
+    assert again.reused and again.brief == whole.brief and again.verdict == "READY"
+    assert events[0][0] == "fresh" and events[0][1].startswith("reusing")
+
+
+def test_questions_that_differ_only_past_the_cut_get_two_briefs(docs: Path, tmp_path: Path) -> None:
+    """Reported: the second question printed the first one's verdict as ``(reused)``."""
+    stem = "How are chained comparisons evaluated when every operand is an expression with "
+    state = tmp_path / "state"
+    questions = [stem + "side effects?", stem + "no side effects?"]
+    results = [
+        start(
+            RunRequest(question, state, depth="full"),
+            open_corpus(str(docs), state),
+            reasoner(),
+            settings(),
+            default_limits("full"),
+            Progress(quiet=True),
+        )
+        for question in questions
+    ]
+    assert [r.reused for r in results] == [False, False]
+    assert [r.brief.name for r in results] == [slugify(q) for q in questions]
+    assert results[0].brief != results[1].brief
+    for question, result in zip(questions, results, strict=True):
+        assert read_phase(Brief(result.brief), "run")["question"] == question

@@ -10,20 +10,19 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from deep_research.brief import Brief
+from deep_research.brief import Brief, slugify
 from deep_research.cli import main
 from deep_research.errors import BriefBusy, InputError
 from deep_research.gates.locate import locate
 from deep_research.gates.trace import emitted_claims
 from deep_research.models import SourceRow
+from deep_research.run.checkpoint import read_phase
 from deep_research.run.driver import (
     PHASES_QUICK,
     Progress,
     RunRequest,
     RunResult,
     build_claims,
-    read_phase,
-    slugify,
     start,
 )
 from deep_research.run.governor import MAX_SEARCHES_PER_WORKER, MAX_WORKERS, Limits, default_limits
@@ -150,7 +149,8 @@ def test_json_summary_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixtu
         main(["run", QUESTION, "--reasoner", "claude", "--corpus", "python-docs", "--state", state])
         == 2
     )
-    assert "not available yet" in capsys.readouterr().err
+    # A reasoner that is not installed is named, with what is: never a traceback.
+    assert "unknown reasoner 'claude'; use one of: auto, extractive" in capsys.readouterr().err
     assert main(["run", QUESTION, "--state", state]) == 2
     assert "--corpus" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
@@ -362,7 +362,7 @@ def test_unfinished_run_needs_resume_or_refresh(tmp_path: Path) -> None:
 def test_second_run_on_the_same_brief_is_refused(tmp_path: Path) -> None:
     brief = tmp_path / "briefs" / slugify(QUESTION)
     brief.mkdir(parents=True)
-    (brief / ".run.lock").write_text("1")  # pid 1 is alive: another run holds the brief
+    (brief / ".lock").write_text("1")  # pid 1 is alive: another run holds the brief
     (brief / "trace.json").write_text(
         json.dumps(
             {"phases": {"run": {"question": QUESTION, "depth": "quick", "completed": ["plan"]}}}
@@ -370,14 +370,6 @@ def test_second_run_on_the_same_brief_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(BriefBusy):
         _run(tmp_path, ExtractiveReasoner(), resume=slugify(QUESTION))
-
-
-def test_slug_is_stable_ascii_and_bounded() -> None:
-    assert slugify(QUESTION) == "how-does-python-evaluate-chained-comparisons"
-    assert slugify("Ça coûte combien, l'énergie ?") == "ca-coute-combien-l-energie"
-    long = slugify("word " * 40)
-    assert len(long) <= 60 and not long.endswith("-")
-    assert slugify("???").startswith("topic-") and slugify("???") == slugify("???")
 
 
 def test_spend_is_counted_per_run_across_a_resume(tmp_path: Path) -> None:
@@ -438,3 +430,37 @@ def test_a_shared_finding_goes_to_the_finder_holding_fewest_claims() -> None:
         b: "sq2",
         c: "sq1",
     }
+
+
+# --- one brief name for both drivers ---------------------------------------------------------
+
+
+def test_a_brief_started_by_the_plugin_is_the_one_run_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    state = tmp_path / "state"
+    assert main(["start", QUESTION, "--depth", "quick", "--state", str(state)]) == 0
+    started = Path(json.loads(capsys.readouterr().out)["brief"])
+    assert started == (state / "briefs" / slugify(QUESTION)).resolve()
+    main(["finish", str(started), "--state", str(state)])
+    capsys.readouterr()
+    # --resume finds the plugin's brief under the same name and says what it is.
+    assert (
+        main(
+            ["run", "--resume", slugify(QUESTION), "--corpus", "python-docs", "--state", str(state)]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert f"{started} is a Claude Code plugin run" in err
+    # The same question asked headless finds it too, and never moves it aside unasked.
+    assert main(["run", QUESTION, "--corpus", "python-docs", "--state", str(state)]) == 2
+    assert "plugin run with no verdict yet" in capsys.readouterr().err
+    assert (started / "run.json").is_file()
+    # The reverse: a headless brief is the one the plugin's start reopens.
+    other = "How does Python compare sequences?"
+    headless = _run(state, ExtractiveReasoner(), question=other)
+    assert main(["start", other, "--depth", "quick", "--state", str(state)]) == 0
+    reopened = json.loads(capsys.readouterr().out)
+    assert Path(reopened["brief"]) == headless.brief.resolve() and reopened["existing_brief"]

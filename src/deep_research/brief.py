@@ -11,6 +11,8 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
+import unicodedata
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from deep_research.errors import (
     BriefBusy,
+    InputError,
     MissingArtifact,
     NotACorpusFile,
     SchemaViolation,
@@ -37,6 +40,48 @@ if TYPE_CHECKING:
 MAX_ARTIFACT_BYTES = 512 * 1024 * 1024
 
 ModelT = TypeVar("ModelT", bound="BaseModel")
+
+
+# --- naming ---------------------------------------------------------------------------------
+
+#: Words of the question kept in a slug, at most this many characters before the digest.
+SLUG_WORDS_MAX = 48
+SLUG_DIGEST_CHARS = 8
+
+
+def question_key(question: str) -> str:
+    """The question as compared for reuse: NFKC, case-folded, whitespace collapsed, no end mark."""
+    folded = " ".join(unicodedata.normalize("NFKC", question).casefold().split())
+    return folded.rstrip("?!. ") or folded
+
+
+def slugify(question: str) -> str:
+    """The brief's name for a question — one definition for the plugin and the headless driver.
+
+    Readable words (ASCII-folded, ``[a-z0-9-]``, cut at a word boundary) and a short digest of
+    the whole :func:`question_key`, so questions that differ only past the cut never share a
+    brief, and the same question asked again (any case or spacing) finds its own.
+    """
+    key = question_key(question)
+    if not key:
+        raise InputError("the question has no words to name a brief after; give the question")
+    folded = unicodedata.normalize("NFKD", key).encode("ascii", "ignore").decode("ascii")
+    words = "".join(ch if ch.isalnum() else " " for ch in folded).split()
+    readable = ""
+    for word in words:
+        candidate = f"{readable}-{word}" if readable else word
+        if len(candidate) > SLUG_WORDS_MAX:
+            break
+        readable = candidate
+    if not readable and words:
+        readable = words[0][:SLUG_WORDS_MAX]
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:SLUG_DIGEST_CHARS]
+    return f"{readable or 'topic'}-{digest}"
+
+
+def brief_dir(state: Path, slug: str) -> Path:
+    """Where a brief named ``slug`` lives under a state folder."""
+    return state / "briefs" / slug
 
 
 # --- atomic writes --------------------------------------------------------------------------
@@ -181,7 +226,7 @@ def sha256_text(text: str) -> str:
 
 @dataclass(frozen=True)
 class Brief:
-    """One research run's directory and the paths of its artifacts (contracts.md §1)."""
+    """One research run's directory and the paths of its artifacts (docs/contracts.md §1)."""
 
     root: Path
 
@@ -211,13 +256,28 @@ class Brief:
 
     @contextmanager
     def lock(self) -> Iterator[None]:
-        """Hold the brief for writing; a second writer refuses instead of interleaving."""
+        """Hold the brief for writing; a second writer refuses instead of interleaving.
+
+        The one lock of a brief: every writer of claims.json and trace.json takes it — each gate
+        command for its read-decide-write, the headless driver for the whole run. Re-entrant
+        within the process that holds it, so the driver's gate calls nest inside its hold while
+        any other process gets :class:`~deep_research.errors.BriefBusy`.
+        """
         self.root.mkdir(parents=True, exist_ok=True)
-        _acquire(self.lock_path)
+        key = self.lock_path.resolve()
+        with _HELD_GUARD:
+            depth = _HELD.get(key, 0)
+            if depth == 0:
+                _acquire(self.lock_path)
+            _HELD[key] = depth + 1
         try:
             yield
         finally:
-            self.lock_path.unlink(missing_ok=True)
+            with _HELD_GUARD:
+                _HELD[key] -= 1
+                if _HELD[key] == 0:
+                    del _HELD[key]
+                    self.lock_path.unlink(missing_ok=True)
 
     def corpus_path(self, content_hash: str) -> Path:
         return self.corpus_dir / f"{content_hash.removeprefix('sha256:')}.txt"
@@ -277,6 +337,11 @@ class Brief:
                 f"{self.corpus_dir}/<hash>.txt as fetched, never a summary"
             )
         return self.read_corpus("sha256:" + resolved.stem)
+
+
+#: Locks this process holds, by resolved path, with their nesting depth.
+_HELD: dict[Path, int] = {}
+_HELD_GUARD = threading.Lock()
 
 
 def _acquire(lock: Path) -> None:

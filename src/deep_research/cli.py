@@ -68,7 +68,7 @@ def _cmd_schemas(args: argparse.Namespace) -> int:
 
 
 def _cmd_normalize(args: argparse.Namespace) -> int:
-    from deep_research.normalize import NormalizeOptions, run_normalize
+    from deep_research.normalize_io import NormalizeOptions, run_normalize
 
     options = NormalizeOptions(
         input=None if args.input in (None, "-") else Path(args.input),
@@ -412,6 +412,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if result.verdict in {"HOLD", "FAIL", None} else EXIT_OK
 
 
+class _LazyHelp(str):
+    """A help string filled from the backend registry when argparse formats it."""
+
+    def __new__(cls, which: str) -> _LazyHelp:
+        made = super().__new__(cls, which)
+        made.which = which
+        return made
+
+    which: str
+
+    def __mod__(self, params: object) -> str:
+        from deep_research.run.registry import help_lines, load_registry
+
+        reasoners, sources = help_lines(load_registry())
+        return (reasoners if self.which == "reasoner" else sources).replace("%", "%%") % params
+
+
 # --- parser ---------------------------------------------------------------------------------
 
 
@@ -584,8 +601,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("question", nargs="?", help="the research question (omit with --resume)")
     sub.add_argument("--depth", choices=["quick", "full"], default="quick")
-    sub.add_argument("--corpus", help="a folder of .md/.txt/.html/.pdf, or python-docs")
-    sub.add_argument("--reasoner", choices=["auto", "extractive", "claude"], default="auto")
+    # Named backends come from the registry, read only when a run or its --help needs them:
+    # scanning entry points would cost every hook call its time.
+    sub.add_argument("--corpus", metavar="DIR|NAME", help=_LazyHelp("corpus"))
+    sub.add_argument("--reasoner", metavar="NAME", default="auto", help=_LazyHelp("reasoner"))
     sub.add_argument("--max-usd", type=float, help="dollar cap (lowers the built-in cap only)")
     sub.add_argument("--resume", metavar="SLUG", help="continue an interrupted run")
     sub.add_argument("--refresh", action="store_true", help="never reuse an existing brief")

@@ -16,7 +16,6 @@ import fcntl
 import json
 import os
 import re
-import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -24,7 +23,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from deep_research.brief import Brief, atomic_write_json, parse_json, read_text
+from deep_research.brief import (
+    Brief,
+    atomic_write_json,
+    brief_dir,
+    parse_json,
+    read_text,
+    slugify,
+)
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.fetch.hosts import add_hosts
 
@@ -41,7 +47,6 @@ DEFAULT_CAPS: dict[str, dict[str, int]] = {
 }
 #: An agent dispatch with no completion after this long no longer counts as in flight.
 STALE_DISPATCH_S = 3600.0
-SLUG_MAX = 60
 
 
 @dataclass(frozen=True)
@@ -61,15 +66,6 @@ class ActiveRun:
     brief: Path
     depth: Depth
     caps: RunCaps
-
-
-def slugify(topic: str) -> str:
-    """ASCII-folded, lower-case, ``[a-z0-9-]``, at most 60 characters; stable for a topic."""
-    folded = unicodedata.normalize("NFKD", topic).encode("ascii", "ignore").decode("ascii")
-    slug = re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")[:SLUG_MAX].rstrip("-")
-    if not slug:
-        raise InputError("the topic has no letters or digits to name a brief after")
-    return slug
 
 
 def normalize_depth(depth: str) -> Depth:
@@ -183,7 +179,7 @@ def start_run(
     """Create (or reopen) the brief, record its caps, make it the active run."""
     run_depth = normalize_depth(depth)
     caps, notes = clamp_caps(run_depth, requested)
-    root = (state / "briefs" / slugify(topic)).resolve()
+    root = brief_dir(state, slugify(topic)).resolve()
     root.mkdir(parents=True, exist_ok=True)
     brief = Brief(root)
     existing = brief.claims_path.exists()

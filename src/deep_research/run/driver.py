@@ -1,9 +1,8 @@
 """The headless pipeline: ``deep-research run``, phase by phase, checkpointed, under the governor.
 
-Phases (each a function over the brief; the library function of each gate does the deciding)::
-
-    plan → cast → normalize → [full: round2] → claims → trace → panel → triangulate
-         → refetch (web sources only) → ciber → synthesize → verdict → render
+The phases, their order, the depths they run at and their skip rules are data in
+:mod:`deep_research.run.pipeline`; here each is a function over the brief, and the library
+function of each gate does the deciding.
 
 Each completed phase is recorded in ``trace.json`` (``phases.run.completed``) after its
 artifacts are written atomically, so a run killed at any point (``kill -9`` included) leaves a
@@ -15,10 +14,8 @@ Ctrl-C (SIGINT) stops the run where it is: the phase under way is not recorded a
 brief is exactly what a kill at that point leaves — valid and resumable — and the CLI exits 130
 with one line on stderr.
 
-Test-only: ``DEEP_RESEARCH_TEST_PAUSE=after:<phase>`` (or ``within:<phase>``) makes the run
-write ``test pause: …`` to stderr and sleep once that phase is checkpointed (or once its work is
-written but before its checkpoint), so a crash test can kill the process at a known point. It
-only sleeps — it changes no artifact — and is unset in normal use.
+The run holds the brief's one lock from start to end (re-entrant, so the gates it calls nest
+inside it): no other process writes claims.json or trace.json while it runs.
 
 Caps come from :mod:`deep_research.run.governor`. A cap that stops the run early does not skip the
 gates: the run still traces, triangulates and decides on what it gathered, so every emitted
@@ -29,24 +26,45 @@ claim has passed them, and the brief is marked partial (``coverage_gaps`` entrie
 from __future__ import annotations
 
 import json
+import os
 import shutil
-import sys
-import threading
 import time
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from deep_research.brief import Brief, _acquire, atomic_write_json, atomic_write_text, model_dump
+from deep_research.brief import (
+    Brief,
+    atomic_write_json,
+    atomic_write_text,
+    brief_dir,
+    model_dump,
+    parse_json,
+    question_key,
+    read_text,
+    slugify,
+)
 from deep_research.decide.freshness import decide as freshness_decide
 from deep_research.errors import InputError
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
-from deep_research.models import Claim, ClaimsFile, Depth, SourceRow
-from deep_research.normalize import normalize_payload
+from deep_research.models import Claim, ClaimsFile, Depth, SourceRow, Via
+from deep_research.normalize import FindingDraft as IntakeFinding
+from deep_research.normalize import SourceDraft, merge_sources
 from deep_research.record import load_trace_or_empty, record_phase, save
+from deep_research.run.checkpoint import (
+    PlanRecord,
+    RoundRecord,
+    RunRecord,
+    SkipRecord,
+    SubQuestionRecord,
+    SurveyRecord,
+    WorkerRecord,
+    read_record,
+    write_phase,
+)
+from deep_research.run.crashpoint import crash_point
 from deep_research.run.governor import (
     Budget,
     CapReached,
@@ -66,267 +84,17 @@ from deep_research.run.interface import (
     Skipped,
     SubQuestionPlan,
 )
+from deep_research.run.pipeline import BY_NAME, phase_names, phases_for
+from deep_research.run.progress import Progress
 from deep_research.settings import Settings
 
-PHASES_FULL = (
-    "plan",
-    "cast",
-    "normalize",
-    "round2",
-    "claims",
-    "trace",
-    "panel",
-    "triangulate",
-    "refetch",
-    "ciber",
-    "synthesize",
-    "verdict",
-    "render",
-)
-# Quick depth is the same pipeline without the adversarial second round.
-PHASES_QUICK = tuple(phase for phase in PHASES_FULL if phase != "round2")
-SLUG_MAX = 60
+PHASES_FULL = phase_names("full")
+PHASES_QUICK = phase_names("quick")
 INCOMPLETE = "incomplete:"
 NOT_FOUND = "not_found:"
 
 
-# --- naming ---------------------------------------------------------------------------------
-
-
-def slugify(topic: str) -> str:
-    """ASCII-folded, lower-case, ``[a-z0-9-]``, at most 60 characters, stable per topic."""
-    folded = unicodedata.normalize("NFKD", topic).encode("ascii", "ignore").decode("ascii")
-    words = "".join(ch if ch.isalnum() else " " for ch in folded.lower()).split()
-    slug = ""
-    for word in words:
-        candidate = f"{slug}-{word}" if slug else word
-        if len(candidate) > SLUG_MAX:
-            break
-        slug = candidate
-    if not slug and words:
-        slug = words[0][:SLUG_MAX]
-    if not slug:
-        import hashlib
-
-        slug = "topic-" + hashlib.sha256(topic.encode("utf-8")).hexdigest()[:8]
-    return slug
-
-
-def brief_dir(state: Path, slug: str) -> Path:
-    return state / "briefs" / slug
-
-
-# --- progress -------------------------------------------------------------------------------
-
-
-CLEAR_LINE = "\r\x1b[K"  # carriage return, then erase to the end of the line
-TICK_S = 0.5
-
-
-def live_capable(stream: TextIO) -> bool:
-    """A terminal that can rewrite a line: a TTY whose TERM is not ``dumb``.
-
-    The live line uses no colour, only ``\\r`` and erase-to-end-of-line, so ``NO_COLOR`` has
-    nothing to switch off; a pipe, a file or a dumb terminal gets the plain lines.
-    """
-    import os
-
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):  # a closed or non-file stream
-        return False
-    return tty and os.environ.get("TERM", "") != "dumb"
-
-
-class Progress:
-    """Progress on stderr: one plain line per event (safe for logs, pipes and CI), and on a
-    terminal also a live status line under them (phase, workers, fetches, claims, spend,
-    elapsed) rewritten in place.
-
-    Thread-safe: cast workers report from their own threads and a ticker redraws the line, so
-    every write and every counter change holds one lock. Use it as a context manager so the
-    ticker stops and the status line is finished with a newline, even on Ctrl-C.
-    """
-
-    def __init__(
-        self, stream: TextIO | None = None, quiet: bool = False, live: bool | None = None
-    ) -> None:
-        self.stream = stream if stream is not None else sys.stderr
-        self.quiet = quiet
-        self.live = not quiet and (live_capable(self.stream) if live is None else live)
-        self.started = time.monotonic()
-        self._lock = threading.Lock()
-        self._phase = ""
-        self._step = (0, 0)
-        self._workers = (0, 0)
-        self._claims: int | None = None
-        self._budget: Budget | None = None
-        self._drawn = False
-        self._stop = threading.Event()
-        self._ticker: threading.Thread | None = None
-
-    def __call__(self, phase: str, message: str) -> None:
-        if self.quiet:
-            return
-        elapsed = time.monotonic() - self.started
-        line = f"[{elapsed:6.1f}s] {phase:<11} {message}\n"
-        with self._lock:
-            if self.live:
-                # The event becomes a permanent line above the status line, then it is redrawn.
-                self.stream.write(CLEAR_LINE + line)
-                self._draw()
-            else:
-                self.stream.write(line)
-            self.stream.flush()
-
-    # --- the live status line (no-ops unless live) ---
-
-    def watch(self, budget: Budget) -> None:
-        with self._lock:
-            self._budget = budget
-
-    def begin(self, phase: str, index: int, total: int) -> None:
-        with self._lock:
-            self._phase, self._step = phase, (index, total)
-            self._refresh()
-
-    def workers(self, total: int) -> None:
-        with self._lock:
-            self._workers = (0, total)
-            self._refresh()
-
-    def worker_done(self) -> None:
-        with self._lock:
-            done, total = self._workers
-            self._workers = (done + 1, total)
-            self._refresh()
-
-    def claims(self, count: int) -> None:
-        with self._lock:
-            self._claims = count
-            self._refresh()
-
-    def status(self) -> str:
-        """The status line's text (without control codes)."""
-        elapsed = time.monotonic() - self.started
-        index, total = self._step
-        done, workers = self._workers
-        spend = self._budget.as_record() if self._budget is not None else {}
-        claims = "-" if self._claims is None else str(self._claims)
-        return (
-            f"[{elapsed:6.1f}s] {self._phase} {index}/{total} · workers {done}/{workers} · "
-            f"fetches {int(spend.get('fetches', 0))} · claims {claims} · "
-            f"{int(spend.get('searches', 0))} searches, {int(spend.get('model_calls', 0))} "
-            f"model calls, ${spend.get('usd', 0.0):.2f}"
-        )
-
-    def _refresh(self) -> None:
-        if self.live and self._phase:
-            self._draw()
-            self.stream.flush()
-
-    def _draw(self) -> None:
-        if not self._phase:
-            return
-        # Cut to the terminal's width: a wrapped line could not be rewritten with one \r.
-        self.stream.write(CLEAR_LINE + self.status()[: self._columns() - 1])
-        self._drawn = True
-
-    def _columns(self) -> int:
-        import os
-
-        try:
-            columns = os.get_terminal_size(self.stream.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-        return columns if columns > 1 else 80  # a fresh pty reports 0 columns
-
-    def _tick(self) -> None:
-        # Between events the elapsed time and the budget's counters still move.
-        while not self._stop.wait(TICK_S):
-            with self._lock:
-                self._refresh()
-
-    def __enter__(self) -> Progress:
-        if self.live:
-            self._ticker = threading.Thread(target=self._tick, daemon=True)
-            self._ticker.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        if self._ticker is not None:
-            self._ticker.join()
-        with self._lock:
-            if self.live and self._drawn:
-                # The last state stays on screen as a permanent line; the next output starts
-                # on a clean line.
-                self._draw()
-                self.stream.write("\n")
-                self.stream.flush()
-                self._drawn = False
-            # A worker wedged past the deadline may still report later: from now on, plain
-            # lines only, so nothing is drawn under the summary.
-            self.live = False
-
-
-# --- run state (checkpoints) ----------------------------------------------------------------
-
-
-@dataclass
-class RunState:
-    """What ``trace.json`` ``phases.run`` holds: the run's identity and its checkpoints."""
-
-    question: str
-    depth: Depth
-    adapter: str
-    reasoner: str
-    completed: list[str] = field(default_factory=list)
-    incomplete: list[str] = field(default_factory=list)
-    wall_clock_seconds: float = 0.0
-    spend: dict[str, float] = field(default_factory=dict)
-
-    def as_record(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "depth": self.depth,
-            "adapter": self.adapter,
-            "reasoner": self.reasoner,
-            "completed": list(self.completed),
-            "incomplete": list(self.incomplete),
-            "wall_clock_seconds": round(self.wall_clock_seconds, 3),
-            "spend": dict(self.spend),
-        }
-
-    @staticmethod
-    def from_record(record: dict[str, Any]) -> RunState:
-        return RunState(
-            question=str(record["question"]),
-            depth="full" if record.get("depth") == "full" else "quick",
-            adapter=str(record.get("adapter", "")),
-            reasoner=str(record.get("reasoner", "")),
-            completed=[str(item) for item in record.get("completed", [])],
-            incomplete=[str(item) for item in record.get("incomplete", [])],
-            wall_clock_seconds=float(record.get("wall_clock_seconds", 0.0)),
-            spend={str(k): float(v) for k, v in dict(record.get("spend", {})).items()},
-        )
-
-
-def _json(value: Any) -> Any:
-    # trace.json holds JSON values only; this round-trip proves it before the write.
-    return json.loads(json.dumps(value, ensure_ascii=False))
-
-
-def write_phase(brief: Brief, name: str, entry: dict[str, Any]) -> None:
-    """Replace one ``phases`` entry of trace.json, keeping everything else as it is."""
-    trace = load_trace_or_empty(brief)
-    phases = dict(trace.phases)
-    phases[name] = _json(entry)
-    atomic_write_json(brief.trace_path, model_dump(trace.model_copy(update={"phases": phases})))
-
-
-def read_phase(brief: Brief, name: str) -> dict[str, Any]:
-    return dict(load_trace_or_empty(brief).phases.get(name, {}))
+# --- the run's shared context ------------------------------------------------------------
 
 
 @dataclass
@@ -340,7 +108,7 @@ class Context:
     settings: Settings
     limits: Limits
     budget: Budget
-    state: RunState
+    state: RunRecord
     progress: Callable[[str, str], None]
     started: float = field(default_factory=time.monotonic)
 
@@ -351,7 +119,7 @@ class Context:
 
     def save_state(self) -> None:
         self.state.spend = self.budget.as_record()
-        write_phase(self.brief, "run", self.state.as_record())
+        write_phase(self.brief, "run", self.state)
 
     def mark_incomplete(self, reason: str) -> None:
         if reason not in self.state.incomplete:
@@ -366,31 +134,9 @@ class Context:
 # --- plan -----------------------------------------------------------------------------------
 
 
-def _plan_record(plans: Sequence[SubQuestionPlan]) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": p.id,
-            "question": p.question,
-            "queries": list(p.queries),
-            "max_searches": p.max_searches,
-            "scope": p.scope,
-        }
-        for p in plans
-    ]
-
-
 def load_plan(brief: Brief) -> list[SubQuestionPlan]:
-    record = read_phase(brief, "plan")
-    return [
-        SubQuestionPlan(
-            str(item["id"]),
-            str(item["question"]),
-            tuple(str(q) for q in item["queries"]),
-            int(item["max_searches"]),
-            str(item.get("scope", "")),
-        )
-        for item in record.get("sub_questions", [])
-    ]
+    record = read_record(brief, "plan", PlanRecord)
+    return record.plans() if record is not None else []
 
 
 def phase_plan(ctx: Context) -> None:
@@ -424,20 +170,17 @@ def phase_plan(ctx: Context) -> None:
     if check.dropped:
         ctx.mark_incomplete(f"usd: worst case over budget, sub-questions {check.dropped} dropped")
     kept = check.admitted
-    write_phase(
-        ctx.brief,
-        "plan",
-        {
-            "survey": [
-                {"url": doc.url, "title": doc.title, "headings": list(doc.headings)}
-                for doc in survey
-            ],
-            "asked": len(asked),
-            "sub_questions": _plan_record(kept),
-            "preflight": check.as_record(),
-            "limits": ctx.limits.as_record(),
-        },
+    record = PlanRecord(
+        survey=[
+            SurveyRecord(url=doc.url, title=doc.title, headings=list(doc.headings))
+            for doc in survey
+        ],
+        asked=len(asked),
+        sub_questions=[SubQuestionRecord.of(sq) for sq in kept],
+        preflight=check.as_record(),
+        limits=ctx.limits.as_record(),
     )
+    write_phase(ctx.brief, "plan", record)
     document = ClaimsFile(
         topic=ctx.slug,
         question=question,
@@ -458,31 +201,9 @@ def phase_plan(ctx: Context) -> None:
 # --- cast: one worker per sub-question ------------------------------------------------------
 
 
-@dataclass
-class WorkerReport:
-    id: str
-    complete: bool = True
-    reason: str = ""
-    queries: list[str] = field(default_factory=list)
-    fetches: int = 0
-    sources: list[dict[str, Any]] = field(default_factory=list)
-    owners: dict[str, str] = field(default_factory=dict)
-
-    def as_record(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "complete": self.complete,
-            "reason": self.reason,
-            "queries": self.queries,
-            "fetches": self.fetches,
-            "sources": self.sources,
-            "owners": self.owners,
-        }
-
-
-def research(ctx: Context, sq: SubQuestionPlan, queries: Sequence[str]) -> WorkerReport:
+def research(ctx: Context, sq: SubQuestionPlan, queries: Sequence[str]) -> WorkerRecord:
     """One worker: search, retain, extract — at most ``turn_cap`` searches, whatever it is told."""
-    report = WorkerReport(sq.id)
+    report = WorkerRecord(id=sq.id)
     cap = turn_cap(sq, ctx.limits)
     pending = list(queries)
     found: list[FindingDraft] = []
@@ -512,20 +233,20 @@ def research(ctx: Context, sq: SubQuestionPlan, queries: Sequence[str]) -> Worke
                 found.extend(drafts)
                 report.owners[retained.url] = retained.owner or ""
                 report.sources.append(
-                    {
-                        "url": retained.url,
-                        "title": retained.title,
-                        "tier": "raw",
-                        "status": 200,
-                        "content_hash": retained.content_hash,
-                        "source_type": retained.source_type,
-                        "retrieved_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
-                        "via": {"query": query, "adapter": ctx.adapter.name},
-                        "findings": [
-                            {"claim": d.claim, "quote": d.quote, "importance": d.importance}
+                    SourceDraft(
+                        url=retained.url,
+                        title=retained.title,
+                        tier="raw",
+                        status=200,
+                        content_hash=retained.content_hash,
+                        source_type=retained.source_type,
+                        retrieved_at=datetime.now(UTC).replace(microsecond=0),
+                        via=Via(query=query, adapter=ctx.adapter.name),
+                        findings=[
+                            IntakeFinding(claim=d.claim, quote=d.quote, importance=d.importance)
                             for d in drafts
                         ],
-                    }
+                    )
                 )
         else:
             if not pending:
@@ -546,13 +267,13 @@ def _cast(
     plans: Sequence[SubQuestionPlan],
     round_: int,
     queries: Callable[[SubQuestionPlan], Sequence[str]],
-) -> list[WorkerReport]:
+) -> list[WorkerRecord]:
     ctx.progress("cast", f"round {round_}: {len(plans)} worker(s) in parallel")
     live = ctx.live()
     if live is not None:
         live.workers(len(plans))
 
-    def work(sq: SubQuestionPlan) -> WorkerReport:
+    def work(sq: SubQuestionPlan) -> WorkerRecord:
         try:
             return research(ctx, sq, queries(sq))
         finally:
@@ -563,14 +284,14 @@ def _cast(
     outcomes = fan_out(plans, work, ctx.budget, ctx.limits.workers)
     reports = []
     for sq, outcome in zip(plans, outcomes, strict=True):
-        report = outcome.value or WorkerReport(sq.id, complete=False, reason=outcome.error or "")
+        report = outcome.value or WorkerRecord(id=sq.id, complete=False, reason=outcome.error or "")
         if not report.complete:
             ctx.mark_incomplete(f"{sq.id} complete: false ({report.reason})")
         reports.append(report)
         ctx.progress(
             "cast",
             f"{sq.id}: {len(report.queries)} search(es), {report.fetches} "
-            f"document(s), {sum(len(s['findings']) for s in report.sources)} "
+            f"document(s), {report.findings()} "
             f"finding(s){'' if report.complete else ' — incomplete'}",
         )
     return reports
@@ -579,36 +300,40 @@ def _cast(
 def phase_cast(ctx: Context) -> None:
     plans = load_plan(ctx.brief)
     reports = _cast(ctx, plans, 1, lambda sq: sq.queries)
-    write_phase(ctx.brief, "cast", {"round": 1, "workers": [r.as_record() for r in reports]})
+    write_phase(ctx.brief, "cast", RoundRecord(round=1, workers=reports))
 
 
 def phase_round2(ctx: Context) -> None:
     """Full depth: counter-queries per sub-question (and gap-fill) as a second round."""
     plans = load_plan(ctx.brief)
     if ctx.limits.rounds < 2:
-        ctx.mark_incomplete("rounds: the round cap stopped the run before round 2")
-        write_phase(ctx.brief, "round2", {"round": 2, "workers": []})
+        ctx.mark_incomplete(BY_NAME["round2"].skip_reason("round-cap"))
+        write_phase(ctx.brief, "round2", RoundRecord(round=2))
         return
     counters: dict[str, list[str]] = {}
     for sq in plans:
         ctx.budget.charge_call(ctx.reasoner.price)
         counters[sq.id] = list(ctx.reasoner.counter_queries(sq))[: turn_cap(sq, ctx.limits)]
     reports = _cast(ctx, plans, 2, lambda sq: counters[sq.id])
-    write_phase(ctx.brief, "round2", {"round": 2, "workers": [r.as_record() for r in reports]})
+    write_phase(ctx.brief, "round2", RoundRecord(round=2, workers=reports))
     rows = _normalize_reports(ctx, brief_rows(ctx.brief), reports, 2)
     _write_sources(ctx.brief, rows)
-    trace = load_trace_or_empty(ctx.brief)
-    counter_map = {r.id: len(r.queries) for r in reports}
-    counters_model = trace.counters.model_copy(
-        update={
-            "rounds": 2,
-            "counter_queries_per_sub_question": counter_map,
-            "distinct_sources": len(rows),
-        }
+    _update_counters(
+        ctx.brief,
+        rounds=2,
+        counter_queries_per_sub_question={r.id: len(r.queries) for r in reports},
+        distinct_sources=len(rows),
     )
-    atomic_write_json(
-        ctx.brief.trace_path, model_dump(trace.model_copy(update={"counters": counters_model}))
-    )
+
+
+def _update_counters(brief: Brief, **values: object) -> None:
+    """Record work counters in trace.json (under the brief's lock, like every trace write)."""
+    with brief.lock():
+        trace = load_trace_or_empty(brief)
+        counters = trace.counters.model_copy(update=values)
+        atomic_write_json(
+            brief.trace_path, model_dump(trace.model_copy(update={"counters": counters}))
+        )
 
 
 # --- normalize ------------------------------------------------------------------------------
@@ -618,36 +343,20 @@ def brief_rows(brief: Brief) -> list[SourceRow]:
     return brief.load_sources() if brief.sources_path.exists() else []
 
 
-def _worker_reports(brief: Brief, phase: str) -> list[WorkerReport]:
-    record = read_phase(brief, phase)
-    return [
-        WorkerReport(
-            id=str(item["id"]),
-            complete=bool(item["complete"]),
-            reason=str(item["reason"]),
-            queries=[str(q) for q in item["queries"]],
-            fetches=int(item["fetches"]),
-            sources=list(item["sources"]),
-            owners=dict(item["owners"]),
-        )
-        for item in record.get("workers", [])
-    ]
+def _worker_reports(brief: Brief, phase: str) -> list[WorkerRecord]:
+    record = read_record(brief, phase, RoundRecord)
+    return record.workers if record is not None else []
 
 
 def _normalize_reports(
-    ctx: Context, rows: list[SourceRow], reports: Sequence[WorkerReport], round_: int
+    ctx: Context, rows: list[SourceRow], reports: Sequence[WorkerRecord], round_: int
 ) -> list[SourceRow]:
     owners: dict[str, str] = {}
     for report in reports:
         owners |= report.owners
         if not report.sources:
             continue
-        result = normalize_payload(
-            json.dumps({"sources": report.sources}, ensure_ascii=False),
-            existing=rows,
-            sub_question=report.id,
-            round=round_,
-        )
+        result = merge_sources(report.sources, existing=rows, sub_question=report.id, round=round_)
         for rejection in result.rejections:
             ctx.progress("normalize", f"rejected: {rejection.describe()}")
         rows = result.rows
@@ -660,10 +369,11 @@ def _normalize_reports(
 
 
 def _write_sources(brief: Brief, rows: Sequence[SourceRow]) -> None:
-    atomic_write_text(
-        brief.sources_path,
-        "".join(json.dumps(model_dump(row), ensure_ascii=False) + "\n" for row in rows),
-    )
+    with brief.lock():
+        atomic_write_text(
+            brief.sources_path,
+            "".join(json.dumps(model_dump(row), ensure_ascii=False) + "\n" for row in rows),
+        )
 
 
 def phase_normalize(ctx: Context) -> None:
@@ -672,17 +382,12 @@ def phase_normalize(ctx: Context) -> None:
     # No document at all is an answer too: the brief goes on to say "not found" per
     # sub-question (the claims phase records it), with every gate run on the empty set.
     _write_sources(ctx.brief, rows)
-    trace = load_trace_or_empty(ctx.brief)
-    counters = trace.counters.model_copy(
-        update={
-            "queries_per_sub_question": {r.id: len(r.queries) for r in reports},
-            "round1_fetches": min(sum(r.fetches for r in reports), len(ctx.brief.load_fetch_log())),
-            "distinct_sources": len(rows),
-            "rounds": 1,
-        }
-    )
-    atomic_write_json(
-        ctx.brief.trace_path, model_dump(trace.model_copy(update={"counters": counters}))
+    _update_counters(
+        ctx.brief,
+        queries_per_sub_question={r.id: len(r.queries) for r in reports},
+        round1_fetches=min(sum(r.fetches for r in reports), len(ctx.brief.load_fetch_log())),
+        distinct_sources=len(rows),
+        rounds=1,
     )
     ctx.progress("normalize", f"{len(rows)} source(s) in sources.jsonl")
 
@@ -694,13 +399,13 @@ def _claim_key(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def finders_of(reports: Sequence[WorkerReport]) -> dict[str, list[str]]:
+def finders_of(reports: Sequence[WorkerRecord]) -> dict[str, list[str]]:
     """Claim key → every sub-question whose worker found it, in plan order."""
     found: dict[str, list[str]] = {}
     for report in reports:
         for source in report.sources:
-            for finding in source["findings"]:
-                finders = found.setdefault(_claim_key(str(finding["claim"])), [])
+            for finding in source.findings:
+                finders = found.setdefault(_claim_key(finding.claim), [])
                 if report.id not in finders:
                     finders.append(report.id)
     return found
@@ -753,10 +458,10 @@ def build_claims(
     return claims
 
 
-def _gaps(ctx: Context, reports: Sequence[WorkerReport]) -> list[str]:
+def _gaps(ctx: Context, reports: Sequence[WorkerRecord]) -> list[str]:
     gaps = []
     for report in reports:
-        if not any(source["findings"] for source in report.sources):
+        if not report.findings():
             gaps.append(
                 f"{NOT_FOUND}{report.id}: no passage in {ctx.adapter.name} answers it "
                 f"after {len(report.queries)} search(es)"
@@ -819,8 +524,8 @@ def phase_panel(ctx: Context) -> None:
         ctx.mark_incomplete(f"panel stopped by cap {exc.cap}")
     trace = load_trace_or_empty(ctx.brief)
     if skipped is not None or not raw:
-        reason = skipped or "no claim reached the panel"
-        write_phase(ctx.brief, "panel", {"skipped": reason})
+        reason = skipped or BY_NAME["panel"].skip_reason("no-supported-claim")
+        write_phase(ctx.brief, "panel", SkipRecord(skipped=reason))
         ctx.progress("panel", f"skipped: {reason}")
         return
     updated = apply_votes(document, raw, ctx.settings)
@@ -841,9 +546,8 @@ def phase_triangulate(ctx: Context) -> None:
 
 def phase_refetch(ctx: Context) -> None:
     if not ctx.adapter.is_web():
-        write_phase(
-            ctx.brief, "run.refetch", {"skipped": "local corpus: no web source to re-fetch"}
-        )
+        reason = BY_NAME["refetch"].skip_reason("local-corpus")
+        write_phase(ctx.brief, "run.refetch", SkipRecord(skipped=reason))
         return
     from deep_research.fetch.refetch import run_refetch
 
@@ -860,13 +564,17 @@ def phase_ciber(ctx: Context) -> None:
         # takes one diagnosis per brief and refuses a second, and the first one stands.
         ctx.progress("ciber", "already applied before the interruption")
         return
+    phase = BY_NAME["ciber"]
     if ctx.state.depth == "quick":
-        run_ciber_apply(ctx.brief.root, None, "depth-quick", ctx.settings)
-        ctx.progress("ciber", "skipped: depth-quick")
+        reason = phase.skip_reason("depth-quick")
+        run_ciber_apply(ctx.brief.root, None, reason, ctx.settings)
+        ctx.progress("ciber", f"skipped: {reason}")
         return
-    if skip_problem("insufficient-high-confidence-claims", document, ctx.settings) is None:
-        run_ciber_apply(ctx.brief.root, None, "insufficient-high-confidence-claims", ctx.settings)
-        ctx.progress("ciber", "skipped: insufficient-high-confidence-claims")
+    # The gate decides whether the skip is valid; only a valid one is taken.
+    reason = phase.skip_reason("insufficient-high-confidence-claims")
+    if skip_problem(reason, document, ctx.settings) is None:
+        run_ciber_apply(ctx.brief.root, None, reason, ctx.settings)
+        ctx.progress("ciber", f"skipped: {reason}")
         return
     high = [c for c in document.claims if c.confidence == "high"][:10]
     ctx.budget.charge_call(ctx.reasoner.price)
@@ -921,7 +629,8 @@ def phase_render(ctx: Context) -> None:
 
     document = ctx.brief.load_claims()
     if document.verdict == "FAIL":
-        ctx.progress("render", "refused: the verdict is FAIL (deep-research render --force)")
+        reason = BY_NAME["render"].skip_reason("verdict-fail")
+        ctx.progress("render", f"{reason} (deep-research render --force)")
         return
     run_render(ctx.brief.root, force=False, write=True)
     ctx.progress("render", str(ctx.brief.root / "report.md"))
@@ -1005,7 +714,7 @@ class RunResult:
         return lines
 
 
-def result_of(brief: Brief, state: RunState, slug: str, *, reused: bool = False) -> RunResult:
+def result_of(brief: Brief, state: RunRecord, slug: str, *, reused: bool = False) -> RunResult:
     document = brief.load_claims()
     emitted = emitted_claims(document)
     report = brief.root / "report.md"
@@ -1029,27 +738,10 @@ def result_of(brief: Brief, state: RunState, slug: str, *, reused: bool = False)
     )
 
 
-def _run_lock(brief: Brief) -> Any:
-    from contextlib import contextmanager
-
-    @contextmanager
-    def held() -> Any:
-        brief.root.mkdir(parents=True, exist_ok=True)
-        lock = brief.root / ".run.lock"
-        # The gates take the brief's own .lock per write; this one keeps two runs apart.
-        _acquire(lock)
-        try:
-            yield
-        finally:
-            lock.unlink(missing_ok=True)
-
-    return held()
-
-
 def execute(
     brief: Brief,
     slug: str,
-    state: RunState,
+    state: RunRecord,
     adapter: SearchAdapter,
     reasoner: Reasoner,
     settings: Settings,
@@ -1058,36 +750,36 @@ def execute(
     *,
     stop_after: str | None = None,
 ) -> RunResult:
-    """Run every phase not yet completed, in order, checkpointing after each."""
+    """Run every phase not yet completed, in the pipeline's order, checkpointing after each."""
     # Caps are per run, not per process: a resumed run starts from what it already spent.
     budget = Budget(
         limits, time.monotonic() + limits.deadline_s, spend=Spend.from_record(state.spend)
     )
     ctx = Context(brief, slug, adapter, reasoner, settings, limits, budget, state, progress)
-    phases = PHASES_FULL if state.depth == "full" else PHASES_QUICK
+    phases = phases_for(state.depth)
     live = ctx.live()
     if live is not None:
         live.watch(budget)
-    with _run_lock(brief):
+    with brief.lock():
         ctx.save_state()
         where = "at the start"
         try:
             for index, phase in enumerate(phases, start=1):
-                if phase in state.completed:
+                if phase.name in state.completed:
                     continue
-                where = f"during {phase}"
+                where = f"during {phase.name}"
                 if live is not None:
-                    live.begin(phase, index, len(phases))
+                    live.begin(phase.name, index, len(phases))
                 try:
-                    PHASE_FUNCTIONS[phase](ctx)
-                    _test_pause("within", phase)
+                    PHASE_FUNCTIONS[phase.name](ctx)
+                    crash_point("within", phase.name)
                 except CapReached as exc:
                     # A cap outside a worker (plan, synthesis): record it and go on to the gates.
-                    ctx.mark_incomplete(f"{phase}: cap {exc.cap}: {exc.detail}")
-                ctx.checkpoint(phase)
-                where = f"after {phase}"
-                _test_pause("after", phase)
-                if phase == stop_after:
+                    ctx.mark_incomplete(f"{phase.name}: cap {exc.cap}: {exc.detail}")
+                ctx.checkpoint(phase.name)
+                where = f"after {phase.name}"
+                crash_point("after", phase.name)
+                if phase.name == stop_after:
                     break
         except KeyboardInterrupt:
             # Nothing to save: the checkpoints on disk are the resumable state, and a phase not
@@ -1097,22 +789,6 @@ def execute(
         state.wall_clock_seconds += time.monotonic() - ctx.started
         ctx.save_state()
     return result_of(brief, state, slug)
-
-
-TEST_PAUSE_ENV = "DEEP_RESEARCH_TEST_PAUSE"
-TEST_PAUSE_S = 60.0
-
-
-def _test_pause(when: str, phase: str) -> None:
-    """Sleep at the point named by ``DEEP_RESEARCH_TEST_PAUSE`` (see the module docstring)."""
-    import os
-
-    if os.environ.get(TEST_PAUSE_ENV) != f"{when}:{phase}":
-        return
-    sys.stderr.write(f"test pause: {when} {phase}\n")
-    sys.stderr.flush()
-    # Long enough for any test to see the line and kill; a stray setting only costs a minute.
-    time.sleep(TEST_PAUSE_S)
 
 
 def _supersede(root: Path) -> None:
@@ -1131,6 +807,25 @@ class RunRequest:
     refresh: bool = False
 
 
+PLUGIN_RUN = "run.json"  # written by the plugin's ``deep-research start``
+
+
+def _plugin_record(brief: Brief) -> RunRecord | None:
+    """A brief the Claude Code plugin started: its question and depth, as a run record."""
+    path = brief.root / PLUGIN_RUN
+    if not path.is_file():
+        return None
+    value = parse_json(read_text(path, what=PLUGIN_RUN), what=str(path))
+    if not isinstance(value, dict) or not isinstance(value.get("topic"), str):
+        return None
+    return RunRecord(
+        question=value["topic"],
+        depth=value.get("depth", "quick"),
+        adapter="claude-code plugin",
+        reasoner="claude-code plugin",
+    )
+
+
 def start(
     request: RunRequest,
     adapter: SearchAdapter,
@@ -1142,42 +837,76 @@ def start(
     today: date | None = None,
     stop_after: str | None = None,
 ) -> RunResult:
-    """A new run, a resumed one, or a fresh-enough brief reused (unless ``refresh``)."""
+    """A new run, a resumed one, or a fresh-enough brief of the same question reused."""
     slug = request.resume or slugify(request.question)
     brief = Brief(brief_dir(request.state_dir, slug))
-    existing = read_phase(brief, "run") if brief.trace_path.exists() else {}
+    recorded = read_record(brief, "run", RunRecord) if brief.trace_path.exists() else None
+    plugin = _plugin_record(brief) if recorded is None else None
     if request.resume is not None:
-        if not existing:
+        if plugin:
+            raise InputError(
+                f"{brief.root} is a Claude Code plugin run (deep-research start), not a headless "
+                "one; continue it in Claude Code, or research the question headless with "
+                f'deep-research run "{plugin.question}" --refresh'
+            )
+        if recorded is None:
             raise InputError(f"no run to resume at {brief.root}; start it without --resume")
-        state = RunState.from_record(existing)
-        progress("resume", f"{slug}: done so far: {', '.join(state.completed) or 'nothing'}")
+        progress("resume", f"{slug}: done so far: {', '.join(recorded.completed) or 'nothing'}")
         return execute(
-            brief, slug, state, adapter, reasoner, settings, limits, progress, stop_after=stop_after
+            brief,
+            slug,
+            recorded,
+            adapter,
+            reasoner,
+            settings,
+            limits,
+            progress,
+            stop_after=stop_after,
         )
     if brief.root.exists():
-        if existing and "verdict" in existing.get("completed", []) and not request.refresh:
-            decision = freshness_decide(
-                brief.load_claims(), today or datetime.now(UTC).date(), settings
-            )
-            if decision.decision == "reuse":
-                progress("fresh", f"reusing {slug}: {decision.reason}")
-                return result_of(brief, RunState.from_record(existing), slug, reused=True)
-            progress("fresh", f"regenerating {slug}: {decision.reason}")
-        elif existing and not request.refresh:
+        known = recorded or plugin
+        if known is not None and question_key(known.question) != question_key(request.question):
+            # Two questions whose digests collide: never answer one with the other's brief.
             raise InputError(
-                f"{brief.root} holds an unfinished run; continue it with --resume {slug}, "
-                "or start over with --refresh"
+                f"{brief.root} holds the question {known.question!r}, not this one; pass "
+                "--state DIR to research it in another state folder"
             )
+        if known is not None and not request.refresh:
+            if recorded is not None:
+                finished = "verdict" in recorded.completed
+            else:
+                finished = brief.claims_path.exists() and brief.load_claims().verdict is not None
+            if finished:
+                decision = freshness_decide(
+                    brief.load_claims(), today or datetime.now(UTC).date(), settings
+                )
+                if decision.decision == "reuse":
+                    progress("fresh", f"reusing {slug}: {decision.reason}")
+                    return result_of(brief, known, slug, reused=True)
+                progress("fresh", f"regenerating {slug}: {decision.reason}")
+            elif plugin:
+                raise InputError(
+                    f"{brief.root} is a Claude Code plugin run with no verdict yet; finish it "
+                    "there, or start over headless with --refresh"
+                )
+            else:
+                raise InputError(
+                    f"{brief.root} holds an unfinished run; continue it with --resume {slug}, "
+                    "or start over with --refresh"
+                )
         _supersede(brief.root)
-    state = RunState(request.question, request.depth, adapter.name, reasoner.name)
+    state = RunRecord(
+        question=request.question,
+        depth=request.depth,
+        adapter=adapter.name,
+        reasoner=reasoner.name,
+    )
     return execute(
         brief, slug, state, adapter, reasoner, settings, limits, progress, stop_after=stop_after
     )
 
 
 def state_root(state: Path | None) -> Path:
-    import os
-
     if state is not None:
         return state
     return Path(os.environ.get("DEEP_RESEARCH_STATE") or "state")
@@ -1197,23 +926,17 @@ def run_command(
     quiet: bool = False,
     stream: TextIO | None = None,
 ) -> RunResult:
-    """``deep-research run``: build the seams from the options, then :func:`start`."""
+    """``deep-research run``: build the seams from the registry, then :func:`start`."""
     from deep_research.run.governor import default_limits
-    from deep_research.run.localcorpus import open_corpus
-    from deep_research.run.reasoners import make_reasoner
+    from deep_research.run.registry import open_reasoner, open_source
 
     if depth not in ("quick", "full"):
         raise InputError(f"--depth {depth!r}: use quick or full")
     root = state_root(state)
-    chosen = make_reasoner(reasoner)
+    chosen = open_reasoner(reasoner)
     if resume is None and not (question or "").strip():
         raise InputError("give the research question, or --resume SLUG to continue a run")
-    if corpus is None:
-        raise InputError(
-            "no source adapter: pass --corpus DIR or --corpus python-docs (web search is not "
-            "available in the headless runner yet)"
-        )
-    adapter = open_corpus(corpus, root)
+    adapter = open_source(corpus, root)
     limits = default_limits(depth)
     if max_usd is not None:
         limits = limits.lowered(usd=max_usd)
