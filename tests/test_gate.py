@@ -1,4 +1,4 @@
-"""The standalone batch gate (contracts.md §13): its interface, its verdicts, its bad input."""
+"""The standalone batch gate (docs/contracts.md §13): its interface, its verdicts, its bad input."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ Depth = Literal["quick", "full"]
 LocateMethod = Literal["exact", "normalized", "ellipsis", "fuzzy"]
 FetchPurpose = Literal["page", "robots", "archive_lookup"]
 
-#: Weight a source's evidence carries, by how its text was obtained (contracts.md §2).
+#: Weight a source's evidence carries, by how its text was obtained (docs/contracts.md §2).
 TIER_WEIGHT: dict[str, float] = {"raw": 1.0, "summarizer": 0.85, "degraded": 0.7, "snippet": 0.5}
 
 
@@ -171,7 +171,7 @@ class Evidence(Strict):
 
 
 class Derived(Strict):
-    """Inputs of an explicitly derived figure (contracts.md §5)."""
+    """Inputs of an explicitly derived figure (docs/contracts.md §5.3)."""
 
     operation: Literal["sum", "difference", "ratio", "product", "percent_change"]
     inputs: list[float] = Field(min_length=1)
@@ -434,7 +434,7 @@ class TriangulatorOutput(Strict):
 
 
 class VerifierVerdict(Strict):
-    """Entailment judgement; the span is declared before the verdict (contracts.md §4 step 5)."""
+    """Entailment judgement; the span comes before the verdict (docs/contracts.md §4 step 5)."""
 
     claim_id: ClaimId
     source_id: SourceId
@@ -461,13 +461,13 @@ class ConsistencyFailure(Strict):
 
 
 class CiberOutput(Strict):
-    """CIBER's diagnosis; code applies the demotions (contracts.md §9)."""
+    """CIBER's diagnosis; code applies the demotions (docs/contracts.md §9)."""
 
     ciber_passed: bool
     consistency_failures: list[ConsistencyFailure] = Field(default_factory=list)
 
 
-# --- the standalone gate (contracts.md §13) --------------------------------------------------
+# --- the standalone gate (docs/contracts.md §13) ---------------------------------------------
 
 GateVerdict = Literal["supported", "partially_supported", "unsupported", "unresolvable"]
 

@@ -1,4 +1,4 @@
-"""report.md: the human-facing view of a decided brief (contracts §12).
+"""report.md: the human-facing view of a decided brief (docs/contracts.md §12).
 
 The report is built as a typed model first (``--format json`` prints it for other tools), then
 written as markdown. A FAIL brief is refused unless forced, and then every section says so.

@@ -27,11 +27,11 @@ ENV_PREFIX = "DEEP_RESEARCH_"
 
 
 class Settings(BaseModel):
-    """Thresholds (contracts §6–11). Field descriptions are the documentation of each default."""
+    """Thresholds (docs/contracts.md §6–§11). Field descriptions document each default."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    # --- independence, τ, dissemination, confidence (§6)
+    # --- independence, τ, dissemination, confidence (docs/contracts.md §6)
     tau_threshold: float = Field(0.85, ge=0, le=1, description="τ below this → PARTIAL")
     near_copy_overlap: float = Field(
         0.5,
@@ -61,11 +61,11 @@ class Settings(BaseModel):
         le=1,
         description="URL-set Jaccard between two sub-question workers above this is logged",
     )
-    # --- skeptic panel (§7)
+    # --- skeptic panel (docs/contracts.md §7)
     panel_size: int = Field(3, ge=1, le=9, description="votes per claim")
     kill_votes: int = Field(2, ge=1, le=9, description="refuting votes that kill a claim")
     survive_valid_votes: int = Field(2, ge=1, le=9, description="valid votes a survivor needs")
-    # --- CIBER (§9)
+    # --- CIBER (docs/contracts.md §9)
     ciber_penalty: float = Field(
         0.25, ge=0, le=1, description="dissemination added per consistency failure"
     )
@@ -75,7 +75,7 @@ class Settings(BaseModel):
     ciber_max_failures_per_claim: int = Field(
         3, ge=1, le=20, description="failures counted per claim (one per re-framing)"
     )
-    # --- re-fetch and verdict (§8, §10)
+    # --- re-fetch and verdict (docs/contracts.md §8, §10)
     refetch_fail: float = Field(0.7, ge=0, le=1, description="re-fetch pass rate below → FAIL")
     refetch_ready: float = Field(
         0.9, ge=0, le=1, description="re-fetch pass rate below (and ≥ refetch_fail) → PARTIAL"
@@ -84,7 +84,7 @@ class Settings(BaseModel):
     refetch_sample_fraction: float = Field(
         0.1, ge=0, le=1, description="re-fetch sample floor as a fraction of cited sources"
     )
-    # --- work-budget floors (§10), full depth then quick depth
+    # --- work-budget floors (docs/contracts.md §10.2), full depth then quick depth
     full_sub_questions: int = Field(5, ge=0, le=1000)
     full_queries_per_sub_question: int = Field(4, ge=0, le=1000)
     full_round1_fetches: int = Field(20, ge=0, le=100000)
@@ -95,7 +95,7 @@ class Settings(BaseModel):
     quick_sub_questions: int = Field(3, ge=0, le=1000)
     quick_queries_per_sub_question: int = Field(2, ge=0, le=1000)
     quick_rounds: int = Field(1, ge=0, le=100)
-    # --- freshness (§11)
+    # --- freshness (docs/contracts.md §11)
     freshness_days: int = Field(
         30, ge=0, le=3650, description="a brief younger than this is reused"
     )

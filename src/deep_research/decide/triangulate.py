@@ -1,4 +1,4 @@
-"""Triangulation: how many independent voices stand behind each claim (contracts §6).
+"""Triangulation: how many independent voices stand behind each claim (docs/contracts.md §6).
 
 Only sources whose evidence passed the trace gate for a claim are counted for it. Two of them are
 one voice when any of these holds (checked pairwise, then closed transitively):
@@ -215,7 +215,7 @@ def confidence(
     contested: bool,
     settings: Settings,
 ) -> Confidence:
-    """The confidence tier (contracts §6); contest and echo come before breadth."""
+    """The confidence tier (docs/contracts.md §6.4); contest and echo come before breadth."""
     if contested or (
         len(supporters) >= 2 and dissemination_score >= settings.dissemination_contested
     ):

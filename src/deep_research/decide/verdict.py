@@ -1,4 +1,4 @@
-"""The brief's verdict: eight rules in precedence order plus work-budget floors (contracts §10).
+"""The brief's verdict: eight rules in precedence plus work-budget floors (docs/contracts.md §10).
 
 Every rule is evaluated, not just the first that fires: ``verdict_reasons`` starts with the rule
 that decided and lists every other rule that would have fired, so a reader sees all that is

@@ -1,4 +1,4 @@
-"""The skeptic panel: up to three votes per claim, aggregated by code (contracts §7).
+"""The skeptic panel: up to three votes per claim, aggregated by code (docs/contracts.md §7).
 
 A vote that errored or is malformed abstains — an infrastructure failure is never evidence, so
 it neither refutes nor confirms. With ``k`` = ``kill_votes`` and ``v`` = ``survive_valid_votes``:

@@ -1,6 +1,6 @@
 """Phase 6b: re-fetch a deterministic sample of cited sources and re-locate their quotes.
 
-The sample (contracts.md §8) is max(3, ⌈10% of cited sources⌉), capped at all of them: sources
+The sample (docs/contracts.md §8) is max(3, ⌈10% of cited sources⌉), capped at all of them: sources
 cited by a central claim (or through a central finding) first, then the rest, each group ordered
 by a hash of the brief's id and the source id — the same brief always samples the same sources.
 

@@ -1,4 +1,4 @@
-"""The standalone batch gate (contracts.md §13): check citations produced by any tool.
+"""The standalone batch gate (docs/contracts.md §13): check citations produced by any tool.
 
 Input: JSONL, one ``{"id", "claim", "quote", "source_text" | "source_path"}`` per line (other keys
 are ignored, so labelled eval rows can be fed as they are). Output: one result per input line, in

@@ -1,6 +1,6 @@
 """Steps 2–4 of the gate for one claim and the quotes one source offers for it.
 
-The first failing step decides (contracts.md §4):
+The first failing step decides (docs/contracts.md §4.1):
 
 2. every quote is located in the retained text (``locate``); a located span shorter than
    ``MIN_SUPPORT_CHARS`` cannot support alone;

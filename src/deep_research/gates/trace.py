@@ -7,7 +7,7 @@ Two modes over the same per-(claim, source) check:
 * **dossier** — a markdown report whose sentences cite ``[S3]`` or URLs; each cited sentence is
   checked against the quotes the cited source offers. Advisory: nothing is written.
 
-Per pair, cheapest first, the first failing step decides (contracts.md §4):
+Per pair, cheapest first, the first failing step decides (docs/contracts.md §4.1):
 
 1. *resolvable* — the source exists; one of its URLs has a 2xx entry in this brief's fetch log;
    its corpus file exists and hashes to its ``content_hash``. A URL that was never fetched can
@@ -255,7 +255,7 @@ def trace_pair(
 
 
 def support_class(results: Sequence[PairResult]) -> SupportClass:
-    """A claim's class from its pairs (contracts.md §4, last paragraph)."""
+    """A claim's class from its pairs (docs/contracts.md §4.2)."""
     outcomes = {result.outcome for result in results}
     if "supported" in outcomes:
         return "Supported"
