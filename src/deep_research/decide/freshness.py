@@ -1,4 +1,4 @@
-"""How old a brief's evidence is, and whether an existing brief may be reused (contracts §11).
+"""How old a brief's evidence is, and whether a brief may be reused (docs/contracts.md §11).
 
 A brief is as old as its oldest supporting evidence: ``freshness`` is the earliest, over the
 sources that support kept claims, of each source's latest successful fetch (a re-fetch renews a
