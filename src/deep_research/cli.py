@@ -255,12 +255,19 @@ def _cmd_ciber(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _verdict_exit(verdict: str | None) -> int:
+    """The exit code of a command that reports a verdict: 0 when the brief is usable."""
+    from deep_research.verdicts import is_usable
+
+    return EXIT_OK if is_usable(verdict) else EXIT_VIOLATIONS
+
+
 def _cmd_verdict(args: argparse.Namespace) -> int:
     from deep_research.decide.verdict import run_verdict
 
     report = run_verdict(Path(args.brief), _settings(args))
     _print_json(report.as_dict())
-    return EXIT_VIOLATIONS if report.verdict in {"HOLD", "FAIL"} else EXIT_OK
+    return _verdict_exit(report.verdict)
 
 
 def _cmd_fresh(args: argparse.Namespace) -> int:
@@ -409,7 +416,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _print_json(result.as_dict())
     else:
         print("\n".join(result.summary_lines()))
-    return EXIT_VIOLATIONS if result.verdict in {"HOLD", "FAIL", None} else EXIT_OK
+    return _verdict_exit(result.verdict)
 
 
 class _LazyHelp(str):

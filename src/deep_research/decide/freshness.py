@@ -17,15 +17,10 @@ from typing import Literal
 from deep_research.errors import InconsistentArtifacts
 from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow
 from deep_research.settings import Settings
-from deep_research.urls import canonical_or_none
+from deep_research.urls import canonical_or_none, source_urls
+from deep_research.verdicts import is_reusable
 
 Decision = Literal["reuse", "regenerate"]
-REUSABLE = frozenset({"READY", "PARTIAL"})
-
-
-def source_urls(source: SourceRow) -> set[str]:
-    found = {canonical_or_none(url) for url in (source.url, source.final_url, *source.aliases)}
-    return {url for url in found if url is not None}
 
 
 def last_success(source: SourceRow, log: Sequence[FetchLogEntry]) -> date | None:
@@ -94,7 +89,7 @@ def decide(document: ClaimsFile, today: date, settings: Settings) -> FreshnessDe
         return regenerate(
             f"a quick-depth brief ({verdict}) is never reused; research at full depth"
         )
-    if verdict not in REUSABLE:
+    if not is_reusable(verdict):
         return regenerate(f"verdict {verdict} is not reusable (only READY or PARTIAL are)")
     if fresh is None or age is None:
         return regenerate("freshness is unknown (no dated supporting source)")

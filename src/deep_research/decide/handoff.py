@@ -14,8 +14,8 @@ from pathlib import Path
 from deep_research.errors import InputError
 from deep_research.models import Claim, ClaimsFile, Handoff, HandoffClaim
 from deep_research.record import open_brief
+from deep_research.verdicts import is_usable
 
-USABLE = frozenset({"READY", "PARTIAL", "PARTIAL_QUICK"})
 CONTEXT_CONFIDENCE = frozenset({"high", "medium"})
 
 
@@ -62,7 +62,7 @@ def _sub_question_ids(document: ClaimsFile) -> list[str]:
 def build_handoff(document: ClaimsFile, claims_path: Path) -> Handoff:
     if document.verdict is None:
         raise InputError("the brief has no verdict; run deep-research verdict first")
-    usable = document.verdict in USABLE
+    usable = is_usable(document.verdict)
     by_id = {claim.id: claim for claim in document.claims}
     context: list[HandoffClaim] = []
     constraints: list[HandoffClaim] = []
