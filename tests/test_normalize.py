@@ -21,21 +21,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-import deep_research.normalize as normalize_module
+import deep_research.normalize_io as normalize_io
 from deep_research.brief import model_dump
 from deep_research.cli import main
 from deep_research.errors import InputError, SchemaViolation, UnreadableInput
 from deep_research.models import SourceRow, Via
 from deep_research.normalize import (
     FindingDraft,
-    NormalizeOptions,
     Rejection,
     SourceDraft,
     merge_sources,
     normalize_payload,
     parse_date,
-    run_normalize,
 )
+from deep_research.normalize_io import NormalizeOptions, run_normalize
 from deep_research.urls import registrable_domain
 
 REPO = Path(__file__).resolve().parents[1]
@@ -656,7 +655,7 @@ def test_messages_say_what_was_expected() -> None:
 def test_oversized_input_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(normalize_module, "MAX_INPUT_BYTES", 1000)
+    monkeypatch.setattr(normalize_io, "MAX_INPUT_BYTES", 1000)
     source = tmp_path / "big.json"
     source.write_text(json.dumps([{"url": f"https://a.example/{n}"} for n in range(100)]))
     assert main(["normalize", str(source)]) == 2
