@@ -25,6 +25,9 @@ NonEmptyStr = Annotated[str, Field(min_length=1)]
 SourceType = Literal[
     "primary", "academic", "government", "news", "secondary", "vendor", "blog", "forum", "unknown"
 ]
+#: Source types that speak first-hand: one such voice earns a claim ``medium`` rather than ``low``
+#: confidence, and gives a contradiction's side its "primary source".
+PRIMARY_TYPES: frozenset[SourceType] = frozenset({"primary", "academic", "government"})
 Tier = Literal["raw", "summarizer", "degraded", "snippet"]
 Importance = Literal["central", "supporting", "tangential"]
 Confidence = Literal["high", "medium-contested", "medium", "low"]
@@ -33,9 +36,6 @@ Verdict = Literal["READY", "PARTIAL", "PARTIAL_QUICK", "HOLD", "FAIL"]
 Depth = Literal["quick", "full"]
 LocateMethod = Literal["exact", "normalized", "ellipsis", "fuzzy"]
 FetchPurpose = Literal["page", "robots", "archive_lookup"]
-
-#: Weight a source's evidence carries, by how its text was obtained (docs/contracts.md §2).
-TIER_WEIGHT: dict[str, float] = {"raw": 1.0, "summarizer": 0.85, "degraded": 0.7, "snippet": 0.5}
 
 
 class Strict(BaseModel):
