@@ -18,12 +18,17 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from deep_research.brief import Brief, atomic_write_text
-from deep_research.decide.audit import urls_in
-from deep_research.decide.freshness import source_urls
-from deep_research.decide.triangulate import PRIMARY_TYPES
 from deep_research.errors import InputError
-from deep_research.models import Claim, ClaimsFile, Contradiction, FetchLogEntry, SourceRow
+from deep_research.models import (
+    PRIMARY_TYPES,
+    Claim,
+    ClaimsFile,
+    Contradiction,
+    FetchLogEntry,
+    SourceRow,
+)
 from deep_research.record import open_brief
+from deep_research.urls import source_urls, urls_in
 
 SUPPORT_RANK = {"Supported": 3, "Partially Supported": 2, "Uncertain": 1, "Unsupported": 0}
 FORCED_BANNER = "**FORCED RENDER OF A FAILED BRIEF — do not rely on any statement below.**"

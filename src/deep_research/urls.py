@@ -40,9 +40,13 @@ import json
 import re
 from collections.abc import Mapping
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from publicsuffixlist import PublicSuffixList
+
+if TYPE_CHECKING:
+    from deep_research.models import SourceRow
 
 #: Query keys that only identify a campaign, a click or a mail recipient — never the resource.
 #: Matched case-insensitively; every key starting with ``utm_`` is a tracker too. Keys that may
@@ -344,6 +348,22 @@ def canonical_or_none(url: str | None) -> str | None:
         return canonicalize(url)
     except InvalidURL:
         return None
+
+
+def source_urls(source: SourceRow) -> set[str]:
+    """Every canonical URL a source is known by: its URL, its final URL and its aliases."""
+    found = (canonical_or_none(url) for url in (source.url, source.final_url, *source.aliases))
+    return {url for url in found if url is not None}
+
+
+#: A URL as it appears in prose or markdown: up to whitespace, a quote, a bracket, a backtick or
+#: a table pipe, and not ending in punctuation or emphasis that belongs to the sentence.
+URL_PATTERN = re.compile(r"https?://[^\s<>\"'()\[\]`|]+[^\s<>\"'()\[\]`|.,;:!?*_]")
+
+
+def urls_in(text: str) -> set[str]:
+    """The canonical form of every http(s) URL written in ``text``."""
+    return {url for raw in URL_PATTERN.findall(text) if (url := canonical_or_none(raw)) is not None}
 
 
 def is_web(url: str | None) -> bool:

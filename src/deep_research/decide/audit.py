@@ -9,7 +9,6 @@ holds no body content — no quote, and no stretch of any retained text.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from urllib.parse import unquote_plus
 
@@ -24,9 +23,8 @@ from deep_research.models import (
     SourceRow,
     VerdictCounts,
 )
-from deep_research.urls import canonical_or_none
+from deep_research.urls import canonical_or_none, urls_in
 
-URL_PATTERN = re.compile(r"https?://[^\s<>\"'()\[\]`|]+[^\s<>\"'()\[\]`|.,;:!?*_]")
 #: Length of a retained-text window that may not appear in the record (shorter runs of words are
 #: ordinary metadata such as titles in URLs).
 LEAK_WINDOW = 40
@@ -78,10 +76,6 @@ def build_audit(
         sources=records,
         fetches=fetches,
     )
-
-
-def urls_in(text: str) -> set[str]:
-    return {url for raw in URL_PATTERN.findall(text) if (url := canonical_or_none(raw)) is not None}
 
 
 def audit_urls(audit: AuditFile) -> set[str]:

@@ -41,7 +41,7 @@ from deep_research.errors import InputError, SchemaViolation
 from deep_research.models import Counters, Depth, FetchLogEntry, SourceRow, TraceFile
 from deep_research.plugin.runstate import ledger_path, normalize_depth, read_ledger
 from deep_research.record import load_trace_or_empty, open_brief
-from deep_research.urls import canonical_or_none
+from deep_research.urls import canonical_or_none, source_urls
 
 #: A plan longer than this is clamped: no run within the hard caps does more.
 MAX_SUB_QUESTIONS = 12
@@ -115,11 +115,6 @@ def read_run(brief: Brief) -> RunRecord:
     return RunRecord(start, depth, slug if isinstance(slug, str) else None)
 
 
-def _urls(source: SourceRow) -> set[str]:
-    urls = {source.url, source.final_url, *source.aliases}
-    return {c for url in urls if (c := canonical_or_none(url)) is not None}
-
-
 def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -> int:
     fetched = {
         c
@@ -131,7 +126,7 @@ def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -
         for url in (entry.url, entry.final_url)
         if (c := canonical_or_none(url)) is not None
     }
-    count = sum(1 for s in sources if s.round == 1 and _urls(s) & fetched)
+    count = sum(1 for s in sources if s.round == 1 and source_urls(s) & fetched)
     return min(count, len(log))  # the verdict's consistency check: never above the log
 
 

@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from deep_research.brief import Brief
-from deep_research.decide.freshness import evidence_freshness, source_urls
+from deep_research.decide.freshness import evidence_freshness
 from deep_research.errors import InputError
 from deep_research.gates.locate import Document, locate
 from deep_research.models import (
+    PRIMARY_TYPES,
     Claim,
     ClaimsFile,
     Confidence,
@@ -41,10 +42,8 @@ from deep_research.models import (
 )
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save
 from deep_research.settings import Settings
-from deep_research.urls import canonical_or_none, registrable_domain
+from deep_research.urls import canonical_or_none, registrable_domain, source_urls
 
-#: Source types whose single voice earns ``medium`` rather than ``low`` confidence.
-PRIMARY_TYPES = frozenset({"primary", "academic", "government"})
 #: Tiers whose text is the page itself (or its archived copy), as ``high`` requires.
 FULL_TEXT_TIERS = frozenset({"raw", "degraded"})
 SHINGLE = 5

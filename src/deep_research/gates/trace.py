@@ -54,7 +54,7 @@ from deep_research.models import (
     TraceFile,
     Violation,
 )
-from deep_research.urls import canonical_or_none
+from deep_research.urls import canonical_or_none, source_urls
 
 Mode = Literal["claims", "dossier"]
 PairOutcome = Literal[
@@ -85,13 +85,6 @@ class Resolution:
     infrastructure: bool = False
 
 
-def _urls_of(source: SourceRow) -> set[str]:
-    urls = {source.url, *source.aliases}
-    if source.final_url:
-        urls.add(source.final_url)
-    return {canonical for url in urls if (canonical := canonical_or_none(url)) is not None}
-
-
 class SourceIndex:
     """Sources, fetch log and corpus of one brief, with resolved documents cached."""
 
@@ -100,7 +93,7 @@ class SourceIndex:
         self.by_id = {source.id: source for source in sources}
         self.by_url: dict[str, SourceRow] = {}
         for source in sources:
-            for url in _urls_of(source):
+            for url in source_urls(source):
                 self.by_url.setdefault(url, source)
         self.attempts: dict[str, list[FetchLogEntry]] = {}
         for entry in log:
@@ -119,7 +112,7 @@ class SourceIndex:
         source = self.by_id.get(source_id)
         if source is None:
             return Resolution(None, None, UNKNOWN_SOURCE)
-        attempts = [entry for url in _urls_of(source) for entry in self.attempts.get(url, [])]
+        attempts = [entry for url in source_urls(source) for entry in self.attempts.get(url, [])]
         fetched = [entry for entry in attempts if _succeeded(entry)]
         if not fetched:
             return _unfetched(source, attempts)
