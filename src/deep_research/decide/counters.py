@@ -38,6 +38,7 @@ from deep_research.brief import (
     validate_model,
 )
 from deep_research.errors import InputError, SchemaViolation
+from deep_research.fetch.fetchlog import succeeded
 from deep_research.models import Counters, Depth, FetchLogEntry, SourceRow, TraceFile
 from deep_research.plugin.runstate import ledger_path, normalize_depth, read_ledger
 from deep_research.record import load_trace_or_empty, open_brief
@@ -119,10 +120,7 @@ def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -
     fetched = {
         c
         for entry in log
-        if entry.purpose == "page"
-        and entry.outcome == "ok"
-        and entry.status is not None
-        and 200 <= entry.status < 300
+        if entry.purpose == "page" and succeeded(entry)
         for url in (entry.url, entry.final_url)
         if (c := canonical_or_none(url)) is not None
     }

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from deep_research.errors import InconsistentArtifacts
+from deep_research.fetch.fetchlog import succeeded
 from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow
 from deep_research.settings import Settings
 from deep_research.urls import canonical_or_none, source_urls
@@ -29,9 +30,7 @@ def last_success(source: SourceRow, log: Sequence[FetchLogEntry]) -> date | None
     dates = [
         entry.retrieved_at.date()
         for entry in log
-        if entry.outcome == "ok"
-        and entry.status is not None
-        and 200 <= entry.status < 300
+        if succeeded(entry)
         and entry.retrieved_at is not None
         and ({canonical_or_none(entry.url), canonical_or_none(entry.final_url)} & urls)
     ]

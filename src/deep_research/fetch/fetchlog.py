@@ -23,6 +23,12 @@ from deep_research.models import FetchLogEntry
 log = logging.getLogger(__name__)
 
 
+def succeeded(entry: FetchLogEntry) -> bool:
+    """The attempt fetched the page: outcome ``ok`` with a 2xx status — the only entry that makes
+    a source evidence."""
+    return entry.outcome == "ok" and entry.status is not None and 200 <= entry.status < 300
+
+
 def entry_line(entry: FetchLogEntry) -> bytes:
     return (entry.model_dump_json(exclude_none=True) + "\n").encode("utf-8")
 

@@ -37,6 +37,7 @@ from deep_research.brief import (
     read_text,
 )
 from deep_research.errors import InputError, MissingArtifact
+from deep_research.fetch.fetchlog import succeeded
 from deep_research.gates.literals import Derivation
 from deep_research.gates.locate import Document
 from deep_research.gates.support import Support, best_support, check_support
@@ -113,7 +114,7 @@ class SourceIndex:
         if source is None:
             return Resolution(None, None, UNKNOWN_SOURCE)
         attempts = [entry for url in source_urls(source) for entry in self.attempts.get(url, [])]
-        fetched = [entry for entry in attempts if _succeeded(entry)]
+        fetched = [entry for entry in attempts if succeeded(entry)]
         if not fetched:
             return _unfetched(source, attempts)
         if source.content_hash is None:
@@ -126,10 +127,6 @@ class SourceIndex:
         except MissingArtifact:
             return Resolution(source, None, CORPUS_MISSING)
         return Resolution(source, Document(text, source.content_hash))
-
-
-def _succeeded(entry: FetchLogEntry) -> bool:
-    return entry.outcome == "ok" and entry.status is not None and 200 <= entry.status < 300
 
 
 def _unfetched(source: SourceRow, attempts: Sequence[FetchLogEntry]) -> Resolution:
