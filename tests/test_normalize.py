@@ -698,7 +698,8 @@ def test_missing_input_and_missing_brief_are_input_errors(
 def test_a_brief_without_sources_gets_a_new_file(tmp_path: Path) -> None:
     source = tmp_path / "in.json"
     source.write_text(TWO_SOURCES)
-    result = run_normalize(NormalizeOptions(input=source, brief=tmp_path), stdin=io.BytesIO(b""))
+    options = NormalizeOptions(input=source, brief=tmp_path)
+    result = run_normalize(options, normalize_payload, stdin=io.BytesIO(b""))
     assert [row.id for row in result.rows] == ["S1", "S2"]
     assert len((tmp_path / "sources.jsonl").read_text().splitlines()) == 2
 

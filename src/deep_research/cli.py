@@ -68,6 +68,7 @@ def _cmd_schemas(args: argparse.Namespace) -> int:
 
 
 def _cmd_normalize(args: argparse.Namespace) -> int:
+    from deep_research.normalize import normalize_payload
     from deep_research.normalize_io import NormalizeOptions, run_normalize
 
     options = NormalizeOptions(
@@ -79,7 +80,7 @@ def _cmd_normalize(args: argparse.Namespace) -> int:
         sub_question=args.sub_question,
         round=args.round,
     )
-    result = run_normalize(options, stdin=sys.stdin.buffer)
+    result = run_normalize(options, normalize_payload, stdin=sys.stdin.buffer)
     for rejection in result.rejections:
         print(f"rejected: {rejection.describe()}", file=sys.stderr)
     for warning in result.warnings:

@@ -2,7 +2,8 @@
 
 :mod:`deep_research.normalize` is pure (text or typed drafts in, rows out); this module is where
 files are read — the input (a path or stdin), the brief's ``sources.jsonl`` — and written, under
-the brief's lock, every write atomic.
+the brief's lock, every write atomic. It is part of the core, so it does not import the
+normalize wing: the command hands it the normalizer (``cli._cmd_normalize``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import Any, BinaryIO, Protocol, TextIO, TypeVar
 
 from deep_research.brief import (
     Brief,
@@ -25,10 +26,35 @@ from deep_research.brief import (
 )
 from deep_research.errors import InputError, MissingArtifact, UnreadableInput
 from deep_research.models import SourceRow
-from deep_research.normalize import NormalizeResult, normalize_payload
 
 #: Largest fetcher output read. One fetcher returns kilobytes; more than this is a runaway.
 MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+class RowsResult(Protocol):
+    """What is written: the rows (existing rows first), and the report ``--report`` asks for."""
+
+    rows: list[SourceRow]
+
+    def report(self) -> dict[str, Any]: ...
+
+
+_Result = TypeVar("_Result", bound=RowsResult)
+_Result_co = TypeVar("_Result_co", bound=RowsResult, covariant=True)
+
+
+class Normalizer(Protocol[_Result_co]):
+    """Raw fetcher output to rows, merged into ``existing`` (``normalize_payload``)."""
+
+    def __call__(
+        self,
+        text: str,
+        *,
+        start_id: int,
+        existing: Sequence[SourceRow],
+        sub_question: str | None,
+        round: int | None,
+    ) -> _Result_co: ...
 
 
 @dataclass(frozen=True)
@@ -45,8 +71,12 @@ class NormalizeOptions:
 
 
 def run_normalize(
-    options: NormalizeOptions, *, stdin: BinaryIO, stdout: TextIO | None = None
-) -> NormalizeResult:
+    options: NormalizeOptions,
+    normalize: Normalizer[_Result],
+    *,
+    stdin: BinaryIO,
+    stdout: TextIO | None = None,
+) -> _Result:
     """Read, normalize, then write: rows to the brief, --output or stdout; the report if asked.
 
     Every check happens before the first write, and every file write is atomic, so an input
@@ -54,17 +84,20 @@ def run_normalize(
     """
     _check_options(options)
     if options.brief is None:
-        return _normalize(options, stdin, stdout)
+        return _normalize(options, normalize, stdin, stdout)
     if not options.brief.is_dir():
         raise MissingArtifact(f"brief directory not found: {options.brief}")
     # The lock spans read-modify-write, so two normalizers cannot lose each other's rows.
     with Brief(options.brief).lock():
-        return _normalize(options, stdin, stdout)
+        return _normalize(options, normalize, stdin, stdout)
 
 
 def _normalize(
-    options: NormalizeOptions, stdin: BinaryIO, stdout: TextIO | None
-) -> NormalizeResult:
+    options: NormalizeOptions,
+    normalize: Normalizer[_Result],
+    stdin: BinaryIO,
+    stdout: TextIO | None,
+) -> _Result:
     existing: list[SourceRow] = []
     existing_lines: list[str] = []
     if options.brief is not None:
@@ -76,7 +109,7 @@ def _normalize(
             f"use {highest + 1} or more, or omit --start-id"
         )
     text = _read_input(options.input, stdin)
-    result = normalize_payload(
+    result = normalize(
         text,
         start_id=options.start_id or 1,
         existing=existing,
