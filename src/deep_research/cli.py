@@ -139,8 +139,16 @@ def _cmd_refetch(args: argparse.Namespace) -> int:
 
 def _cmd_counters(args: argparse.Namespace) -> int:
     from deep_research.decide.counters import run_counters
+    from deep_research.plugin.runstate import fetcher_rounds
+    from deep_research.record import open_brief
 
-    report = run_counters(Path(args.brief), Path(args.plan) if args.plan else None)
+    # The guard's ledger is the plugin's record: it reaches the counters as numbers.
+    brief = open_brief(Path(args.brief))
+    report = run_counters(
+        brief.root,
+        Path(args.plan) if args.plan else None,
+        fetcher_rounds=fetcher_rounds(brief),
+    )
     _print_json(report.as_dict())
     return EXIT_OK
 

@@ -15,6 +15,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, NonNegativeInt
 
+from deep_research.depth import Depth as Depth
+
 SourceId = Annotated[str, Field(pattern=r"^S[1-9][0-9]*$", examples=["S7"])]
 ClaimId = Annotated[str, Field(pattern=r"^C[1-9][0-9]*$", examples=["C3"])]
 FindingId = Annotated[str, Field(pattern=r"^S[1-9][0-9]*\.F[1-9][0-9]*$", examples=["S7.F1"])]
@@ -33,7 +35,6 @@ Importance = Literal["central", "supporting", "tangential"]
 Confidence = Literal["high", "medium-contested", "medium", "low"]
 SupportClass = Literal["Supported", "Partially Supported", "Unsupported", "Uncertain"]
 Verdict = Literal["READY", "PARTIAL", "PARTIAL_QUICK", "HOLD", "FAIL"]
-Depth = Literal["quick", "full"]
 LocateMethod = Literal["exact", "normalized", "ellipsis", "fuzzy"]
 FetchPurpose = Literal["page", "robots", "archive_lookup"]
 

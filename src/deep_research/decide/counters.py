@@ -5,8 +5,10 @@ orchestrator is a model, and a model's own tally of its work is exactly what the
 must not rest on. So every counter code can see is recomputed here from the brief's artifacts:
 
 * ``distinct_sources``: rows of sources.jsonl; ``rounds``: the highest ``round`` among them —
-  and, in a plugin run (its guard ledger exists), no higher than the highest round a fetcher
-  was dispatched for: ``normalize --round 2`` alone is a label, not a second round of research.
+  and, in a plugin run, no higher than the highest round a fetcher was dispatched for:
+  ``normalize --round 2`` alone is a label, not a second round of research. Those dispatch
+  rounds come from the guard's ledger, which the command reads through the plugin's own code
+  and hands over as numbers (a decision never imports a runner).
 * ``round1_fetches``: round-1 sources that fetch-log.jsonl shows a 2xx page fetch for. Sources,
   not log lines: a re-fetch or a repeated fetch of one page is not more research.
 * ``refetch_sample``: the records of the re-fetch phase (its list, never its ``sampled`` number).
@@ -37,10 +39,10 @@ from deep_research.brief import (
     read_text,
     validate_model,
 )
+from deep_research.depth import Depth, normalize_depth
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.fetch.fetchlog import succeeded
-from deep_research.models import Counters, Depth, FetchLogEntry, SourceRow, TraceFile
-from deep_research.plugin.runstate import ledger_path, normalize_depth, read_ledger
+from deep_research.models import Counters, FetchLogEntry, SourceRow, TraceFile
 from deep_research.record import load_trace_or_empty, open_brief
 from deep_research.urls import canonical_or_none, source_urls
 
@@ -128,18 +130,13 @@ def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -
     return min(count, len(log))  # the verdict's consistency check: never above the log
 
 
-def rounds(sources: Sequence[SourceRow], ledger: Sequence[dict[str, Any]] | None) -> int:
-    """Highest source round, capped by the fetcher dispatches the guard saw (``None``: no
-    ledger, so a brief assembled outside a plugin run)."""
+def rounds(sources: Sequence[SourceRow], fetcher_rounds: Sequence[int] | None) -> int:
+    """Highest source round, capped by the rounds of the fetcher dispatches the guard saw
+    (``None``: no ledger, so a brief assembled outside a plugin run)."""
     labelled = max((s.round for s in sources), default=0)
-    if ledger is None:
+    if fetcher_rounds is None:
         return labelled
-    dispatched = [
-        int(row.get("round") or 1)
-        for row in ledger
-        if row.get("event") == "dispatch" and row.get("fetcher")
-    ]
-    return min(labelled, max(dispatched, default=0))
+    return min(labelled, max(fetcher_rounds, default=0))
 
 
 def refetch_sample(trace: TraceFile) -> int:
@@ -163,7 +160,7 @@ def compute(
     trace: TraceFile,
     started_at: datetime,
     now: datetime,
-    ledger: Sequence[dict[str, Any]] | None = None,
+    fetcher_rounds: Sequence[int] | None = None,
 ) -> CountersReport:
     kept = plan.sub_questions[:MAX_SUB_QUESTIONS]
     clamped = []
@@ -178,7 +175,7 @@ def compute(
         queries_per_sub_question={sq.id: distinct(sq.queries) for sq in kept},
         round1_fetches=round1_fetches(sources, log),
         distinct_sources=len(sources),
-        rounds=rounds(sources, ledger),
+        rounds=rounds(sources, fetcher_rounds),
         counter_queries_per_sub_question={
             sq.id: distinct(sq.counter_queries) for sq in kept if sq.counter_queries
         },
@@ -190,20 +187,24 @@ def compute(
 
 
 def run_counters(
-    root: Path, plan_path: Path | None = None, now: datetime | None = None
+    root: Path,
+    plan_path: Path | None = None,
+    now: datetime | None = None,
+    *,
+    fetcher_rounds: Sequence[int] | None = None,
 ) -> CountersReport:
     """Recompute every counter and write it into trace.json; every input is read and checked
-    before the lock is taken, so bad input writes nothing."""
+    before the lock is taken, so bad input writes nothing. ``fetcher_rounds``: the round of each
+    fetcher dispatch in the plugin run's guard ledger, None when there is no ledger."""
     brief = open_brief(root)
     plan = load_plan(plan_path or brief.root / "plan.json")
     run = read_run(brief)
     sources = brief.load_sources() if brief.sources_path.exists() else []
     log = brief.load_fetch_log()
-    ledger = read_ledger(brief) if ledger_path(brief).exists() else None
     moment = now or datetime.now(UTC)
     with brief.lock():
         trace = load_trace_or_empty(brief)
-        report = compute(plan, sources, log, trace, run.started_at, moment, ledger)
+        report = compute(plan, sources, log, trace, run.started_at, moment, fetcher_rounds)
         phases = dict(trace.phases)
         phases["counters"] = {
             "computed_at": moment.isoformat(timespec="seconds"),

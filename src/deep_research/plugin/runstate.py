@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from deep_research.brief import (
     Brief,
@@ -31,10 +31,9 @@ from deep_research.brief import (
     read_text,
     slugify,
 )
-from deep_research.errors import InputError, SchemaViolation
+from deep_research.depth import Depth, normalize_depth
+from deep_research.errors import SchemaViolation
 from deep_research.fetch.hosts import add_hosts
-
-Depth = Literal["quick", "full"]
 
 #: Hard ceilings. A requested cap above one of these is clamped to it, never honoured.
 HARD_MAX_FETCHES = 200
@@ -66,14 +65,6 @@ class ActiveRun:
     brief: Path
     depth: Depth
     caps: RunCaps
-
-
-def normalize_depth(depth: str) -> Depth:
-    if depth in ("quick", "shallow"):
-        return "quick"
-    if depth == "full":
-        return "full"
-    raise InputError(f"depth must be quick, shallow or full, not {depth!r}")
 
 
 def clamp_caps(depth: Depth, requested: dict[str, int | None]) -> tuple[RunCaps, list[str]]:
@@ -266,6 +257,18 @@ def read_ledger(brief: Brief) -> list[dict[str, Any]]:
         if isinstance(row, dict):
             rows.append(row)
     return rows
+
+
+def fetcher_rounds(brief: Brief) -> list[int] | None:
+    """The round of every fetcher dispatch the guard let through (what `counters` caps a run's
+    rounds by), or None when the brief has no ledger: it was assembled outside a plugin run."""
+    if not ledger_path(brief).exists():
+        return None
+    return [
+        int(row.get("round") or 1)
+        for row in read_ledger(brief)
+        if row.get("event") == "dispatch" and row.get("fetcher")
+    ]
 
 
 def append_ledger(brief: Brief, row: dict[str, Any]) -> None:
