@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deep_research.gates.overlap import content_tokens, overlaps, shared_tokens, stem
+from deep_research.gates.overlap import content_tokens, overlaps, shared_tokens
+from deep_research.gates.vocabulary import stem
 
 
 @pytest.mark.parametrize(

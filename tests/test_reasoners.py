@@ -5,15 +5,14 @@ from __future__ import annotations
 import pytest
 
 from deep_research.errors import InputError
+from deep_research.gates.vocabulary import Sentence, sentences
 from deep_research.models import Claim
 from deep_research.run.interface import CitedClaim, Retained, Skipped, SubQuestionPlan, SurveyDoc
 from deep_research.run.reasoners import (
     ExtractiveReasoner,
-    Sentence,
     depends_on_context,
     key_phrases,
     make_reasoner,
-    sentences,
     stands_alone,
 )
 

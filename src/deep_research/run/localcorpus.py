@@ -27,7 +27,7 @@ from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch import fetchlog
 from deep_research.fetch.corpus import store_text
 from deep_research.fetch.extract import decode, extract, pdf_text
-from deep_research.gates.overlap import STOP_WORDS
+from deep_research.gates.vocabulary import STOP_WORDS
 from deep_research.models import CorpusMeta, FetchLogEntry
 from deep_research.run.interface import Hit, Retained, SurveyDoc
 

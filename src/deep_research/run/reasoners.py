@@ -25,7 +25,13 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from deep_research.errors import InputError
-from deep_research.gates.overlap import STOP_WORDS, stem
+from deep_research.gates.vocabulary import (
+    STOP_WORDS,
+    Sentence,
+    ends_a_sentence,
+    sentences,
+    term_stem,
+)
 from deep_research.models import CiberOutput, Claim, SkepticVote
 from deep_research.run.interface import (
     CallPrice,
@@ -108,13 +114,8 @@ ASKING_WORDS = frozenset(
 )
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
-_PARAGRAPH = re.compile(r"\n[ \t]*\n")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[A-Z\"'(*])")
-_SPACES = re.compile(r"\s+")
 #: A heading's underline or a markdown heading: a title, not a statement.
 _HEADING_LINE = re.compile(r"^[ \t]*(?:([=*~^+#-])\1{2,}[ \t]*$|#{1,6}[ \t])", re.MULTILINE)
-#: How a sentence ends: its stop, closing quotes or brackets, perhaps a footnote mark ("[3]").
-_SENTENCE_STOP = re.compile(r"[.!?:][\"')\]*’”]*(?:\s*\[\d+\])?$")
 #: Openings that point back at an earlier sentence; quoted keywords ("finally") are not openings.
 _DEPENDENT = re.compile(
     r"^\(?(?:"
@@ -153,17 +154,6 @@ def key_phrases(text: str) -> list[str]:
     return pairs + terms
 
 
-def term_stem(word: str) -> str:
-    """:func:`~deep_research.gates.overlap.stem`, then a final ``e`` and a doubled final consonant
-    dropped, so "evaluate"/"evaluated" and "format"/"formatting" meet."""
-    base = stem(word)
-    if len(base) > 4 and base.endswith("e"):
-        base = base[:-1]
-    if len(base) > 4 and base[-1] == base[-2] and base[-1] not in "aeioulsz":
-        base = base[:-1]
-    return base
-
-
 def stems(text: str) -> frozenset[str]:
     return frozenset(term_stem(term) for term in key_terms(text))
 
@@ -173,54 +163,13 @@ def topic_stems(text: str) -> frozenset[str]:
     return frozenset(term_stem(t) for t in key_terms(text) if t not in ASKING_WORDS)
 
 
-@dataclass(frozen=True)
-class Sentence:
-    start: int
-    end: int
-    text: str  # the exact substring of the document
-
-    @property
-    def claim(self) -> str:
-        return _SPACES.sub(" ", self.text).strip()
-
-
-def sentences(text: str) -> list[Sentence]:
-    """Prose sentences with their offsets; grammar, code and table blocks are left out."""
-    found: list[Sentence] = []
-    position = 0
-    for block in _PARAGRAPH.split(text):
-        start = text.find(block, position)
-        position = start + len(block)
-        if _not_prose(block):
-            continue
-        cursor = 0
-        for piece in _SENTENCE_END.split(block):
-            offset = block.find(piece, cursor)
-            cursor = offset + len(piece)
-            stripped = piece.strip()
-            if not stripped:
-                continue
-            lead = piece.find(stripped)
-            begin = start + offset + lead
-            found.append(Sentence(begin, begin + len(stripped), stripped))
-    return found
-
-
-def _not_prose(block: str) -> bool:
-    lines = [line for line in block.splitlines() if line.strip()]
-    if not lines:
-        return True
-    indented = sum(1 for line in lines if line.startswith(("   ", "\t")))
-    return "::=" in block or indented * 2 > len(lines) or block.lstrip().startswith(("|", "+-"))
-
-
 def stands_alone(sentence: Sentence) -> bool:
     """Whether the sentence can be a claim by itself: not a heading, not a fragment cut off
     a code block (a lower-case start), and ending as a sentence ends."""
     claim = sentence.claim
     if _HEADING_LINE.search(sentence.text) or claim[:1].islower():
         return False
-    return _SENTENCE_STOP.search(claim) is not None
+    return ends_a_sentence(claim)
 
 
 def depends_on_context(sentence: Sentence) -> bool:

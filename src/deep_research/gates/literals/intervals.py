@@ -1,0 +1,138 @@
+"""The values a literal stands for, as an interval.
+
+``eq X`` → {X}; ``more than X`` → (X, ∞); ``at least X`` → [X, ∞); ``less than X`` → (−∞, X);
+``at most X`` → (−∞, X]; ``about X`` → X ± max(5% of X, half a unit of the last written digit) —
+the latter is the rounding rule, so it only applies under ``about``; ``nearly X`` → the same band
+capped at X. In a quote, ``about Y`` is taken at face value ({Y}) and ``nearly Y`` is the band
+below Y. Dates are day intervals: a year covers its days, so ``in 2020`` contains any date in
+2020 and ``March 2024`` any day of that month.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date as _date
+from decimal import Decimal
+
+from deep_research.gates.literals.numbers import NUMERAL, parse_numeral
+from deep_research.gates.literals.tokens import LiteralToken
+
+_INFINITY = Decimal("Infinity")
+_APPROX_SHARE = Decimal("0.05")
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: Decimal
+    high: Decimal
+    low_open: bool = False
+    high_open: bool = False
+
+    def within(self, outer: Interval) -> bool:
+        if self.low < outer.low or (self.low == outer.low and outer.low_open and not self.low_open):
+            return False
+        return not (
+            self.high > outer.high
+            or (self.high == outer.high and outer.high_open and not self.high_open)
+        )
+
+    @property
+    def middle(self) -> Decimal:
+        if self.low == -_INFINITY:
+            return self.high
+        if self.high == _INFINITY:
+            return self.low
+        return (self.low + self.high) / 2
+
+
+def _exponent(value: Decimal) -> int:
+    exponent = value.as_tuple().exponent
+    return exponent if isinstance(exponent, int) else 0
+
+
+def quantum(token: LiteralToken) -> Decimal:
+    """One unit of the figure's last written digit; trailing zeros of an integer do not count."""
+    assert token.value is not None
+    found = re.search(NUMERAL, token.text, re.VERBOSE)
+    if found is None:
+        return Decimal(1).scaleb(_exponent(token.value.normalize()))
+    written = parse_numeral(found.group(0))
+    exponent = _exponent(written) if _exponent(written) < 0 else _exponent(written.normalize())
+    scale = abs(token.value / written) if written else Decimal(1)
+    return Decimal(1).scaleb(exponent) * scale
+
+
+def tolerance(token: LiteralToken) -> Decimal:
+    assert token.value is not None
+    return max(abs(token.value) * _APPROX_SHARE, quantum(token) / 2)
+
+
+def claim_interval(token: LiteralToken) -> Interval:
+    assert token.value is not None
+    value = token.value
+    match token.qualifier:
+        case "gt":
+            return Interval(value, _INFINITY, low_open=True)
+        case "ge":
+            return Interval(value, _INFINITY)
+        case "lt":
+            return Interval(-_INFINITY, value, high_open=True)
+        case "le":
+            return Interval(-_INFINITY, value)
+        case "approx":
+            slack = tolerance(token)
+            return Interval(value - slack, value + slack)
+        case "nearly":
+            return Interval(value - tolerance(token), value)
+    return Interval(value, value)
+
+
+def quote_interval(token: LiteralToken) -> Interval:
+    assert token.value is not None
+    if token.qualifier in ("eq", "approx"):
+        return Interval(token.value, token.value)
+    return claim_interval(token)
+
+
+def _date_bounds(token: LiteralToken, *, yearless: bool) -> tuple[int, int] | None:
+    """First and last day a date or year literal covers, as ordinal day numbers."""
+    assert token.date is not None
+    year, month, day = token.date
+    if yearless:
+        year = 2000  # a leap year, so 29 February projects
+    if year == 0:
+        return None
+    decade = token.kind == "year" and token.text.rstrip().lower().endswith("s")
+    try:
+        if month is None:
+            last_year = year + 9 if decade else year
+            return _date(year, 1, 1).toordinal(), _date(last_year, 12, 31).toordinal()
+        if day is None:
+            following = _date(year + (month == 12), month % 12 + 1, 1).toordinal()
+            return _date(year, month, 1).toordinal(), following - 1
+        first = _date(year, month, day).toordinal()
+    except ValueError:
+        return None
+    return first, first
+
+
+def date_interval(token: LiteralToken, *, claim: bool, yearless: bool) -> Interval | None:
+    bounds = _date_bounds(token, yearless=yearless)
+    if bounds is None:
+        return None
+    first, last = Decimal(bounds[0]), Decimal(bounds[1])
+    assert token.date is not None
+    unit = Decimal(365 if token.date[1] is None else 31 if token.date[2] is None else 1)
+    match token.qualifier:
+        case "gt":
+            return Interval(last, _INFINITY, low_open=True)
+        case "ge":
+            return Interval(first, _INFINITY)
+        case "lt":
+            return Interval(-_INFINITY, first, high_open=True)
+        case "le":
+            return Interval(-_INFINITY, last)
+        case "approx" | "nearly" if claim:
+            return Interval(first - unit, last + unit)
+    return Interval(first, last)

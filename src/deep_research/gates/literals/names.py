@@ -1,0 +1,174 @@
+"""Names: capitalized word sequences and acronyms, and the numbers that belong to a name.
+
+Capitalized word sequences (joined by ``of``/``de``/``van``…) and acronyms. A single capitalized
+word at a sentence start is not a name; leading function words are dropped; month and weekday
+names belong to dates. A number is part of a name, not a figure, when it follows a capitalized
+word (``Ted 2``, ``Euro 2016``, ``Super Mario Bros. 3``), when it is a label (``#3``, ``No. 3``),
+or when a year sits between "the" and a capitalized word (``the 2018 World Cup``): the name check
+still catches a change to it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deep_research.gates.literals.tokens import LiteralToken, TakenSpans
+from deep_research.gates.vocabulary import MONTHS, WEEKDAYS
+
+_NAME_WORD_RE = re.compile(r"[^\W_](?:[\w&+]|['’\-./](?=\w))*")
+_SENTENCE_END = frozenset(".!?\n\r`\"“”'‘’(*•:;[{|")
+_CONNECTORS = frozenset(
+    {"of", "de", "del", "della", "di", "da", "du", "van", "von", "der", "den", "la", "le",
+     "al", "bin", "ibn", "y"}
+)  # fmt: skip
+_FUNCTION_WORDS = frozenset(
+    {
+        "a", "an", "the", "in", "on", "at", "by", "for", "from", "with", "after", "before",
+        "during", "since", "as", "of", "to", "according", "over", "under", "there", "this",
+        "that", "these", "those", "it", "its", "he", "she", "they", "we", "his", "her", "their",
+        "our", "and", "but", "or", "if", "when", "while", "although", "though", "however",
+        "also", "both", "less", "more", "many", "most", "some", "all", "each", "every", "no",
+        "not", "only", "than", "then", "upon", "into", "between", "among", "within", "without",
+        "following", "including", "despite", "overall", "total", "approximately", "about",
+        "around", "nearly", "almost", "until", "is", "was", "were", "are", "has", "have",
+        "had", "i", "you", "my", "your", "what", "which", "who", "where", "why", "how", "one",
+    }
+)  # fmt: skip
+
+
+_TITLE_WORD_RE = re.compile(r"(?<![\w'’-])([^\W\d_][\w&+'’-]*)(\.?) $")
+_PREVIOUS_CAPITAL_RE = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]* $")
+_IDENTIFIER_RE = re.compile(r"(?:#|(?<![\w.])No\.)\s?\d+(?![\d.,]?\d)")
+
+
+def title_number(text: str, start: int) -> bool:
+    """A plain number right after a capitalized word belongs to a name: Ted 2, Euro 2016,
+    Super Mario Bros. 3 (a short abbreviation may end in a period)."""
+    if start < 2 or text[start - 1] != " " or text[start - 2] in " \t\n":
+        return False
+    found = _TITLE_WORD_RE.search(text, max(0, start - 60), start)
+    if found is None:
+        return False
+    word = found.group(1)
+    if found.group(2) and not (
+        len(word) <= 4
+        and _PREVIOUS_CAPITAL_RE.search(text, max(0, found.start() - 60), found.start())
+    ):
+        return False  # "in Iran. 3 people" ends a sentence; "Mario Bros. 3" does not
+    return word[0].isupper() and _is_name_word(word) and word.lower() not in _FUNCTION_WORDS
+
+
+def identifier_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
+    """Labels such as "#3" and "No. 3" name something; they are not quantities."""
+    tokens: list[LiteralToken] = []
+    for found in _IDENTIFIER_RE.finditer(text):
+        start, end = found.span()
+        if taken.free(start, end):
+            taken.take(start, end)
+            tokens.append(LiteralToken("name", found.group(0), start, end, None, None, None, "eq"))
+    return tokens
+
+
+_EVENT_YEAR_RE = re.compile(r"(?:1\d{3}|20\d{2})(?:[-–]\d{2})?")
+_THE_BEFORE_RE = re.compile(r"(?<![\w])[Tt]he $")
+_NAME_AFTER_RE = re.compile(r" ([^\W\d_][\w&+'’-]*)")
+
+
+def event_year(text: str, start: int, end: int) -> bool:
+    """A year between "the" and a capitalized word names an event: the 2018 World Cup."""
+    if not _EVENT_YEAR_RE.fullmatch(text, start, end):
+        return False
+    if not _THE_BEFORE_RE.search(text, max(0, start - 5), start):
+        return False
+    after = _NAME_AFTER_RE.match(text, end)
+    if after is None:
+        return False
+    word = after.group(1)
+    return word[0].isupper() and _is_name_word(word) and word.lower() not in _FUNCTION_WORDS
+
+
+def _is_sentence_start(text: str, start: int) -> bool:
+    index = start - 1
+    while index >= 0 and text[index] in " \t":
+        index -= 1
+    return index < 0 or text[index] in _SENTENCE_END
+
+
+def name_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
+    tokens: list[LiteralToken] = []
+    run: list[re.Match[str]] = []
+
+    def flush() -> None:
+        if run:
+            token = _name_from_run(text, run)
+            if token is not None:
+                tokens.append(token)
+            run.clear()
+
+    pending_connector: re.Match[str] | None = None
+    previous_end = -1
+    for found in _NAME_WORD_RE.finditer(text):
+        word = found.group(0)
+        if not run and not word[0].isupper() and not word[0].isdigit():
+            # Most words: with no run open, a word that is neither capitalized nor a number
+            # only ends an (empty) run; skip the work below.
+            previous_end = found.end()
+            continue
+        gap = text[previous_end : found.start()] if previous_end >= 0 else ""
+        adjacent = previous_end >= 0 and gap.strip() == "" and "\n" not in gap
+        if word[0].isdigit():
+            if run and pending_connector is None and title_number(text, found.start()):
+                run.append(found)
+            else:
+                flush()
+                pending_connector = None
+                if event_year(text, found.start(), found.end()):
+                    run.append(found)
+            previous_end = found.end()
+            continue
+        capitalized = word[0].isupper() and _is_name_word(word) and taken.free(*found.span())
+        if capitalized:
+            if run and adjacent:
+                if pending_connector is not None:
+                    run.append(pending_connector)
+                run.append(found)
+            else:
+                flush()
+                run.append(found)
+            pending_connector = None
+        elif run and adjacent and pending_connector is None and word.lower() in _CONNECTORS:
+            pending_connector = found
+        else:
+            flush()
+            pending_connector = None
+        previous_end = found.end()
+    flush()
+    return tokens
+
+
+def _is_name_word(word: str) -> bool:
+    lowered = word.lower().rstrip(".")
+    return lowered not in MONTHS and lowered not in WEEKDAYS and lowered != "i"
+
+
+def _name_from_run(text: str, run: list[re.Match[str]]) -> LiteralToken | None:
+    words = list(run)
+    if (
+        _is_sentence_start(text, words[0].start())
+        and len(words) == 1
+        and not _is_acronym(words[0].group(0))
+    ):
+        return None
+    while words and words[0].group(0).lower() in _FUNCTION_WORDS:
+        words.pop(0)
+    while words and words[-1].group(0).lower() in _CONNECTORS:
+        words.pop()
+    if not words:
+        return None
+    start, end = words[0].start(), words[-1].end()
+    return LiteralToken("name", text[start:end], start, end, None, None, None, "eq")
+
+
+def _is_acronym(word: str) -> bool:
+    letters = [char for char in word if char.isalpha()]
+    return len(letters) >= 2 and all(char.isupper() for char in letters)
