@@ -6,29 +6,8 @@ import re
 from datetime import UTC, date, datetime
 from typing import Any
 
+from deep_research.gates.vocabulary import MONTHS
 from deep_research.normalize.describe import excerpt, kind
-
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
 
 _WEEKDAYS = frozenset(
     (
@@ -115,7 +94,7 @@ def _date_parts(text: str) -> tuple[int, int, int] | str:
 def _named_month_parts(text: str) -> tuple[int, int, int] | str:
     tokens = re.findall(r"[a-z]+|\d+", _TIME_TAIL.sub("", text.lower()))
     tokens = [t for t in tokens if t not in _WEEKDAYS and t not in _DATE_FILLER]
-    months = [_MONTHS[t] for t in tokens if t in _MONTHS]
+    months = [MONTHS[t] for t in tokens if t in MONTHS]
     numbers = [t for t in tokens if t.isdigit()]
     if len(months) != 1 or len(tokens) != len(numbers) + 1:
         return "unparseable date"
