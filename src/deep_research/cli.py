@@ -130,7 +130,7 @@ def _cmd_hosts(args: argparse.Namespace) -> int:
 
 
 def _cmd_refetch(args: argparse.Namespace) -> int:
-    from deep_research.fetch.refetch import run_refetch
+    from deep_research.decide.refetch import run_refetch
 
     report = run_refetch(Path(args.brief), archive=args.archive_base)
     _print_json(report.summary())

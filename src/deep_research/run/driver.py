@@ -549,7 +549,7 @@ def phase_refetch(ctx: Context) -> None:
         reason = BY_NAME["refetch"].skip_reason("local-corpus")
         write_phase(ctx.brief, "run.refetch", SkipRecord(skipped=reason))
         return
-    from deep_research.fetch.refetch import run_refetch
+    from deep_research.decide.refetch import run_refetch
 
     report = run_refetch(ctx.brief.root)
     ctx.progress("refetch", f"pass rate {report.pass_rate}")

@@ -1,0 +1,140 @@
+"""Phase 6b, the decision: are the quotes a brief cites still on the pages it cites them from?
+
+:mod:`deep_research.fetch.refetch` chooses the sample and re-fetches each source (live, else one
+archive try); here each fresh text is checked (docs/contracts.md §8). The source *passes* when
+every cited quote is located (:func:`~deep_research.gates.locate.locate`) in the fresh text, and
+*fails* when fresh text of at least :data:`MIN_WORDS` words no longer holds one. Text under
+:data:`MIN_WORDS` words, or no text at all, makes it *unreachable*: excluded from the rate, never
+counted as a failure (an outage is not evidence).
+``refetch_pass_rate = passed / (sampled − excluded)``, or null when nothing could be checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from deep_research.brief import Brief, atomic_write_json, atomic_write_text, model_dump
+from deep_research.errors import InputError, MissingArtifact
+from deep_research.fetch.archive import archive_base
+from deep_research.fetch.fetcher import Fetcher, FetchPolicy, policy_from_env
+from deep_research.fetch.refetch import (
+    Cited,
+    Refetched,
+    brief_id,
+    choose_sample,
+    cited_sources,
+    refetch_source,
+)
+from deep_research.gates.locate import locate
+from deep_research.models import TraceFile
+
+MIN_WORDS = 500
+
+Outcome = Literal["pass", "fail", "unreachable"]
+
+
+@dataclass
+class Record:
+    source: str
+    url: str
+    outcome: Outcome
+    tier: str | None = None
+    live: str = ""
+    archive: str | None = None
+    words: int | None = None
+    content_hash: str | None = None
+    located: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RefetchReport:
+    records: list[Record]
+    cited: int
+    archive_base: str
+
+    @property
+    def passed(self) -> int:
+        return sum(record.outcome == "pass" for record in self.records)
+
+    @property
+    def excluded(self) -> int:
+        return sum(record.outcome == "unreachable" for record in self.records)
+
+    @property
+    def pass_rate(self) -> float | None:
+        checked = len(self.records) - self.excluded
+        return round(self.passed / checked, 4) if checked else None
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "cited_sources": self.cited,
+            "sampled": len(self.records),
+            "passed": self.passed,
+            "failed": sum(record.outcome == "fail" for record in self.records),
+            "excluded": self.excluded,
+            "refetch_pass_rate": self.pass_rate,
+            "archive_base": self.archive_base,
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.summary() | {"records": [asdict(record) for record in self.records]}
+
+
+def recheck(item: Cited, fetched: Refetched) -> Record:
+    """One sampled source's outcome: are its cited quotes still in the text that came back?"""
+    source = item.source
+    record = Record(
+        source=source.id,
+        url=source.url,
+        outcome="unreachable",
+        live=fetched.live,
+        archive=fetched.archive,
+    )
+    if fetched.result is None:
+        return record
+    text = fetched.result.text or ""
+    record.words = len(text.split())
+    record.tier = fetched.result.entry.tier
+    record.content_hash = fetched.result.entry.content_hash
+    if record.words < MIN_WORDS:
+        return record
+    for finding_id, quote in item.quotes.items():
+        (record.located if locate(quote, text) is not None else record.missing).append(finding_id)
+    record.outcome = "fail" if record.missing else "pass"
+    return record
+
+
+def run_refetch(
+    root: Path, *, policy: FetchPolicy | None = None, archive: str | None = None
+) -> RefetchReport:
+    """``deep-research refetch``: sample, re-fetch, re-locate; write the rate and the details."""
+    if not root.is_dir():
+        raise MissingArtifact(f"brief directory not found: {root}")
+    brief = Brief(root)
+    with brief.lock():
+        document = brief.load_claims()
+        sources = brief.load_sources()
+        trace = brief.load_trace() if brief.trace_path.exists() else TraceFile()
+        cited = cited_sources(document, sources)
+        if not cited:
+            raise InputError(
+                f"{brief.claims_path} cites no source with a quote; nothing to re-fetch"
+            )
+        base = archive_base(archive)
+        with Fetcher(brief, policy or policy_from_env(), use_brief_hosts=False) as fetcher:
+            records = [
+                recheck(item, refetch_source(fetcher, item.source, base))
+                for item in choose_sample(brief_id(brief), cited)
+            ]
+        report = RefetchReport(records, len(cited), base)
+        updated = document.model_copy(update={"refetch_pass_rate": report.pass_rate})
+        atomic_write_text(
+            brief.claims_path, updated.model_dump_json(by_alias=True, indent=2) + "\n"
+        )
+        trace.counters.refetch_sample = len(records)
+        trace.phases["refetch"] = report.as_dict()
+        atomic_write_json(brief.trace_path, model_dump(trace))
+    return report
