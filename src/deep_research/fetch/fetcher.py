@@ -42,7 +42,7 @@ import httpx2
 from deep_research import __version__
 from deep_research.brief import Brief, sha256_bytes
 from deep_research.errors import InputError, TargetRefused
-from deep_research.fetch.corpus import store_text
+from deep_research.fetch.corpus import retain
 from deep_research.fetch.extract import PAGE_TYPES, PDF_TYPE, extract
 from deep_research.fetch.fetchlog import append
 from deep_research.fetch.hosts import HostAllowList
@@ -224,15 +224,18 @@ class Fetcher:
                 retrieved_at=entry.retrieved_at,
                 tier=tier,
             )
-            stored = store_text(self.brief, extracted.text, meta)
         except TargetRefused as refusal:
             return self._finish(entry, started, "refused", redact(str(refusal)))
         except _Failure as failure:
             entry.status = failure.status if failure.status is not None else entry.status
             return self._finish(entry, started, "error", failure.reason)
-        entry.content_hash = stored.content_hash
-        finished = self._finish(entry, started, "ok", None)
-        return FetchResult(finished.entry, extracted.text, stored.path)
+
+        def fetched(content_hash: str) -> FetchLogEntry:
+            entry.content_hash = content_hash
+            return self._settle(entry, started, "ok", None)
+
+        stored, logged = retain(self.brief, extracted.text, meta, fetched)
+        return FetchResult(logged, extracted.text, stored.path)
 
     def fetch_json(self, url: str, *, purpose: FetchPurpose = "archive_lookup") -> Any:
         """A small JSON document (an archive lookup), logged but not retained; None on failure."""
@@ -269,13 +272,19 @@ class Fetcher:
             private_allowlist=self.policy.net.allowlist_labels(),
         )
 
-    def _finish(
-        self, entry: FetchLogEntry, started: float, outcome: Outcome, reason: str | None
-    ) -> FetchResult:
+    @staticmethod
+    def _settle(
+        entry: FetchLogEntry, started: float, outcome: Outcome, reason: str | None
+    ) -> FetchLogEntry:
         entry.outcome = outcome
         entry.reason = reason
         entry.duration_ms = int((time.monotonic() - started) * 1000)
-        append(self.brief, entry)
+        return entry
+
+    def _finish(
+        self, entry: FetchLogEntry, started: float, outcome: Outcome, reason: str | None
+    ) -> FetchResult:
+        append(self.brief, self._settle(entry, started, outcome, reason))
         return FetchResult(entry)
 
     def _get(

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 from deep_research.brief import Brief
 from deep_research.errors import InputError
 from deep_research.fetch import fetchlog
-from deep_research.fetch.corpus import store_text
+from deep_research.fetch.corpus import retain_document
 from deep_research.fetch.fetcher import MAX_BODY_BYTES, FetchResult
-from deep_research.models import CorpusMeta, FetchLogEntry
+from deep_research.models import FetchLogEntry
 from deep_research.plugin.mcpgate import (
     DEFAULT_TIMEOUT_S,
     SECRET_NAME,
@@ -212,29 +212,13 @@ def run_mcp_fetch(
         )
         fetchlog.append(brief, entry)
         return FetchResult(entry), None
-    meta = CorpusMeta(
-        url=identity,
-        final_url=identity,
-        status=200,
-        content_type="text/plain",
+    stored, entry = retain_document(
+        brief,
+        identity,
+        text,
         extractor=adapter,
-        extractor_version="1",
-        retrieved_at=now,
-        tier="raw",
-    )
-    stored = store_text(brief, text, meta)
-    entry = FetchLogEntry(
-        url=identity,
-        final_url=identity,
-        outcome="ok",
-        status=200,
-        content_hash=stored.content_hash,
-        tier="raw",
-        retrieved_at=now,
-        bytes=size,
-        duration_ms=elapsed,
-        content_type="text/plain",
         adapter=adapter,
+        retrieved_at=now,
+        duration_ms=elapsed,
     )
-    fetchlog.append(brief, entry)
-    return FetchResult(entry, text, brief.corpus_path(stored.content_hash)), None
+    return FetchResult(entry, text, stored.path), None

@@ -24,11 +24,9 @@ from pathlib import Path
 
 from deep_research.brief import Brief
 from deep_research.errors import InputError, MissingArtifact
-from deep_research.fetch import fetchlog
-from deep_research.fetch.corpus import store_text
+from deep_research.fetch.corpus import retain_document
 from deep_research.fetch.extract import decode, extract, pdf_text
 from deep_research.gates.vocabulary import STOP_WORDS
-from deep_research.models import CorpusMeta, FetchLogEntry
 from deep_research.run.interface import Hit, Retained, SurveyDoc
 
 SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"})
@@ -336,34 +334,15 @@ class LocalCorpus:
         doc = self.index.document(hit.url)
         if doc is None:
             return None
-        now = datetime.now(UTC).replace(microsecond=0)
-        meta = CorpusMeta(
-            url=doc.url,
-            final_url=doc.url,
-            status=200,
-            content_type="text/plain",
-            extractor="local-corpus",
-            extractor_version="1",
-            retrieved_at=now,
-            tier="raw",
-        )
-        stored = store_text(brief, doc.text, meta)
         # The same 2xx record a web fetch leaves: the trace gate's stage 1 reads exactly this.
-        fetchlog.append(
+        stored, _ = retain_document(
             brief,
-            FetchLogEntry(
-                url=doc.url,
-                final_url=doc.url,
-                outcome="ok",
-                status=200,
-                content_hash=stored.content_hash,
-                tier="raw",
-                retrieved_at=now,
-                bytes=len(doc.text.encode("utf-8")),
-                duration_ms=0,
-                content_type="text/plain",
-                adapter=self.name,
-            ),
+            doc.url,
+            doc.text,
+            extractor="local-corpus",
+            adapter=self.name,
+            retrieved_at=datetime.now(UTC).replace(microsecond=0),
+            duration_ms=0,
         )
         return Retained(doc.url, doc.title, doc.text, stored.content_hash, doc.owner)
 
