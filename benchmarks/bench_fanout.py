@@ -16,10 +16,10 @@ from pathlib import Path
 
 from deep_research.brief import Brief
 from deep_research.run.checkpoint import RunRecord
-from deep_research.run.driver import Context, research
 from deep_research.run.governor import default_limits, fan_out, new_budget
 from deep_research.run.interface import FindingDraft, Retained, SubQuestionPlan
 from deep_research.run.localcorpus import open_corpus
+from deep_research.run.phases import Context, research
 from deep_research.run.reasoners import ExtractiveReasoner
 from deep_research.settings import load_settings
 

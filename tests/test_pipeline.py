@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deep_research.run.driver import PHASE_FUNCTIONS
+from deep_research.run.phases import PHASE_FUNCTIONS
 from deep_research.run.pipeline import BY_NAME, PIPELINE, Phase, phase_names
 
 

@@ -22,12 +22,12 @@ from deep_research.run.driver import (
     Progress,
     RunRequest,
     RunResult,
-    build_claims,
     start,
 )
 from deep_research.run.governor import MAX_SEARCHES_PER_WORKER, MAX_WORKERS, Limits, default_limits
 from deep_research.run.interface import CallPrice
 from deep_research.run.localcorpus import LocalCorpus, open_corpus
+from deep_research.run.phases import build_claims
 from deep_research.run.reasoners import ExtractiveReasoner
 from deep_research.schemas import validate_brief
 from deep_research.settings import load_settings

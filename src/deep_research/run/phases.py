@@ -1,0 +1,629 @@
+"""The phases of a headless run: one function over the brief for each entry of the pipeline.
+
+Which phases run, in which order and at which depth is data in :mod:`deep_research.run.pipeline`;
+each function here does its phase's work and lets the library function of each gate do the
+deciding. A phase writes its artifacts atomically and its checkpoint record
+(:mod:`deep_research.run.checkpoint`) before the driver marks it done, so a phase interrupted
+half-way is redone from its start, from artifacts of the phases before it, which were complete.
+
+Caps come from :mod:`deep_research.run.governor`. A cap that stops the run early does not skip the
+gates: the run still traces, triangulates and decides on what it gathered, so every emitted
+claim has passed them, and the brief is marked partial (``coverage_gaps`` entries
+``incomplete:…`` and ``phases.run.incomplete``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from deep_research.brief import (
+    Brief,
+    atomic_write_json,
+    atomic_write_text,
+    model_dump,
+)
+from deep_research.errors import InputError
+from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
+from deep_research.models import Claim, ClaimsFile, SourceRow, Via
+from deep_research.normalize import FindingDraft as IntakeFinding
+from deep_research.normalize import SourceDraft, merge_sources
+from deep_research.record import load_trace_or_empty, record_phase, save
+from deep_research.run.checkpoint import (
+    PlanRecord,
+    RoundRecord,
+    RunRecord,
+    SkipRecord,
+    SubQuestionRecord,
+    SurveyRecord,
+    WorkerRecord,
+    read_record,
+    write_phase,
+)
+from deep_research.run.governor import (
+    Budget,
+    CapReached,
+    Limits,
+    admit,
+    fan_out,
+    preflight,
+    turn_cap,
+)
+from deep_research.run.interface import (
+    CitedClaim,
+    EvidenceText,
+    FindingDraft,
+    Reasoner,
+    SearchAdapter,
+    Skipped,
+    SubQuestionPlan,
+)
+from deep_research.run.pipeline import BY_NAME
+from deep_research.run.progress import Progress
+from deep_research.settings import Settings
+
+INCOMPLETE = "incomplete:"
+NOT_FOUND = "not_found:"
+
+
+# --- the run's shared context ------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """Everything one run's phases share."""
+
+    brief: Brief
+    slug: str
+    adapter: SearchAdapter
+    reasoner: Reasoner
+    settings: Settings
+    limits: Limits
+    budget: Budget
+    state: RunRecord
+    progress: Callable[[str, str], None]
+    started: float = field(default_factory=time.monotonic)
+
+    def checkpoint(self, phase: str) -> None:
+        if phase not in self.state.completed:
+            self.state.completed.append(phase)
+        self.save_state()
+
+    def save_state(self) -> None:
+        self.state.spend = self.budget.as_record()
+        write_phase(self.brief, "run", self.state)
+
+    def mark_incomplete(self, reason: str) -> None:
+        if reason not in self.state.incomplete:
+            self.state.incomplete.append(reason)
+            self.progress("governor", f"partial: {reason}")
+
+    def live(self) -> Progress | None:
+        """The status-line side of the progress; a plain callable (tests) only gets events."""
+        return self.progress if isinstance(self.progress, Progress) else None
+
+
+# --- plan -----------------------------------------------------------------------------------
+
+
+def load_plan(brief: Brief) -> list[SubQuestionPlan]:
+    record = read_record(brief, "plan", PlanRecord)
+    return record.plans() if record is not None else []
+
+
+def phase_plan(ctx: Context) -> None:
+    question = ctx.state.question
+    ctx.budget.charge_search()
+    survey = ctx.adapter.survey(question, ctx.limits.hits_per_search)
+    try:
+        ctx.budget.charge_call(ctx.reasoner.price)
+    except CapReached as exc:
+        raise InputError(
+            f"the budget cannot cover one worker: planning alone hits the {exc.cap} cap "
+            f"({exc.detail}); raise --max-usd or use --reasoner extractive"
+        ) from None
+    plan = ctx.reasoner.decompose(question, survey)
+    asked = list(plan.sub_questions)
+    admitted = admit(asked, ctx.limits)
+    if len(asked) > len(admitted):
+        ctx.progress("plan", f"reasoner asked for {len(asked)} workers; admitted {len(admitted)}")
+    # Every number from the reasoner is clamped before it bounds anything.
+    clamped = [
+        SubQuestionPlan(
+            sq.id,
+            sq.question,
+            sq.queries[: turn_cap(sq, ctx.limits)],
+            turn_cap(sq, ctx.limits),
+            sq.scope,
+        )
+        for sq in admitted
+    ]
+    check = preflight(clamped, ctx.reasoner.price, ctx.limits)
+    if check.dropped:
+        ctx.mark_incomplete(f"usd: worst case over budget, sub-questions {check.dropped} dropped")
+    kept = check.admitted
+    record = PlanRecord(
+        survey=[
+            SurveyRecord(url=doc.url, title=doc.title, headings=list(doc.headings))
+            for doc in survey
+        ],
+        asked=len(asked),
+        sub_questions=[SubQuestionRecord.of(sq) for sq in kept],
+        preflight=check.as_record(),
+        limits=ctx.limits.as_record(),
+    )
+    write_phase(ctx.brief, "plan", record)
+    document = ClaimsFile(
+        topic=ctx.slug,
+        question=question,
+        generated=datetime.now(UTC).date(),
+        depth=ctx.state.depth,
+        sub_questions=[{"id": p.id, "question": p.question} for p in kept],
+    )
+    trace = load_trace_or_empty(ctx.brief)
+    counters = trace.counters.model_copy(update={"sub_questions": len(kept)})
+    trace = trace.model_copy(
+        update={"topic": ctx.slug, "depth": ctx.state.depth, "counters": counters}
+    )
+    with ctx.brief.lock():
+        save(ctx.brief, document, trace)
+    ctx.progress("plan", f"{len(kept)} sub-question(s): " + "; ".join(p.question for p in kept))
+
+
+# --- cast: one worker per sub-question ------------------------------------------------------
+
+
+def research(ctx: Context, sq: SubQuestionPlan, queries: Sequence[str]) -> WorkerRecord:
+    """One worker: search, retain, extract — at most ``turn_cap`` searches, whatever it is told."""
+    report = WorkerRecord(id=sq.id)
+    cap = turn_cap(sq, ctx.limits)
+    pending = list(queries)
+    found: list[FindingDraft] = []
+    seen: set[str] = set()
+    try:
+        for _ in range(cap):
+            if not pending:
+                ctx.budget.charge_call(ctx.reasoner.price)
+                pending = list(ctx.reasoner.follow_up(sq, found))[:cap]
+                if not pending:
+                    break
+            query = pending.pop(0)
+            ctx.budget.charge_search()
+            hits = ctx.adapter.search(query, ctx.limits.hits_per_search)
+            report.queries.append(query)
+            for hit in hits[: ctx.limits.hits_per_search]:
+                if hit.url in seen:
+                    continue
+                seen.add(hit.url)
+                ctx.budget.charge_fetch()
+                retained = ctx.adapter.retain(hit, ctx.brief)
+                report.fetches += 1
+                if retained is None:
+                    continue
+                ctx.budget.charge_call(ctx.reasoner.price)
+                drafts = ctx.reasoner.extract(sq, retained)
+                found.extend(drafts)
+                report.owners[retained.url] = retained.owner or ""
+                report.sources.append(
+                    SourceDraft(
+                        url=retained.url,
+                        title=retained.title,
+                        tier="raw",
+                        status=200,
+                        content_hash=retained.content_hash,
+                        source_type=retained.source_type,
+                        retrieved_at=datetime.now(UTC).replace(microsecond=0),
+                        via=Via(query=query, adapter=ctx.adapter.name),
+                        findings=[
+                            IntakeFinding(claim=d.claim, quote=d.quote, importance=d.importance)
+                            for d in drafts
+                        ],
+                    )
+                )
+        else:
+            if not pending:
+                # The turns ran out: one more question tells "done" from "cut short".
+                ctx.budget.charge_call(ctx.reasoner.price)
+                pending = list(ctx.reasoner.follow_up(sq, found))
+            if pending:
+                report.complete = False
+                report.reason = f"turn cap: {cap} searches used and the worker wanted more"
+    except CapReached as exc:
+        report.complete = False
+        report.reason = f"cap {exc.cap}: {exc.detail}"
+    return report
+
+
+def _cast(
+    ctx: Context,
+    plans: Sequence[SubQuestionPlan],
+    round_: int,
+    queries: Callable[[SubQuestionPlan], Sequence[str]],
+) -> list[WorkerRecord]:
+    ctx.progress("cast", f"round {round_}: {len(plans)} worker(s) in parallel")
+    live = ctx.live()
+    if live is not None:
+        live.workers(len(plans))
+
+    def work(sq: SubQuestionPlan) -> WorkerRecord:
+        try:
+            return research(ctx, sq, queries(sq))
+        finally:
+            # Counted as it ends, failed or not; a wedged worker never counts as done.
+            if live is not None:
+                live.worker_done()
+
+    outcomes = fan_out(plans, work, ctx.budget, ctx.limits.workers)
+    reports = []
+    for sq, outcome in zip(plans, outcomes, strict=True):
+        report = outcome.value or WorkerRecord(id=sq.id, complete=False, reason=outcome.error or "")
+        if not report.complete:
+            ctx.mark_incomplete(f"{sq.id} complete: false ({report.reason})")
+        reports.append(report)
+        ctx.progress(
+            "cast",
+            f"{sq.id}: {len(report.queries)} search(es), {report.fetches} "
+            f"document(s), {report.findings()} "
+            f"finding(s){'' if report.complete else ' — incomplete'}",
+        )
+    return reports
+
+
+def phase_cast(ctx: Context) -> None:
+    plans = load_plan(ctx.brief)
+    reports = _cast(ctx, plans, 1, lambda sq: sq.queries)
+    write_phase(ctx.brief, "cast", RoundRecord(round=1, workers=reports))
+
+
+def phase_round2(ctx: Context) -> None:
+    """Full depth: counter-queries per sub-question (and gap-fill) as a second round."""
+    plans = load_plan(ctx.brief)
+    if ctx.limits.rounds < 2:
+        ctx.mark_incomplete(BY_NAME["round2"].skip_reason("round-cap"))
+        write_phase(ctx.brief, "round2", RoundRecord(round=2))
+        return
+    counters: dict[str, list[str]] = {}
+    for sq in plans:
+        ctx.budget.charge_call(ctx.reasoner.price)
+        counters[sq.id] = list(ctx.reasoner.counter_queries(sq))[: turn_cap(sq, ctx.limits)]
+    reports = _cast(ctx, plans, 2, lambda sq: counters[sq.id])
+    write_phase(ctx.brief, "round2", RoundRecord(round=2, workers=reports))
+    rows = _normalize_reports(ctx, brief_rows(ctx.brief), reports, 2)
+    _write_sources(ctx.brief, rows)
+    _update_counters(
+        ctx.brief,
+        rounds=2,
+        counter_queries_per_sub_question={r.id: len(r.queries) for r in reports},
+        distinct_sources=len(rows),
+    )
+
+
+def _update_counters(brief: Brief, **values: object) -> None:
+    """Record work counters in trace.json (under the brief's lock, like every trace write)."""
+    with brief.lock():
+        trace = load_trace_or_empty(brief)
+        counters = trace.counters.model_copy(update=values)
+        atomic_write_json(
+            brief.trace_path, model_dump(trace.model_copy(update={"counters": counters}))
+        )
+
+
+# --- normalize ------------------------------------------------------------------------------
+
+
+def brief_rows(brief: Brief) -> list[SourceRow]:
+    return brief.load_sources() if brief.sources_path.exists() else []
+
+
+def _worker_reports(brief: Brief, phase: str) -> list[WorkerRecord]:
+    record = read_record(brief, phase, RoundRecord)
+    return record.workers if record is not None else []
+
+
+def _normalize_reports(
+    ctx: Context, rows: list[SourceRow], reports: Sequence[WorkerRecord], round_: int
+) -> list[SourceRow]:
+    owners: dict[str, str] = {}
+    for report in reports:
+        owners |= report.owners
+        if not report.sources:
+            continue
+        result = merge_sources(report.sources, existing=rows, sub_question=report.id, round=round_)
+        for rejection in result.rejections:
+            ctx.progress("normalize", f"rejected: {rejection.describe()}")
+        rows = result.rows
+    # The normalizer computes owner from the web domain; a local document's owner is declared
+    # by its adapter (author or top-level folder), which is what independence must compare.
+    return [
+        row.model_copy(update={"owner": owners[row.url]}) if owners.get(row.url) else row
+        for row in rows
+    ]
+
+
+def _write_sources(brief: Brief, rows: Sequence[SourceRow]) -> None:
+    with brief.lock():
+        atomic_write_text(
+            brief.sources_path,
+            "".join(json.dumps(model_dump(row), ensure_ascii=False) + "\n" for row in rows),
+        )
+
+
+def phase_normalize(ctx: Context) -> None:
+    reports = _worker_reports(ctx.brief, "cast")
+    rows = _normalize_reports(ctx, [], reports, 1)
+    # No document at all is an answer too: the brief goes on to say "not found" per
+    # sub-question (the claims phase records it), with every gate run on the empty set.
+    _write_sources(ctx.brief, rows)
+    _update_counters(
+        ctx.brief,
+        queries_per_sub_question={r.id: len(r.queries) for r in reports},
+        round1_fetches=min(sum(r.fetches for r in reports), len(ctx.brief.load_fetch_log())),
+        distinct_sources=len(rows),
+        rounds=1,
+    )
+    ctx.progress("normalize", f"{len(rows)} source(s) in sources.jsonl")
+
+
+# --- claims ---------------------------------------------------------------------------------
+
+
+def _claim_key(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def finders_of(reports: Sequence[WorkerRecord]) -> dict[str, list[str]]:
+    """Claim key → every sub-question whose worker found it, in plan order."""
+    found: dict[str, list[str]] = {}
+    for report in reports:
+        for source in report.sources:
+            for finding in source.findings:
+                finders = found.setdefault(_claim_key(finding.claim), [])
+                if report.id not in finders:
+                    finders.append(report.id)
+    return found
+
+
+def build_claims(
+    rows: Sequence[SourceRow], limit: int, finders: dict[str, list[str]] | None = None
+) -> list[Claim]:
+    """One claim per distinct finding claim; every source offering it supports it.
+
+    A claim found by several sub-questions goes to the one holding the fewest claims so far
+    (plan order breaks ties): each sub-question that found something reports something, rather
+    than the first one taking every shared finding and the rest reading as gaps.
+    """
+    grouped: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        for finding in row.findings:
+            key = _claim_key(finding.claim)
+            entry = grouped.setdefault(
+                key,
+                {
+                    "claim": finding.claim,
+                    "finders": list((finders or {}).get(key) or row.sub_questions[:1]),
+                    "supporting": [],
+                    "findings": [],
+                    "importance": finding.importance,
+                },
+            )
+            if row.id not in entry["supporting"]:
+                entry["supporting"].append(row.id)
+            entry["findings"].append(finding.id)
+    ordered = sorted(grouped.values(), key=lambda e: -len(e["supporting"]))[:limit]
+    held: dict[str, int] = {}
+    claims = []
+    for number, e in enumerate(ordered, start=1):
+        # min keeps the first of equals: plan order breaks ties.
+        sq = min(e["finders"], key=lambda s: held.get(s, 0), default=None)
+        if sq is not None:
+            held[sq] = held.get(sq, 0) + 1
+        claims.append(
+            Claim(
+                id=f"C{number}",
+                claim=e["claim"],
+                sq=sq,
+                supporting=e["supporting"],
+                findings=e["findings"],
+                importance=e["importance"],
+            )
+        )
+    return claims
+
+
+def _gaps(ctx: Context, reports: Sequence[WorkerRecord]) -> list[str]:
+    gaps = []
+    for report in reports:
+        if not report.findings():
+            gaps.append(
+                f"{NOT_FOUND}{report.id}: no passage in {ctx.adapter.name} answers it "
+                f"after {len(report.queries)} search(es)"
+            )
+    gaps += [f"{INCOMPLETE}{reason}" for reason in ctx.state.incomplete]
+    return gaps
+
+
+def phase_claims(ctx: Context) -> None:
+    rows = brief_rows(ctx.brief)
+    reports = _worker_reports(ctx.brief, "cast") + _worker_reports(ctx.brief, "round2")
+    claims = build_claims(rows, ctx.limits.claims, finders_of(reports))
+    document = ctx.brief.load_claims()
+    gaps = _gaps(ctx, _worker_reports(ctx.brief, "cast"))
+    updated = document.model_copy(update={"claims": claims, "coverage_gaps": gaps})
+    with ctx.brief.lock():
+        atomic_write_text(
+            ctx.brief.claims_path, updated.model_dump_json(by_alias=True, indent=2) + "\n"
+        )
+    ctx.progress("claims", f"{len(claims)} candidate claim(s)")
+    live = ctx.live()
+    if live is not None:
+        live.claims(len(claims))
+
+
+# --- the gates (library functions) ----------------------------------------------------------
+
+
+def phase_trace(ctx: Context) -> None:
+    report = run_trace(TraceOptions(brief=ctx.brief.root))
+    summary = report.as_dict()
+    ctx.progress(
+        "trace",
+        f"{summary['supported']}/{summary['total_cites_checked']} citation(s) "
+        f"traced to retained text; {len(report.violations)} violation(s)",
+    )
+
+
+def phase_panel(ctx: Context) -> None:
+    from deep_research.decide.votes import apply_votes
+
+    document = ctx.brief.load_claims()
+    candidates = [c for c in document.claims if c.support_class == "Supported"]
+    raw: dict[str, list[object]] = {}
+    skipped: str | None = None
+    try:
+        for claim in candidates:
+            evidence = [
+                EvidenceText(e.source, e.quote)
+                for e in claim.evidence
+                if e.checks.outcome == "supported"
+            ]
+            ctx.budget.charge_call(ctx.reasoner.price)
+            votes = ctx.reasoner.judge(claim, evidence)
+            if isinstance(votes, Skipped):
+                skipped = votes.reason
+                break
+            raw[claim.id] = [v.model_dump(by_alias=True) for v in votes[:3]]
+    except CapReached as exc:
+        ctx.mark_incomplete(f"panel stopped by cap {exc.cap}")
+    trace = load_trace_or_empty(ctx.brief)
+    if skipped is not None or not raw:
+        reason = skipped or BY_NAME["panel"].skip_reason("no-supported-claim")
+        write_phase(ctx.brief, "panel", SkipRecord(skipped=reason))
+        ctx.progress("panel", f"skipped: {reason}")
+        return
+    updated = apply_votes(document, raw, ctx.settings)
+    with ctx.brief.lock():
+        save(ctx.brief, updated, record_phase(trace, "votes", {"raw": raw}, ctx.settings))
+    ctx.progress("panel", f"{len(raw)} claim(s) judged")
+
+
+def phase_triangulate(ctx: Context) -> None:
+    from deep_research.decide.triangulate import run_triangulate
+
+    report = run_triangulate(ctx.brief.root, ctx.settings)
+    ctx.progress(
+        "triangulate",
+        f"τ {report.tau}; {report.claims} claim(s) kept, {len(report.stripped)} stripped",
+    )
+
+
+def phase_refetch(ctx: Context) -> None:
+    if not ctx.adapter.is_web():
+        reason = BY_NAME["refetch"].skip_reason("local-corpus")
+        write_phase(ctx.brief, "run.refetch", SkipRecord(skipped=reason))
+        return
+    from deep_research.decide.refetch import run_refetch
+
+    report = run_refetch(ctx.brief.root)
+    ctx.progress("refetch", f"pass rate {report.pass_rate}")
+
+
+def phase_ciber(ctx: Context) -> None:
+    from deep_research.decide.ciber import run_ciber_apply, skip_problem
+
+    document = ctx.brief.load_claims()
+    if "ciber" in load_trace_or_empty(ctx.brief).phases or document.ciber_passed is not None:
+        # A run killed after CIBER was applied but before this phase was checkpointed: the gate
+        # takes one diagnosis per brief and refuses a second, and the first one stands.
+        ctx.progress("ciber", "already applied before the interruption")
+        return
+    phase = BY_NAME["ciber"]
+    if ctx.state.depth == "quick":
+        reason = phase.skip_reason("depth-quick")
+        run_ciber_apply(ctx.brief.root, None, reason, ctx.settings)
+        ctx.progress("ciber", f"skipped: {reason}")
+        return
+    # The gate decides whether the skip is valid; only a valid one is taken.
+    reason = phase.skip_reason("insufficient-high-confidence-claims")
+    if skip_problem(reason, document, ctx.settings) is None:
+        run_ciber_apply(ctx.brief.root, None, reason, ctx.settings)
+        ctx.progress("ciber", f"skipped: {reason}")
+        return
+    high = [c for c in document.claims if c.confidence == "high"][:10]
+    ctx.budget.charge_call(ctx.reasoner.price)
+    output = ctx.reasoner.reframe(high)
+    if isinstance(output, Skipped):
+        # Not a valid skip at full depth: the verdict holds the brief (rule 3), as it should.
+        write_phase(ctx.brief, "run.ciber", {"not_run": output.reason})
+        ctx.progress("ciber", f"not run: {output.reason}")
+        return
+    path = ctx.brief.root / ".ciber-input.json"
+    atomic_write_json(path, output.model_dump(mode="json"))
+    try:
+        run_ciber_apply(ctx.brief.root, path, None, ctx.settings)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def phase_synthesize(ctx: Context) -> None:
+    document = ctx.brief.load_claims()
+    emitted = emitted_claims(document)
+    cited = [CitedClaim(c.id, c.claim, c.sq, tuple(c.supporting)) for c in emitted]
+    order = {
+        str(sq.get("id")): i for i, sq in enumerate(document.sub_questions) if isinstance(sq, dict)
+    }
+    cited.sort(key=lambda c: (order.get(c.sq or "", len(order)), int(c.id[1:])))
+    ctx.budget.charge_call(ctx.reasoner.price)
+    text = ctx.reasoner.synthesize(ctx.state.question, cited)
+    gaps = [g for g in document.coverage_gaps if not g.startswith(INCOMPLETE)]
+    gaps += [f"{INCOMPLETE}{reason}" for reason in ctx.state.incomplete]
+    updated = document.model_copy(update={"synthesis": text, "coverage_gaps": gaps})
+    trace = load_trace_or_empty(ctx.brief)
+    elapsed = ctx.state.wall_clock_seconds + (time.monotonic() - ctx.started)
+    trace = trace.model_copy(
+        update={
+            "counters": trace.counters.model_copy(update={"wall_clock_seconds": round(elapsed, 3)})
+        }
+    )
+    with ctx.brief.lock():
+        save(ctx.brief, updated, trace)
+    ctx.progress("synthesize", f"digest of {len(cited)} verified claim(s) by {ctx.reasoner.name}")
+
+
+def phase_verdict(ctx: Context) -> None:
+    from deep_research.decide.verdict import run_verdict
+
+    report = run_verdict(ctx.brief.root, ctx.settings)
+    ctx.progress("verdict", report.verdict)
+
+
+def phase_render(ctx: Context) -> None:
+    from deep_research.render import run_render
+
+    document = ctx.brief.load_claims()
+    if document.verdict == "FAIL":
+        reason = BY_NAME["render"].skip_reason("verdict-fail")
+        ctx.progress("render", f"{reason} (deep-research render --force)")
+        return
+    run_render(ctx.brief.root, force=False, write=True)
+    ctx.progress("render", str(ctx.brief.root / "report.md"))
+
+
+PHASE_FUNCTIONS: dict[str, Callable[[Context], None]] = {
+    "plan": phase_plan,
+    "cast": phase_cast,
+    "normalize": phase_normalize,
+    "round2": phase_round2,
+    "claims": phase_claims,
+    "trace": phase_trace,
+    "panel": phase_panel,
+    "triangulate": phase_triangulate,
+    "refetch": phase_refetch,
+    "ciber": phase_ciber,
+    "synthesize": phase_synthesize,
+    "verdict": phase_verdict,
+    "render": phase_render,
+}
