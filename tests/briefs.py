@@ -8,11 +8,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from conftest import FIXTURES
+from conftest import FIXTURES, REPO
+from deep_research.brief import Brief
+from deep_research.decide.ciber import run_ciber_apply
+from deep_research.decide.triangulate import run_triangulate
+from deep_research.decide.verdict import run_verdict
+from deep_research.decide.votes import run_votes
+from deep_research.gates.locate import locate
+from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
+from deep_research.schemas import validate_brief
+from deep_research.settings import Settings
 
 FetchOutcome = Literal["ok", "error", "refused", "never"]
 
@@ -215,10 +226,6 @@ def ready_trace(**counters: Any) -> dict[str, Any]:
 
 def run_gates_before_verdict(root: Path, settings: Any, *, ciber: bool = True) -> Path:
     """Trace, triangulate and (clean) CIBER over a written brief: what precedes the verdict."""
-    from deep_research.decide.ciber import run_ciber_apply
-    from deep_research.decide.triangulate import run_triangulate
-    from deep_research.gates.trace import TraceOptions, run_trace
-
     run_trace(TraceOptions(brief=root))
     run_triangulate(root, settings)
     if ciber:
@@ -226,3 +233,58 @@ def run_gates_before_verdict(root: Path, settings: Any, *, ciber: bool = True) -
         clean.write_text(json.dumps({"ciber_passed": True, "consistency_failures": []}))
         run_ciber_apply(root, clean, None, settings)
     return root
+
+
+# --- briefs several test modules build ----------------------------------------------------
+
+SETTINGS = Settings()
+Edit = Callable[[dict[str, Any], dict[str, Any]], None]  # (claims.json, trace.json) in place
+EXAMPLE = REPO / "examples" / "heat-pumps"
+
+
+def build(root: Path, *, ciber: bool = True, **document: Any) -> Path:
+    """The full-depth brief that passes every gate, after trace, triangulate and CIBER."""
+    write_brief(
+        root,
+        ready_pages(),
+        ready_claims(),
+        document=ready_document() | document,
+        trace=ready_trace(),
+    )
+    return run_gates_before_verdict(root, SETTINGS, ciber=ciber)
+
+
+def edit(root: Path, change: Edit) -> None:
+    claims = read_claims(root)
+    trace = json.loads((root / "trace.json").read_text())
+    change(claims, trace)
+    (root / "claims.json").write_text(json.dumps(claims))
+    (root / "trace.json").write_text(json.dumps(trace))
+
+
+def build_example(tmp_path: Path) -> Path:
+    """The example brief through the whole chain, from its committed inputs."""
+    root = tmp_path / "brief"
+    shutil.copytree(EXAMPLE / "brief", root)
+    run_trace(TraceOptions(brief=root))
+    run_votes(root, EXAMPLE / "votes.json", SETTINGS)
+    run_triangulate(root, SETTINGS)
+    run_ciber_apply(root, EXAMPLE / "ciber.json", None, SETTINGS)
+    run_verdict(root, SETTINGS)
+    return root
+
+
+def assert_verified(brief: Path) -> None:
+    """A valid brief whose every emitted claim's quote is located in the retained text."""
+    report = validate_brief(brief)
+    assert report.ok, report.problems
+    b = Brief(brief)
+    document = b.load_claims()
+    rows = {row.id: row for row in b.load_sources()}
+    for claim in emitted_claims(document):
+        assert claim.support_class == "Supported"
+        assert claim.evidence
+        for item in claim.evidence:
+            text = b.read_corpus(rows[item.source].content_hash or "")
+            found = locate(item.quote, text)
+            assert found is not None and found.end - found.start >= 40

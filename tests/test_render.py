@@ -5,22 +5,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
+from briefs import build, build_example, edit
 from conftest import REPO
 from deep_research.brief import Brief
 from deep_research.cli import main
-from deep_research.decide.ciber import run_ciber_apply
-from deep_research.decide.triangulate import run_triangulate
 from deep_research.decide.verdict import run_verdict
-from deep_research.decide.votes import run_votes
-from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.render import Side, better_supported, render_brief, run_render
 from deep_research.settings import Settings
-from test_verdict import build, edit
 
 EXAMPLE = REPO / "examples" / "heat-pumps"
 SETTINGS = Settings()
@@ -34,18 +29,6 @@ SECTIONS = [
     "Stripped claims",
     "Sources",
 ]
-
-
-def build_example(tmp_path: Path) -> Path:
-    """The example brief through the whole chain, from its committed inputs."""
-    root = tmp_path / "brief"
-    shutil.copytree(EXAMPLE / "brief", root)
-    run_trace(TraceOptions(brief=root))
-    run_votes(root, EXAMPLE / "votes.json", SETTINGS)
-    run_triangulate(root, SETTINGS)
-    run_ciber_apply(root, EXAMPLE / "ciber.json", None, SETTINGS)
-    run_verdict(root, SETTINGS)
-    return root
 
 
 @pytest.fixture(scope="module")

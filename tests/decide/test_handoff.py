@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from briefs import build, build_example, edit
 from deep_research.cli import main
-from test_render import build_example
-from test_verdict import build, edit
 
 
 @pytest.fixture(scope="module")

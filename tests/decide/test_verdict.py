@@ -11,13 +11,15 @@ import pytest
 
 from briefs import (
     AGENCY_SALES_QUOTE,
+    Edit,
+    build,
+    edit,
     full_counters,
     read_claims,
     ready_claims,
     ready_document,
     ready_pages,
     ready_trace,
-    run_gates_before_verdict,
     write_brief,
 )
 from deep_research.brief import Brief
@@ -28,27 +30,6 @@ from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.settings import Settings
 
 SETTINGS = Settings()
-Edit = Callable[[dict[str, Any], dict[str, Any]], None]  # (claims.json, trace.json) in place
-
-
-def build(root: Path, *, ciber: bool = True, **document: Any) -> Path:
-    """The full-depth brief that passes every gate, after trace, triangulate and CIBER."""
-    write_brief(
-        root,
-        ready_pages(),
-        ready_claims(),
-        document=ready_document() | document,
-        trace=ready_trace(),
-    )
-    return run_gates_before_verdict(root, SETTINGS, ciber=ciber)
-
-
-def edit(root: Path, change: Edit) -> None:
-    claims = read_claims(root)
-    trace = json.loads((root / "trace.json").read_text())
-    change(claims, trace)
-    (root / "claims.json").write_text(json.dumps(claims))
-    (root / "trace.json").write_text(json.dumps(trace))
 
 
 def verdict(root: Path) -> tuple[str, list[str]]:

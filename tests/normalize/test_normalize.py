@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import deep_research.normalize_io as normalize_io
+from conftest import FIXTURES, REPO
 from deep_research.brief import model_dump
 from deep_research.cli import main
 from deep_research.errors import InputError, SchemaViolation, UnreadableInput
@@ -37,8 +38,7 @@ from deep_research.normalize import (
 from deep_research.normalize_io import NormalizeOptions, run_normalize
 from deep_research.urls import registrable_domain
 
-REPO = Path(__file__).resolve().parents[1]
-DRIFT = Path(__file__).resolve().parent / "fixtures" / "drift"
+DRIFT = FIXTURES / "drift"
 CASES: list[dict[str, Any]] = json.loads((DRIFT / "cases.json").read_text(encoding="utf-8"))[
     "cases"
 ]

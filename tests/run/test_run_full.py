@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from briefs import assert_verified
 from conftest import REPO
 from deep_research.brief import Brief, slugify
 from deep_research.gates.trace import emitted_claims
@@ -28,7 +29,6 @@ from deep_research.run.localcorpus import open_corpus
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings, load_settings
 from fakereasoner import PanelReasoner
-from test_runner import _assert_verified
 
 QUESTION = "How are chained comparisons evaluated?"
 ONCE = "A chained comparison evaluates each operand at most once."
@@ -170,7 +170,7 @@ def test_full_depth_reaches_ready_with_panel_and_ciber_applied(whole: RunResult)
     assert trace["counters"]["rounds"] == 2
     assert trace["counters"]["counter_queries_per_sub_question"] == {"sq1": 1, "sq2": 1}
     assert read_phase(brief, "run")["completed"] == list(PHASES_FULL)
-    _assert_verified(whole.brief)
+    assert_verified(whole.brief)
 
 
 def test_ciber_failure_makes_the_full_brief_partial(docs: Path, tmp_path: Path) -> None:
@@ -213,7 +213,7 @@ def test_full_run_stopped_after_any_phase_resumes_to_the_same_verdict(
         whole.claims,
         whole.stripped,
     )
-    _assert_verified(resumed.brief)
+    assert_verified(resumed.brief)
 
 
 # --- a real process, killed mid-phase --------------------------------------------------------
@@ -221,7 +221,7 @@ def test_full_run_stopped_after_any_phase_resumes_to_the_same_verdict(
 CHILD = """
 import sys
 from pathlib import Path
-sys.path.insert(0, sys.argv[3])
+sys.path[:0] = [sys.argv[3], str(Path(sys.argv[3]) / "run")]
 import test_run_full as t
 t.run_full(Path(sys.argv[1]), Path(sys.argv[2]))
 """
@@ -260,7 +260,7 @@ def test_killed_mid_phase_at_full_depth_resumes_to_the_same_verdict(
         whole.claims,
         whole.stripped,
     )
-    _assert_verified(resumed.brief)
+    assert_verified(resumed.brief)
 
 
 @pytest.mark.parametrize("phase", ["panel", "ciber", "synthesize"])

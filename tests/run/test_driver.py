@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from briefs import assert_verified
 from conftest import REPO
 from deep_research.brief import Brief, slugify
 from deep_research.cli import main
 from deep_research.errors import BriefBusy, InputError
-from deep_research.gates.locate import locate
 from deep_research.gates.trace import emitted_claims
 from deep_research.models import SourceRow
 from deep_research.run.checkpoint import read_phase
@@ -60,22 +60,6 @@ def _run(
     )
 
 
-def _assert_verified(brief: Path) -> None:
-    """A valid brief whose every emitted claim's quote is located in the retained text."""
-    report = validate_brief(brief)
-    assert report.ok, report.problems
-    b = Brief(brief)
-    document = b.load_claims()
-    rows = {row.id: row for row in b.load_sources()}
-    for claim in emitted_claims(document):
-        assert claim.support_class == "Supported"
-        assert claim.evidence
-        for item in claim.evidence:
-            text = b.read_corpus(rows[item.source].content_hash or "")
-            found = locate(item.quote, text)
-            assert found is not None and found.end - found.start >= 40
-
-
 # --- the README command ------------------------------------------------------------------------
 
 
@@ -103,7 +87,7 @@ def test_readme_command_end_to_end(
     assert "verdict:" in out.out
     assert f"report: state/briefs/{slugify(QUESTION)}/report.md" in out.out
     assert "[" in out.err and "render" in out.err  # progress lines go to stderr
-    _assert_verified(brief)
+    assert_verified(brief)
     document = Brief(brief).load_claims()
     # One publisher (the Python docs) is one voice: τ is 0. At quick depth that is reported
     # beside the verdict, which stays PARTIAL_QUICK (PARTIAL presumes the adversarial round).
@@ -181,7 +165,7 @@ def test_plan_asking_for_50_workers_and_ten_million_searches_is_clamped(tmp_path
     assert all(sq["max_searches"] == MAX_SEARCHES_PER_WORKER for sq in plan["sub_questions"])
     for worker in _workers(result.brief):
         assert len(worker["queries"]) == MAX_SEARCHES_PER_WORKER  # type: ignore[arg-type]
-    _assert_verified(result.brief)
+    assert_verified(result.brief)
 
 
 def test_cost_cap_below_plan_returns_partial_all_supported_brief(tmp_path: Path) -> None:
@@ -204,7 +188,7 @@ def test_cost_cap_below_plan_returns_partial_all_supported_brief(tmp_path: Path)
     )
     assert result.spend["usd"] <= 2.0
     assert emitted_claims(document)
-    _assert_verified(result.brief)
+    assert_verified(result.brief)
 
 
 def test_cost_cap_below_one_worker_is_refused_before_any_fan_out(tmp_path: Path) -> None:
@@ -227,7 +211,7 @@ def test_reasoner_that_never_stops_is_stopped_by_the_turn_cap(tmp_path: Path) ->
         reason.startswith("rule I → PARTIAL: run incomplete: sq1 complete: false")
         for reason in result.reasons
     )
-    _assert_verified(result.brief)
+    assert_verified(result.brief)
 
 
 def test_honest_reasoner_is_not_cut_short(tmp_path: Path) -> None:
@@ -255,7 +239,7 @@ def test_question_without_answer_stops_with_explicit_not_found(tmp_path: Path) -
     assert document.synthesis is not None and not emitted_claims(document)
     # An empty brief is never a usable answer, however cleanly its gates ran.
     assert result.verdict == "HOLD" and result.reasons[0].startswith("rule E")
-    _assert_verified(result.brief)
+    assert_verified(result.brief)
 
 
 def test_corpus_without_any_matching_document_gives_a_not_found_brief(
@@ -283,7 +267,7 @@ def test_corpus_without_any_matching_document_gives_a_not_found_brief(
     assert summary["not_found"] and all("no passage" in gap for gap in summary["not_found"])
     assert summary["report"] is not None
     assert "top quark" in Path(summary["report"]).read_text(encoding="utf-8")
-    _assert_verified(Path(summary["brief"]))
+    assert_verified(Path(summary["brief"]))
 
 
 def test_wedged_worker_becomes_incomplete_at_the_shared_deadline(tmp_path: Path) -> None:
@@ -301,7 +285,7 @@ def test_wedged_worker_becomes_incomplete_at_the_shared_deadline(tmp_path: Path)
     assert "deadline" in str(workers["sq2"]["reason"])
     assert workers["sq1"]["complete"] is True
     assert any("sq2 complete: false" in reason for reason in result.incomplete)
-    _assert_verified(result.brief)
+    assert_verified(result.brief)
 
 
 # --- checkpoints and resume ------------------------------------------------------------------
@@ -338,7 +322,7 @@ def test_killed_after_any_phase_validates_and_resumes_to_the_same_verdict(
     )
     assert resumed.verdict == whole.verdict
     assert resumed.claims == whole.claims
-    _assert_verified(resumed.brief)
+    assert_verified(resumed.brief)
 
 
 def test_unfinished_run_needs_resume_or_refresh(tmp_path: Path) -> None:
