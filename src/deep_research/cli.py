@@ -247,7 +247,10 @@ def _cmd_triangulate(args: argparse.Namespace) -> int:
 def _cmd_votes(args: argparse.Namespace) -> int:
     from deep_research.decide.votes import run_votes
 
-    _print_json(run_votes(Path(args.brief), Path(args.input), _settings(args)))
+    result = run_votes(Path(args.brief), Path(args.input), _settings(args))
+    _print_json(result)
+    for item in result["discarded"]:
+        print(f"discarded: {item['claim']} vote {item['vote']}: {item['reason']}", file=sys.stderr)
     return EXIT_OK
 
 

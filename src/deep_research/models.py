@@ -449,7 +449,7 @@ class SkepticVote(Strict):
 
     refuted: bool
     evidence: str
-    confidence: Score
+    confidence: Score = Field(description="a number from 0 (a guess) to 1 (certain)")
     counter_source: str | None = Field(default=None, alias="counterSource")
 
 

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import json
+import re
 from itertools import product
 from pathlib import Path
 
 import pytest
 
 from briefs import PageSpec, page, read_claims, write_brief
+from conftest import REPO
+from deep_research.cli import main
 from deep_research.decide.votes import (
     ABSTAIN,
     REFUTE,
     UPHOLD,
+    discarded_votes,
     outcome,
     panel,
     parse_vote,
+    read_vote,
     run_votes,
     settled,
     tally,
@@ -23,6 +28,7 @@ from deep_research.decide.votes import (
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.models import VoteRecord
+from deep_research.schemas import validator
 from deep_research.settings import Settings
 
 SETTINGS = Settings()
@@ -117,6 +123,44 @@ def test_parse_vote(raw: object, status: str, refuted: bool | None) -> None:
         assert 0.0 <= vote.confidence <= 1.0
 
 
+def _contract_example() -> dict[str, object]:
+    """The vote agents/skeptic.md tells the skeptic to return."""
+    text = (REPO / "agents" / "skeptic.md").read_text(encoding="utf-8")
+    found = re.search(r"`(\{\"refuted\".*?\})`", text, re.DOTALL)
+    assert found is not None, "agents/skeptic.md shows no vote"
+    value: dict[str, object] = json.loads(found.group(1))
+    return value
+
+
+def test_the_contract_example_is_a_vote_that_counts() -> None:
+    example = _contract_example()
+    assert not list(validator("skeptic-vote").iter_errors(example))
+    vote, reason = read_vote(example)
+    assert reason is None and vote.status == "valid" and vote.refuted is True
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (
+            {"refuted": False, "evidence": "as quoted", "confidence": "high"},
+            "confidence: Input should be a valid number",
+        ),
+        ({"refuted": False, "confidence": 0.5}, "evidence: Field required"),
+        (
+            {"refuted": False, "evidence": "", "confidence": 0.5, "claim_id": "C1"},
+            "claim_id: Extra inputs are not permitted",
+        ),
+        (None, "null: the skeptic returned no vote"),
+        ({"error": "timeout"}, "the skeptic call errored: timeout"),
+        (["refuted"], "not a JSON object but list"),
+    ],
+)
+def test_a_vote_not_counted_says_why(raw: object, reason: str) -> None:
+    vote, why = read_vote(raw)
+    assert vote.status == "abstained" and why is not None and why.startswith(reason)
+
+
 def test_panel_reads_at_most_panel_size_votes() -> None:
     refute = {"refuted": True, "evidence": "", "confidence": 1}
     uphold = {"refuted": False, "evidence": "", "confidence": 1}
@@ -163,6 +207,38 @@ def test_votes_are_recorded_per_claim(tmp_path: Path) -> None:
     assert claim["votes"]["outcome"] == "unverified" and claim["votes"]["tally"] == "0-1"
     trace = json.loads((root / "trace.json").read_text())
     assert trace["phases"]["votes"]["raw"]["C1"][2] == {"error": "500"}
+    assert [(d["vote"], d["reason"]) for d in summary["discarded"]] == [
+        (1, "null: the skeptic returned no vote"),
+        (3, "the skeptic call errored: 500"),
+    ]
+    assert trace["phases"]["votes"]["discarded"] == summary["discarded"]
+
+
+def test_word_confidences_are_reported_not_silently_abstained(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Votes shaped like an older skeptic contract ("confidence": "high"): none of them counts,
+    # and the command says so for each one, in its result and on stderr.
+    root = _brief(tmp_path)
+    worded = {"refuted": False, "evidence": "the page states it", "confidence": "high"}
+    votes = tmp_path / "votes.json"
+    votes.write_text(json.dumps({"C1": [worded, worded]}))
+    capsys.readouterr()
+    assert main(["votes", str(root), "--input", str(votes)]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert result["outcomes"] == {"C1": "unverified"}
+    assert [d["vote"] for d in result["discarded"]] == [1, 2]
+    lines = captured.err.splitlines()
+    assert len(lines) == 2 and all(
+        line.startswith("discarded: C1 vote ") and "confidence" in line for line in lines
+    )
+
+
+def test_votes_beyond_the_panel_size_are_reported() -> None:
+    uphold = {"refuted": False, "evidence": "", "confidence": 1}
+    found = discarded_votes({"C1": [uphold] * 4}, SETTINGS)
+    assert [d.line() for d in found] == ["C1 vote 4: beyond panel_size (3): not read"]
 
 
 @pytest.mark.parametrize(

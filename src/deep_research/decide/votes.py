@@ -1,7 +1,9 @@
 """The skeptic panel: up to three votes per claim, aggregated by code (docs/contracts.md §7).
 
 A vote that errored or is malformed abstains — an infrastructure failure is never evidence, so
-it neither refutes nor confirms. With ``k`` = ``kill_votes`` and ``v`` = ``survive_valid_votes``:
+it neither refutes nor confirms — and every vote not counted is reported with the reason: a
+panel whose votes all abstain in silence looks exactly like one that ran. With ``k`` =
+``kill_votes`` and ``v`` = ``survive_valid_votes``:
 
 * **killed** iff at least ``k`` valid votes refute;
 * **survives** iff at least ``v`` votes are valid and fewer than ``k`` refute;
@@ -16,6 +18,7 @@ may go to the panel: the panel must never be what "confirms" an untraceable quot
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -39,27 +42,42 @@ UPHOLD = VoteRecord(refuted=False, status="valid")
 ABSTAIN = VoteRecord(status="abstained")
 
 
-def parse_vote(raw: object) -> VoteRecord:
-    """One vote as cast; anything that is not a well-formed vote abstains."""
-    if not isinstance(raw, Mapping) or "error" in raw:
-        return ABSTAIN
+def read_vote(raw: object) -> tuple[VoteRecord, str | None]:
+    """One vote as cast, and why it abstains (None when it counts)."""
+    if raw is None:
+        return ABSTAIN, "null: the skeptic returned no vote"
+    if not isinstance(raw, Mapping):
+        return ABSTAIN, f"not a JSON object but {type(raw).__name__}"
+    if "error" in raw:
+        return ABSTAIN, f"the skeptic call errored: {str(raw['error'])[:200]}"
     payload = dict(raw)
-    if isinstance(payload.get("confidence"), int | float):
+    confidence = payload.get("confidence")
+    if isinstance(confidence, int | float) and not isinstance(confidence, bool):
         # A model-provided number is clamped, not trusted: confidence lives in [0, 1].
-        payload["confidence"] = min(1.0, max(0.0, float(payload["confidence"])))
+        payload["confidence"] = min(1.0, max(0.0, float(confidence)))
     if isinstance(payload.get("evidence"), str):
         payload["evidence"] = payload["evidence"][:MAX_EVIDENCE_CHARS]
     try:
         vote = SkepticVote.model_validate(payload)
-    except ValidationError:
-        return ABSTAIN
-    return VoteRecord(
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "vote"
+        given = f" (got {first['input']!r:.60})" if first["type"] != "missing" else ""
+        hint = " — a number from 0 to 1" if field == "confidence" else ""
+        return ABSTAIN, f"{field}: {first['msg']}{given}{hint}"
+    record = VoteRecord(
         refuted=vote.refuted,
         evidence=vote.evidence,
         confidence=vote.confidence,
         counter_source=vote.counter_source,
         status="valid",
     )
+    return record, None
+
+
+def parse_vote(raw: object) -> VoteRecord:
+    """One vote as cast; anything that is not a well-formed vote abstains."""
+    return read_vote(raw)[0]
 
 
 def outcome(votes: Sequence[VoteRecord], settings: Settings) -> Outcome:
@@ -93,6 +111,36 @@ def panel(raw_votes: Sequence[object], settings: Settings) -> Votes:
     """Aggregate the votes cast for one claim (at most ``panel_size`` are read)."""
     records = [parse_vote(raw) for raw in raw_votes[: settings.panel_size]]
     return Votes(tally=tally(records), outcome=outcome(records, settings), records=records)
+
+
+@dataclass(frozen=True)
+class Discarded:
+    """A vote that was cast but not counted, and why (``vote`` counts from 1)."""
+
+    claim: str
+    vote: int
+    reason: str
+
+    def line(self) -> str:
+        return f"{self.claim} vote {self.vote}: {self.reason}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"claim": self.claim, "vote": self.vote, "reason": self.reason}
+
+
+def discarded_votes(raw: Mapping[str, Sequence[object]], settings: Settings) -> list[Discarded]:
+    """Every vote in ``raw`` that does not count, each with its reason."""
+    found = []
+    for claim_id, votes in raw.items():
+        for number, vote in enumerate(votes, start=1):
+            reason = (
+                f"beyond panel_size ({settings.panel_size}): not read"
+                if number > settings.panel_size
+                else read_vote(vote)[1]
+            )
+            if reason is not None:
+                found.append(Discarded(claim_id, number, reason))
+    return found
 
 
 # --- recording a panel's votes in a brief ---------------------------------------------------
@@ -145,7 +193,8 @@ def run_votes(root: Path, input_path: Path, settings: Settings) -> dict[str, Any
     summary: dict[str, int] = {
         name: sum(1 for o in outcomes.values() if o == name) for name in OUTCOMES
     }
-    entry: dict[str, Any] = {"raw": raw, "outcomes": outcomes, **summary}
+    discarded = [item.as_dict() for item in discarded_votes(raw, settings)]
+    entry: dict[str, Any] = {"raw": raw, "outcomes": outcomes, **summary, "discarded": discarded}
     with brief.lock():
         save(brief, updated, record_phase(trace, "votes", entry, settings))
-    return {"outcomes": outcomes, **summary}
+    return {"outcomes": outcomes, **summary, "discarded": discarded}
