@@ -130,6 +130,35 @@ def atomic_write_json(path: Path, value: Any) -> None:
     atomic_write_text(path, dump_json(value))
 
 
+# --- JSON Lines -----------------------------------------------------------------------------
+
+#: Line boundaries of ``str.splitlines()`` that JSON leaves raw inside a string. The others
+#: (\r, \x0b, \x0c, \x1c–\x1e) are control characters every JSON encoder escapes already. A raw
+#: one would split a record for any reader that splits lines the way Python does.
+_RAW_LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def escape_line_breaks(json_text: str) -> str:
+    """``json_text`` with every raw line boundary escaped; the JSON value is unchanged, because
+    outside a string these characters are not valid JSON at all."""
+    return json_text.translate(_RAW_LINE_BREAKS)
+
+
+def jsonl_line(value: Any, *, sort_keys: bool = False) -> str:
+    """The one JSON Lines record style: compact UTF-8 JSON on exactly one line, newline-ended.
+
+    Every ``.jsonl`` artifact is written through here (or :func:`escape_line_breaks` for JSON
+    already serialized), so no reader's line splitting can cut a record in two.
+    """
+    return escape_line_breaks(json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)) + "\n"
+
+
+def jsonl_records(text: str) -> list[str]:
+    """The lines of a JSON Lines text, split at ``\n`` only (JSON Lines' one separator), so a
+    record holding a raw U+2028 or U+0085 written by another tool stays one record."""
+    return text.split("\n")
+
+
 def model_dump(model: BaseModel) -> Any:
     """JSON-ready dict of a model, by alias, without unset-equivalent noise."""
     return model.model_dump(mode="json", by_alias=True, exclude_none=False)
@@ -179,7 +208,7 @@ def parse_json(text: str, *, what: str) -> Any:
 
 def iter_jsonl(text: str, *, what: str) -> Iterator[tuple[int, Any]]:
     """(line number, value) for every non-blank line; a bad line raises with its number."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(jsonl_records(text), start=1):
         if not line.strip():
             continue
         try:
@@ -398,11 +427,10 @@ def load_sources(path: Path) -> list[SourceRow]:
 
 def _complete_lines(text: str, *, what: str) -> Iterator[tuple[int, Any]]:
     # The fetch log is append-only: a crash may truncate the last line and nothing else.
-    lines = text.splitlines()
-    if lines and not text.endswith("\n"):
+    complete, _, torn = text.rpartition("\n")
+    if torn:
         warnings.warn(
-            f"{what}: skipping a torn last line ({len(lines[-1])} chars) left by a crash",
+            f"{what}: skipping a torn last line ({len(torn)} chars) left by a crash",
             stacklevel=3,
         )
-        lines = lines[:-1]
-    yield from iter_jsonl("\n".join(lines), what=what)
+    yield from iter_jsonl(complete, what=what)

@@ -8,7 +8,6 @@ normalize wing: the command hands it the normalizer (``cli._cmd_normalize``).
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +19,9 @@ from deep_research.brief import (
     atomic_write_json,
     atomic_write_text,
     decode_utf8,
+    escape_line_breaks,
+    jsonl_line,
+    jsonl_records,
     load_sources,
     model_dump,
     read_text,
@@ -144,7 +146,8 @@ def _read_brief_sources(brief: Path) -> tuple[list[SourceRow], list[str]]:
     if not path.exists():
         return [], []
     rows = load_sources(path)
-    lines = [line for line in read_text(path, what="sources.jsonl").splitlines() if line.strip()]
+    text = read_text(path, what="sources.jsonl")
+    lines = [line for line in jsonl_records(text) if line.strip()]
     return rows, lines if len(lines) == len(rows) else []
 
 
@@ -170,11 +173,12 @@ def _read_input(path: Path | None, stdin: BinaryIO) -> str:
 def _render_lines(
     rows: Sequence[SourceRow], existing: Sequence[SourceRow], existing_lines: Sequence[str]
 ) -> str:
-    # Rows this run did not change are written back byte for byte, as they were read.
+    # Rows this run did not change are written back as they were read, but for the line breaks
+    # another tool may have left raw in them.
     out: list[str] = []
     for index, row in enumerate(rows):
         if index < len(existing_lines) and index < len(existing) and row is existing[index]:
-            out.append(existing_lines[index])
+            out.append(escape_line_breaks(existing_lines[index].rstrip("\r")) + "\n")
         else:
-            out.append(json.dumps(model_dump(row), ensure_ascii=False))
-    return "".join(line + "\n" for line in out)
+            out.append(jsonl_line(model_dump(row)))
+    return "".join(out)

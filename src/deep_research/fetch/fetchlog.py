@@ -17,7 +17,7 @@ import logging
 import os
 from pathlib import Path
 
-from deep_research.brief import Brief
+from deep_research.brief import Brief, escape_line_breaks
 from deep_research.models import FetchLogEntry
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ def succeeded(entry: FetchLogEntry) -> bool:
 
 
 def entry_line(entry: FetchLogEntry) -> bytes:
-    return (entry.model_dump_json(exclude_none=True) + "\n").encode("utf-8")
+    return (escape_line_breaks(entry.model_dump_json(exclude_none=True)) + "\n").encode("utf-8")
 
 
 def append(brief: Brief, entry: FetchLogEntry) -> None:

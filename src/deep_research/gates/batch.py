@@ -18,11 +18,11 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, BinaryIO
 
 from pydantic import ValidationError
 
-from deep_research.brief import atomic_write_text, decode_utf8
+from deep_research.brief import atomic_write_text, decode_utf8, jsonl_line
 from deep_research.errors import InputError, UnreadableInput
 from deep_research.gates.locate import Document
 from deep_research.gates.support import Support, check_support
@@ -178,5 +178,4 @@ def run_gate_file(
 
 
 def _dump(result: GateResult) -> str:
-    value: dict[str, Any] = result.model_dump(mode="json")
-    return json.dumps(value, ensure_ascii=False) + "\n"
+    return jsonl_line(result.model_dump(mode="json"))

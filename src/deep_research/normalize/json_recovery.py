@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from deep_research.brief import jsonl_records
 from deep_research.normalize.describe import excerpt
 
 #: How many false starts of embedded JSON are tried in prose (bounds the work on garbage).
@@ -68,7 +69,7 @@ def extract_json(text: str, *, fences: bool = True) -> Extracted:
 
 
 def _extract_jsonl(text: str) -> Extracted | None:
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    lines = [(n, line) for n, line in enumerate(jsonl_records(text), start=1) if line.strip()]
     if len(lines) < 2:
         return None
     try:

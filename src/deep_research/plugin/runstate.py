@@ -27,6 +27,8 @@ from deep_research.brief import (
     Brief,
     atomic_write_json,
     brief_dir,
+    jsonl_line,
+    jsonl_records,
     parse_json,
     read_text,
     slugify,
@@ -250,7 +252,7 @@ def read_ledger(brief: Brief) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     rows: list[dict[str, Any]] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in jsonl_records(path.read_text(encoding="utf-8")):
         if not line.strip():
             continue
         row = json.loads(line)  # a corrupt ledger raises: the guard then fails closed
@@ -274,7 +276,7 @@ def fetcher_rounds(brief: Brief) -> list[int] | None:
 def append_ledger(brief: Brief, row: dict[str, Any]) -> None:
     stamped = {"at": datetime.now(UTC).timestamp(), **row}
     with ledger_path(brief).open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(stamped, ensure_ascii=False, sort_keys=True) + "\n")
+        handle.write(jsonl_line(stamped, sort_keys=True))
         handle.flush()
         os.fsync(handle.fileno())
 

@@ -14,7 +14,6 @@ claim has passed them, and the brief is marked partial (``coverage_gaps`` entrie
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from deep_research.brief import (
     Brief,
     atomic_write_json,
     atomic_write_text,
+    jsonl_line,
     model_dump,
 )
 from deep_research.errors import InputError
@@ -348,7 +348,7 @@ def _write_sources(brief: Brief, rows: Sequence[SourceRow]) -> None:
     with brief.lock():
         atomic_write_text(
             brief.sources_path,
-            "".join(json.dumps(model_dump(row), ensure_ascii=False) + "\n" for row in rows),
+            "".join(jsonl_line(model_dump(row)) for row in rows),
         )
 
 
