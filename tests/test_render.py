@@ -144,6 +144,24 @@ def test_render_refuses_an_unfetched_url_in_prose(tmp_path: Path) -> None:
     assert not (root / "report.md").exists()
 
 
+def test_a_claim_true_for_another_period_says_so_in_the_ciber_column(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief", ciber=False)
+    failure = {
+        "claim_id": "C2",
+        "failed_reframing": "In 2022 heat pump sales came to about 2.9 million units.",
+        "failed_reframing_type": "scope-shift",
+        "contradicting_source_ids": ["S4"],
+        "severity": "temporal_scope_shift",
+    }
+    diagnosis = tmp_path / "ciber.json"
+    diagnosis.write_text(json.dumps({"ciber_passed": True, "consistency_failures": [failure]}))
+    assert main(["ciber", "apply", str(root), "--input", str(diagnosis)]) == 0
+    run_verdict(root, SETTINGS)
+    report, markdown = render_brief(Brief(root))
+    assert [v.ciber for v in report.verification] == ["—", "another period in S4"]
+    assert report.contradictions == [] and "None unresolved." in markdown
+
+
 def test_render_needs_a_verdict(tmp_path: Path) -> None:
     root = build(tmp_path / "brief")
     assert main(["render", str(root)]) == 2

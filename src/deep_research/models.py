@@ -235,6 +235,14 @@ class Contradiction(Strict):
     description: str = ""
 
 
+class TimelineEntry(Strict):
+    """A CIBER temporal scope shift: the sources support the claim for another period."""
+
+    claim: ClaimId
+    reading: NonEmptyStr  # the re-framing the sources support
+    sources: list[SourceId] = Field(default_factory=list)
+
+
 class StrippedClaim(Strict):
     id: ClaimId
     claim: str
@@ -267,6 +275,7 @@ class ClaimsFile(Strict):
     # our additions
     depth: Depth = "full"
     ciber_skipped: str | None = None
+    ciber_timeline: list[TimelineEntry] = Field(default_factory=list)
     verify_passed: bool | None = None
     violations: list[Violation] = Field(default_factory=list)
     verdict_reasons: list[str] = Field(default_factory=list)

@@ -138,13 +138,15 @@ def _checks(claim: Claim) -> str:
     return "; ".join(parts)
 
 
-def _claim_view(claim: Claim, ciber_contested: set[str]) -> ClaimView:
+def _claim_view(claim: Claim, ciber_contested: set[str], other_period: set[str]) -> ClaimView:
     votes = "—"
     if claim.votes is not None:
         votes = f"{claim.votes.tally} {claim.votes.outcome}"
     ciber = "—"
     if claim.id in ciber_contested:
         ciber = "contested by " + ", ".join(claim.contests) if claim.contests else "failed"
+    elif claim.id in other_period:
+        ciber = "another period" + (" in " + ", ".join(claim.contests) if claim.contests else "")
     return ClaimView(
         id=claim.id,
         claim=claim.claim,
@@ -303,7 +305,10 @@ def build_report(
         if entry.topic == "CIBER consistency failure"
         for cid in entry.ids
     }
-    views = {claim.id: _claim_view(claim, ciber_contested) for claim in document.claims}
+    other_period = {note.claim for note in document.ciber_timeline}
+    views = {
+        claim.id: _claim_view(claim, ciber_contested, other_period) for claim in document.claims
+    }
     sqs = []
     for sq_id, question in _sub_questions(document):
         members = [views[c.id] for c in document.claims if c.sq == sq_id]

@@ -74,9 +74,15 @@ def test_each_severity_demotes_and_only_two_fail_the_gate(
     assert c1["confidence"] == "medium-contested"
     assert c1["dissemination_score"] == 0.25
     assert c1["contests"] == ["S3"]
-    assert document["unresolved_contradictions"] == [
-        {"ids": ["C1"], "topic": "CIBER consistency failure", "description": "C1 does not hold"}
-    ]
+    contradiction = {
+        "ids": ["C1"],
+        "topic": "CIBER consistency failure",
+        "description": "C1 does not hold",
+    }
+    other_period = {"claim": "C1", "reading": "C1 does not hold", "sources": ["S3"]}
+    # A temporal scope shift is no contradiction: it is recorded as a timeline entry instead.
+    assert document["unresolved_contradictions"] == ([] if passed else [contradiction])
+    assert document.get("ciber_timeline", []) == ([other_period] if passed else [])
     trace = json.loads((root / "trace.json").read_text())["phases"]["ciber"]
     assert trace["raw"]["ciber_passed"] is (not passed)  # recorded verbatim
     assert trace["ciber_passed"] is passed and trace["failures_per_claim"] == {"C1": 1}
@@ -91,7 +97,7 @@ def test_dissemination_is_capped_at_one_and_failures_per_claim_are_bounded(
     document = read_claims(root)
     c2 = document["claims"][1]
     assert c2["dissemination_score"] == 1.0
-    assert len(document["unresolved_contradictions"]) == SETTINGS.ciber_max_failures_per_claim
+    assert len(document["ciber_timeline"]) == SETTINGS.ciber_max_failures_per_claim
 
 
 def test_non_high_claim_keeps_its_tier(tmp_path: Path) -> None:

@@ -49,6 +49,29 @@ def test_ready_brief_has_no_uncovered_list(
     assert [c["id"] for c in handoff["context"]] == ["C1", "C2"]  # type: ignore[index]
 
 
+def test_a_claim_true_for_another_period_is_a_constraint_with_that_period(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = build(tmp_path / "brief", ciber=False)
+    diagnosis = tmp_path / "ciber.json"
+    reading = "Heat pump sales were about 2.9 million units in 2022."
+    failure = {
+        "claim_id": "C1",
+        "failed_reframing": reading,
+        "failed_reframing_type": "scope-shift",
+        "contradicting_source_ids": ["S3"],
+        "severity": "temporal_scope_shift",
+    }
+    diagnosis.write_text(json.dumps({"ciber_passed": True, "consistency_failures": [failure]}))
+    assert main(["ciber", "apply", str(root), "--input", str(diagnosis)]) == 0
+    assert main(["verdict", str(root)]) == 0
+    handoff = _handoff(root, capsys)
+    (constraint,) = handoff["constraints"]  # type: ignore[misc]
+    assert constraint["id"] == "C1" and constraint["confidence"] == "medium-contested"
+    assert constraint["other_positions"] == [f"for another period: {reading} [S3]"]
+    assert [c["id"] for c in handoff["context"]] == ["C2"]  # type: ignore[index]
+
+
 def test_hold_brief_hands_off_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = build(tmp_path / "brief")
     edit(root, lambda c, t: t["counters"].update(rounds=1))

@@ -138,6 +138,38 @@ def test_each_rule(ready: Path, change: Edit, expected: str, rule: str) -> None:
     assert reasons[0].startswith(f"{rule} → {expected}")
 
 
+def _diagnose(root: Path, severity: str) -> None:
+    """Apply a CIBER diagnosis with one failure of ``severity`` on C1."""
+    failure = {
+        "claim_id": "C1",
+        "failed_reframing": "Heat pump sales were about 2.9 million units in 2022.",
+        "failed_reframing_type": "scope-shift",
+        "contradicting_source_ids": ["S3"],
+        "severity": severity,
+    }
+    path = root.parent / "ciber-failure.json"
+    path.write_text(json.dumps({"ciber_passed": True, "consistency_failures": [failure]}))
+    assert main(["ciber", "apply", str(root), "--input", str(path)]) == 0
+
+
+def test_a_temporal_scope_shift_demotes_without_changing_the_verdict(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief", ciber=False)
+    _diagnose(root, "temporal_scope_shift")
+    assert verdict(root) == ("READY", ["rule 7 → READY: every gate passed at full depth"])
+    document = read_claims(root)
+    assert document["claims"][0]["confidence"] == "medium-contested"
+    assert document["ciber_timeline"][0]["claim"] == "C1"
+
+
+@pytest.mark.parametrize("severity", ["negation_supported", "paraphrase_split"])
+def test_a_contradicting_reframing_makes_the_brief_partial(tmp_path: Path, severity: str) -> None:
+    root = build(tmp_path / "brief", ciber=False)
+    _diagnose(root, severity)
+    decided, reasons = verdict(root)
+    assert decided == "PARTIAL"
+    assert [line.split(" → ")[0] for line in reasons] == ["rule 4", "rule 6"]
+
+
 def test_rule3_invalid_skip_holds(ready: Path) -> None:
     # Two high claims: "too few high claims" is not a valid reason to skip CIBER.
     edit(

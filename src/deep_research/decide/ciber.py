@@ -2,10 +2,11 @@
 
 For each consistency failure (at most ``ciber_max_failures_per_claim`` per claim): a ``high``
 claim becomes ``medium-contested`` (every severity), its ``dissemination_score`` rises by
-``ciber_penalty`` (capped at 1.0), the contradicting sources join its ``contests``, and the
-failure is listed in ``unresolved_contradictions``. ``ciber_passed`` is decided here from the
-severities — false iff any failure is ``negation_supported`` or ``paraphrase_split``; a
-``temporal_scope_shift`` demotes the claim but does not fail the gate — whatever the agent said.
+``ciber_penalty`` (capped at 1.0) and the contradicting sources join its ``contests``. A
+``negation_supported`` or ``paraphrase_split`` failure is listed in ``unresolved_contradictions``
+and fails the gate; a ``temporal_scope_shift`` is no contradiction — the sources speak of another
+period — so it goes to ``ciber_timeline`` instead and changes the verdict only through the
+demotion. ``ciber_passed`` is decided here from the severities, whatever the agent said.
 
 A skip is recorded instead only for one of three reasons, each checked against the brief.
 The agent's output is recorded verbatim in trace.json; malformed output changes nothing.
@@ -19,7 +20,7 @@ from typing import Any, Literal, get_args
 
 from deep_research.brief import parse_json, read_text, validate_model
 from deep_research.errors import InputError
-from deep_research.models import CiberOutput, ClaimsFile, Contradiction, SourceRow
+from deep_research.models import CiberOutput, ClaimsFile, Contradiction, SourceRow, TimelineEntry
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save
 from deep_research.settings import Settings
 
@@ -73,6 +74,7 @@ def apply_ciber(
             )
     counted: Counter[str] = Counter()
     contradictions = list(document.unresolved_contradictions)
+    timeline = list(document.ciber_timeline)
     claims = dict(by_id)
     for failure in output.consistency_failures:
         if counted[failure.claim_id] >= settings.ciber_max_failures_per_claim:
@@ -91,15 +93,25 @@ def apply_ciber(
                 "contests": contests,
             }
         )
-        contradictions.append(
-            Contradiction(
-                ids=[claim.id], topic=CONTRADICTION_TOPIC, description=failure.failed_reframing
+        if failure.severity in GATE_FAILING:
+            contradictions.append(
+                Contradiction(
+                    ids=[claim.id], topic=CONTRADICTION_TOPIC, description=failure.failed_reframing
+                )
             )
-        )
+        else:
+            timeline.append(
+                TimelineEntry(
+                    claim=claim.id,
+                    reading=failure.failed_reframing,
+                    sources=failure.contradicting_source_ids,
+                )
+            )
     updated = document.model_copy(
         update={
             "claims": [claims[claim.id] for claim in document.claims],
             "unresolved_contradictions": contradictions,
+            "ciber_timeline": timeline,
             "ciber_passed": gate_passed(output),
             "ciber_skipped": None,
         }

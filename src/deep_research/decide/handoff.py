@@ -34,6 +34,10 @@ def _positions(claim: Claim, document: ClaimsFile, by_id: dict[str, Claim]) -> l
         if not others:
             cites = "".join(f"[{s}]" for s in claim.contests)
             positions.append(f"{entry.description or entry.topic} {cites}".strip())
+    for note in document.ciber_timeline:
+        if note.claim == claim.id:
+            cites = "".join(f"[{s}]" for s in note.sources)
+            positions.append(f"for another period: {note.reading} {cites}".strip())
     return positions
 
 
