@@ -349,11 +349,31 @@ def _cmd_finish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_next(args: argparse.Namespace) -> int:
+    from deep_research.plugin.next import next_action
+
+    action = next_action(Path(args.brief))
+    if args.json:
+        _print_json(action.model_dump(exclude_defaults=True))
+    else:
+        print(action.text())
+    return EXIT_OK
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from deep_research.plugin.ingest import run_ingest
+
+    _print_json(run_ingest(Path(args.brief)).as_dict())
+    return EXIT_OK
+
+
 def _cmd_guard(args: argparse.Namespace) -> int:
-    from deep_research.plugin.guard import run_guard
+    from deep_research.plugin.guard import hook_output, run_guard
 
     decision = run_guard(sys.stdin.read(), args.phase, Path(args.state) if args.state else None)
     if decision.allow:
+        # An explicit allow (our own CLI call that passed every check) is JSON on stdout.
+        sys.stdout.write(hook_output(decision))
         return EXIT_OK
     print(decision.reason, file=sys.stderr)
     return EXIT_INPUT  # 2: Claude Code blocks the tool call and shows the reason
@@ -598,6 +618,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--fan-out", type=int, help="agents in flight at once")
     sub.add_argument("--rounds", type=int, help="research rounds")
     sub.add_argument("--allow-host", action="append", help="a host on the static allow-list")
+
+    sub = add("next", _cmd_next, "a plugin run's single next action, decided by code")
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument("--json", action="store_true", help="print the action as JSON")
+
+    sub = add(
+        "ingest",
+        _cmd_ingest,
+        "feed every saved agent return of a plugin run to the command that consumes it",
+    )
+    sub.add_argument("brief", help="brief directory")
 
     sub = add("finish", _cmd_finish, "end the active run (the hooks stop guarding it)")
     sub.add_argument("brief", help="brief directory")

@@ -1,0 +1,159 @@
+"""``deep-research ingest BRIEF``: every saved agent return fed to the command that consumes it.
+
+The orchestrator saves each reply where ``deep-research next`` said (:mod:`returns`); this one
+call then does the mechanical part for all of them, so a round costs one tool call, not one per
+fetcher:
+
+* a fetcher's return is normalized into sources.jsonl for its sub-question and round (the names
+  carry both); a return with ``"complete": false``, or one that is not a fetcher output at all,
+  is an abstention: recorded as a coverage gap, never a crash and never evidence;
+* the skeptics' returns are collected per claim and recorded by the votes gate;
+* the orchestrator's ``synthesis.md`` becomes claims.json's ``synthesis``.
+
+What was consumed is recorded in trace.json ``phases.ingest`` (file name → content hash), so a
+second call consumes only what is new or changed, and ``next`` can tell a saved return from an
+ingested one. Everything happens under the brief's one lock.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import JsonValue
+
+from deep_research.brief import (
+    Brief,
+    atomic_write_json,
+    atomic_write_text,
+    model_dump,
+    sha256_bytes,
+)
+from deep_research.errors import DeepResearchError
+from deep_research.plugin.returns import Return, saved, synthesis_path
+from deep_research.record import claims_json, load_trace_or_empty, open_brief
+
+INGEST = "ingest"
+INCOMPLETE = "incomplete:"
+
+
+@dataclass
+class IngestReport:
+    fetcher_returns: int = 0
+    rows_after: int = 0
+    votes_for: list[str] = field(default_factory=list)
+    synthesis: bool = False
+    gaps: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "fetcher_returns": self.fetcher_returns,
+            "sources": self.rows_after,
+            "votes_for": self.votes_for,
+            "synthesis": self.synthesis,
+            "gaps": self.gaps,
+        }
+
+
+def ingested(brief: Brief) -> dict[str, str]:
+    """File name → content hash of every return already consumed."""
+    entry = load_trace_or_empty(brief).phases.get(INGEST, {})
+    files = entry.get("files", {}) if isinstance(entry, dict) else {}
+    return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
+
+
+def recorded_gaps(brief: Brief) -> list[str]:
+    entry = load_trace_or_empty(brief).phases.get(INGEST, {})
+    gaps = entry.get("gaps", []) if isinstance(entry, dict) else []
+    return [str(g) for g in gaps] if isinstance(gaps, list) else []
+
+
+def digest(path: Path) -> str:
+    return sha256_bytes(path.read_bytes())
+
+
+def pending(brief: Brief, items: list[Return]) -> list[Return]:
+    done = ingested(brief)
+    return [item for item in items if done.get(item.path.name) != digest(item.path)]
+
+
+def _load(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def _fetcher(root: Path, item: Return, report: IngestReport) -> None:
+    from deep_research.normalize import normalize_payload
+    from deep_research.normalize_io import NormalizeOptions, run_normalize
+
+    value = _load(item.path)
+    where = f"{item.sub_question} round {item.round}"
+    if isinstance(value, dict) and value.get("complete") is False:
+        why = str(value.get("error") or "no reason given")[:200]
+        report.gaps.append(f"{INCOMPLETE}{where}: the fetcher returned complete: false ({why})")
+    options = NormalizeOptions(
+        input=item.path, brief=root, sub_question=item.sub_question, round=item.round
+    )
+    try:
+        run_normalize(options, normalize_payload, stdin=io.BytesIO(b""), stdout=io.StringIO())
+    except DeepResearchError as error:
+        # A reply that is not a fetcher output is an abstention for that task, not evidence.
+        report.gaps.append(f"{INCOMPLETE}{where}: the fetcher's return was unusable ({error})")
+    report.fetcher_returns += 1
+
+
+def _votes(root: Path, items: list[Return]) -> list[str]:
+    from deep_research.decide.votes import run_votes
+    from deep_research.settings import load_settings
+
+    ballots: dict[str, list[Any]] = {}
+    for item in sorted(items, key=lambda r: (r.claim or "", r.vote or 0)):
+        ballots.setdefault(item.claim or "", []).append(_load(item.path))
+    path = root / "votes.json"
+    atomic_write_json(path, ballots)
+    run_votes(root, path, load_settings())
+    return sorted(ballots)
+
+
+def _synthesis(brief: Brief, path: Path) -> None:
+    text = path.read_text(encoding="utf-8", errors="replace").strip()
+    document = brief.load_claims()
+    updated = document.model_copy(update={"synthesis": text})
+    atomic_write_text(brief.claims_path, claims_json(updated))
+
+
+def run_ingest(root: Path) -> IngestReport:
+    brief = open_brief(root)
+    report = IngestReport()
+    with brief.lock():
+        items = saved(root)
+        new = pending(brief, items)
+        for item in new:
+            if item.kind == "fetcher":
+                _fetcher(root, item, report)
+        skeptics = [item for item in items if item.kind == "skeptic"]
+        if any(item.kind == "skeptic" for item in new) and brief.claims_path.exists():
+            report.votes_for = _votes(root, skeptics)
+        text = synthesis_path(root)
+        consumed = {item.path.name: digest(item.path) for item in items}
+        if text.is_file() and ingested(brief).get(text.name) != digest(text):
+            _synthesis(brief, text)
+            report.synthesis = True
+            consumed[text.name] = digest(text)
+        elif text.is_file():
+            consumed[text.name] = digest(text)
+        trace = load_trace_or_empty(brief)
+        gaps = list(dict.fromkeys([*recorded_gaps(brief), *report.gaps]))
+        phases = dict(trace.phases)
+        record: dict[str, JsonValue] = {"files": dict(consumed), "gaps": list(gaps)}
+        phases[INGEST] = record
+        atomic_write_json(brief.trace_path, model_dump(trace.model_copy(update={"phases": phases})))
+        report.gaps = gaps
+        if brief.sources_path.exists():
+            report.rows_after = len(brief.load_sources())
+    return report

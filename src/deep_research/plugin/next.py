@@ -1,0 +1,590 @@
+"""``deep-research next BRIEF``: the single next action of a plugin run, decided by code.
+
+The orchestrator (a model) never chooses a step. It calls ``next``, does exactly what it prints,
+and calls ``next`` again. ``next`` walks the one pipeline definition
+(:data:`deep_research.run.pipeline.PIPELINE`, the same table the headless driver runs) in order
+and reads the brief to find the first phase not yet done; that phase's handler names one action:
+
+* ``run`` — a ``deep-research …`` command line to run as printed;
+* ``write`` — a file the orchestrator writes, with its exact fields and an example;
+* ``dispatch`` — agents to start in ONE message (never more than the run's fan-out ceiling),
+  each with its exact prompt and the file its reply is saved to;
+* ``done`` — the verdict, its reasons, and the commands that close the run.
+
+A phase is done when its artifact says so (a saved return, a record in trace.json), so ``next``
+is idempotent: asking twice gives the same action, and a run resumes from wherever it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from deep_research.brief import Brief
+from deep_research.depth import Depth
+from deep_research.errors import DeepResearchError
+from deep_research.models import ClaimsFile
+from deep_research.plugin import returns
+from deep_research.plugin.ingest import pending, recorded_gaps
+from deep_research.plugin.runstate import DEFAULT_CAPS, RunCaps, clamp_caps
+from deep_research.record import load_trace_or_empty, open_brief
+from deep_research.run.pipeline import PIPELINE, Phase, phases_for
+from deep_research.settings import Settings, load_settings
+
+ActionKind = Literal["run", "write", "dispatch", "done"]
+#: Skeptics per claim: two in parallel, a third only when they split.
+PANEL_FIRST = 2
+PANEL_MAX = 3
+#: The CIBER pass reads at most this many high-confidence claims.
+CIBER_TOP_N = 10
+
+
+class Task(BaseModel):
+    prompt: str
+    save_to: str
+
+
+class Action(BaseModel):
+    """One step for the orchestrator; only the fields of its kind are set."""
+
+    action: ActionKind
+    phase: str
+    why: str
+    command: str | None = None
+    path: str | None = None
+    example: Any = None
+    rules: list[str] = Field(default_factory=list)
+    agent: str | None = None
+    tasks: list[Task] = Field(default_factory=list)
+    verdict: str | None = None
+    reasons: list[str] = Field(default_factory=list)
+    then: list[str] = Field(default_factory=list)
+
+    def text(self) -> str:
+        """The action as a person reads it (``--json`` prints the model)."""
+        lines = [f"{self.action} ({self.phase}): {self.why}"]
+        if self.command:
+            lines.append(f"  $ {self.command}")
+        if self.path:
+            lines.append(f"  write {self.path}")
+            if self.example is not None:
+                lines.append("  like: " + json.dumps(self.example, ensure_ascii=False))
+        lines += [f"  - {rule}" for rule in self.rules]
+        if self.agent:
+            lines.append(f"  {len(self.tasks)} × {self.agent}, in one message:")
+            lines += [f"    {t.prompt}  →  save to {t.save_to}" for t in self.tasks]
+        if self.verdict:
+            lines.append(f"  verdict {self.verdict}")
+            lines += [f"    {reason}" for reason in self.reasons]
+        lines += [f"  then: {command}" for command in self.then]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class View:
+    """What one call of ``next`` knows: the brief, its run's depth and caps, the settings."""
+
+    brief: Brief
+    depth: Depth
+    caps: RunCaps
+    settings: Settings
+
+    @property
+    def root(self) -> Path:
+        return self.brief.root
+
+    def rel(self, path: Path) -> str:
+        return str(path)
+
+    def cli(self, *words: str) -> str:
+        return shlex.join(["deep-research", *words])
+
+    def phases(self) -> dict[str, Any]:
+        return dict(load_trace_or_empty(self.brief).phases)
+
+    def claims(self) -> ClaimsFile | None:
+        return self.brief.load_claims() if self.brief.claims_path.exists() else None
+
+
+# --- the plan -------------------------------------------------------------------------------
+
+
+def _floors(view: View) -> tuple[int, int, int]:
+    s = view.settings
+    if view.depth == "full":
+        return (
+            s.full_sub_questions,
+            s.full_queries_per_sub_question,
+            s.full_counter_queries_per_sub_question,
+        )
+    return s.quick_sub_questions, s.quick_queries_per_sub_question, 0
+
+
+def _plan(view: View) -> Any:
+    from deep_research.decide.counters import load_plan
+
+    return load_plan(view.root / "plan.json")
+
+
+def _plan_problem(view: View) -> str | None:
+    from deep_research.decide.counters import distinct
+
+    path = view.root / "plan.json"
+    if not path.exists():
+        return "there is no plan yet"
+    try:
+        plan = _plan(view)
+    except DeepResearchError as error:
+        return f"plan.json is not usable: {error}"
+    need_sq, need_q, _ = _floors(view)
+    if len(plan.sub_questions) < need_sq:
+        return f"plan.json has {len(plan.sub_questions)} sub-question(s); {need_sq} are needed"
+    short = [sq.id for sq in plan.sub_questions if distinct(sq.queries) < need_q]
+    if short:
+        return f"sub-question(s) {', '.join(short)} have fewer than {need_q} distinct queries"
+    # One fetcher per sub-question per round: the dispatch budget must hold them all.
+    rounds = 2 if view.depth == "full" else 1
+    if len(plan.sub_questions) * rounds > view.caps.max_fetcher_dispatches:
+        return (
+            f"{len(plan.sub_questions)} sub-questions × {rounds} round(s) exceed the run's "
+            f"{view.caps.max_fetcher_dispatches} fetcher dispatches; merge sub-questions"
+        )
+    return None
+
+
+def phase_plan(view: View) -> Action | None:
+    problem = _plan_problem(view)
+    if problem is None:
+        return None
+    need_sq, need_q, _ = _floors(view)
+    example = {
+        "sub_questions": [
+            {
+                "id": f"sq{n}",
+                "question": "…",
+                "scope": "what this sub-question must NOT cover",
+                "queries": ["…"] * need_q,
+            }
+            for n in (1, 2)
+        ]
+    }
+    return Action(
+        action="write",
+        phase="plan",
+        why=problem,
+        path=view.rel(view.root / "plan.json"),
+        example=example,
+        rules=[
+            "first scout with at most 2 broad WebSearch calls to learn the topic's shape; do "
+            "not answer the question",
+            f"at least {need_sq} disjoint sub-questions, ids sq1, sq2, …; each with a scope line "
+            "naming what it must not cover",
+            f"at least {need_q} distinct search queries per sub-question; list every query a "
+            "fetcher will run — counts are taken from these lists",
+        ],
+    )
+
+
+# --- fetch rounds ---------------------------------------------------------------------------
+
+
+def _fetch_tasks(view: View, round_: int) -> list[Task]:
+    """The fetchers a round still needs: one per sub-question, one retry for an incomplete one."""
+    plan = _plan(view)
+    tasks = []
+    for sq in plan.sub_questions:
+        queries = sq.queries if round_ == 1 else sq.counter_queries
+        first = returns.fetcher_path(view.root, sq.id, round_)
+        retry = returns.fetcher_path(view.root, sq.id, round_, retry=True)
+        if first.exists() and not _incomplete(first):
+            continue
+        if first.exists() and retry.exists():
+            continue  # retried once; the gap is recorded and the run goes on
+        target = retry if first.exists() else first
+        prompt = " ".join(
+            [
+                f"brief={view.root}",
+                f"sub_question={sq.id}",
+                f"round={round_}",
+                "queries=" + json.dumps(list(queries), ensure_ascii=False),
+                f"scope={sq.scope}",
+            ]
+        )
+        tasks.append(Task(prompt=prompt, save_to=view.rel(target)))
+    return tasks
+
+
+def _incomplete(path: Path) -> bool:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return True  # an unreadable reply did no work
+    return not isinstance(value, dict) or value.get("complete") is False
+
+
+def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
+    tasks = _fetch_tasks(view, round_)
+    if tasks:
+        batch = tasks[: view.caps.max_fanout]
+        return Action(
+            action="dispatch",
+            phase=phase,
+            why=f"round {round_}: {len(tasks)} fetcher(s) still to run",
+            agent="deep-research:fetcher",
+            tasks=batch,
+            rules=[
+                "dispatch every task below in ONE message",
+                "save each agent's final reply, exactly as returned, to its save_to file",
+                "then call deep-research next again",
+            ],
+        )
+    waiting = [r for r in returns.saved(view.root) if r.kind == "fetcher" and r.round == round_]
+    if pending(view.brief, waiting):
+        return Action(
+            action="run",
+            phase=phase,
+            why=f"round {round_}: fetcher returns saved but not yet normalized",
+            command=view.cli("ingest", str(view.root)),
+        )
+    return None
+
+
+def phase_cast(view: View) -> Action | None:
+    return _dispatch_or_ingest(view, "cast", 1)
+
+
+def phase_normalize(view: View) -> Action | None:
+    # Round 1's returns are normalized by `ingest` as the cast phase's last step.
+    return None
+
+
+def phase_round2(view: View) -> Action | None:
+    _, _, need_counter = _floors(view)
+    from deep_research.decide.counters import distinct
+
+    plan = _plan(view)
+    short = [sq.id for sq in plan.sub_questions if distinct(sq.counter_queries) < need_counter]
+    if short:
+        return Action(
+            action="write",
+            phase="round2",
+            why=f"round 2 needs counter-queries for {', '.join(short)}",
+            path=view.rel(view.root / "plan.json"),
+            example={"sub_questions": [{"id": "sq1", "counter_queries": ["…"]}]},
+            rules=[
+                "keep every field already in plan.json; add to each sub-question a "
+                f'"counter_queries" list of at least {need_counter} distinct queries',
+                "a counter-query looks for evidence AGAINST the leading finding of round 1 "
+                f"(read {view.root / 'sources.jsonl'}), or fills a coverage gap",
+            ],
+        )
+    return _dispatch_or_ingest(view, "round2", 2)
+
+
+# --- claims ---------------------------------------------------------------------------------
+
+
+def phase_claims(view: View) -> Action | None:
+    document = view.claims()
+    if document is not None and document.claims:
+        return None
+    graph = returns.triangulator_path(view.root)
+    if not graph.exists():
+        last_round = 2 if view.depth == "full" else 1
+        return Action(
+            action="dispatch",
+            phase="claims",
+            why="the findings need a claim graph",
+            agent="deep-research:triangulator",
+            tasks=[Task(prompt=f"brief={view.root} round={last_round}", save_to=view.rel(graph))],
+            rules=["save the agent's final reply to its save_to file, then call next again"],
+        )
+    plan = _plan(view)
+    gaps = recorded_gaps(view.brief)
+    example = {
+        "topic": view.root.name,
+        "question": "the research question, as asked",
+        "generated": "YYYY-MM-DD",
+        "depth": view.depth,
+        "sub_questions": [{"id": sq.id, "question": sq.question} for sq in plan.sub_questions],
+        "claims": [
+            {
+                "id": "C1",
+                "claim": "one falsifiable statement",
+                "sq": plan.sub_questions[0].id,
+                "supporting": ["S1", "S2"],
+                "findings": ["S1.F1", "S2.F3"],
+                "importance": "central",
+            }
+        ],
+        "coverage_gaps": gaps,
+    }
+    return Action(
+        action="write",
+        phase="claims",
+        why="claims.json is written from the claim graph",
+        path=view.rel(view.brief.claims_path),
+        example=example,
+        rules=[
+            f"build claims from {graph} and {view.brief.sources_path}: each claim cites the "
+            "S-ids and the finding ids (S1.F1) whose quotes state it",
+            f'"depth" is "{view.depth}"; "sub_questions" are exactly the ones shown',
+            "keep every entry shown in coverage_gaps and add one per sub-question left "
+            "without a claim",
+            "write nothing else: classes, confidence and verdicts are computed by code",
+        ],
+    )
+
+
+def _command(view: View, phase: str, why: str, *words: str) -> Action:
+    return Action(action="run", phase=phase, why=why, command=view.cli(*words))
+
+
+def phase_trace(view: View) -> Action | None:
+    if "trace" in view.phases():
+        return None
+    return _command(view, "trace", "every citation is traced", "trace", str(view.root))
+
+
+# --- the skeptic panel ----------------------------------------------------------------------
+
+
+def _panel_tasks(view: View, document: ClaimsFile) -> list[Task]:
+    tasks = []
+    for claim in document.claims:
+        if claim.support_class != "Supported" or claim.importance != "central":
+            continue
+        votes = [returns.skeptic_path(view.root, claim.id, n) for n in range(1, PANEL_MAX + 1)]
+        have = [path for path in votes if path.exists()]
+        wanted = PANEL_FIRST
+        if len(have) >= PANEL_FIRST and _split(have[:PANEL_FIRST]):
+            wanted = PANEL_MAX
+        for path in votes[:wanted]:
+            if not path.exists():
+                prompt = f"brief={view.root} claim_id={claim.id}"
+                tasks.append(Task(prompt=prompt, save_to=view.rel(path)))
+    return tasks
+
+
+def _split(paths: list[Path]) -> bool:
+    verdicts = set()
+    for path in paths:
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            return True
+        verdicts.add(value.get("refuted") if isinstance(value, dict) else None)
+    return len(verdicts) > 1
+
+
+def phase_panel(view: View) -> Action | None:
+    document = view.claims()
+    if document is None:
+        return None
+    tasks = _panel_tasks(view, document)
+    if tasks:
+        return Action(
+            action="dispatch",
+            phase="panel",
+            why=f"{len(tasks)} skeptic vote(s) still to cast on the traced central claims",
+            agent="deep-research:skeptic",
+            tasks=tasks[: view.caps.max_fanout],
+            rules=[
+                "dispatch every task below in ONE message",
+                "save each agent's final reply, exactly as returned, to its save_to file",
+            ],
+        )
+    votes = [r for r in returns.saved(view.root) if r.kind == "skeptic"]
+    if votes and pending(view.brief, votes):
+        return _command(view, "panel", "the votes are recorded", "ingest", str(view.root))
+    return None
+
+
+def phase_triangulate(view: View) -> Action | None:
+    if "triangulate" in view.phases():
+        return None
+    why = "independence, τ and confidence are computed"
+    return _command(view, "triangulate", why, "triangulate", str(view.root))
+
+
+def phase_refetch(view: View) -> Action | None:
+    if view.depth == "quick" or "refetch" in view.phases():
+        return None
+    why = "a sample of the cited pages is re-fetched"
+    return _command(view, "refetch", why, "refetch", str(view.root))
+
+
+def phase_ciber(view: View) -> Action | None:
+    from deep_research.decide.ciber import skip_problem
+
+    document = view.claims()
+    if document is None or "ciber" in view.phases():
+        return None
+    root = str(view.root)
+    if view.depth == "quick":
+        return _command(
+            view,
+            "ciber",
+            "CIBER does not run at quick depth",
+            "ciber",
+            "apply",
+            root,
+            "--skip",
+            "depth-quick",
+        )
+    for reason in ("refetch-hard-fail", "insufficient-high-confidence-claims"):
+        if skip_problem(reason, document, view.settings) is None:
+            return _command(
+                view,
+                "ciber",
+                f"CIBER is validly skipped: {reason}",
+                "ciber",
+                "apply",
+                root,
+                "--skip",
+                reason,
+            )
+    saved_to = returns.ciber_path(view.root)
+    if not saved_to.exists():
+        return Action(
+            action="dispatch",
+            phase="ciber",
+            why="the high-confidence claims are re-framed",
+            agent="deep-research:ciber",
+            tasks=[
+                Task(
+                    prompt=f"brief={view.root} top_n={CIBER_TOP_N} k_per_claim=3",
+                    save_to=view.rel(saved_to),
+                )
+            ],
+            rules=["save the agent's final reply to its save_to file, then call next again"],
+        )
+    return _command(
+        view,
+        "ciber",
+        "the CIBER diagnosis is applied",
+        "ciber",
+        "apply",
+        root,
+        "--input",
+        str(saved_to),
+    )
+
+
+def phase_synthesize(view: View) -> Action | None:
+    from deep_research.gates.trace import emitted_claims
+
+    document = view.claims()
+    if document is None or document.synthesis:
+        return None
+    text = returns.synthesis_path(view.root)
+    if text.exists():
+        return _command(view, "synthesize", "the answer is recorded", "ingest", str(view.root))
+    emitted = [f"{c.id} [{', '.join(c.supporting)}]: {c.claim}" for c in emitted_claims(document)]
+    return Action(
+        action="write",
+        phase="synthesize",
+        why="the answer is written from the verified claims only",
+        path=view.rel(text),
+        example="Short answer in a few sentences, each ending with its sources [S1][S4].",
+        rules=[
+            "plain prose, one to two short paragraphs; every sentence cites the S-ids of the "
+            "claims it states, in square brackets",
+            "state only these verified claims, as written; nothing else:",
+            *emitted,
+        ],
+    )
+
+
+def phase_verdict(view: View) -> Action | None:
+    phases = view.phases()
+    root = str(view.root)
+    if "counters" not in phases:
+        return _command(
+            view,
+            "verdict",
+            "the work counters are recorded from the artifacts",
+            "counters",
+            root,
+            "--plan",
+            str(view.root / "plan.json"),
+        )
+    if "verdict" not in phases:
+        return _command(view, "verdict", "the verdict is decided", "verdict", root)
+    return None
+
+
+def phase_render(view: View) -> Action | None:
+    document = view.claims()
+    if document is None or document.verdict == "FAIL" or (view.root / "report.md").exists():
+        return None
+    return _command(view, "render", "report.md is written", "render", str(view.root))
+
+
+HANDLERS: dict[str, Callable[[View], Action | None]] = {
+    "plan": phase_plan,
+    "cast": phase_cast,
+    "normalize": phase_normalize,
+    "round2": phase_round2,
+    "claims": phase_claims,
+    "trace": phase_trace,
+    "panel": phase_panel,
+    "triangulate": phase_triangulate,
+    "refetch": phase_refetch,
+    "ciber": phase_ciber,
+    "synthesize": phase_synthesize,
+    "verdict": phase_verdict,
+    "render": phase_render,
+}
+
+
+def _done(view: View) -> Action:
+    document = view.claims()
+    verdict = document.verdict if document is not None else None
+    reasons = list(document.verdict_reasons) if document is not None else []
+    root = str(view.root)
+    return Action(
+        action="done",
+        phase="verdict",
+        why="every phase is complete",
+        verdict=verdict,
+        reasons=reasons,
+        then=[view.cli("handoff", root), view.cli("finish", root)],
+    )
+
+
+def _caps(root: Path, depth: Depth) -> RunCaps:
+    path = root / "run.json"
+    try:
+        caps = json.loads(path.read_text(encoding="utf-8")).get("caps", {})
+        requested = {name: int(caps[name]) for name in DEFAULT_CAPS[depth]}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        requested = {}
+    clamped, _ = clamp_caps(depth, dict(requested))
+    return clamped
+
+
+def next_action(root: Path, settings: Settings | None = None) -> Action:
+    """The one thing to do next in the plugin run at ``root``."""
+    from deep_research.decide.counters import read_run
+
+    brief = open_brief(root)
+    depth = read_run(brief).depth
+    # The one thing next writes: the folder the replies it asks for are saved in.
+    returns.returns_dir(root).mkdir(exist_ok=True)
+    view = View(brief, depth, _caps(root, depth), settings or load_settings())
+    for phase in phases_for(depth):
+        action = HANDLERS[phase.name](view)
+        if action is not None:
+            return action
+    return _done(view)
+
+
+def handled_phases() -> list[Phase]:
+    return [phase for phase in PIPELINE if phase.name in HANDLERS]

@@ -1,0 +1,90 @@
+"""Where a plugin run's agent returns and orchestrator texts are saved, named by what they are.
+
+``deep-research next`` tells the orchestrator to save each dispatched agent's reply to a file
+under ``<brief>/returns/``; the name carries what code needs to consume it (which agent, which
+sub-question or claim, which round, which attempt), so nothing is parsed out of the reply's
+prose and nothing the model writes about itself is trusted. One definition of the names, read by
+``next`` (what is still missing) and by ``ingest`` (what each file feeds).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+RETURNS = "returns"
+SYNTHESIS = "synthesis.md"
+
+Kind = Literal["fetcher", "skeptic", "triangulator", "ciber"]
+
+_FETCHER = re.compile(
+    r"^fetcher-(?P<sq>[A-Za-z0-9_.-]+?)-r(?P<round>[1-9])(?P<retry>-retry)?\.json$"
+)
+_SKEPTIC = re.compile(r"^skeptic-(?P<claim>C[0-9]+)-(?P<vote>[1-9])\.json$")
+
+
+@dataclass(frozen=True)
+class Return:
+    kind: Kind
+    path: Path
+    sub_question: str | None = None
+    round: int | None = None
+    retry: bool = False
+    claim: str | None = None
+    vote: int | None = None
+
+
+def returns_dir(brief: Path) -> Path:
+    return brief / RETURNS
+
+
+def fetcher_path(brief: Path, sub_question: str, round_: int, *, retry: bool = False) -> Path:
+    suffix = "-retry" if retry else ""
+    return returns_dir(brief) / f"fetcher-{sub_question}-r{round_}{suffix}.json"
+
+
+def skeptic_path(brief: Path, claim: str, vote: int) -> Path:
+    return returns_dir(brief) / f"skeptic-{claim}-{vote}.json"
+
+
+def triangulator_path(brief: Path) -> Path:
+    return returns_dir(brief) / "triangulator.json"
+
+
+def ciber_path(brief: Path) -> Path:
+    return returns_dir(brief) / "ciber.json"
+
+
+def synthesis_path(brief: Path) -> Path:
+    return returns_dir(brief) / SYNTHESIS
+
+
+def parse_name(path: Path) -> Return | None:
+    """What a saved file is, from its name alone; None for a name ``next`` never asks for."""
+    name = path.name
+    if m := _FETCHER.match(name):
+        return Return(
+            "fetcher",
+            path,
+            sub_question=m["sq"],
+            round=int(m["round"]),
+            retry=m["retry"] is not None,
+        )
+    if m := _SKEPTIC.match(name):
+        return Return("skeptic", path, claim=m["claim"], vote=int(m["vote"]))
+    if name == "triangulator.json":
+        return Return("triangulator", path)
+    if name == "ciber.json":
+        return Return("ciber", path)
+    return None
+
+
+def saved(brief: Path) -> list[Return]:
+    """Every recognised return in the brief, in name order (stable across runs)."""
+    folder = returns_dir(brief)
+    if not folder.is_dir():
+        return []
+    found = (parse_name(path) for path in sorted(folder.iterdir()) if path.is_file())
+    return [item for item in found if item is not None]
