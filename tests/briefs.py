@@ -224,9 +224,21 @@ def ready_trace(**counters: Any) -> dict[str, Any]:
     return {"topic": "heat-pumps-2023", "depth": "full", "counters": full_counters(**counters)}
 
 
-def run_gates_before_verdict(root: Path, settings: Any, *, ciber: bool = True) -> Path:
-    """Trace, triangulate and (clean) CIBER over a written brief: what precedes the verdict."""
+UPHOLD = {"refuted": False, "evidence": "The quote states the claim as written.", "confidence": 0.8}
+
+
+def run_gates_before_verdict(
+    root: Path, settings: Any, *, ciber: bool = True, panel: bool = True
+) -> Path:
+    """Trace, the skeptic panel (two upholding votes per Supported claim), triangulate and
+    (clean) CIBER over a written brief: what precedes the verdict."""
     run_trace(TraceOptions(brief=root))
+    if panel:
+        traced = Brief(root).load_claims().claims
+        votes = {c.id: [UPHOLD, UPHOLD] for c in traced if c.support_class == "Supported"}
+        path = root.parent / "votes-upheld.json"
+        path.write_text(json.dumps(votes))
+        run_votes(root, path, settings)
     run_triangulate(root, settings)
     if ciber:
         clean = root.parent / "ciber-clean.json"
@@ -242,8 +254,9 @@ Edit = Callable[[dict[str, Any], dict[str, Any]], None]  # (claims.json, trace.j
 EXAMPLE = REPO / "examples" / "heat-pumps"
 
 
-def build(root: Path, *, ciber: bool = True, **document: Any) -> Path:
-    """The full-depth brief that passes every gate, after trace, triangulate and CIBER."""
+def build(root: Path, *, ciber: bool = True, panel: bool = True, **document: Any) -> Path:
+    """The full-depth brief that passes every gate, after trace, the panel, triangulate and
+    CIBER."""
     write_brief(
         root,
         ready_pages(),

@@ -72,6 +72,21 @@ def test_a_claim_true_for_another_period_is_a_constraint_with_that_period(
     assert [c["id"] for c in handoff["context"]] == ["C2"]  # type: ignore[index]
 
 
+def test_claims_the_panel_has_not_upheld_are_never_handed_off_as_high(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = build(tmp_path / "brief")
+    # Votes dropped after triangulate: claims.json still says high, the panel upheld nothing.
+    edit(root, lambda c, t: [claim.pop("votes") for claim in c["claims"]])
+    assert main(["verdict", str(root)]) == 0
+    handoff = _handoff(root, capsys)
+    assert handoff["verdict"] == "PARTIAL"
+    assert {c["id"]: c["confidence"] for c in handoff["context"]} == {  # type: ignore[attr-defined]
+        "C1": "medium",
+        "C2": "medium",
+    }
+
+
 def test_hold_brief_hands_off_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = build(tmp_path / "brief")
     edit(root, lambda c, t: t["counters"].update(rounds=1))

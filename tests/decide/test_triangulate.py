@@ -10,6 +10,7 @@ import pytest
 
 from briefs import PageSpec, page, read_claims, write_brief
 from deep_research.decide.triangulate import confidence, dissemination, run_triangulate, tau
+from deep_research.decide.votes import run_votes
 from deep_research.errors import InputError
 from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.models import ClaimsFile, SourceRow
@@ -54,12 +55,25 @@ BLOG_SENTENCE = (
 
 
 def _triangulate(
-    root: Path, pages: list[PageSpec], claims: list[dict[str, Any]], **document: Any
+    root: Path,
+    pages: list[PageSpec],
+    claims: list[dict[str, Any]],
+    *,
+    votes: dict[str, list[object]] | None = None,
+    **document: Any,
 ) -> ClaimsFile:
+    """Trace, record the skeptic panel's ``votes`` (if any), triangulate."""
     write_brief(root, pages, claims, document=document or None)
     run_trace(TraceOptions(brief=root))
+    if votes is not None:
+        path = root.parent / "votes.json"
+        path.write_text(json.dumps(votes))
+        run_votes(root, path, SETTINGS)
     run_triangulate(root, SETTINGS)
     return ClaimsFile.model_validate(read_claims(root))
+
+
+UPHOLD = {"refuted": False, "evidence": "the quote says it", "confidence": 0.8}
 
 
 def _sales(*sources: str) -> dict[str, Any]:
@@ -145,12 +159,53 @@ def test_two_independent_sources_count_as_two(tmp_path: Path) -> None:
         _own_page(OTHER_SENTENCE, "Heating Today, spring market notes."),
         [("Sales", OTHER_SENTENCE)],
     )
-    document = _triangulate(tmp_path, [_agency(), other], [_sales("S1", "S2")])
+    document = _triangulate(
+        tmp_path, [_agency(), other], [_sales("S1", "S2")], votes={"C1": [UPHOLD, UPHOLD]}
+    )
     claim = document.claims[0]
     assert claim.independent_count == 2 and claim.independence_groups == [["S1"], ["S2"]]
     assert claim.dissemination_score == 0.0
     assert claim.confidence == "high"
     assert document.triangulation_score == 1.0
+
+
+def _two_voices() -> list[PageSpec]:
+    other = PageSpec(
+        "https://heating-today.example/hp",
+        _own_page(OTHER_SENTENCE, "Heating Today, spring market notes."),
+        [("Sales", OTHER_SENTENCE)],
+    )
+    return [_agency(), other]
+
+
+@pytest.mark.parametrize(
+    ("votes", "depth", "expected"),
+    [
+        ({"C1": [UPHOLD, UPHOLD]}, "full", "high"),
+        (None, "full", "medium"),  # the panel never sat
+        ({"C1": [UPHOLD, None, {"error": "timeout"}]}, "full", "medium"),  # unverified
+        (None, "quick", "high"),  # the rule is a full-depth one
+    ],
+    ids=["upheld", "no-panel", "unverified", "quick"],
+)
+def test_a_central_claim_is_high_only_once_the_panel_upholds_it(
+    tmp_path: Path, votes: dict[str, list[object]] | None, depth: str, expected: str
+) -> None:
+    document = _triangulate(tmp_path, _two_voices(), [_sales("S1", "S2")], votes=votes, depth=depth)
+    assert document.claims[0].independent_count == 2
+    assert document.claims[0].confidence == expected
+
+
+def test_without_central_claims_every_claim_needs_the_panel(tmp_path: Path) -> None:
+    # Leaving importance unset must not exempt a claim from the panel.
+    supporting = {"claim": SALES_CLAIM, "supporting": ["S1", "S2"], "importance": "supporting"}
+    assert _triangulate(tmp_path / "a", _two_voices(), [supporting]).claims[0].confidence == (
+        "medium"
+    )
+    upheld = _triangulate(
+        tmp_path / "b", _two_voices(), [supporting], votes={"C1": [UPHOLD, UPHOLD]}
+    )
+    assert upheld.claims[0].confidence == "high"
 
 
 def test_same_paper_in_two_places_is_one_source(tmp_path: Path) -> None:

@@ -91,6 +91,63 @@ def test_rule7_ready(ready: Path) -> None:
     )
 
 
+# --- rule P: the skeptic panel --------------------------------------------------------------
+
+
+def test_rule_p_a_brief_whose_panel_never_sat_is_not_ready(tmp_path: Path) -> None:
+    # No votes at all: CIBER then has no high claim to re-frame, and the panel rule names both.
+    root = build(tmp_path / "brief", ciber=False, panel=False)
+    claims = read_claims(root)["claims"]
+    assert [c["confidence"] for c in claims] == ["medium", "medium"]
+    assert main(["ciber", "apply", str(root), "--skip", "insufficient-high-confidence-claims"]) == 0
+    decided, reasons = verdict(root)
+    assert decided == "PARTIAL"
+    assert "rule P → PARTIAL: the skeptic panel has not upheld C1 (no votes), C2 (no votes)" in (
+        reasons
+    )
+
+
+def _drop_votes(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+    for claim in claims["claims"]:
+        claim.pop("votes", None)
+
+
+def test_rule_p_removing_the_votes_from_a_ready_brief_makes_it_partial(ready: Path) -> None:
+    edit(ready, _drop_votes)
+    decided, reasons = verdict(ready)
+    assert decided == "PARTIAL"
+    assert reasons == [
+        "rule P → PARTIAL: the skeptic panel has not upheld C1 (no votes), C2 (no votes)"
+    ]
+
+
+def test_rule_p_an_unverified_panel_is_named_with_its_tally(ready: Path) -> None:
+    unverified = {"tally": "1-0", "outcome": "unverified", "records": []}
+    edit(ready, lambda c, t: c["claims"][1].update(votes=unverified))
+    decided, reasons = verdict(ready)
+    assert decided == "PARTIAL"
+    assert reasons == ["rule P → PARTIAL: the skeptic panel has not upheld C2 (unverified 1-0)"]
+
+
+def test_rule_p_is_a_full_depth_rule(ready: Path) -> None:
+    edit(ready, _quick)
+    edit(ready, _drop_votes)
+    assert verdict(ready) == (
+        "PARTIAL_QUICK",
+        ["rule 8 → PARTIAL_QUICK: every available gate passed at quick depth"],
+    )
+
+
+def test_votes_recorded_after_triangulate_are_refused(
+    ready: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    killed = {"tally": "0-2", "outcome": "killed", "records": []}
+    edit(ready, lambda c, t: c["claims"][0].update(votes=killed))
+    capsys.readouterr()
+    assert main(["verdict", str(ready)]) == 2
+    assert "C1 refuted by the skeptic panel but still in claims" in capsys.readouterr().err
+
+
 # --- one test per rule ----------------------------------------------------------------------
 
 

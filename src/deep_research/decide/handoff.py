@@ -4,13 +4,15 @@ The metadata block keeps the consumer's field names. The consumption split is de
 by the consumer: Supported claims with confidence high or medium go to ``context``; Partially
 Supported or medium-contested claims go to ``constraints`` with every other position on the same
 question; a PARTIAL brief names the sub-questions it left without a verified claim. A HOLD or FAIL
-brief hands off no claims at all (``usable`` is false).
+brief hands off no claims at all (``usable`` is false). A load-bearing claim the skeptic panel has
+not upheld is never handed off as ``high``, whatever claims.json says (docs/contracts.md §6.4).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from deep_research.decide.triangulate import awaiting_panel
 from deep_research.errors import InputError
 from deep_research.models import Claim, ClaimsFile, Handoff, HandoffClaim
 from deep_research.record import open_brief
@@ -41,12 +43,13 @@ def _positions(claim: Claim, document: ClaimsFile, by_id: dict[str, Claim]) -> l
     return positions
 
 
-def _view(claim: Claim, positions: list[str]) -> HandoffClaim:
+def _view(claim: Claim, positions: list[str], unheard: set[str]) -> HandoffClaim:
+    demoted = claim.id in unheard and claim.confidence == "high"
     return HandoffClaim(
         id=claim.id,
         claim=claim.claim,
         sq=claim.sq,
-        confidence=claim.confidence,
+        confidence="medium" if demoted else claim.confidence,
         support_class=claim.support_class,
         supporting=list(claim.supporting),
         other_positions=positions,
@@ -70,13 +73,14 @@ def build_handoff(document: ClaimsFile, claims_path: Path) -> Handoff:
     by_id = {claim.id: claim for claim in document.claims}
     context: list[HandoffClaim] = []
     constraints: list[HandoffClaim] = []
+    unheard = {claim.id for claim in awaiting_panel(document.claims, document.depth)}
     for claim in document.claims if usable else []:
         if claim.votes is not None and claim.votes.outcome == "killed":
             continue
         if claim.support_class == "Partially Supported" or claim.confidence == "medium-contested":
-            constraints.append(_view(claim, _positions(claim, document, by_id)))
+            constraints.append(_view(claim, _positions(claim, document, by_id), unheard))
         elif claim.support_class == "Supported" and claim.confidence in CONTEXT_CONFIDENCE:
-            context.append(_view(claim, []))
+            context.append(_view(claim, [], unheard))
     uncovered: list[str] = []
     if document.verdict in {"PARTIAL", "PARTIAL_QUICK"}:
         covered = {c.sq for c in document.claims if c.support_class == "Supported"}

@@ -10,7 +10,9 @@ one voice when any of these holds (checked pairwise, then closed transitively):
 * ``cites`` — one lists the other in ``cites``, or the other's URL (or paper id) is in its text;
 * ``same_paper`` — the same arXiv id or DOI, from the URL or, for academic sources, the text.
 
-From the groups follow ``independent_count``, τ, ``dissemination_score`` and ``confidence``. The
+From the groups follow ``independent_count``, τ, ``dissemination_score`` and ``confidence``. At
+full depth a load-bearing claim is ``high`` only once the skeptic panel has upheld it: breadth of
+sources says nothing about whether the quotes, read in context, say what the claim says. The
 command also moves claims that may not be emitted (unsupported, uncertain, refuted by the skeptic
 panel) to ``stripped``, drops citations that failed from kept claims, flags vendor monocultures
 and logs URL-set overlap between sub-question workers.
@@ -228,13 +230,38 @@ def confidence(
     return "low"
 
 
+def load_bearing(claims: Sequence[Claim]) -> list[Claim]:
+    """The claims a brief rests on: the central ones, or every one when none is central (so
+    leaving ``importance`` unset never exempts a claim from what central claims must meet)."""
+    central = [claim for claim in claims if claim.importance == "central"]
+    return central or list(claims)
+
+
 def tau(claims: Sequence[Claim]) -> float:
     """Share of load-bearing claims with at least two independent voices (0 when none)."""
-    central = [claim for claim in claims if claim.importance == "central"]
-    load_bearing = central or list(claims)
-    if not load_bearing:
+    bearing = load_bearing(claims)
+    if not bearing:
         return 0.0
-    return round(sum(c.independent_count >= 2 for c in load_bearing) / len(load_bearing), 4)
+    return round(sum(c.independent_count >= 2 for c in bearing) / len(bearing), 4)
+
+
+def awaiting_panel(claims: Sequence[Claim], depth: Depth) -> list[Claim]:
+    """Full depth: the load-bearing emitted claims the skeptic panel has not upheld — no votes
+    recorded, or too many abstentions (``unverified``). None of them may be ``high``, and any of
+    them keeps the brief from READY (docs/contracts.md §6.4, §10.1)."""
+    if depth != "full":
+        return []
+    emitted = [
+        claim
+        for claim in claims
+        if claim.support_class == "Supported"
+        and not (claim.votes is not None and claim.votes.outcome == "killed")
+    ]
+    return [
+        claim
+        for claim in load_bearing(emitted)
+        if claim.votes is None or claim.votes.outcome != "survives"
+    ]
 
 
 def strip_reason(claim: Claim) -> str | None:
@@ -398,6 +425,13 @@ def triangulate_claims(
                 }
             )
         )
+    unheard = {claim.id for claim in awaiting_panel(kept, document.depth)}
+    kept = [
+        claim.model_copy(update={"confidence": "medium"})
+        if claim.id in unheard and claim.confidence == "high"
+        else claim
+        for claim in kept
+    ]
     emitted = [claim for claim in kept if claim.support_class == "Supported"]
     gaps = [gap for gap in document.coverage_gaps if not gap.startswith(GAP_PREFIX)]
     new_gaps = vendor_gaps(kept, by_id, facts, settings)

@@ -15,6 +15,8 @@ E. no claim can be emitted → HOLD: the sources did not answer the question (th
 4. ``ciber_passed`` is false → PARTIAL
 5. refetch_fail ≤ ``refetch_pass_rate`` < refetch_ready → PARTIAL
 6. τ < tau_threshold, or unresolved contradictions → PARTIAL
+P. full depth and a load-bearing claim the skeptic panel has not upheld (no votes, or
+   ``unverified``) → PARTIAL, naming each such claim: a panel that never sat upheld nothing
 I. the run was stopped by a cap (trace.json ``phases.run.incomplete``) → PARTIAL, one
    ``run incomplete: <cap>`` line per cap
 7. full depth, every gate passed, CIBER passed → READY
@@ -41,6 +43,7 @@ from typing import Any
 
 from deep_research.decide.audit import build_audit, prove_audit, write_audit
 from deep_research.decide.ciber import skip_problem
+from deep_research.decide.triangulate import awaiting_panel
 from deep_research.errors import InconsistentArtifacts, InputError
 from deep_research.gates.trace import emitted_claims, retrace_mismatches
 from deep_research.models import (
@@ -177,6 +180,13 @@ def check_consistency(
         )
     if document.ciber_passed is not None and document.ciber_skipped is not None:
         problems.append("claims.json has both ciber_passed and ciber_skipped")
+    refuted = [c.id for c in document.claims if c.votes is not None and c.votes.outcome == "killed"]
+    if refuted:
+        # Votes recorded after triangulate: the refuted claims were never stripped.
+        problems.append(
+            f"{', '.join(refuted)} refuted by the skeptic panel but still in claims "
+            "(votes recorded after triangulate: re-run triangulate)"
+        )
     if problems:
         raise InconsistentArtifacts(
             "; ".join(problems) + " — re-run the phase that wrote the wrong value"
@@ -270,6 +280,13 @@ def evaluate(
     if document.unresolved_contradictions:
         count = len(document.unresolved_contradictions)
         fired.append(Fired("rule 6", "PARTIAL", f"{count} unresolved contradiction(s)"))
+    awaiting = awaiting_panel(document.claims, document.depth)
+    if awaiting:
+        named = ", ".join(
+            f"{c.id} ({'no votes' if c.votes is None else f'{c.votes.outcome} {c.votes.tally}'})"
+            for c in awaiting
+        )
+        fired.append(Fired("rule P", "PARTIAL", f"the skeptic panel has not upheld {named}"))
     for reason in incomplete:
         fired.append(Fired("rule I", "PARTIAL", f"run incomplete: {reason}"))
     if not fired:
