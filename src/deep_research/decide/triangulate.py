@@ -37,6 +37,7 @@ from deep_research.models import (
     Claim,
     ClaimsFile,
     Confidence,
+    Depth,
     FetchLogEntry,
     SourceRow,
     StrippedClaim,
