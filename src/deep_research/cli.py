@@ -69,6 +69,7 @@ def _cmd_schemas(args: argparse.Namespace) -> int:
 
 def _cmd_normalize(args: argparse.Namespace) -> int:
     from deep_research.normalize import normalize_payload
+    from deep_research.normalize.enrich import BriefNormalizer
     from deep_research.normalize_io import NormalizeOptions, run_normalize
 
     options = NormalizeOptions(
@@ -80,7 +81,9 @@ def _cmd_normalize(args: argparse.Namespace) -> int:
         sub_question=args.sub_question,
         round=args.round,
     )
-    result = run_normalize(options, normalize_payload, stdin=sys.stdin.buffer)
+    # Into a brief, new rows take their fetch fields from its record (normalize.enrich).
+    normalizer = normalize_payload if options.brief is None else BriefNormalizer(options.brief)
+    result = run_normalize(options, normalizer, stdin=sys.stdin.buffer)
     for rejection in result.rejections:
         print(f"rejected: {rejection.describe()}", file=sys.stderr)
     for warning in result.warnings:

@@ -134,6 +134,9 @@ class CorpusMeta(BaseModel):
     raw_sha256: ContentHash | None = None
     retrieved_at: datetime | None = None
     tier: Tier | None = None
+    # What the page states about itself (an HTML title, a declared publication date).
+    title: str | None = None
+    published_at: date | None = None
 
 
 # --- claims.json ----------------------------------------------------------------------------
@@ -399,13 +402,11 @@ class FetcherFinding(Strict):
 
 
 class FetcherSource(Strict):
+    """What only the page's reader knows; how it was fetched comes from the fetch log."""
+
     url: NonEmptyStr
-    title: str | None = None
-    published_at: date | None = None
     source_type: SourceType = "unknown"
-    tier: Tier | None = None
-    content_hash: ContentHash | None = None
-    status: int | None = None
+    content_hash: ContentHash | None = None  # picks one text when the URL was fetched twice
     cites: list[str] = Field(default_factory=list)
     findings: list[FetcherFinding] = Field(default_factory=list)
 

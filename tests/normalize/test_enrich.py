@@ -1,0 +1,168 @@
+"""normalize --brief: a new row's fetch fields come from the fetch log and corpus metadata."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from briefs import content_hash, page
+from deep_research.brief import Brief
+from deep_research.cli import main
+from deep_research.fetch import fetchlog
+from deep_research.fetch.corpus import retain
+from deep_research.models import CorpusMeta, FetchLogEntry, SourceRow
+
+AGENCY = "https://www.northern-energy.example/reports/heat-pumps-2024"
+QUOTE = (
+    "Sales of heat pumps across the twelve member states rose to 2.9 million units in 2023, "
+    "up from 2.4 million units in 2022."
+)
+FETCHED_AT = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
+
+
+def fetched(root: Path, url: str, text: str, *, at: datetime = FETCHED_AT, **meta: Any) -> str:
+    """Retain ``text`` as the fetcher does: corpus file and metadata, then its 2xx log line."""
+    stored_meta = CorpusMeta(
+        url=url, final_url=url, status=200, retrieved_at=at, tier="raw", **meta
+    )
+
+    def line(digest: str) -> FetchLogEntry:
+        return FetchLogEntry(
+            url=url,
+            final_url=url,
+            outcome="ok",
+            status=200,
+            content_hash=digest,
+            tier="raw",
+            retrieved_at=at,
+        )
+
+    stored, _ = retain(Brief(root), text, stored_meta, line)
+    return stored.content_hash
+
+
+def normalized(root: Path, tmp_path: Path, sources: list[dict[str, Any]]) -> list[SourceRow]:
+    given = tmp_path / "fetcher.json"
+    given.write_text(json.dumps({"sub_question": "sq1", "sources": sources}), encoding="utf-8")
+    assert main(["normalize", str(given), "--brief", str(root), "--sub-question", "sq1"]) == 0
+    lines = (root / "sources.jsonl").read_text(encoding="utf-8").splitlines()
+    return [SourceRow.model_validate_json(line) for line in lines]
+
+
+def finding() -> dict[str, str]:
+    return {"claim": "Sales reached 2.9 million in 2023.", "quote": QUOTE}
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    directory = tmp_path / "brief"
+    directory.mkdir()
+    return directory
+
+
+def test_fetch_fields_come_from_the_log_and_the_meta_not_the_model(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    digest = fetched(
+        root,
+        AGENCY,
+        page("heat-pumps-agency.txt"),
+        title="Heat Pump Market Review 2024",
+        published_at=date(2024, 3, 14),
+    )
+    claimed = {
+        "url": AGENCY,
+        "title": "A title the model made up",
+        "published_at": "1999-01-01",
+        "tier": "summarizer",
+        "status": 404,
+        "final_url": "https://elsewhere.example/",
+        "retrieved_at": "2020-01-01T00:00:00Z",
+        "findings": [finding()],
+    }
+    (row,) = normalized(root, tmp_path, [claimed])
+    assert row.content_hash == digest  # the model named none; the URL's one logged text
+    assert (row.tier, row.status, row.final_url) == ("raw", 200, AGENCY)
+    assert row.retrieved_at == FETCHED_AT
+    assert (row.title, row.published_at) == ("Heat Pump Market Review 2024", date(2024, 3, 14))
+    assert "warning:" not in capsys.readouterr().err
+
+
+def test_a_source_nothing_was_fetched_for_stays_a_snippet_with_a_warning(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fetched(root, AGENCY, page("heat-pumps-agency.txt"))
+    never = "https://never-fetched.example/page"
+    claimed = {
+        "url": never,
+        "tier": "raw",
+        "title": "Looks fetched",
+        "content_hash": content_hash(page("heat-pumps-agency.txt")),
+        # A final URL the model wrote never finds a fetch: only the URL and its aliases do.
+        "final_url": AGENCY,
+        "findings": [finding()],
+    }
+    (row,) = normalized(root, tmp_path, [claimed])
+    assert (row.tier, row.content_hash, row.title, row.final_url) == ("snippet", None, None, None)
+    err = capsys.readouterr().err
+    assert f"warning: S1 ({never}): no successful fetch of this URL" in err
+    assert "dropped content_hash, tier, final_url, title" in err
+
+
+def test_failed_and_refused_fetches_stand_behind_nothing(root: Path, tmp_path: Path) -> None:
+    attempts = (("error", 503), ("refused", None), ("ok", 404))
+    for outcome, status in attempts:
+        url = f"https://{outcome}{status}.example/"
+        entry = FetchLogEntry(url=url, outcome=outcome, status=status, tier="raw")  # type: ignore[arg-type]
+        fetchlog.append(Brief(root), entry)
+    rows = normalized(
+        root,
+        tmp_path,
+        [{"url": f"https://{o}{s}.example/", "tier": "raw"} for o, s in attempts],
+    )
+    assert [row.tier for row in rows] == ["snippet"] * 3
+    assert all(row.status is None for row in rows)
+
+
+def test_the_named_text_is_kept_when_the_url_was_fetched_twice(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fetched(root, AGENCY, "Version one of the page, long enough to quote from it.")
+    later = datetime(2024, 5, 2, tzinfo=UTC)
+    second = fetched(
+        root, AGENCY, "Version two of the page, long enough to quote from it.", at=later
+    )
+    (row,) = normalized(root, tmp_path, [{"url": AGENCY, "content_hash": second}])
+    assert (row.content_hash, row.retrieved_at) == (second, later)
+    other = tmp_path / "other"
+    other.mkdir()
+    fetched(other, AGENCY, "Version one of the page, long enough to quote from it.")
+    fetched(other, AGENCY, "Version two of the page, long enough to quote from it.", at=later)
+    (unnamed,) = normalized(other, tmp_path, [{"url": AGENCY}])
+    assert (unnamed.content_hash, unnamed.tier) == (None, "snippet")
+    assert "fetched as different texts" in capsys.readouterr().err
+
+
+def test_a_hash_the_url_never_logged_gives_way_to_the_logged_one(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    digest = fetched(root, AGENCY, page("heat-pumps-agency.txt"))
+    wrong = content_hash("some other page")
+    (row,) = normalized(root, tmp_path, [{"url": AGENCY, "content_hash": wrong}])
+    assert row.content_hash == digest and row.tier == "raw"
+    assert f"content_hash {wrong} is no text fetched from this URL" in capsys.readouterr().err
+
+
+def test_a_tracked_url_finds_the_fetch_and_existing_rows_keep_their_fields(
+    root: Path, tmp_path: Path
+) -> None:
+    fetched(root, AGENCY, page("heat-pumps-agency.txt"))
+    existing = {"id": "S1", "url": "https://kept.example/", "tier": "summarizer", "title": "Kept"}
+    (root / "sources.jsonl").write_text(json.dumps(existing) + "\n", encoding="utf-8")
+    kept, new = normalized(root, tmp_path, [{"url": AGENCY + "?utm_source=feed"}])
+    assert (kept.tier, kept.title) == ("summarizer", "Kept")
+    assert (new.id, new.tier, new.status) == ("S2", "raw", 200)
