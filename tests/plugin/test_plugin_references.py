@@ -78,22 +78,27 @@ def test_every_name_a_text_uses_exists(path: Path) -> None:
     assert not missing, missing
 
 
-def test_commands_are_found_at_all() -> None:
+def test_the_skill_is_a_loop_around_next_and_names_no_phase_itself() -> None:
+    """The phase order lives in the pipeline definition; prose that lists phases drifts from it."""
+    from deep_research.run.pipeline import PIPELINE
+
     body = (REPO / "skills" / "deep-research" / "SKILL.md").read_text(encoding="utf-8")
-    assert {
-        "start",
+    named = set(COMMAND.findall(body))
+    assert {"start", "next", "finish"} <= named
+    phase_commands = {
         "normalize",
         "trace",
         "votes",
         "triangulate",
         "refetch",
         "ciber",
+        "counters",
         "verdict",
         "render",
-        "fresh",
-        "finish",
-        "counters",
-    } <= set(COMMAND.findall(body))
+        "ingest",
+    }
+    assert not named & phase_commands, named & phase_commands
+    assert not [p.name for p in PIPELINE if f"## {p.name}" in body.lower()]
 
 
 def test_orchestrator_pre_approves_the_cli() -> None:

@@ -60,6 +60,7 @@ class Action(BaseModel):
     path: str | None = None
     example: Any = None
     rules: list[str] = Field(default_factory=list)
+    bounds: dict[str, int] = Field(default_factory=dict)
     agent: str | None = None
     tasks: list[Task] = Field(default_factory=list)
     verdict: str | None = None
@@ -76,6 +77,7 @@ class Action(BaseModel):
             if self.example is not None:
                 lines.append("  like: " + json.dumps(self.example, ensure_ascii=False))
         lines += [f"  - {rule}" for rule in self.rules]
+        lines += [f"  {name}: {value}" for name, value in self.bounds.items()]
         if self.agent:
             lines.append(f"  {len(self.tasks)} × {self.agent}, in one message:")
             lines += [f"    {t.prompt}  →  save to {t.save_to}" for t in self.tasks]
@@ -148,14 +150,18 @@ def _plan_problem(view: View) -> str | None:
     short = [sq.id for sq in plan.sub_questions if distinct(sq.queries) < need_q]
     if short:
         return f"sub-question(s) {', '.join(short)} have fewer than {need_q} distinct queries"
-    # One fetcher per sub-question per round: the dispatch budget must hold them all.
-    rounds = 2 if view.depth == "full" else 1
-    if len(plan.sub_questions) * rounds > view.caps.max_fetcher_dispatches:
+    most = _most_sub_questions(view)
+    if len(plan.sub_questions) > most:
         return (
-            f"{len(plan.sub_questions)} sub-questions × {rounds} round(s) exceed the run's "
-            f"{view.caps.max_fetcher_dispatches} fetcher dispatches; merge sub-questions"
+            f"plan.json has {len(plan.sub_questions)} sub-questions; the run's fetcher "
+            f"dispatches hold at most {most} (one fetcher per sub-question per round)"
         )
     return None
+
+
+def _most_sub_questions(view: View) -> int:
+    rounds = 2 if view.depth == "full" else 1
+    return max(1, view.caps.max_fetcher_dispatches // rounds)
 
 
 def phase_plan(view: View) -> Action | None:
@@ -180,11 +186,16 @@ def phase_plan(view: View) -> Action | None:
         why=problem,
         path=view.rel(view.root / "plan.json"),
         example=example,
+        bounds={
+            "min_sub_questions": need_sq,
+            "max_sub_questions": _most_sub_questions(view),
+            "min_queries_per_sub_question": need_q,
+        },
         rules=[
             "first scout with at most 2 broad WebSearch calls to learn the topic's shape; do "
             "not answer the question",
-            f"at least {need_sq} disjoint sub-questions, ids sq1, sq2, …; each with a scope line "
-            "naming what it must not cover",
+            f"{need_sq} to {_most_sub_questions(view)} disjoint sub-questions, ids sq1, sq2, …; "
+            "each with a scope line naming what it must not cover",
             f"at least {need_q} distinct search queries per sub-question; list every query a "
             "fetcher will run — counts are taken from these lists",
         ],

@@ -20,7 +20,7 @@ SYNTHESIS = "synthesis.md"
 Kind = Literal["fetcher", "skeptic", "triangulator", "ciber"]
 
 _FETCHER = re.compile(
-    r"^fetcher-(?P<sq>[A-Za-z0-9_.-]+?)-r(?P<round>[1-9])(?P<retry>-retry)?\.json$"
+    r"^fetcher-(?P<sq>[A-Za-z0-9_.-]+?)-r(?P<round>[1-9])(?P<retry>-retry)?(?P<mcp>-mcp)?\.json$"
 )
 _SKEPTIC = re.compile(r"^skeptic-(?P<claim>C[0-9]+)-(?P<vote>[1-9])\.json$")
 
