@@ -9,7 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Callable
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -301,3 +304,33 @@ def assert_verified(brief: Path) -> None:
             text = b.read_corpus(rows[item.source].content_hash or "")
             found = locate(item.quote, text)
             assert found is not None and found.end - found.start >= 40
+
+
+# --- a brief held by another process ----------------------------------------------------------
+
+HOLD_LOCK = """
+import sys
+from pathlib import Path
+from deep_research.brief import Brief
+with Brief(Path(sys.argv[1])).lock():
+    print("held", flush=True)
+    sys.stdin.read()  # hold until the test closes our stdin
+"""
+
+
+@contextmanager
+def held_elsewhere(root: Path) -> Iterator[subprocess.Popen[str]]:
+    """The brief's lock held by a real second process for the duration of the block."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)

@@ -6,10 +6,12 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from briefs import held_elsewhere
 from deep_research.brief import (
     Brief,
     atomic_write_text,
@@ -110,7 +112,7 @@ def test_torn_last_fetch_log_line_is_ignored(tmp_path: Path) -> None:
     assert [entry.url for entry in entries] == ["https://a.example/"]
 
 
-def test_lock_refuses_a_second_writer_and_recovers_a_stale_one(tmp_path: Path) -> None:
+def test_lock_refuses_a_second_writer_and_is_free_again_once_released(tmp_path: Path) -> None:
     brief = Brief(tmp_path)
     other = [sys.executable, "-c", TRY_LOCK, str(tmp_path)]
     with brief.lock():
@@ -120,10 +122,81 @@ def test_lock_refuses_a_second_writer_and_recovers_a_stale_one(tmp_path: Path) -
     assert not brief.lock_path.exists()
     done = subprocess.run(other, capture_output=True, text=True, check=False)
     assert done.stdout.strip() == "held", done.stderr
-    # A lock left by a process that no longer exists is taken over.
-    brief.lock_path.write_text("999999999")
+
+
+def test_a_lock_held_by_another_process_refuses_with_its_pid(tmp_path: Path) -> None:
+    with held_elsewhere(tmp_path) as holder:
+        with pytest.raises(BriefBusy, match=f"process {holder.pid}"), Brief(tmp_path).lock():
+            pass
+        assert (tmp_path / ".lock").read_text() == str(holder.pid)  # not taken, not changed
+    assert not (tmp_path / ".lock").exists()
+
+
+@pytest.fixture
+def unrelated_process() -> Iterator[int]:
+    """A live process that never took any lock: what a reused PID names."""
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        yield sleeper.pid
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["", "not a pid\x00\xff", "-7", "999999999", "1", "{own pid}", "{unrelated pid}"],
+    ids=["empty", "garbage", "negative", "dead-pid", "pid-1", "own-pid", "reused-pid"],
+)
+def test_a_lock_nobody_holds_is_taken_over_whatever_it_says(
+    tmp_path: Path, content: str, unrelated_process: int
+) -> None:
+    brief = Brief(tmp_path)
+    text = content.format(**{"own pid": os.getpid(), "unrelated pid": unrelated_process})
+    brief.lock_path.write_text(text, encoding="utf-8", errors="surrogateescape")
     with brief.lock():
         assert brief.lock_path.read_text() == str(os.getpid())
+        done = subprocess.run(
+            [sys.executable, "-c", TRY_LOCK, str(tmp_path)], capture_output=True, text=True
+        )
+        assert done.stdout.strip() == "busy", done.stderr  # and what it took, it holds
+    assert not brief.lock_path.exists()
+
+
+KILLED_MID_WRITE = """
+import os, sys, tempfile, time
+from pathlib import Path
+from deep_research.brief import Brief
+root = Path(sys.argv[1])
+with Brief(root).lock():
+    for name in ("claims.json", "trace.json", "sources.jsonl"):
+        tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=root)
+    print("writing", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_writer_killed_mid_write_leaves_a_lock_that_is_taken_over_and_its_temps_cleaned(
+    tmp_path: Path,
+) -> None:
+    writer = subprocess.Popen(
+        [sys.executable, "-c", KILLED_MID_WRITE, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
+    with pytest.raises(BriefBusy), Brief(tmp_path).lock():
+        pass
+    writer.kill()
+    writer.wait()
+    assert (tmp_path / ".lock").read_text() == str(writer.pid)  # left behind by the kill
+    # Temp files of what is written outside the lock may have a live writer: they stay.
+    (tmp_path / "corpus").mkdir()
+    kept = [tmp_path / ".run.json.abc123.tmp", tmp_path / "corpus" / ".ab12.txt.x1y2.tmp"]
+    for path in kept:
+        path.write_text("in flight")
+    with Brief(tmp_path).lock():
+        leftovers = sorted(path.name for path in tmp_path.glob(".*.tmp"))
+        assert leftovers == [".run.json.abc123.tmp"]
+    assert all(path.exists() for path in kept)
 
 
 TRY_LOCK = """
@@ -145,11 +218,11 @@ def test_lock_nests_within_its_holder_and_is_released_by_the_outermost(tmp_path:
         with brief.lock():  # a gate called by the driver while the driver holds the brief
             assert brief.lock_path.exists()
         assert brief.lock_path.exists()  # the inner release leaves the outer hold in place
+        done = subprocess.run(
+            [sys.executable, "-c", TRY_LOCK, str(tmp_path)], capture_output=True, text=True
+        )
+        assert done.stdout.strip() == "busy", done.stderr
     assert not brief.lock_path.exists()
-    # A lock file written by this process outside a hold is another writer's, not a nesting.
-    brief.lock_path.write_text(str(os.getpid()))
-    with pytest.raises(BriefBusy, match="another run"), brief.lock():
-        pass
 
 
 SLUGS = [
@@ -207,6 +280,48 @@ def test_trace_on_a_busy_brief_exits_3_and_writes_nothing(tmp_path: Path) -> Non
         [{"claim": "Harbourton approved a $1.82 billion budget", "supporting": ["S1"]}],
     )
     before = (tmp_path / "claims.json").read_bytes()
-    (tmp_path / ".lock").write_text(str(os.getpid()))
-    assert main(["trace", str(tmp_path)]) == 3
+    with held_elsewhere(tmp_path):
+        assert main(["trace", str(tmp_path)]) == 3
     assert (tmp_path / "claims.json").read_bytes() == before
+
+
+#: Every command that writes a brief, with the arguments that make it write.
+WRITERS: dict[str, list[str]] = {
+    "trace": ["trace", "{brief}"],
+    "votes": ["votes", "{brief}", "--input", "{votes}"],
+    "triangulate": ["triangulate", "{brief}"],
+    "ciber": ["ciber", "apply", "{brief}", "--skip", "depth-quick"],
+    "verdict": ["verdict", "{brief}"],
+    "counters": ["counters", "{brief}"],
+    "normalize": ["normalize", "{raw}", "--brief", "{brief}"],
+    "refetch": ["refetch", "{brief}"],
+    "render": ["render", "{brief}"],
+}
+
+
+@pytest.mark.parametrize("command", WRITERS.values(), ids=WRITERS.keys())
+def test_a_writer_takes_the_lock_before_it_reads_anything(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """While another process holds the brief, its files may be half-replaced (here: torn); a
+    command that read them before asking for the lock would decide on them, or fail on them
+    (exit 2). Asking first, it is refused (exit 3) and writes nothing."""
+    from briefs import ready_claims, ready_document, ready_pages, ready_trace, write_brief
+    from deep_research.cli import main
+
+    root = tmp_path / "brief"
+    write_brief(root, ready_pages(), ready_claims(), document=ready_document(), trace=ready_trace())
+    (tmp_path / "votes.json").write_text("{}")
+    (tmp_path / "raw.json").write_text('[{"url": "https://c.example/", "findings": []}]')
+    args = [
+        arg.format(brief=root, votes=tmp_path / "votes.json", raw=tmp_path / "raw.json")
+        for arg in command
+    ]
+    with held_elsewhere(root):
+        for name in ("claims.json", "trace.json", "sources.jsonl", "fetch-log.jsonl"):
+            torn = (root / name).read_bytes()[:25]
+            (root / name).write_bytes(torn)  # the holder is mid-way through replacing it
+        before = {path: path.read_bytes() for path in root.rglob("*") if path.is_file()}
+        assert main(args) == 3
+        after = {path: path.read_bytes() for path in root.rglob("*") if path.is_file()}
+    assert after == before

@@ -7,6 +7,7 @@ the old file or the new one — never half of either. Every read turns a malform
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -287,26 +288,35 @@ class Brief:
     def lock(self) -> Iterator[None]:
         """Hold the brief for writing; a second writer refuses instead of interleaving.
 
-        The one lock of a brief: every writer of claims.json and trace.json takes it — each gate
-        command for its read-decide-write, the headless driver for the whole run. Re-entrant
-        within the process that holds it, so the driver's gate calls nest inside its hold while
-        any other process gets :class:`~deep_research.errors.BriefBusy`.
+        The one lock of a brief: every command that writes claims.json, trace.json,
+        sources.jsonl, audit.json or report.md takes it before its first read and keeps it past
+        its last write; the headless driver holds it for the whole run. Re-entrant within the
+        process that holds it, so the driver's gate calls nest inside its hold while any other
+        process gets :class:`~deep_research.errors.BriefBusy`.
+
+        The proof that a holder is alive is the kernel's: ``.lock`` is ``flock``-ed for the whole
+        hold, and the kernel drops that lock the moment its process dies. So a lock file left
+        by a killed writer — whatever it holds: nothing, garbage, or a PID that now names some
+        other process — is taken over, and no PID reuse can make it look held. Taking the lock
+        also removes the temp files a killed writer left (:data:`LOCKED_ARTIFACTS`).
         """
         self.root.mkdir(parents=True, exist_ok=True)
         key = self.lock_path.resolve()
         with _HELD_GUARD:
-            depth = _HELD.get(key, 0)
-            if depth == 0:
-                _acquire(self.lock_path)
-            _HELD[key] = depth + 1
+            hold = _HELD.get(key)
+            if hold is None:
+                hold = _Hold(_acquire(self.lock_path))
+                _remove_stale_temps(self.root)
+                _HELD[key] = hold
+            hold.depth += 1
         try:
             yield
         finally:
             with _HELD_GUARD:
-                _HELD[key] -= 1
-                if _HELD[key] == 0:
+                hold.depth -= 1
+                if hold.depth == 0:
                     del _HELD[key]
-                    self.lock_path.unlink(missing_ok=True)
+                    _release(self.lock_path, hold.fd)
 
     def corpus_path(self, content_hash: str) -> Path:
         return self.corpus_dir / f"{content_hash.removeprefix('sha256:')}.txt"
@@ -368,43 +378,64 @@ class Brief:
         return self.read_corpus("sha256:" + resolved.stem)
 
 
-#: Locks this process holds, by resolved path, with their nesting depth.
-_HELD: dict[Path, int] = {}
+#: What is written only under the brief's lock, so a temp file of one of these found while
+#: holding the lock belongs to a writer that was killed mid-write. (Files written outside the
+#: lock — run.json, allowed-hosts.json, corpus/ — may have a live writer and are left alone.)
+LOCKED_ARTIFACTS = ("claims.json", "trace.json", "sources.jsonl", "audit.json", "report.md")
+
+
+@dataclass
+class _Hold:
+    fd: int
+    depth: int = 0
+
+
+#: Locks this process holds, by resolved path.
+_HELD: dict[Path, _Hold] = {}
 _HELD_GUARD = threading.Lock()
 
 
-def _acquire(lock: Path) -> None:
-    for _ in range(2):
+def _acquire(lock: Path) -> int:
+    """The open, flock-ed lock file, or BriefBusy while a live process holds it."""
+    for _ in range(3):
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            if _holder_alive(lock):
-                raise BriefBusy(
-                    f"{lock.parent} is being written by another run ({lock} exists); wait for "
-                    "it to finish, or delete the lock file if no run is active"
-                ) from None
-            lock.unlink(missing_ok=True)  # left behind by a run that died
-            continue
-        with os.fdopen(fd, "w") as handle:
-            handle.write(str(os.getpid()))
-        return
-    raise BriefBusy(f"could not take {lock}; another run keeps taking it")
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("utf-8", "replace").strip() or "unknown"
+            os.close(fd)
+            raise BriefBusy(
+                f"{lock.parent} is being written by another run (process {holder}); wait for it "
+                "to finish"
+            ) from None
+        if _names(lock, fd):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+            return fd
+        # The holder released (and removed) the file between our open and our flock: the lock
+        # we got is on a file nobody else will ever open. Take the current one instead.
+        os.close(fd)
+    raise BriefBusy(f"could not take {lock}; other runs keep taking it")
 
 
-def _holder_alive(lock: Path) -> bool:
+def _names(path: Path, fd: int) -> bool:
     try:
-        pid = int(lock.read_text(encoding="utf-8").strip() or "0")
-    except (OSError, ValueError):
-        return True  # unreadable: assume a live holder rather than break its lock
-    if pid <= 0:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
         return False
-    except PermissionError:
-        return True
-    return True
+
+
+def _release(lock: Path, fd: int) -> None:
+    # Remove the file while still holding it, so a waiter that opened it sees it is gone.
+    if _names(lock, fd):
+        lock.unlink(missing_ok=True)
+    os.close(fd)
+
+
+def _remove_stale_temps(root: Path) -> None:
+    for name in LOCKED_ARTIFACTS:
+        for stale in root.glob(f".{name}.*.tmp"):
+            stale.unlink(missing_ok=True)
 
 
 def load_sources(path: Path) -> list[SourceRow]:

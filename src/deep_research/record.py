@@ -2,13 +2,16 @@
 
 Every gate after ``trace`` reads claims.json and trace.json, decides, and writes both. Reading
 both before the first write means a malformed trace.json can never leave claims.json updated and
-trace.json stale; the lock keeps two writers from interleaving.
+trace.json stale; holding the lock from before the first read (:func:`writes_brief`) keeps a
+second writer from deciding on what the first is about to replace.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from deep_research.brief import Brief, atomic_write_json, atomic_write_text, model_dump
 from deep_research.errors import MissingArtifact
@@ -20,6 +23,23 @@ def open_brief(root: Path) -> Brief:
     if not root.is_dir():
         raise MissingArtifact(f"brief directory not found: {root}; pass the brief's folder")
     return Brief(root)
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def writes_brief(run: Callable[Concatenate[Path, P], R]) -> Callable[Concatenate[Path, P], R]:
+    """``run(root, …)`` under the brief's lock, taken before its first read and kept past its
+    last write: what it decides from is what it replaces, never a file another writer is about
+    to change. A busy brief refuses (exit 3) before anything is read."""
+
+    @functools.wraps(run)
+    def locked(root: Path, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with open_brief(root).lock():
+            return run(root, *args, **kwargs)
+
+    return locked
 
 
 def load_trace_or_empty(brief: Brief) -> TraceFile:
@@ -43,6 +63,6 @@ def record_phase(
 
 
 def save(brief: Brief, claims: ClaimsFile, trace: TraceFile) -> None:
-    """Write claims.json and trace.json; call inside ``brief.lock()``."""
+    """Write claims.json and trace.json; call inside ``brief.lock()`` (see :func:`writes_brief`)."""
     atomic_write_text(brief.claims_path, claims_json(claims))
     atomic_write_json(brief.trace_path, model_dump(trace))

@@ -10,6 +10,7 @@ URL in prose that was never fetched stops the render.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from datetime import date
@@ -523,8 +524,10 @@ def render_brief(brief: Brief, *, force: bool = False) -> tuple[Report, str]:
 
 def run_render(root: Path, *, force: bool, write: bool) -> tuple[Report, str]:
     brief = open_brief(root)
-    report, markdown = render_brief(brief, force=force)
-    if write:
-        with brief.lock():
+    # Held from the first read: the report is of the claims as they are, not as a concurrent
+    # writer left them half a second ago.
+    with brief.lock() if write else contextlib.nullcontext():
+        report, markdown = render_brief(brief, force=force)
+        if write:
             atomic_write_text(brief.root / "report.md", markdown)
     return report, markdown

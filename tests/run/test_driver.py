@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from briefs import assert_verified
+from briefs import assert_verified, held_elsewhere
 from conftest import REPO
 from deep_research.brief import Brief, slugify
 from deep_research.cli import main
@@ -346,13 +346,12 @@ def test_unfinished_run_needs_resume_or_refresh(tmp_path: Path) -> None:
 def test_second_run_on_the_same_brief_is_refused(tmp_path: Path) -> None:
     brief = tmp_path / "briefs" / slugify(QUESTION)
     brief.mkdir(parents=True)
-    (brief / ".lock").write_text("1")  # pid 1 is alive: another run holds the brief
     (brief / "trace.json").write_text(
         json.dumps(
             {"phases": {"run": {"question": QUESTION, "depth": "quick", "completed": ["plan"]}}}
         )
     )
-    with pytest.raises(BriefBusy):
+    with held_elsewhere(brief), pytest.raises(BriefBusy):  # another run holds the brief
         _run(tmp_path, ExtractiveReasoner(), resume=slugify(QUESTION))
 
 

@@ -21,7 +21,7 @@ from typing import Any, Literal, get_args
 from deep_research.brief import parse_json, read_text, validate_model
 from deep_research.errors import InputError
 from deep_research.models import CiberOutput, ClaimsFile, Contradiction, SourceRow, TimelineEntry
-from deep_research.record import load_trace_or_empty, open_brief, record_phase, save
+from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
 from deep_research.settings import Settings
 
 SkipReason = Literal["depth-quick", "insufficient-high-confidence-claims", "refetch-hard-fail"]
@@ -119,6 +119,7 @@ def apply_ciber(
     return updated, dict(counted)
 
 
+@writes_brief
 def run_ciber_apply(
     root: Path, input_path: Path | None, skip: str | None, settings: Settings
 ) -> dict[str, Any]:
@@ -159,6 +160,5 @@ def run_ciber_apply(
                 c.id for c in document.claims if c.confidence == "high" and counted.get(c.id, 0) > 0
             ),
         }
-    with brief.lock():
-        save(brief, updated, record_phase(trace, "ciber", entry, settings))
+    save(brief, updated, record_phase(trace, "ciber", entry, settings))
     return result

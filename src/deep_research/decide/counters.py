@@ -43,7 +43,7 @@ from deep_research.depth import Depth, normalize_depth
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.models import Counters, FetchLogEntry, SourceRow, TraceFile
-from deep_research.record import load_trace_or_empty, open_brief
+from deep_research.record import load_trace_or_empty, open_brief, writes_brief
 from deep_research.urls import canonical_or_none, source_urls
 
 #: A plan longer than this is clamped: no run within the hard caps does more.
@@ -186,6 +186,7 @@ def compute(
     return CountersReport(counters, clamped)
 
 
+@writes_brief
 def run_counters(
     root: Path,
     plan_path: Path | None = None,
@@ -194,7 +195,7 @@ def run_counters(
     fetcher_rounds: Sequence[int] | None = None,
 ) -> CountersReport:
     """Recompute every counter and write it into trace.json; every input is read and checked
-    before the lock is taken, so bad input writes nothing. ``fetcher_rounds``: the round of each
+    before the first write, so bad input writes nothing. ``fetcher_rounds``: the round of each
     fetcher dispatch in the plugin run's guard ledger, None when there is no ledger."""
     brief = open_brief(root)
     plan = load_plan(plan_path or brief.root / "plan.json")
@@ -202,23 +203,22 @@ def run_counters(
     sources = brief.load_sources() if brief.sources_path.exists() else []
     log = brief.load_fetch_log()
     moment = now or datetime.now(UTC)
-    with brief.lock():
-        trace = load_trace_or_empty(brief)
-        report = compute(plan, sources, log, trace, run.started_at, moment, fetcher_rounds)
-        phases = dict(trace.phases)
-        phases["counters"] = {
-            "computed_at": moment.isoformat(timespec="seconds"),
-            "clamped": list(report.clamped),
+    trace = load_trace_or_empty(brief)
+    report = compute(plan, sources, log, trace, run.started_at, moment, fetcher_rounds)
+    phases = dict(trace.phases)
+    phases["counters"] = {
+        "computed_at": moment.isoformat(timespec="seconds"),
+        "clamped": list(report.clamped),
+    }
+    # The depth is the one `start` fixed: the verdict refuses a trace.json whose depth differs
+    # from claims.json, and a plugin run has no other writer of trace.json's depth.
+    updated = trace.model_copy(
+        update={
+            "counters": report.counters,
+            "phases": phases,
+            "depth": run.depth,
+            "topic": trace.topic or run.topic,
         }
-        # The depth is the one `start` fixed: the verdict refuses a trace.json whose depth
-        # differs from claims.json, and a plugin run has no other writer of trace.json's depth.
-        updated = trace.model_copy(
-            update={
-                "counters": report.counters,
-                "phases": phases,
-                "depth": run.depth,
-                "topic": trace.topic or run.topic,
-            }
-        )
-        atomic_write_json(brief.trace_path, model_dump(updated))
+    )
+    atomic_write_json(brief.trace_path, model_dump(updated))
     return report

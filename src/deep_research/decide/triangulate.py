@@ -43,7 +43,7 @@ from deep_research.models import (
     StrippedClaim,
     TraceFile,
 )
-from deep_research.record import load_trace_or_empty, open_brief, record_phase, save
+from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
 from deep_research.settings import Settings
 from deep_research.urls import canonical_or_none, registrable_domain, source_urls
 
@@ -460,6 +460,7 @@ def triangulate_claims(
     return updated, report
 
 
+@writes_brief
 def run_triangulate(root: Path, settings: Settings) -> TriangulationReport:
     brief = open_brief(root)
     sources = brief.load_sources()
@@ -470,8 +471,7 @@ def run_triangulate(root: Path, settings: Settings) -> TriangulationReport:
         document, sources, log, _facts(brief, sources), trace, settings
     )
     entry = report.as_dict()
-    with brief.lock():
-        save(brief, updated, record_phase(trace, "triangulate", entry, settings))
+    save(brief, updated, record_phase(trace, "triangulate", entry, settings))
     return report
 
 

@@ -55,7 +55,7 @@ from deep_research.models import (
     TraceFile,
     Verdict,
 )
-from deep_research.record import load_trace_or_empty, open_brief, record_phase, save
+from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
 from deep_research.settings import Settings, settings_hash
 from deep_research.urls import is_web
 
@@ -357,6 +357,7 @@ def decide(
     return VerdictReport(fired[0].verdict, [item.line() for item in fired], table, digest)
 
 
+@writes_brief
 def run_verdict(root: Path, settings: Settings) -> VerdictReport:
     brief = open_brief(root)
     document = brief.load_claims()
@@ -375,7 +376,6 @@ def run_verdict(root: Path, settings: Settings) -> VerdictReport:
     )
     audit = build_audit(updated, sources, log)
     prove_audit(brief, audit, updated, sources)
-    with brief.lock():
-        save(brief, updated, record_phase(trace, "verdict", report.as_dict(), settings))
-        write_audit(brief, audit)
+    save(brief, updated, record_phase(trace, "verdict", report.as_dict(), settings))
+    write_audit(brief, audit)
     return report

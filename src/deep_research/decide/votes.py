@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from deep_research.brief import parse_json, read_text
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.models import ClaimsFile, SkepticVote, VoteRecord, Votes
-from deep_research.record import load_trace_or_empty, open_brief, record_phase, save
+from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
 from deep_research.settings import Settings
 
 Outcome = Literal["survives", "killed", "unverified"]
@@ -179,6 +179,7 @@ def apply_votes(
     return document.model_copy(update={"claims": claims})
 
 
+@writes_brief
 def run_votes(root: Path, input_path: Path, settings: Settings) -> dict[str, Any]:
     brief = open_brief(root)
     raw = _votes_input(input_path)
@@ -195,6 +196,5 @@ def run_votes(root: Path, input_path: Path, settings: Settings) -> dict[str, Any
     }
     discarded = [item.as_dict() for item in discarded_votes(raw, settings)]
     entry: dict[str, Any] = {"raw": raw, "outcomes": outcomes, **summary, "discarded": discarded}
-    with brief.lock():
-        save(brief, updated, record_phase(trace, "votes", entry, settings))
+    save(brief, updated, record_phase(trace, "votes", entry, settings))
     return {"outcomes": outcomes, **summary, "discarded": discarded}

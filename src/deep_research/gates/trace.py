@@ -21,6 +21,7 @@ claim: such a pair is ``uncertain``, and a claim whose only failures are of that
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -507,15 +508,19 @@ def run_trace(options: TraceOptions) -> TraceReport:
     if not root.is_dir():
         raise MissingArtifact(f"brief directory not found: {root}")
     brief = Brief(root)
-    if options.corpus_file is not None:
-        # Summary-substitution guard: evidence text must be a retained corpus file, verbatim.
-        brief.require_corpus_file(options.corpus_file)
     mode: Mode = options.mode or ("dossier" if options.dossier else "claims")
-    sources = brief.load_sources(options.sources)
-    index = SourceIndex(brief, sources, brief.load_fetch_log())
-    if mode == "dossier":
-        return _run_dossier(index, options)
-    return _run_claims(brief, index, options)
+    writes = mode == "claims" and options.write
+    # A trace that writes holds the brief from its first read, so it never re-decides claims a
+    # concurrent writer is replacing (docs/contracts.md §1).
+    with brief.lock() if writes else contextlib.nullcontext():
+        if options.corpus_file is not None:
+            # Summary-substitution guard: evidence text must be a retained corpus file, verbatim.
+            brief.require_corpus_file(options.corpus_file)
+        sources = brief.load_sources(options.sources)
+        index = SourceIndex(brief, sources, brief.load_fetch_log())
+        if mode == "dossier":
+            return _run_dossier(index, options)
+        return _run_claims(brief, index, options)
 
 
 def _run_claims(brief: Brief, index: SourceIndex, options: TraceOptions) -> TraceReport:
@@ -538,9 +543,8 @@ def _run_claims(brief: Brief, index: SourceIndex, options: TraceOptions) -> Trac
         violations=_violations(pairs),
     )
     if options.write:
-        with brief.lock():
-            _write_claims(claims_path, document, updated)
-            _record_phase(brief, trace, report)
+        _write_claims(claims_path, document, updated)
+        _record_phase(brief, trace, report)
     return report
 
 
