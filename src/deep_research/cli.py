@@ -327,6 +327,7 @@ def _cmd_start(args: argparse.Namespace) -> int:
         "max_fetches": args.max_fetches,
         "max_fanout": args.fan_out,
         "max_rounds": args.rounds,
+        "max_searches": args.max_searches,
     }
     state = state_dir(args.state)
     record = start_run(
@@ -474,8 +475,18 @@ class _LazyHelp(str):
 # --- parser ---------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def build_parser(
+    parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+) -> argparse.ArgumentParser:
+    """The command line, built by ``parser_class`` (every subparser too).
+
+    The hook guard (:mod:`deep_research.plugin.guard`) builds this same parser with a class
+    whose errors raise instead of exiting, so it reads a command exactly as the CLI will. No
+    parser accepts an abbreviated option (``--bri`` for ``--brief``): what the guard checks is
+    spelled the way it runs. Building it imports nothing beyond argparse (the hook path).
+    """
+    parser = parser_class(
+        allow_abbrev=False,
         prog="deep-research",
         description="Verified research briefs: every emitted claim traces to fetched text.",
         epilog="Exit codes: 0 ok, 1 violations, 2 input error, 3 brief busy, "
@@ -485,7 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub = commands.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
         sub.set_defaults(handler=handler)
         return sub
 
@@ -597,7 +608,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     ciber = add("ciber", _cmd_ciber, "CIBER: apply the agent's diagnosis mechanically")
     ciber_actions = ciber.add_subparsers(dest="action", required=True, metavar="ACTION")
-    sub = ciber_actions.add_parser("apply", help="apply a diagnosis, or record a valid skip")
+    sub = ciber_actions.add_parser(
+        "apply", help="apply a diagnosis, or record a valid skip", allow_abbrev=False
+    )
     sub.set_defaults(handler=_cmd_ciber)
     sub.add_argument("brief", help="brief directory")
     sub.add_argument("--input", help="the CIBER agent's JSON output")
@@ -620,6 +633,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--max-fetches", type=int, help="fetch budget for the run")
     sub.add_argument("--fan-out", type=int, help="agents in flight at once")
     sub.add_argument("--rounds", type=int, help="research rounds")
+    sub.add_argument("--max-searches", type=int, help="WebSearch calls for the run")
     sub.add_argument("--allow-host", action="append", help="a host on the static allow-list")
 
     sub = add("next", _cmd_next, "a plugin run's single next action, decided by code")

@@ -248,12 +248,16 @@ def test_only_structured_search_hits_widen_the_allow_list(project: Path) -> None
         ("cd /tmp && FOO=1 env wget https://ec.europa.eu/", "wget is not allowed"),
         ("bash -c 'curl https://ec.europa.eu/'", "curl is not allowed"),
         ("deep-research hosts add https://attacker.example --brief b", "allow-list grows only"),
-        ('deep-research fetch "$URL" --brief b', "literal http(s) URL"),
+        ('deep-research fetch "$URL" --brief b', "every argument must be literal"),
         ("deep-research fetch 'https://ec.europa.eu/x", "could not be parsed"),
+        (
+            "ls && /opt/plugin/bin/deep-research fetch https://attacker.example/ --brief b",
+            "not on this run's allow-list",
+        ),
         (
             "ls && ${CLAUDE_PLUGIN_ROOT}/bin/deep-research fetch https://attacker.example/ "
             "--brief b",
-            "not on this run's allow-list",
+            "spelled out literally",
         ),
     ],
 )
@@ -422,7 +426,12 @@ def test_caps_are_clamped_to_hard_limits(tmp_path: Path) -> None:
         "x",
         depth="shallow",
         state=tmp_path,
-        requested={"max_fetches": 10_000, "max_fanout": 50, "max_rounds": None},
+        requested={
+            "max_fetches": 10_000,
+            "max_fanout": 50,
+            "max_rounds": None,
+            "max_searches": 500,
+        },
         static_hosts=[],
     )
     assert record["depth"] == "quick"
@@ -430,14 +439,27 @@ def test_caps_are_clamped_to_hard_limits(tmp_path: Path) -> None:
         "max_fetches": runstate.HARD_MAX_FETCHES,
         "max_fanout": runstate.HARD_MAX_FANOUT,
         "max_rounds": 1,
+        "max_searches": runstate.HARD_MAX_SEARCHES,
     }
-    assert record["clamped"] == ["max_fetches 10000 clamped to 200", "max_fanout 50 clamped to 8"]
+    assert record["clamped"] == [
+        "max_fetches 10000 clamped to 200",
+        "max_fanout 50 clamped to 8",
+        "max_searches 500 clamped to 100",
+    ]
     run_file = Path(record["brief"]) / "run.json"
     edited = json.loads(run_file.read_text(encoding="utf-8"))
     edited["caps"]["max_fanout"] = 99
+    edited["caps"]["max_searches"] = 9_999
     run_file.write_text(json.dumps(edited), encoding="utf-8")
     active = runstate.load_active(tmp_path)
     assert active is not None and active.caps.max_fanout == runstate.HARD_MAX_FANOUT
+    assert active.caps.max_searches == runstate.HARD_MAX_SEARCHES
+    # A run.json written before the search cap existed gets its depth's default.
+    del edited["caps"]["max_searches"]
+    run_file.write_text(json.dumps(edited), encoding="utf-8")
+    active = runstate.load_active(tmp_path)
+    assert active is not None
+    assert active.caps.max_searches == runstate.DEFAULT_CAPS["quick"]["max_searches"]
 
 
 def test_broken_run_record_fails_closed(project: Path) -> None:

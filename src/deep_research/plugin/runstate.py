@@ -3,11 +3,11 @@
 ``deep-research start`` (the orchestrator's first call) creates the brief, writes ``run.json``
 with the run's caps — each requested value clamped to a hard constant the model cannot raise —
 writes the static host allow-list, and points ``<state>/active-run.json`` at the brief. The
-PreToolUse guard (:mod:`deep_research.plugin.guard`) reads those caps and appends every fetch and
-agent
-dispatch it lets through to ``<brief>/guard-log.jsonl``, under an exclusive lock, so parallel
-hook processes count exactly. The ledger holds hosts and ids only: never a URL's path or query
-(a query string is where an exfiltration attempt carries its payload).
+PreToolUse guard (:mod:`deep_research.plugin.guard`) reads those caps and appends every fetch,
+WebSearch and agent dispatch it lets through to ``<brief>/guard-log.jsonl``, under an exclusive
+lock, so parallel hook processes count exactly. The ledger holds hosts and ids only: never a
+URL's path or query, nor a search's query (that is where an exfiltration attempt carries its
+payload).
 """
 
 from __future__ import annotations
@@ -41,10 +41,19 @@ from deep_research.fetch.hosts import add_hosts
 HARD_MAX_FETCHES = 200
 HARD_MAX_FANOUT = 8
 HARD_MAX_ROUNDS = 3
+HARD_MAX_SEARCHES = 100
 #: Defaults per depth (full meets the floors: ≥ 20 round-1 fetches, ≥ 30 sources, 2 rounds).
+#: Searches: a full run needs 2 scout searches + 5 sub-questions × 4 queries × 2 rounds (42)
+#: and ≥ 1 counter-query per sub-question (47); quick, 2 + 3 × 2 (8). The rest is headroom.
 DEFAULT_CAPS: dict[str, dict[str, int]] = {
-    "full": {"max_fetches": 120, "max_fanout": 6, "max_rounds": 2},
-    "quick": {"max_fetches": 40, "max_fanout": 4, "max_rounds": 1},
+    "full": {"max_fetches": 120, "max_fanout": 6, "max_rounds": 2, "max_searches": 60},
+    "quick": {"max_fetches": 40, "max_fanout": 4, "max_rounds": 1, "max_searches": 20},
+}
+HARD_CAPS: dict[str, int] = {
+    "max_fetches": HARD_MAX_FETCHES,
+    "max_fanout": HARD_MAX_FANOUT,
+    "max_rounds": HARD_MAX_ROUNDS,
+    "max_searches": HARD_MAX_SEARCHES,
 }
 #: An agent dispatch with no completion after this long no longer counts as in flight.
 STALE_DISPATCH_S = 3600.0
@@ -55,6 +64,7 @@ class RunCaps:
     max_fetches: int
     max_fanout: int
     max_rounds: int
+    max_searches: int
 
     @property
     def max_fetcher_dispatches(self) -> int:
@@ -71,11 +81,7 @@ class ActiveRun:
 
 def clamp_caps(depth: Depth, requested: dict[str, int | None]) -> tuple[RunCaps, list[str]]:
     """The depth's defaults, overridden by requested values, each clamped to [1, hard cap]."""
-    hard = {
-        "max_fetches": HARD_MAX_FETCHES,
-        "max_fanout": HARD_MAX_FANOUT,
-        "max_rounds": HARD_MAX_ROUNDS,
-    }
+    hard = HARD_CAPS
     values: dict[str, int] = {}
     notes: list[str] = []
     for name, default in DEFAULT_CAPS[depth].items():
@@ -219,14 +225,17 @@ def load_active(state: Path) -> ActiveRun | None:
     value = parse_json(read_text(path, what="run.json"), what=str(path))
     try:
         caps = value["caps"]
-        hard = (HARD_MAX_FETCHES, HARD_MAX_FANOUT, HARD_MAX_ROUNDS)
-        numbers = [int(caps[name]) for name in ("max_fetches", "max_fanout", "max_rounds")]
-        # Re-clamp on read: an edited run.json cannot raise a cap either.
-        fetches, fanout, rounds = (max(1, min(n, h)) for n, h in zip(numbers, hard, strict=True))
         depth = normalize_depth(str(value["depth"]))
-    except (KeyError, TypeError, ValueError) as exc:
+        # A run started before the search cap existed gets its depth's default for it.
+        numbers = {
+            name: int(caps[name] if name != "max_searches" or name in caps else default)
+            for name, default in DEFAULT_CAPS[depth].items()
+        }
+        # Re-clamp on read: an edited run.json cannot raise a cap either.
+        clamped = {name: max(1, min(n, HARD_CAPS[name])) for name, n in numbers.items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise SchemaViolation(f"run.json is malformed: {exc}", source=str(path)) from None
-    return ActiveRun(root, depth, RunCaps(fetches, fanout, rounds))
+    return ActiveRun(root, depth, RunCaps(**clamped))
 
 
 # --- the ledger -----------------------------------------------------------------------------
