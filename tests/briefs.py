@@ -57,6 +57,7 @@ class PageSpec:
     title: str | None = None
     published_at: str | None = None
     importance: list[str] = field(default_factory=list)  # per finding, default "supporting"
+    round: int = 1
 
 
 def write_brief(
@@ -106,6 +107,7 @@ def write_brief(
                 "content_hash": digest,
                 "status": spec.status if spec.fetch == "ok" else None,
                 "sub_questions": spec.sub_questions,
+                "round": spec.round,
                 "cites": spec.cites,
                 "findings": [
                     {
@@ -169,7 +171,8 @@ def full_counters(**overrides: Any) -> dict[str, Any]:
 
 
 def ready_pages() -> list[PageSpec]:
-    """Two independent supporting pages, then 28 fetched pages that support nothing."""
+    """Two independent supporting pages, then 28 fetched pages that support nothing (the last 5
+    found in round 2)."""
     pages = [
         PageSpec(
             AGENCY_URL,
@@ -194,6 +197,7 @@ def ready_pages() -> list[PageSpec]:
                 f"https://filler{n}.example/page",
                 f"Background page number {n}.",
                 sub_questions=[SUB_QUESTIONS[n % 5]],
+                round=2 if n > 25 else 1,
             )
         )
     return pages
@@ -267,7 +271,7 @@ def build(root: Path, *, ciber: bool = True, panel: bool = True, **document: Any
         document=ready_document() | document,
         trace=ready_trace(),
     )
-    return run_gates_before_verdict(root, SETTINGS, ciber=ciber)
+    return run_gates_before_verdict(root, SETTINGS, ciber=ciber, panel=panel)
 
 
 def edit(root: Path, change: Edit) -> None:

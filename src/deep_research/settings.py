@@ -91,7 +91,13 @@ class Settings(BaseModel):
     full_distinct_sources: int = Field(30, ge=0, le=100000)
     full_rounds: int = Field(2, ge=0, le=100)
     full_counter_queries_per_sub_question: int = Field(1, ge=0, le=1000)
-    full_wall_clock_seconds: float = Field(900.0, ge=0, le=86400)
+    full_round2_fetches: int = Field(
+        5,
+        ge=0,
+        le=100000,
+        description="sources first found in round 2 or later that were fetched: the adversarial "
+        "round's work (a floor measures work done, never time waited)",
+    )
     quick_sub_questions: int = Field(3, ge=0, le=1000)
     quick_queries_per_sub_question: int = Field(2, ge=0, le=1000)
     quick_rounds: int = Field(1, ge=0, le=100)

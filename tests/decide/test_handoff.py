@@ -89,7 +89,7 @@ def test_claims_the_panel_has_not_upheld_are_never_handed_off_as_high(
 
 def test_hold_brief_hands_off_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = build(tmp_path / "brief")
-    edit(root, lambda c, t: t["counters"].update(rounds=1))
+    edit(root, lambda c, t: t["counters"].update(round1_fetches=19))
     assert main(["verdict", str(root)]) == 1
     handoff = _handoff(root, capsys, code=1)
     assert handoff["usable"] is False and handoff["context"] == [] == handoff["constraints"]

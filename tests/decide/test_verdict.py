@@ -130,7 +130,7 @@ def test_rule_p_an_unverified_panel_is_named_with_its_tally(ready: Path) -> None
 
 
 def test_rule_p_is_a_full_depth_rule(ready: Path) -> None:
-    edit(ready, _quick)
+    _make_quick(ready)
     edit(ready, _drop_votes)
     assert verdict(ready) == (
         "PARTIAL_QUICK",
@@ -247,6 +247,17 @@ def test_valid_skip_for_too_few_high_claims_is_partial_not_ready(tmp_path: Path)
     assert decided == "PARTIAL" and reasons[0].startswith("ciber_not_run")
 
 
+def _one_round(root: Path) -> None:
+    """Relabel every source as found in round 1 (a one-round run has no later sources)."""
+    rows = [json.loads(line) for line in (root / "sources.jsonl").read_text().splitlines()]
+    (root / "sources.jsonl").write_text("".join(json.dumps(r | {"round": 1}) + "\n" for r in rows))
+
+
+def _make_quick(root: Path) -> None:
+    _one_round(root)
+    edit(root, _quick)
+
+
 def _quick(claims: dict[str, Any], trace: dict[str, Any]) -> None:
     claims.update(
         depth="quick",
@@ -264,7 +275,7 @@ def _quick(claims: dict[str, Any], trace: dict[str, Any]) -> None:
 
 
 def test_rule8_quick_depth_is_partial_quick_never_ready(ready: Path) -> None:
-    edit(ready, _quick)
+    _make_quick(ready)
     decided, reasons = verdict(ready)
     assert decided == "PARTIAL_QUICK" and reasons[0].startswith("rule 8")
     assert set(read_claims(ready)["floors"]) == {
@@ -279,9 +290,23 @@ def test_rule8_quick_depth_is_partial_quick_never_ready(ready: Path) -> None:
 
 def _drop_sources(claims: dict[str, Any], trace: dict[str, Any]) -> None:
     root = Path(trace.pop("_root"))
-    lines = (root / "sources.jsonl").read_text().splitlines()[:25]
+    lines = (root / "sources.jsonl").read_text().splitlines()
+    lines = lines[:20] + lines[25:]  # five round-1 pages that support nothing
     (root / "sources.jsonl").write_text("\n".join(lines) + "\n")
     trace["counters"]["distinct_sources"] = 25
+
+
+def _single_round(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+    _one_round(Path(trace.pop("_root")))
+    trace["counters"]["rounds"] = 1
+
+
+def _round2_unfetched(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+    # One round-2 source's fetch failed: four fetched round-2 sources, one short of the floor.
+    root = Path(trace.pop("_root"))
+    lines = (root / "fetch-log.jsonl").read_text().splitlines()
+    lines[-1] = json.dumps(json.loads(lines[-1]) | {"outcome": "error", "status": None})
+    (root / "fetch-log.jsonl").write_text("\n".join(lines) + "\n")
 
 
 FLOOR_CASES: dict[str, Edit] = {
@@ -298,10 +323,10 @@ FLOOR_CASES: dict[str, Edit] = {
     ),
     "round1_fetches": _counter(round1_fetches=19),
     "distinct_sources": _drop_sources,
-    "rounds": _counter(rounds=1),
+    "rounds": _single_round,
     "counter_queries_per_sub_question": _counter(counter_queries_per_sub_question={"sq1": 1}),
     "refetch_sample": _counter(refetch_sample=1),  # 2 web sources are cited: sample both
-    "wall_clock_seconds": _counter(wall_clock_seconds=899.0),
+    "round2_fetches": _round2_unfetched,
 }
 
 
@@ -317,7 +342,9 @@ def test_each_floor_holds(ready: Path, floor: str) -> None:
     assert decided == "HOLD"
     assert reasons[0].startswith(f"floor {floor} → HOLD")
     floors = read_claims(ready)["floors"]
-    assert [name for name, row in floors.items() if not row["met"]] == [floor]
+    # A run of one round has fetched nothing in a second one.
+    expected = [floor, "round2_fetches"] if floor == "rounds" else [floor]
+    assert [name for name, row in floors.items() if not row["met"]] == expected
 
 
 def test_refetch_floor_scales_with_cited_sources() -> None:
@@ -333,15 +360,25 @@ def test_refetch_floor_counts_only_cited_web_sources(ready: Path) -> None:
 
 
 def test_floor_settings_are_overridable_and_recorded(ready: Path) -> None:
-    assert (
-        main(["verdict", str(ready), "--set", "full_wall_clock_seconds=1800"]) == 2
-    )  # triangulate
-    # ran under other settings: the verdict refuses to mix them
-    run_triangulate(ready, Settings(full_wall_clock_seconds=1800))
-    assert main(["verdict", str(ready), "--set", "full_wall_clock_seconds=1800"]) == 1
+    # Triangulate ran under other settings: the verdict refuses to mix them.
+    assert main(["verdict", str(ready), "--set", "full_round2_fetches=6"]) == 2
+    run_triangulate(ready, Settings(full_round2_fetches=6))
+    assert main(["verdict", str(ready), "--set", "full_round2_fetches=6"]) == 1
     trace = json.loads((ready / "trace.json").read_text())
-    assert trace["settings"]["full_wall_clock_seconds"] == 1800
-    assert read_claims(ready)["floors"]["wall_clock_seconds"]["required"] == 1800
+    assert trace["settings"]["full_round2_fetches"] == 6
+    assert read_claims(ready)["floors"]["round2_fetches"] == {
+        "required": 6,
+        "actual": 5,
+        "met": False,
+    }
+
+
+def test_no_floor_is_met_by_waiting(ready: Path) -> None:
+    # Time spent is recorded, never a floor: a run that waited longer did no more work.
+    edit(ready, _counter(wall_clock_seconds=0.0))
+    assert verdict(ready)[0] == "READY"
+    assert "wall_clock_seconds" not in read_claims(ready)["floors"]
+    assert not [name for name in Settings.model_fields if "clock" in name or "second" in name]
 
 
 # --- precedence -----------------------------------------------------------------------------
@@ -352,27 +389,31 @@ def test_fail_outranks_hold_and_partial_and_every_fired_rule_is_listed(ready: Pa
         ready,
         lambda c, t: (
             c.update(refetch_pass_rate=0.5, ciber_passed=False, triangulation_score=0.2),
-            t["counters"].update(rounds=1),
+            t["counters"].update(round1_fetches=19),
         ),
     )
     decided, reasons = verdict(ready)
     assert decided == "FAIL"
     assert [line.split(" → ")[0] for line in reasons] == [
         "rule 1",
-        "floor rounds",
+        "floor round1_fetches",
         "rule 4",
         "rule 6",
     ]
 
 
 def test_hold_outranks_partial(ready: Path) -> None:
-    edit(ready, lambda c, t: (c.update(refetch_pass_rate=0.8), t["counters"].update(rounds=1)))
+    edit(
+        ready,
+        lambda c, t: (c.update(refetch_pass_rate=0.8), t["counters"].update(round1_fetches=19)),
+    )
     decided, reasons = verdict(ready)
-    assert decided == "HOLD" and [r.split(" → ")[0] for r in reasons] == ["floor rounds", "rule 5"]
+    assert decided == "HOLD"
+    assert [r.split(" → ")[0] for r in reasons] == ["floor round1_fetches", "rule 5"]
 
 
 def test_quick_depth_with_a_contradiction_is_partial_quick_with_the_reason(ready: Path) -> None:
-    edit(ready, _quick)
+    _make_quick(ready)
     edit(ready, _set("unresolved_contradictions", [{"ids": ["C1"], "topic": "t"}]))
     decided, reasons = verdict(ready)
     assert decided == "PARTIAL_QUICK" and reasons[0].startswith("rule 8")
@@ -380,7 +421,7 @@ def test_quick_depth_with_a_contradiction_is_partial_quick_with_the_reason(ready
 
 
 def test_quick_depth_still_holds(ready: Path) -> None:
-    edit(ready, _quick)
+    _make_quick(ready)
     edit(ready, _untraced_claim)
     assert verdict(ready)[0] == "HOLD"
 
@@ -547,7 +588,7 @@ def test_incomplete_run_is_partial_never_ready(ready: Path) -> None:
 
 
 def test_incomplete_quick_run_stays_partial_quick_with_the_reason(ready: Path) -> None:
-    edit(ready, _quick)
+    _make_quick(ready)
     edit(ready, _capped("rounds: the round cap stopped the run before round 2"))
     decided, reasons = verdict(ready)
     assert decided == "PARTIAL_QUICK" and reasons[0].startswith("rule 8")

@@ -10,10 +10,11 @@ must not rest on. So every counter code can see is recomputed here from the brie
   rounds come from the guard's ledger, which the command reads through the plugin's own code
   and hands over as numbers (a decision never imports a runner).
 * ``round1_fetches``: round-1 sources that fetch-log.jsonl shows a 2xx page fetch for. Sources,
-  not log lines: a re-fetch or a repeated fetch of one page is not more research.
+  not log lines: a re-fetch or a repeated fetch of one page is not more research. The verdict
+  counts the later rounds' fetched sources the same way (:func:`fetched_sources`).
 * ``refetch_sample``: the records of the re-fetch phase (its list, never its ``sampled`` number).
 * ``wall_clock_seconds``: from ``started_at`` in run.json (written by ``deep-research start``)
-  to now.
+  to now — recorded for the reader, read by no floor: a floor met by waiting measures nothing.
 
 Only the plan is the orchestrator's: which sub-questions, which queries, which counter-queries.
 It comes in as plan.json; every number is the length of a list in it (distinct entries, clamped
@@ -118,7 +119,8 @@ def read_run(brief: Brief) -> RunRecord:
     return RunRecord(start, depth, slug if isinstance(slug, str) else None)
 
 
-def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -> int:
+def fetched_sources(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -> list[SourceRow]:
+    """The sources fetch-log.jsonl shows a 2xx page fetch for (a snippet is not a fetch)."""
     fetched = {
         c
         for entry in log
@@ -126,7 +128,11 @@ def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -
         for url in (entry.url, entry.final_url)
         if (c := canonical_or_none(url)) is not None
     }
-    count = sum(1 for s in sources if s.round == 1 and source_urls(s) & fetched)
+    return [s for s in sources if source_urls(s) & fetched]
+
+
+def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -> int:
+    count = sum(1 for s in fetched_sources(sources, log) if s.round == 1)
     return min(count, len(log))  # the verdict's consistency check: never above the log
 
 

@@ -43,6 +43,7 @@ from typing import Any
 
 from deep_research.decide.audit import build_audit, prove_audit, write_audit
 from deep_research.decide.ciber import skip_problem
+from deep_research.decide.counters import fetched_sources
 from deep_research.decide.triangulate import awaiting_panel
 from deep_research.errors import InconsistentArtifacts, InputError
 from deep_research.gates.trace import emitted_claims, retrace_mismatches
@@ -101,9 +102,14 @@ def refetch_required(document: ClaimsFile, sources: Sequence[SourceRow], setting
 
 
 def floors(
-    document: ClaimsFile, counters: Counters, sources: Sequence[SourceRow], settings: Settings
+    document: ClaimsFile,
+    counters: Counters,
+    sources: Sequence[SourceRow],
+    log: Sequence[FetchLogEntry],
+    settings: Settings,
 ) -> dict[str, Floor]:
-    """Each floor for the brief's depth: required, actual, met."""
+    """Each floor for the brief's depth: required, actual, met. Every floor counts work done —
+    queries, fetches, sources, rounds — never time spent, which waiting alone would meet."""
     sq = counters.sub_questions
     rows: dict[str, tuple[float, float]]
     if document.depth == "quick":
@@ -133,7 +139,10 @@ def floors(
                 refetch_required(document, sources, settings),
                 counters.refetch_sample,
             ),
-            "wall_clock_seconds": (settings.full_wall_clock_seconds, counters.wall_clock_seconds),
+            "round2_fetches": (
+                settings.full_round2_fetches,
+                sum(1 for s in fetched_sources(sources, log) if s.round >= 2),
+            ),
         }
     return {
         name: Floor(required=float(required), actual=float(actual), met=actual >= required)
@@ -352,7 +361,7 @@ def decide(
             "the same settings (or the same --set overrides)"
         )
     check_consistency(document, trace, sources, log)
-    table = floors(document, trace.counters, sources, settings)
+    table = floors(document, trace.counters, sources, log, settings)
     fired = evaluate(document, table, settings, run_incomplete(trace), retraced)
     return VerdictReport(fired[0].verdict, [item.line() for item in fired], table, digest)
 
