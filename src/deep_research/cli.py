@@ -157,9 +157,13 @@ def _cmd_counters(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    from deep_research.brief import Brief
     from deep_research.decide.verify import run_verify
+    from deep_research.plugin.runstate import fetcher_rounds
 
-    report = run_verify(Path(args.brief), offline=args.offline)
+    root = Path(args.brief)
+    # The counters are checked as `counters` computed them: with the guard ledger's rounds.
+    report = run_verify(root, offline=args.offline, fetcher_rounds=fetcher_rounds(Brief(root)))
     _print_json(report.as_dict())
     for line in report.mismatches + report.problems:
         print(f"differs: {line}", file=sys.stderr)

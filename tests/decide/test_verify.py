@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -120,5 +123,149 @@ def test_offline_verification_covers_the_verdict(tmp_path: Path, no_sockets: lis
     claims["verdict"] = "PARTIAL"
     (root / "claims.json").write_text(json.dumps(claims))
     mismatches = run_verify(root).mismatches
-    assert mismatches == ["verdict: stored PARTIAL, recomputed READY"]
+    assert mismatches == [
+        "verdict: stored PARTIAL, recomputed READY",
+        'audit.json.verdict: stored "READY", recomputed "PARTIAL"',  # the record disagrees too
+    ]
     assert no_sockets == []
+
+
+# --- everything a consumer reads is re-derived ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rendered_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The committed example through the whole chain, with its report rendered."""
+    from briefs import build_example
+
+    root = build_example(tmp_path_factory.mktemp("example"))
+    assert main(["render", str(root)]) == 0
+    return root
+
+
+@pytest.fixture
+def example(rendered_example: Path, tmp_path: Path) -> Path:
+    root = tmp_path / "brief"
+    shutil.copytree(rendered_example, root)
+    return root
+
+
+def test_the_committed_example_verifies_identical(example: Path) -> None:
+    report = run_verify(example)
+    assert report.identical, report.as_dict()
+    assert main(["verify", str(example), "--offline"]) == 0
+
+
+def _claims_edit(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
+    def apply(root: Path) -> None:
+        document = json.loads((root / "claims.json").read_text())
+        change(document)
+        (root / "claims.json").write_text(json.dumps(document))
+
+    return apply
+
+
+def _json_edit(name: str, change: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
+    def apply(root: Path) -> None:
+        value = json.loads((root / name).read_text())
+        change(value)
+        (root / name).write_text(json.dumps(value))
+
+    return apply
+
+
+def _first_emitted(document: dict[str, Any]) -> dict[str, Any]:
+    claim: dict[str, Any] = next(
+        c for c in document["claims"] if c["support_class"] == "Supported" and c["evidence"]
+    )
+    return claim
+
+
+def _raise_confidence(document: dict[str, Any]) -> None:
+    claim = next(c for c in document["claims"] if c["confidence"] != "high")
+    claim["confidence"] = "high"
+
+
+def _raise_count(document: dict[str, Any]) -> None:
+    _first_emitted(document)["independent_count"] += 3
+
+
+def _change_quote(document: dict[str, Any]) -> None:
+    item = _first_emitted(document)["evidence"][0]
+    item["quote"] = item["quote"].replace("2023", "2024", 1) + " (and more)"
+
+
+def _edit_report(root: Path) -> None:
+    path = root / "report.md"
+    path.write_text(path.read_text().replace("PARTIAL", "READY", 1))
+
+
+TAMPERING: dict[str, tuple[Callable[[Path], None], str]] = {
+    "audit-verdict": (_json_edit("audit.json", lambda a: a.update(verdict="READY")), "audit.json"),
+    "report-edited": (_edit_report, "report.md"),
+    "confidence-raised": (_claims_edit(_raise_confidence), ": confidence"),
+    "count-raised": (_claims_edit(_raise_count), ": independent_count"),
+    "quote-changed": (_claims_edit(_change_quote), ": evidence"),
+    "counters-inflated": (
+        _json_edit("trace.json", lambda t: t["counters"].update(distinct_sources=31)),
+        "counters.distinct_sources",
+    ),
+    "tau-raised": (
+        _claims_edit(lambda d: d.update(triangulation_score=1.0)),
+        "triangulation_score",
+    ),
+}
+
+
+@pytest.mark.parametrize(("tamper", "named"), TAMPERING.values(), ids=TAMPERING.keys())
+def test_each_edit_a_consumer_would_read_is_named(
+    example: Path, tamper: Callable[[Path], None], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tamper(example)
+    assert main(["verify", str(example), "--offline"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert not result["identical"]
+    assert any(named in line for line in result["mismatches"]), result["mismatches"]
+
+
+def test_a_plugin_runs_counters_are_recomputed_as_the_counters_command_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from briefs import (
+        SUB_QUESTIONS,
+        ready_claims,
+        ready_document,
+        ready_pages,
+        ready_trace,
+        run_gates_before_verdict,
+    )
+    from deep_research.decide.verdict import run_verdict
+    from deep_research.settings import Settings
+
+    root = tmp_path / "brief"
+    write_brief(root, ready_pages(), ready_claims(), document=ready_document(), trace=ready_trace())
+    run_gates_before_verdict(root, Settings())
+    trace = json.loads((root / "trace.json").read_text())
+    trace["phases"]["refetch"] = {"records": [{"source": f"S{n}"} for n in (1, 2, 3)]}
+    (root / "trace.json").write_text(json.dumps(trace))
+    started = datetime.now(UTC) - timedelta(minutes=20)
+    run = {"topic": "t", "slug": "t", "depth": "full", "started_at": started.isoformat()}
+    (root / "run.json").write_text(json.dumps(run))
+    plan = {
+        "sub_questions": [
+            {"id": sq, "queries": [f"{sq} q{n}" for n in range(5)], "counter_queries": ["x"]}
+            for sq in SUB_QUESTIONS
+        ]
+    }
+    (root / "plan.json").write_text(json.dumps(plan))
+    assert main(["counters", str(root)]) == 0
+    run_verdict(root, Settings())
+    assert run_verify(root).identical, run_verify(root).as_dict()
+    capsys.readouterr()
+    inflate = _json_edit(
+        "trace.json", lambda t: t["counters"]["queries_per_sub_question"].update(sq1=9)
+    )
+    inflate(root)
+    assert main(["verify", str(root), "--offline"]) == 1
+    mismatches = json.loads(capsys.readouterr().out)["mismatches"]
+    assert "counters.queries_per_sub_question.sq1: stored 9, recomputed 5" in mismatches

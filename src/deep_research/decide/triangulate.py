@@ -362,7 +362,7 @@ def _contested_ids(document: ClaimsFile) -> set[str]:
     return {cid for entry in document.unresolved_contradictions for cid in entry.ids}
 
 
-def _facts(brief: Brief, sources: Sequence[SourceRow]) -> dict[str, SourceFacts]:
+def source_facts(brief: Brief, sources: Sequence[SourceRow]) -> dict[str, SourceFacts]:
     facts = {}
     for source in sources:
         text = None
@@ -468,7 +468,7 @@ def run_triangulate(root: Path, settings: Settings) -> TriangulationReport:
     trace = load_trace_or_empty(brief)
     log = brief.load_fetch_log()
     updated, report = triangulate_claims(
-        document, sources, log, _facts(brief, sources), trace, settings
+        document, sources, log, source_facts(brief, sources), trace, settings
     )
     entry = report.as_dict()
     save(brief, updated, record_phase(trace, "triangulate", entry, settings))
@@ -481,4 +481,4 @@ def independence_groups(
     """Independence groups of any set of sources of ``brief`` (no claim quotes considered)."""
     sources = brief.load_sources()
     members = [sid for sid in source_ids if sid in {s.id for s in sources}]
-    return Linker(_facts(brief, sources), settings).groups(members, {})
+    return Linker(source_facts(brief, sources), settings).groups(members, {})

@@ -300,14 +300,10 @@ def _stored_verdict(claim: Claim) -> dict[str, Any]:
     return {
         "support_class": claim.support_class,
         "verify_passed": claim.verify_passed,
-        # A set, not a list: triangulation reorders a claim's citations, which changes nothing.
+        # Each item whole (quote, span, checks: what a consumer reads), as a set, not a list:
+        # triangulation reorders a claim's citations, which changes nothing.
         "evidence": sorted(
-            (
-                item.source,
-                item.finding or "",
-                item.checks.outcome,
-                json.dumps(item.span and item.span.model_dump(), sort_keys=True),
-            )
+            json.dumps(item.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
             for item in claim.evidence
         ),
         "violations": sorted((v.source or "", v.reason) for v in claim.violations),
