@@ -261,6 +261,16 @@ def _cmd_votes(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_entail(args: argparse.Namespace) -> int:
+    from deep_research.decide.entail import run_entail
+
+    report = run_entail(Path(args.brief), Path(args.input))
+    _print_json(report.as_dict())
+    for item in report.ignored:
+        print(f"ignored: {item.line()}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _cmd_ciber(args: argparse.Namespace) -> int:
     from deep_research.decide.ciber import run_ciber_apply
 
@@ -590,6 +600,15 @@ def build_parser(
     )
     sub = brief_command("votes", _cmd_votes, "record the skeptic panel's votes per claim")
     sub.add_argument("--input", required=True, help='votes JSON: {"C1": [vote, …], …}')
+
+    sub = add(
+        "entail",
+        _cmd_entail,
+        "admit the entailment judge's verdicts whose span lies in the claim's located "
+        "evidence; a checked contradiction strips its claim (before triangulate)",
+    )
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument("--input", required=True, help="verifier verdicts: one object or a list")
 
     brief_command("verdict", _cmd_verdict, "decide the verdict (exit 1 on HOLD or FAIL)")
 

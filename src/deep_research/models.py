@@ -207,6 +207,19 @@ class Votes(Strict):
     records: list[VoteRecord] = Field(default_factory=list)
 
 
+EntailmentVerdict = Literal["entails", "contradicts", "not_addressed"]
+
+
+class Entailment(Strict):
+    """One entailment verdict for a (claim, source) pair, kept once its span was checked
+    (docs/contracts.md §4.1 step 5); ``span`` is where the span lies in the retained text, and
+    None for ``not_addressed``."""
+
+    source: SourceId
+    verdict: EntailmentVerdict
+    span: Span | None = None
+
+
 class Claim(Strict):
     """One falsifiable claim (stable fields first, then our additions)."""
 
@@ -230,6 +243,8 @@ class Claim(Strict):
     votes: Votes | None = None
     # Sources that passed the trace gate, grouped by independence (one group = one voice).
     independence_groups: list[list[SourceId]] = Field(default_factory=list)
+    # The entailment judge's verdicts whose span code checked, one per cited source.
+    entailment: list[Entailment] = Field(default_factory=list)
 
 
 class Contradiction(Strict):
@@ -450,7 +465,7 @@ class VerifierVerdict(Strict):
     claim_id: ClaimId
     source_id: SourceId
     quoted_span: str
-    verdict: Literal["entails", "contradicts", "not_addressed"]
+    verdict: EntailmentVerdict
     rationale: str = ""
 
 
