@@ -238,9 +238,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace) -> Any:
-    from deep_research.settings import load_settings
+    from deep_research.settings import settings_for
 
-    return load_settings(args.set or ())
+    # A plugin run's brief carries the settings `start` fixed; an override there is refused.
+    brief = getattr(args, "brief", None)
+    return settings_for(Path(brief) if brief else None, args.set or ())
 
 
 def _cmd_triangulate(args: argparse.Namespace) -> int:

@@ -274,6 +274,13 @@ class Floor(Strict):
     met: bool
 
 
+class SettingChange(Strict):
+    """A setting a brief was decided under that differs from its default."""
+
+    value: int | float
+    default: int | float
+
+
 class ClaimsFile(Strict):
     """claims.json — the machine-facing artifact (stable field names first)."""
 
@@ -300,6 +307,8 @@ class ClaimsFile(Strict):
     stripped: list[StrippedClaim] = Field(default_factory=list)
     floors: dict[str, Floor] = Field(default_factory=dict)
     settings_hash: str | None = None
+    # The settings the verdict was decided under that differ from the defaults (none: defaults).
+    non_default_settings: dict[str, SettingChange] = Field(default_factory=dict)
     synthesis: str | None = None  # the answer in prose, with [S#] markers, when one was written
 
 
@@ -402,6 +411,8 @@ class Handoff(Strict):
     ciber_passed: bool | None = None
     verdict: Verdict
     usable: bool
+    # Settings the verdict was decided under that differ from the defaults (none: defaults).
+    non_default_settings: dict[str, SettingChange] = Field(default_factory=dict)
     context: list[HandoffClaim] = Field(default_factory=list)
     constraints: list[HandoffClaim] = Field(default_factory=list)
     uncovered_sub_questions: list[str] = Field(default_factory=list)

@@ -4,7 +4,14 @@ A verdict is auditable only if the numbers it was decided under are known, so th
 force are written to trace.json together with :func:`settings_hash`, and the hash is copied into
 claims.json. Defaults can be overridden from the environment (``DEEP_RESEARCH_<FIELD>``, e.g.
 ``DEEP_RESEARCH_TAU_THRESHOLD=0.8``) or from the command line (``--set tau_threshold=0.8``);
-either way the override changes the recorded settings and their hash.
+either way the override changes the recorded settings and their hash, and a brief decided under
+settings that differ from the defaults says which (:func:`changed_settings`) in its verdict
+reasons, its handoff and its report.
+
+A plugin run's settings are fixed once, by ``deep-research start``, in the brief's run.json
+(:func:`frozen_settings`): inside Claude Code the orchestrator is a model, and a model that can
+lower a floor from inside the run can make any brief look finished. Every gate of such a brief
+uses those settings, and an override there is refused (:func:`settings_for`).
 
 Each field is bounded: a setting outside its bounds is an input error, not a silently clamped
 value, because a typo in a threshold would otherwise change verdicts unnoticed.
@@ -17,13 +24,18 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from deep_research.errors import InputError
+from deep_research.brief import parse_json, read_text
+from deep_research.errors import InputError, SchemaViolation
 
 ENV_PREFIX = "DEEP_RESEARCH_"
+#: The plugin run's record, written by ``deep-research start``; its ``settings`` key holds the
+#: settings the run was started under.
+RUN_RECORD = "run.json"
 
 
 class Settings(BaseModel):
@@ -143,3 +155,80 @@ def load_settings(
         first = exc.errors()[0]
         name = ".".join(str(part) for part in first["loc"])
         raise InputError(f"setting {name}: {first['msg']}; fix the override or unset it") from None
+
+
+def changed_settings(settings: Settings) -> dict[str, tuple[Any, Any]]:
+    """Each setting that differs from its default: name → (value in force, default)."""
+    defaults = Settings()
+    return {
+        name: (getattr(settings, name), getattr(defaults, name))
+        for name in Settings.model_fields
+        if getattr(settings, name) != getattr(defaults, name)
+    }
+
+
+def describe_changes(settings: Settings) -> str | None:
+    """``name=value (default d), …`` for the settings that differ from the defaults, or None."""
+    changed = changed_settings(settings)
+    if not changed:
+        return None
+    return ", ".join(
+        f"{name}={value:g} (default {default:g})" for name, (value, default) in changed.items()
+    )
+
+
+def frozen_settings(root: Path) -> Settings | None:
+    """The settings ``deep-research start`` fixed for the plugin run in ``root``, or None for a
+    brief without that record (a headless run's, or one assembled by hand)."""
+    path = root / RUN_RECORD
+    if not path.is_file():
+        return None
+    value = parse_json(read_text(path, what=RUN_RECORD), what=str(path))
+    record = value.get("settings") if isinstance(value, dict) else None
+    if record is None:
+        return None
+    try:
+        return Settings.model_validate(record)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = ".".join(str(part) for part in first["loc"]) or "settings"
+        raise SchemaViolation(
+            f"settings.{name}: {first['msg']}; re-run deep-research start", source=str(path)
+        ) from None
+
+
+def settings_for(
+    root: Path | None, overrides: Sequence[str] = (), environ: Mapping[str, str] | None = None
+) -> Settings:
+    """The settings a command on the brief at ``root`` runs under: the run's own when
+    ``deep-research start`` fixed them (an override is then refused), else :func:`load_settings`."""
+    frozen = frozen_settings(root) if root is not None and root.is_dir() else None
+    if frozen is None:
+        return load_settings(overrides, environ)
+    if overrides:
+        raise InputError(
+            f"--set {overrides[0]} refused: deep-research start fixed this run's settings "
+            f"in {RUN_RECORD}; drop --set"
+        )
+    env = os.environ if environ is None else environ
+    from_env = load_settings((), env)
+    for name in Settings.model_fields:
+        key = ENV_PREFIX + name.upper()
+        if key in env and getattr(from_env, name) != getattr(frozen, name):
+            raise InputError(
+                f"{key}={env[key]} refused: deep-research start fixed {name} at "
+                f"{getattr(frozen, name):g} for this run; unset {key}"
+            )
+    return frozen
+
+
+def require_run_settings(root: Path, settings: Settings) -> None:
+    """Refuse to decide a plugin run's brief under settings other than the ones it started
+    under (a caller that bypassed :func:`settings_for`)."""
+    frozen = frozen_settings(root)
+    if frozen is not None and frozen != settings:
+        name = next(n for n in Settings.model_fields if getattr(frozen, n) != getattr(settings, n))
+        raise InputError(
+            f"setting {name} is {getattr(settings, name):g}, but deep-research start fixed it at "
+            f"{getattr(frozen, name):g} for this run; decide the brief under the run's settings"
+        )

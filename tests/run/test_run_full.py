@@ -173,6 +173,25 @@ def test_full_depth_reaches_ready_with_panel_and_ciber_applied(whole: RunResult)
     assert_verified(whole.brief)
 
 
+def test_the_relaxed_floors_are_named_in_the_verdict_handoff_and_report(whole: RunResult) -> None:
+    from deep_research.decide.handoff import run_handoff
+
+    line = (
+        "non-default settings: full_sub_questions=2 (default 5), "
+        "full_queries_per_sub_question=1 (default 4), full_round1_fetches=1 (default 20), "
+        "full_distinct_sources=3 (default 30), full_round2_fetches=0 (default 5)"
+    )
+    assert whole.reasons[-1] == line
+    assert f"- {line}" in (whole.brief / "report.md").read_text(encoding="utf-8")
+    assert set(run_handoff(whole.brief).non_default_settings) == {
+        "full_sub_questions",
+        "full_queries_per_sub_question",
+        "full_round1_fetches",
+        "full_distinct_sources",
+        "full_round2_fetches",
+    }
+
+
 def test_ciber_failure_makes_the_full_brief_partial(docs: Path, tmp_path: Path) -> None:
     result = run_full(tmp_path / "state", docs, ciber_passed=False)
     assert result.verdict == "PARTIAL"

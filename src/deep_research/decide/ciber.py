@@ -22,7 +22,7 @@ from deep_research.brief import parse_json, read_text, validate_model
 from deep_research.errors import InputError
 from deep_research.models import CiberOutput, ClaimsFile, Contradiction, SourceRow, TimelineEntry
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
-from deep_research.settings import Settings
+from deep_research.settings import Settings, require_run_settings
 
 SkipReason = Literal["depth-quick", "insufficient-high-confidence-claims", "refetch-hard-fail"]
 SKIP_REASONS: tuple[str, ...] = get_args(SkipReason)
@@ -126,6 +126,7 @@ def run_ciber_apply(
     if (input_path is None) == (skip is None):
         raise InputError("give exactly one of --input ciber.json or --skip <reason>")
     brief = open_brief(root)
+    require_run_settings(brief.root, settings)
     document = brief.load_claims()
     trace = load_trace_or_empty(brief)
     if "ciber" in trace.phases or document.ciber_passed is not None:

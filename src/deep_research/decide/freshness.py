@@ -17,7 +17,7 @@ from typing import Literal
 from deep_research.errors import InconsistentArtifacts
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow
-from deep_research.settings import Settings
+from deep_research.settings import Settings, require_run_settings
 from deep_research.urls import canonical_or_none, source_urls
 from deep_research.verdicts import is_reusable
 
@@ -106,5 +106,6 @@ def decide(document: ClaimsFile, today: date, settings: Settings) -> FreshnessDe
 def run_fresh(root: Path, today: date | None, settings: Settings) -> FreshnessDecision:
     from deep_research.record import open_brief
 
-    document = open_brief(root).load_claims()
-    return decide(document, today or datetime.now(UTC).date(), settings)
+    brief = open_brief(root)
+    require_run_settings(brief.root, settings)
+    return decide(brief.load_claims(), today or datetime.now(UTC).date(), settings)

@@ -93,6 +93,7 @@ def build_handoff(document: ClaimsFile, claims_path: Path) -> Handoff:
         ciber_passed=document.ciber_passed,
         verdict=document.verdict,
         usable=usable,
+        non_default_settings=dict(document.non_default_settings),
         context=context,
         constraints=constraints,
         uncovered_sub_questions=uncovered,

@@ -44,7 +44,7 @@ from deep_research.models import (
     TraceFile,
 )
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
-from deep_research.settings import Settings
+from deep_research.settings import Settings, require_run_settings
 from deep_research.urls import canonical_or_none, registrable_domain, source_urls
 
 #: Tiers whose text is the page itself (or its archived copy), as ``high`` requires.
@@ -463,6 +463,7 @@ def triangulate_claims(
 @writes_brief
 def run_triangulate(root: Path, settings: Settings) -> TriangulationReport:
     brief = open_brief(root)
+    require_run_settings(brief.root, settings)
     sources = brief.load_sources()
     document = brief.load_claims()
     trace = load_trace_or_empty(brief)

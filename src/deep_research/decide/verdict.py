@@ -52,12 +52,19 @@ from deep_research.models import (
     Counters,
     FetchLogEntry,
     Floor,
+    SettingChange,
     SourceRow,
     TraceFile,
     Verdict,
 )
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
-from deep_research.settings import Settings, settings_hash
+from deep_research.settings import (
+    Settings,
+    changed_settings,
+    describe_changes,
+    require_run_settings,
+    settings_hash,
+)
 from deep_research.urls import is_web
 
 RANK: dict[str, int] = {"FAIL": 0, "HOLD": 1, "PARTIAL": 2, "READY": 3, "PARTIAL_QUICK": 3}
@@ -332,6 +339,7 @@ class VerdictReport:
     reasons: list[str]
     floors: dict[str, Floor]
     settings_hash: str
+    non_default_settings: dict[str, SettingChange]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -339,6 +347,9 @@ class VerdictReport:
             "verdict_reasons": self.reasons,
             "floors": {name: floor.model_dump() for name, floor in self.floors.items()},
             "settings_hash": self.settings_hash,
+            "non_default_settings": {
+                name: change.model_dump() for name, change in self.non_default_settings.items()
+            },
         }
 
 
@@ -363,12 +374,22 @@ def decide(
     check_consistency(document, trace, sources, log)
     table = floors(document, trace.counters, sources, log, settings)
     fired = evaluate(document, table, settings, run_incomplete(trace), retraced)
-    return VerdictReport(fired[0].verdict, [item.line() for item in fired], table, digest)
+    reasons = [item.line() for item in fired]
+    changed = describe_changes(settings)
+    if changed is not None:
+        # A lowered floor or threshold must be as visible as the verdict it allowed.
+        reasons.append(f"non-default settings: {changed}")
+    non_default = {
+        name: SettingChange(value=value, default=default)
+        for name, (value, default) in changed_settings(settings).items()
+    }
+    return VerdictReport(fired[0].verdict, reasons, table, digest, non_default)
 
 
 @writes_brief
 def run_verdict(root: Path, settings: Settings) -> VerdictReport:
     brief = open_brief(root)
+    require_run_settings(brief.root, settings)
     document = brief.load_claims()
     trace = load_trace_or_empty(brief)
     sources = brief.load_sources()
@@ -381,6 +402,7 @@ def run_verdict(root: Path, settings: Settings) -> VerdictReport:
             "verdict_reasons": report.reasons,
             "floors": report.floors,
             "settings_hash": report.settings_hash,
+            "non_default_settings": report.non_default_settings,
         }
     )
     audit = build_audit(updated, sources, log)

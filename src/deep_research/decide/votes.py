@@ -29,7 +29,7 @@ from deep_research.brief import parse_json, read_text
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.models import ClaimsFile, SkepticVote, VoteRecord, Votes
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
-from deep_research.settings import Settings
+from deep_research.settings import Settings, require_run_settings
 
 Outcome = Literal["survives", "killed", "unverified"]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
@@ -182,6 +182,7 @@ def apply_votes(
 @writes_brief
 def run_votes(root: Path, input_path: Path, settings: Settings) -> dict[str, Any]:
     brief = open_brief(root)
+    require_run_settings(brief.root, settings)
     raw = _votes_input(input_path)
     document = brief.load_claims()
     trace = load_trace_or_empty(brief)

@@ -36,6 +36,7 @@ from deep_research.brief import (
 from deep_research.depth import Depth, normalize_depth
 from deep_research.errors import SchemaViolation
 from deep_research.fetch.hosts import add_hosts
+from deep_research.settings import load_settings
 
 #: Hard ceilings. A requested cap above one of these is clamped to it, never honoured.
 HARD_MAX_FETCHES = 200
@@ -178,6 +179,8 @@ def start_run(
     """Create (or reopen) the brief, record its caps, make it the active run."""
     run_depth = normalize_depth(depth)
     caps, notes = clamp_caps(run_depth, requested)
+    # Fixed here, once: every gate of the run decides under them (settings.settings_for).
+    settings = load_settings()
     root = brief_dir(state, slugify(topic)).resolve()
     root.mkdir(parents=True, exist_ok=True)
     brief = Brief(root)
@@ -189,6 +192,7 @@ def start_run(
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "caps": asdict(caps),
         "clamped": notes,
+        "settings": settings.as_record(),
     }
     atomic_write_json(root / "run.json", record)
     ledger_path(brief).unlink(missing_ok=True)  # a new run starts with a fresh budget
