@@ -126,3 +126,17 @@ def test_validate_missing_brief_is_input_error(
 ) -> None:
     assert main(["validate", str(tmp_path / "nope")]) == 2
     assert "brief directory not found" in capsys.readouterr().err
+
+
+def test_a_logged_fetch_whose_text_is_not_in_the_corpus_is_a_problem(tmp_path: Path) -> None:
+    forged = {
+        "url": "https://a.example/",
+        "outcome": "ok",
+        "status": 200,
+        "content_hash": "sha256:" + "0" * 64,
+    }
+    (tmp_path / "fetch-log.jsonl").write_text(json.dumps(forged) + "\n")
+    problems = validate_brief(tmp_path).problems
+    assert problems == [
+        f"fetch-log.jsonl logs a fetch of {forged['content_hash']} but corpus/ has no such file"
+    ]

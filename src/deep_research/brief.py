@@ -11,6 +11,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 import unicodedata
@@ -220,6 +221,39 @@ def iter_jsonl(text: str, *, what: str) -> Iterator[tuple[int, Any]]:
             ) from None
         except RecursionError:
             raise UnreadableInput(f"{what} line {number} nests too deeply") from None
+
+
+def lone_surrogate_at(value: Any, where: str = "$") -> str | None:
+    """Path of the first string (or key) in a parsed JSON value holding a lone surrogate.
+
+    JSON's ``\\ud800`` escapes decode to code points that are not text: no UTF-8 file can hold
+    them, so a value carrying one is refused where it enters, never written.
+    """
+    if isinstance(value, str):
+        return where if _has_surrogate(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _has_surrogate(key):
+                return where
+            if (found := lone_surrogate_at(item, f"{where}.{key}")) is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if (found := lone_surrogate_at(item, f"{where}[{index}]")) is not None:
+                return found
+    return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _has_surrogate(text: str) -> bool:
+    return _SURROGATE.search(text) is not None
+
+
+def printable_text(text: str) -> str:
+    """``text`` with lone surrogates shown as ``?``: safe to print or write in a report."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def json_path(location: Iterable[int | str]) -> str:

@@ -118,8 +118,17 @@ def validate_brief(root: Path) -> ValidationReport:
     _validate_document(report, brief.claims_path, "claims")
     _validate_document(report, brief.trace_path, "trace")
     source_ids, hashes = _validate_lines(report, brief.sources_path, "source-row")
-    _validate_lines(report, brief.fetch_log_path, "fetch-log-entry", tolerate_torn_tail=True)
+    _, fetched = _validate_lines(
+        report, brief.fetch_log_path, "fetch-log-entry", tolerate_torn_tail=True
+    )
     _validate_corpus(report, brief)
+    for content_hash in sorted(fetched):
+        # A successful fetch stores its text before it is logged: a line naming absent text
+        # was not written by a fetch.
+        if not brief.corpus_path(content_hash).is_file():
+            report.problems.append(
+                f"fetch-log.jsonl logs a fetch of {content_hash} but corpus/ has no such file"
+            )
     _cross_check(report, brief, source_ids, hashes)
     return report
 
@@ -165,6 +174,8 @@ def _validate_lines(
         if error is not None:
             report.problems.append(f"{path.name} {_describe(error, f'line {number}: $')}")
             continue
+        if name == "fetch-log-entry" and _fetched(value):
+            hashes.add(value["content_hash"])
         if name == "source-row":
             if value["id"] in ids:
                 report.problems.append(f"{path.name} line {number}: duplicate id {value['id']}")
@@ -172,6 +183,17 @@ def _validate_lines(
             if value.get("content_hash"):
                 hashes.add(value["content_hash"])
     return ids, hashes
+
+
+def _fetched(entry: dict[str, Any]) -> bool:
+    """The line claims a page fetch that stored text: ok, 2xx, with a content hash."""
+    status = entry.get("status")
+    return (
+        entry.get("outcome") == "ok"
+        and isinstance(status, int)
+        and 200 <= status < 300
+        and bool(entry.get("content_hash"))
+    )
 
 
 def _validate_corpus(report: ValidationReport, brief: Brief) -> None:

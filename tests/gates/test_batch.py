@@ -184,3 +184,69 @@ def test_any_input_gives_a_verdict_never_a_crash(claim: str, quote: str, text: s
         assert 0 <= start <= end <= len(text + quote)
     if not quote.strip():
         assert result.verdict == "unsupported"  # an empty quote is in every page and proves nothing
+
+
+# --- any JSON value: a reported row, never an aborted batch ------------------------------------
+
+GOOD = _pair("good", "Harbourton approved a $1.82 billion budget")
+
+
+def _bad_lines(tmp_path: Path) -> dict[str, str]:
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    return {
+        "lone-surrogate-id": '{"id": "a\\ud800", "claim": "c", "quote": "q", "source_text": "t"}',
+        "lone-surrogate-claim": '{"id": "s", "claim": "\\udc00", "quote": "q", "source_text": "t"}',
+        "nul-in-source-path": json.dumps(
+            {"id": "n", "claim": "c", "quote": "q", "source_path": "a\x00b"}
+        ),
+        "huge-integer-id": '{"id": '
+        + "7" * 4301
+        + ', "claim": "c", "quote": "q", "source_text": "t"}',
+        "huge-integer-elsewhere": '{"id": "i", "n": '
+        + "7" * 5000
+        + ', "claim": "c", "quote": "q"}',
+        "device-source": json.dumps(
+            {"id": "z", "claim": "c", "quote": "q", "source_path": "/dev/zero"}
+        ),
+        "fifo-source": json.dumps({"id": "f", "claim": "c", "quote": "q", "source_path": "fifo"}),
+        "directory-source": json.dumps({"id": "d", "claim": "c", "quote": "q", "source_path": "."}),
+    }
+
+
+def test_each_bad_line_is_an_unresolvable_row_and_the_batch_goes_on(tmp_path: Path) -> None:
+    bad = _bad_lines(tmp_path)
+    results = _run(tmp_path, [GOOD, *bad.values(), GOOD])
+    assert len(results) == len(bad) + 2
+    assert results[0]["verdict"] == results[-1]["verdict"] == "supported"
+    for name, result in zip(bad, results[1:-1], strict=True):
+        assert result["verdict"] == "unresolvable", name
+        assert result["reasons"], name
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats()
+        | st.text(st.characters(exclude_categories=()), max_size=20),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(st.sampled_from(["id", "claim", "quote", "source_text", "x"]), inner)
+        ),
+        max_leaves=10,
+    )
+)
+def test_no_json_value_raises(value: object) -> None:
+    from deep_research.gates.batch import check_line
+
+    raw = json.dumps(value).encode("utf-8")  # escapes keep lone surrogates in the JSON
+    assert check_line(raw, base_dir=Path.cwd()).verdict in {
+        "supported",
+        "partially_supported",
+        "unsupported",
+        "unresolvable",
+    }

@@ -807,3 +807,68 @@ def test_any_json_gives_valid_rows_or_an_input_error(value: Any) -> None:
 def test_any_text_gives_rows_or_an_input_error(text: str) -> None:
     with contextlib.suppress(InputError):
         normalize_payload(text)
+
+
+# --- any JSON value: a reported rejection, never a traceback -----------------------------------
+
+VALID = {
+    "url": "https://a.example/x",
+    "findings": [{"claim": "Sales rose", "quote": "sales rose " * 5}],
+}
+
+
+def test_a_lone_surrogate_rejects_its_source_and_keeps_the_rest() -> None:
+    bad_title = {"url": "https://b.example/y", "title": "Heat\ud800pumps"}
+    result = normalize_payload(json.dumps([VALID, bad_title]))
+    assert [row.url for row in result.rows] == ["https://a.example/x"]
+    assert [r.where for r in result.rejections] == ["$[1].title"]
+    json.dumps(result.report()).encode("utf-8")  # the report itself is writable text
+
+
+def test_a_bad_duplicate_is_rejected_without_dropping_the_valid_first_copy() -> None:
+    bad = {"url": "https://a.example/x", "findings": [{"claim": "Other", "quote": "q\udc00" * 20}]}
+    result = normalize_payload(json.dumps([VALID, bad]))
+    assert [row.url for row in result.rows] == ["https://a.example/x"]
+    assert [f.claim for f in result.rows[0].findings] == ["Sales rose"]
+    assert len(result.rejections) == 1
+
+
+def test_a_huge_integer_is_an_input_error_or_a_rejection_never_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = tmp_path / "raw.json"
+    raw.write_text('[{"url": "https://a.example/x", "n": ' + "9" * 5000 + "}]")
+    assert main(["normalize", str(raw)]) == 2
+    assert "integer too long" in capsys.readouterr().err
+    lines = json.dumps(VALID) + "\n" + '{"url": "https://b.example/", "n": ' + "9" * 5000 + "}\n"
+    raw.write_text(lines)
+    assert main(["normalize", str(raw), "--output", str(tmp_path / "rows.jsonl")]) == 0
+    assert len((tmp_path / "rows.jsonl").read_text().splitlines()) == 1
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats()
+        | st.sampled_from(["https://a.example/x", "http://b.example/"])
+        | st.text(st.characters(exclude_categories=()), max_size=20),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["url", "title", "findings", "claim", "quote", "x"]), inner
+            )
+        ),
+        max_leaves=12,
+    )
+)
+def test_no_json_value_raises_anything_but_an_input_error(value: object) -> None:
+    try:
+        result = normalize_payload(json.dumps(value))
+    except InputError:
+        return
+    for row in result.rows:
+        json.dumps(model_dump(row), ensure_ascii=False).encode("utf-8")
+    json.dumps(result.report(), ensure_ascii=False).encode("utf-8")

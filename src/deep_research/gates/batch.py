@@ -13,6 +13,8 @@ all: empty, or not one line of it is a JSON object.
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -22,7 +24,7 @@ from typing import IO, BinaryIO
 
 from pydantic import ValidationError
 
-from deep_research.brief import atomic_write_text, decode_utf8, jsonl_line
+from deep_research.brief import atomic_write_text, decode_utf8, jsonl_line, lone_surrogate_at
 from deep_research.errors import InputError, UnreadableInput
 from deep_research.gates.locate import Document
 from deep_research.gates.support import Support, check_support
@@ -72,10 +74,12 @@ def check_line(raw: bytes | None, *, base_dir: Path) -> GateResult:
         return unresolvable(None, f"line_too_long: over {MAX_LINE_BYTES} bytes")
     try:
         value = json.loads(decode_utf8(raw, what="line"))
-    except (InputError, json.JSONDecodeError, RecursionError):
+    except (InputError, ValueError, RecursionError):  # ValueError: also a >4,300-digit integer
         return unresolvable(None, "malformed_line: not a JSON object")
     if not isinstance(value, dict):
         return unresolvable(None, "malformed_line: not a JSON object")
+    if (where := lone_surrogate_at(value)) is not None:
+        return unresolvable(None, f"malformed_line: {where} holds a lone surrogate, not text")
     pair_id = value.get("id") if isinstance(value.get("id"), str | int) else None
     try:
         pair = GateInput.model_validate(value)
@@ -94,17 +98,37 @@ def _source_text(pair: GateInput, base_dir: Path) -> str | GateResult:
         return pair.source_text
     if pair.source_path is None:
         return unresolvable(pair.id, "no_source: give source_text or source_path")
+    if "\x00" in pair.source_path:
+        return unresolvable(pair.id, "source_unreadable: source_path holds a NUL byte")
     path = Path(pair.source_path)
     if not path.is_absolute():
         path = base_dir / path
     try:
-        if path.stat().st_size > MAX_SOURCE_BYTES:
-            return unresolvable(pair.id, f"source_too_large: over {MAX_SOURCE_BYTES} bytes")
-        return decode_utf8(path.read_bytes(), what=str(path))
+        data = _read_regular_file(path)
     except OSError as exc:
         return unresolvable(pair.id, f"source_unreadable: {exc.strerror or exc}")
+    if data is None:
+        return unresolvable(pair.id, "source_unreadable: not a regular file")
+    if len(data) > MAX_SOURCE_BYTES:
+        return unresolvable(pair.id, f"source_too_large: over {MAX_SOURCE_BYTES} bytes")
+    try:
+        return decode_utf8(data, what=str(path))
     except InputError as exc:
         return unresolvable(pair.id, f"source_unreadable: {exc}")
+
+
+def _read_regular_file(path: Path) -> bytes | None:
+    """At most one byte past the cap of a regular file; None for anything else. Opened without
+    blocking and checked on the open descriptor, so a FIFO cannot hang the batch and a device
+    (/dev/zero) cannot fill memory, even if the path is swapped after a check."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read(MAX_SOURCE_BYTES + 1)
+    finally:
+        os.close(fd)
 
 
 def _lines(stream: BinaryIO) -> Iterator[bytes | None]:

@@ -48,6 +48,8 @@ def _loads(text: str) -> Any:
         raise NotJSON(
             f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
+    except ValueError:  # an integer past Python's 4,300-digit conversion limit
+        raise NotJSON("holds an integer too long to read") from None
 
 
 def extract_json(text: str, *, fences: bool = True) -> Extracted:
@@ -74,7 +76,7 @@ def _extract_jsonl(text: str) -> Extracted | None:
         return None
     try:
         first = json.loads(lines[0][1])
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError: also a >4,300-digit integer
         return None
     if not isinstance(first, dict | list):
         return None
@@ -128,7 +130,7 @@ def _extract_leading(text: str, error: NotJSON) -> Extracted:
     while position < len(text):
         try:
             value, end = decoder.raw_decode(text, position)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
             break
         found.docs.append((f"value {len(found.docs) + 1}", value))
         position = _skip_space(text, end)
@@ -157,7 +159,7 @@ def _extract_from_prose(text: str) -> Extracted:
             break
         try:
             value, end = decoder.raw_decode(text, match.start())
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
             failures += 1
             position = match.start() + 1
             continue

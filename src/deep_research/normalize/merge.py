@@ -75,7 +75,16 @@ class _Merger:
             canonical = canonical_or_none(url) or url
             self.index.setdefault(canonical, slot)
 
-    def add(self, source: CanonicalSource) -> None:
+    def add(self, source: CanonicalSource, log: Log) -> None:
+        # Each copy must make a valid row alone: a bad duplicate is its own rejection, never a
+        # reason to drop the valid copy it would have merged into.
+        alone = _Slot(
+            "S1", source.url, None, source.where, source.fields, [*source.aliases], [], set()
+        )
+        alone.findings = [*source.findings]
+        if isinstance(problem := _validated(alone), str):
+            log.reject(source.where, problem)
+            return
         slot = self._find(source)
         if slot is None:
             sid = f"S{self.next_id}"
@@ -133,22 +142,30 @@ class _Merger:
             return slot.row.model_copy(
                 update={"aliases": slot.aliases, "findings": [*slot.row.findings, *extra]}
             )
-        try:
-            return SourceRow.model_validate(
-                {
-                    **slot.fields.stated(),
-                    "id": slot.sid,
-                    "url": slot.url,
-                    "aliases": slot.aliases,
-                    "owner": registrable_domain(slot.url),
-                    "findings": _numbered(slot.sid, slot.findings, 1),
-                }
-            )
-        except ValidationError as exc:
-            first_error = exc.errors()[0]
-            location = ".".join(str(part) for part in first_error["loc"])
-            log.reject(slot.where, f"not a valid source row: {location}: {first_error['msg']}")
+        row = _validated(slot)
+        if isinstance(row, str):
+            log.reject(slot.where, row)
             return None
+        return row
+
+
+def _validated(slot: _Slot) -> SourceRow | str:
+    """The new row ``slot`` builds, or why it is not a valid source row."""
+    try:
+        return SourceRow.model_validate(
+            {
+                **slot.fields.stated(),
+                "id": slot.sid,
+                "url": slot.url,
+                "aliases": slot.aliases,
+                "owner": registrable_domain(slot.url),
+                "findings": _numbered(slot.sid, slot.findings, 1),
+            }
+        )
+    except ValidationError as exc:
+        first_error = exc.errors()[0]
+        location = ".".join(str(part) for part in first_error["loc"])
+        return f"not a valid source row: {location}: {first_error['msg']}"
 
 
 def _numbered(sid: str, findings: Iterable[FindingDraft], first: int) -> list[Finding]:
@@ -173,7 +190,7 @@ def merge_canonical(
     """The one merge both entry points end in: dedupe, number, build and validate the rows."""
     merger = _Merger(existing, start_id)
     for source in sources:
-        merger.add(source)
+        merger.add(source, log)
     rows, created = merger.rows(log)
     return NormalizeResult(
         rows=rows,

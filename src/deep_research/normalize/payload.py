@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from deep_research.brief import lone_surrogate_at
 from deep_research.errors import SchemaViolation, UnreadableInput
 from deep_research.models import SourceRow
 from deep_research.normalize.coerce import coerce_source
@@ -36,6 +37,9 @@ def normalize_payload(
     sources: list[CanonicalSource] = []
 
     def accept(candidate: Candidate) -> None:
+        if (where := lone_surrogate_at(candidate.item, candidate.where)) is not None:
+            log.reject(where, "a lone surrogate: not text (re-encode the fetcher output as UTF-8)")
+            return
         source = coerce_source(candidate, log, options)
         if source is not None:
             sources.append(source)
