@@ -317,13 +317,10 @@ def _cmd_fresh(args: argparse.Namespace) -> int:
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
-    from deep_research.gates.answer import check_answer
     from deep_research.render import run_render
 
     as_json = args.format == "json"
-    report, _ = run_render(
-        Path(args.brief), force=args.force, write=not as_json, check_answer=check_answer
-    )
+    report, _ = run_render(Path(args.brief), force=args.force, write=not as_json)
     if as_json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:
@@ -334,7 +331,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
 def _cmd_handoff(args: argparse.Namespace) -> int:
     from deep_research.decide.handoff import run_handoff
 
-    handoff = run_handoff(Path(args.brief))
+    project = args.project or os.environ.get("CLAUDE_PROJECT_DIR")
+    handoff = run_handoff(Path(args.brief), Path(project) if project else None)
     sys.stdout.write(handoff.model_dump_json(indent=2) + "\n")
     return EXIT_OK if handoff.usable else EXIT_VIOLATIONS
 
@@ -633,6 +631,11 @@ def build_parser(
         "the consumer's metadata block and claim split (exit 1: HOLD or FAIL, nothing usable)",
     )
     sub.add_argument("brief", help="brief directory")
+    sub.add_argument(
+        "--project",
+        help="paths inside this folder are given relative to it "
+        "(default: $CLAUDE_PROJECT_DIR, else the working directory)",
+    )
 
     ciber = add("ciber", _cmd_ciber, "CIBER: apply the agent's diagnosis mechanically")
     ciber_actions = ciber.add_subparsers(dest="action", required=True, metavar="ACTION")

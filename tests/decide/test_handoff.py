@@ -95,6 +95,43 @@ def test_hold_brief_hands_off_nothing(tmp_path: Path, capsys: pytest.CaptureFixt
     assert handoff["usable"] is False and handoff["context"] == [] == handoff["constraints"]
 
 
+@pytest.fixture
+def project_brief(tmp_path: Path) -> Path:
+    root = build(tmp_path / "project" / "state" / "briefs" / "heat-pumps-2023")
+    assert main(["verdict", str(root)]) == 0
+    return root
+
+
+def test_paths_are_relative_to_the_project(
+    project_brief: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = project_brief.parents[2]
+    capsys.readouterr()
+    assert main(["handoff", str(project_brief), "--project", str(project)]) == 0
+    claims = json.loads(capsys.readouterr().out)["research_claims"]
+    assert claims == "state/briefs/heat-pumps-2023/claims.json"
+    assert (project / claims).is_file()
+
+
+def test_the_project_defaults_to_claude_code_s_project_folder(
+    project_brief: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project_brief.parents[2]))
+    handoff = _handoff(project_brief, capsys)
+    assert handoff["research_claims"] == "state/briefs/heat-pumps-2023/claims.json"
+
+
+def test_a_brief_outside_the_project_keeps_its_absolute_path(
+    project_brief: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "another-project"
+    elsewhere.mkdir()
+    capsys.readouterr()
+    assert main(["handoff", str(project_brief), "--project", str(elsewhere)]) == 0
+    claims = json.loads(capsys.readouterr().out)["research_claims"]
+    assert claims == str(project_brief.resolve() / "claims.json")
+
+
 def test_no_verdict_is_an_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = build(tmp_path / "brief")
     capsys.readouterr()

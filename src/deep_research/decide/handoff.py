@@ -66,7 +66,14 @@ def _sub_question_ids(document: ClaimsFile) -> list[str]:
     return ids
 
 
-def build_handoff(document: ClaimsFile, claims_path: Path) -> Handoff:
+def project_relative(path: Path, project: Path) -> str:
+    """``path`` relative to the project when it lies inside it (a path a prompt can carry from
+    machine to machine), else absolute."""
+    absolute, base = path.resolve(), project.resolve()
+    return str(absolute.relative_to(base)) if absolute.is_relative_to(base) else str(absolute)
+
+
+def build_handoff(document: ClaimsFile, claims_path: str) -> Handoff:
     if document.verdict is None:
         raise InputError("the brief has no verdict; run deep-research verdict first")
     usable = is_usable(document.verdict)
@@ -86,7 +93,7 @@ def build_handoff(document: ClaimsFile, claims_path: Path) -> Handoff:
         covered = {c.sq for c in document.claims if c.support_class == "Supported"}
         uncovered = [sq for sq in _sub_question_ids(document) if sq not in covered]
     return Handoff(
-        research_claims=str(claims_path),
+        research_claims=claims_path,
         research_freshness=document.freshness,
         triangulation_score=document.triangulation_score,
         refetch_pass_rate=document.refetch_pass_rate,
@@ -100,6 +107,8 @@ def build_handoff(document: ClaimsFile, claims_path: Path) -> Handoff:
     )
 
 
-def run_handoff(root: Path) -> Handoff:
+def run_handoff(root: Path, project: Path | None = None) -> Handoff:
+    """The brief's handoff; its path relative to ``project`` (default: the working directory)."""
     brief = open_brief(root)
-    return build_handoff(brief.load_claims(), brief.claims_path)
+    claims_path = project_relative(brief.claims_path, project or Path.cwd())
+    return build_handoff(brief.load_claims(), claims_path)

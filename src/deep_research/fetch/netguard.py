@@ -7,19 +7,17 @@ Checks run twice on the same rules: before a request is built
 check_url`, for a clear refusal reason) and inside the HTTP stack's network backend
 (:class:`GuardedBackend`), which resolves the host once, refuses unless *every* address is
 public, then connects to the address it checked — so a DNS answer that changes between check and
-connect (rebinding) cannot slip in. Every lookup, read and write of one fetch ends by one
-deadline (:func:`deadline_scope`), which the fetcher's extraction shares.
+connect (rebinding) cannot slip in. Every read and write of one request ends by one deadline.
 """
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,8 +36,7 @@ from deep_research.fetch.netpolicy import (
 
 
 def system_resolver(host: str, port: int) -> list[str]:
-    """getaddrinfo in a daemon thread, abandoned after :data:`RESOLVE_TIMEOUT_S` or at the
-    fetch's deadline, whichever comes first."""
+    """getaddrinfo in a daemon thread, abandoned after :data:`RESOLVE_TIMEOUT_S`."""
     box: dict[str, Any] = {}
 
     def run() -> None:
@@ -51,7 +48,7 @@ def system_resolver(host: str, port: int) -> list[str]:
 
     worker = threading.Thread(target=run, name="resolve", daemon=True)
     worker.start()
-    worker.join(_clamp(RESOLVE_TIMEOUT_S, httpcore2.ConnectTimeout))
+    worker.join(RESOLVE_TIMEOUT_S)
     if worker.is_alive():
         raise httpcore2.ConnectTimeout(f"DNS lookup of {host} timed out")
     if "error" in box:
@@ -66,11 +63,7 @@ def resolve_checked(host: str, port: int, policy: NetPolicy) -> IPAddress:
     if literal is not None:
         return literal
     resolver = policy.resolver or system_resolver
-    try:
-        answers = resolver(host, port)
-    except OSError as exc:  # a resolver other than the system's may raise socket.gaierror
-        raise httpcore2.ConnectError(f"DNS lookup of {host} failed: {exc}") from None
-    found = [literal_address(address) for address in answers]
+    found = [literal_address(address) for address in resolver(host, port)]
     addresses = [address for address in found if address is not None]
     if not addresses:
         raise httpcore2.ConnectError(f"{host} has no address")
@@ -79,31 +72,17 @@ def resolve_checked(host: str, port: int, policy: NetPolicy) -> IPAddress:
     return addresses[0]
 
 
-# The whole fetch (robots.txt, every hop, extraction) must end by this monotonic time; every
-# lookup and socket operation is clamped to it, so no server can hold a fetch open by trickling
-# bytes, and no robots.txt gets a budget of its own.
+# The whole request (all hops) must end by this monotonic time; every socket operation is
+# clamped to it, so no server can hold a fetch open by trickling bytes.
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline", default=None)
 
 
-@contextlib.contextmanager
-def deadline_scope(seconds: float) -> Iterator[float]:
-    """Everything inside ends within ``seconds``, or sooner when an enclosing scope's deadline
-    comes first (a robots.txt fetched for a page shares the page's); yields the deadline."""
-    outer = _deadline.get()
-    deadline = time.monotonic() + seconds
-    if outer is not None:
-        deadline = min(deadline, outer)
-    token = _deadline.set(deadline)
-    try:
-        yield deadline
-    finally:
-        _deadline.reset(token)
+def set_deadline(deadline: float | None) -> contextvars.Token[float | None]:
+    return _deadline.set(deadline)
 
 
-def remaining() -> float | None:
-    """Seconds left before the current deadline (0 once it has passed); None outside a scope."""
-    deadline = _deadline.get()
-    return None if deadline is None else max(0.0, deadline - time.monotonic())
+def reset_deadline(token: contextvars.Token[float | None]) -> None:
+    _deadline.reset(token)
 
 
 def _clamp(timeout: float | None, error: type[Exception]) -> float | None:
