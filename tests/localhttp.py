@@ -13,7 +13,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -198,3 +198,18 @@ def article(body: str, title: str = "Report") -> str:
         f"<html><head><title>{title}</title></head><body><nav>Home | About</nav>"
         f"<article><h1>{title}</h1><p>{body}</p></article><footer>(c) site</footer></body></html>"
     )
+
+
+def nxdomain(policy: FetchPolicy, *names: str) -> FetchPolicy:
+    """``policy`` with a resolver that answers for ``names`` as DNS does for a name that does
+    not exist (socket.gaierror), and as before for every other name: no lookup leaves."""
+    inner = policy.net.resolver
+
+    def resolve(host: str, port: int) -> list[str]:
+        if host in names:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        if inner is None:
+            raise AssertionError(f"unexpected DNS lookup of {host!r} in a test")
+        return inner(host, port)
+
+    return replace(policy, net=replace(policy.net, resolver=resolve))

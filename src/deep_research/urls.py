@@ -369,3 +369,76 @@ def urls_in(text: str) -> set[str]:
 def is_web(url: str | None) -> bool:
     """An http(s) address: something a re-fetch can reach again (``file:`` documents are local)."""
     return bool(url) and str(url).split(":", 1)[0].lower() in ("http", "https")
+
+
+# --- redaction ------------------------------------------------------------------------------
+
+#: Words that make a query or fragment parameter a credential: its value is never logged.
+#: A name is split into words at punctuation and camelCase (``X-Amz-Signature``, ``apiKey``);
+#: one of these words, or a word ending in one of :data:`CREDENTIAL_SUFFIXES`, marks it.
+CREDENTIAL_WORDS: frozenset[str] = frozenset(
+    {
+        "token",
+        "key",
+        "apikey",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "pass",
+        "sig",
+        "signature",
+        "auth",
+        "authorization",
+        "bearer",
+        "credential",
+        "credentials",
+        "jwt",
+        "sessionid",
+        "phpsessid",
+        "jsessionid",
+    }
+)
+#: Run-together spellings: ``accesstoken``, ``clientsecret``, ``xapikey``.
+CREDENTIAL_SUFFIXES: tuple[str, ...] = ("token", "secret", "password", "signature", "apikey")
+REDACTED = "***"
+
+# Userinfo in every spelling a parser or a person uses: ``//user:pw@``, ``\\user:pw@``,
+# ``:/user:pw@``, ``:user:pw@``, a space inside the password, a repr's doubled backslashes. It
+# runs from the scheme's colon to the last "@" before the authority ends (/ \ ? # or a line end).
+# A scheme starts a word that no path came before: ``/wiki/User:Ann@home`` is a path.
+_USERINFO = re.compile(r"(?i)(?<![\w/\\.+%-])([a-z][a-z0-9+.-]*:[/\\]*)[^/\\?#@\s][^/\\?#\r\n]*@")
+# A parameter after "?", "&", ";" or "#": its name and value, up to the next separator.
+_PARAM = re.compile(r"([?&;#])([^=&;#?\s\"'<>]+)=([^&;#\s\"'<>]*)")
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def is_credential_param(name: str) -> bool:
+    """True when a parameter named ``name`` carries a credential (``access_token``, ``sig``,
+    ``X-Amz-Credential``) — never for names that merely contain the letters (``author``)."""
+    words = [word.lower() for word in _NAME_WORDS.findall(unquote(name))]
+    return any(word in CREDENTIAL_WORDS or word.endswith(CREDENTIAL_SUFFIXES) for word in words)
+
+
+def _redact_param(match: re.Match[str]) -> str:
+    separator, name, value = match.groups()
+    if is_credential_param(name):
+        return f"{separator}{name}={REDACTED}"
+    inner = unquote(value)
+    if inner != value and (cleaned := redact(inner)) != inner:
+        # A URL carried inside a parameter (an archive lookup's ``url=``), percent-encoded.
+        return f"{separator}{name}={quote(cleaned, safe='')}"
+    return match.group(0)
+
+
+def has_userinfo(url: str) -> bool:
+    """True when ``url`` carries ``user[:password]@`` in any spelling :func:`redact` knows."""
+    return _USERINFO.search(url) is not None
+
+
+def redact(text: str) -> str:
+    """``text`` (a URL, or a message that holds URLs) with every credential in it replaced by
+    ``***``: userinfo in any spelling and credential-like parameter values. The one redaction
+    every log line and printed message about a URL goes through; idempotent."""
+    without_userinfo = _USERINFO.sub(rf"\1{REDACTED}@", text)
+    return _PARAM.sub(_redact_param, without_userinfo)

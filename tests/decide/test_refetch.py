@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,11 @@ import pytest
 from briefs import PageSpec, read_claims, write_brief
 from deep_research.brief import Brief
 from deep_research.decide.refetch import run_refetch
+from deep_research.fetch.archive import fetch_archived
+from deep_research.fetch.fetcher import Fetcher
 from deep_research.fetch.refetch import Cited, choose_sample, cited_sources, sample_size
 from deep_research.models import ClaimsFile, SourceRow
-from localhttp import LocalServer, Route, loopback_policy, words
+from localhttp import LocalServer, Route, loopback_policy, nxdomain, words
 
 QUOTES = [
     "The harbor handled 1,234 ships in 2023, a record for the port.",
@@ -210,3 +213,51 @@ def test_local_documents_are_never_sampled_for_a_refetch() -> None:
         }
     )
     assert [item.source.id for item in cited_sources(document, rows)] == ["S1"]
+
+
+def test_a_source_whose_name_no_longer_resolves_goes_to_the_archive(
+    tmp_path: Path, server: LocalServer, archive: LocalServer
+) -> None:
+    gone = f"http://gone.invalid:{server.port}/s3"
+    pages = [
+        PageSpec(
+            url=server.url(f"/s{number}") if number < 3 else gone,
+            text=long_text(quote, f"seed{number}"),
+            findings=[(f"claim {number}", quote)],
+        )
+        for number, quote in enumerate(QUOTES, start=1)
+    ]
+    root = write_brief(
+        tmp_path, pages, [{"claim": f"claim {n}", "supporting": [f"S{n}"]} for n in (1, 2, 3)]
+    )
+    serve_unchanged(server, 1)
+    serve_unchanged(server, 2)
+    stamp = "20240501093000"
+    archive.routes["/wayback/available"] = Route(
+        body=json.dumps({"archived_snapshots": {"closest": {"status": "200", "timestamp": stamp}}}),
+        content_type="application/json",
+    )
+    archive.routes[f"/web/{stamp}id_/{gone}"] = Route(
+        body=long_text(QUOTES[2], "seed3"), content_type="text/plain"
+    )
+    policy = nxdomain(loopback_policy(server.port), "gone.invalid")
+    policy = replace(policy, net=replace(policy.net, extra_ports={server.port, archive.port}))
+
+    report = run_refetch(root, policy=policy, archive=archive.url(""))
+
+    s3 = next(record for record in report.records if record.source == "S3")
+    assert s3.live == "error: network_error: name does not resolve"
+    assert (s3.outcome, s3.tier) == ("pass", "degraded")
+    assert report.pass_rate == 1.0
+
+
+def test_a_url_that_carries_credentials_is_never_sent_to_the_archive(
+    tmp_path: Path, archive: LocalServer
+) -> None:
+    policy = loopback_policy(archive.port)
+    with Fetcher(Brief(tmp_path), policy) as fetcher:
+        result, what = fetch_archived(
+            fetcher, "https://example.com/report?api_key=k-123", None, archive.url("")
+        )
+    assert result is None and what == "not asked: the URL carries credentials"
+    assert archive.hits == []

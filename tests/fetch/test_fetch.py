@@ -12,7 +12,6 @@ import pytest
 
 from deep_research.brief import Brief
 from deep_research.cli import main
-from deep_research.fetch import extract
 from deep_research.fetch.fetcher import USER_AGENT, Fetcher, wrap_untrusted
 from deep_research.fetch.hosts import add_hosts
 from deep_research.fetch.netpolicy import NetPolicy
@@ -97,20 +96,13 @@ def test_a_pdf_is_read_by_its_text_layer_in_a_bounded_process(
     assert (meta["extractor"], meta["content_type"]) == ("pypdf", "application/pdf")
 
 
-def test_an_unreadable_or_endless_pdf_costs_one_bounded_process(
-    server: LocalServer, brief: Brief, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_unreadable_pdf_gives_no_text(server: LocalServer, brief: Brief) -> None:
+    # A PDF the extractor cannot finish in time: tests/fetch/test_fetch_hostile.py.
     server.routes["/broken.pdf"] = Route(
         body=b"%PDF-1.4\n" + os.urandom(4096), content_type="application/pdf"
     )
     broken = fetch(server, brief, "/broken.pdf")
     assert broken.entry.outcome == "error" and broken.entry.reason == "empty_extraction"
-    # A file the extractor cannot finish in time: the process is killed at the deadline.
-    monkeypatch.setattr(extract, "PDF_TIMEOUT_S", 0.05)
-    server.routes["/slow.pdf"] = Route(body=text_pdf("A page."), content_type="application/pdf")
-    began = time.monotonic()
-    slow = fetch(server, brief, "/slow.pdf")
-    assert slow.entry.outcome == "error" and time.monotonic() - began < 5
     assert not list(brief.corpus_dir.glob("*.txt"))
 
 

@@ -5,6 +5,7 @@ capture nearest the original retrieval time; the raw capture ``{base}/web/{times
 is then fetched like any page (same SSRF guard, robots, caps and total deadline), stored in the
 corpus and logged with tier ``degraded``. The capture URL is built from the configured base,
 never taken from the lookup's answer, so the archive's reply cannot point the fetcher elsewhere.
+A URL that carries credentials (userinfo, a token-like parameter) is never sent to the archive.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import UTC, datetime
 from urllib.parse import quote
 
 from deep_research.fetch.fetcher import Fetcher, FetchResult
+from deep_research.urls import redact
 
 DEFAULT_ARCHIVE_BASE = "https://web.archive.org"
 ARCHIVE_BASE_ENV = "DEEP_RESEARCH_ARCHIVE_BASE"
@@ -59,6 +61,8 @@ def fetch_archived(
     fetcher: Fetcher, url: str, retrieved_at: datetime | None, base: str
 ) -> tuple[FetchResult | None, str]:
     """One archive try for ``url``: the capture's fetch result (or None) and what happened."""
+    if redact(url) != url:
+        return None, "not asked: the URL carries credentials"
     answer = fetcher.fetch_json(availability_url(base, url, retrieved_at))
     if answer is None:
         return None, "archive lookup failed"

@@ -2,27 +2,85 @@
 
 HTML goes through trafilatura (boilerplate removal, precision-first) and, when it finds no main
 text or fails, through selectolax's lexbor parser (all visible text, no boilerplate removal).
-Plain text and JSON are decoded as they are. PDF goes through pypdf in a separate process with
-a deadline and a memory cap (:mod:`deep_research.fetch.pdfworker`): a hostile file costs one bounded
-process; an encrypted or unreadable one gives no text. No extractor gives offsets into the HTML
-and output varies between versions, so the extractor's name and version are recorded with the
-text, and quotes are always located in the stored text, never in a fresh extraction.
+Plain text and JSON are decoded as they are. PDF goes through pypdf's text layer (no OCR); an
+encrypted or unreadable file gives no text.
+
+Markup and PDFs are hostile input to large parsers, so both are read in a separate process
+(:mod:`deep_research.fetch.extractworker`) with a deadline and an address-space cap: a page
+built to make a parser loop or balloon costs one bounded process, never the run. Plain text is
+decoded here, in time linear in its size.
+
+The declared charset is used only when it names an encoding the web uses (the WHATWG Encoding
+Standard's: UTF-8 and UTF-16, the ISO 8859 and Windows code pages, KOI8, the Mac and CJK
+encodings). Any other name — unknown, or a Python codec that is no web encoding (``punycode``,
+``undefined``, ``utf-7``, ``rot13``) — falls back to UTF-8, undecodable bytes becoming U+FFFD.
+
+No extractor gives offsets into the HTML and output varies between versions, so the extractor's
+name and version are recorded with the text, and quotes are always located in the stored text,
+never in a fresh extraction.
 """
 
 from __future__ import annotations
 
+import codecs
+import json
 import logging
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
+from io import BytesIO
 
 log = logging.getLogger(__name__)
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 TEXT_TYPES = frozenset({"text/plain", "application/json"})
-#: The content types a page fetch accepts; anything else is refused before its body is read.
 PDF_TYPE = "application/pdf"
+#: The content types a page fetch accepts; anything else is refused before its body is read.
 PAGE_TYPES = HTML_TYPES | TEXT_TYPES | {PDF_TYPE}
+#: Seconds an extraction may take when its caller has no deadline of its own (a local corpus).
+EXTRACT_TIMEOUT_S = 30.0
+#: Pages read from one PDF; a longer document contributes its first pages only.
+MAX_PDF_PAGES = 2000
+
+#: Python's names for the encodings of the WHATWG Encoding Standard: the only charsets a page's
+#: declaration is trusted with.
+WEB_CODECS: frozenset[str] = frozenset(
+    {
+        "utf-8",
+        "utf-16",
+        "utf-16-le",
+        "utf-16-be",
+        "ascii",
+        *(f"iso8859-{number}" for number in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 15, 16)),
+        *(f"cp{number}" for number in (866, 874, 932, 949, *range(1250, 1259))),
+        "tis-620",
+        "koi8-r",
+        "koi8-u",
+        "mac-roman",
+        "mac-cyrillic",
+        "gbk",
+        "gb2312",
+        "gb18030",
+        "big5",
+        "big5hkscs",
+        "euc_jp",
+        "iso2022_jp",
+        "shift_jis",
+        "euc_kr",
+    }
+)
+#: WHATWG labels Python's codec registry does not know.
+_WEB_ALIASES = {
+    "windows-874": "cp874",
+    "windows-31j": "cp932",
+    "x-sjis": "shift_jis",
+    "x-mac-roman": "mac-roman",
+    "x-mac-cyrillic": "mac-cyrillic",
+    "iso-8859-8-i": "iso8859-8",
+    "unicode-1-1-utf-8": "utf-8",
+}
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "head")
@@ -35,6 +93,14 @@ class Extracted:
     extractor_version: str
 
 
+class ExtractionFailed(Exception):
+    """The extractor process ran out of time or memory, or died: no text, and not "empty"."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 def _version(package: str) -> str:
     try:
         return version(package)
@@ -42,14 +108,25 @@ def _version(package: str) -> str:
         return "unknown"
 
 
+def web_codec(charset: str | None) -> str | None:
+    """Python's codec for a declared charset, when it is an encoding of the web; else None."""
+    if not charset:
+        return None
+    label = charset.strip().strip("\"'").lower()
+    try:
+        name = codecs.lookup(_WEB_ALIASES.get(label, label)).name
+    except (LookupError, ValueError):  # ValueError: a label with a NUL in it
+        return None
+    return name if name in WEB_CODECS else None
+
+
 def decode(body: bytes, charset: str | None) -> str:
-    """Bytes → str with the declared charset, else UTF-8; undecodable bytes become U+FFFD."""
-    for candidate in (charset, "utf-8"):
-        if not candidate:
-            continue
+    """Bytes → str with the declared charset when it is a web encoding, else UTF-8; undecodable
+    bytes become U+FFFD. Never raises."""
+    for candidate in dict.fromkeys(name for name in (web_codec(charset), "utf-8") if name):
         try:
             return body.decode(candidate)
-        except (LookupError, UnicodeDecodeError):
+        except UnicodeError:
             continue
     return body.decode("utf-8", errors="replace")
 
@@ -88,10 +165,27 @@ def _selectolax(html: str) -> str:
     return root.text(separator="\n") if root is not None else ""
 
 
-def extract(body: bytes, media_type: str, charset: str | None) -> Extracted | None:
-    """The text of a fetched body, or None when nothing readable is in it."""
+def _pdf_pages(body: bytes) -> str:
+    """The text layer, page by page, a blank line between pages ("" for an encrypted file)."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(BytesIO(body), strict=False)
+    if reader.is_encrypted:
+        return ""
+    return "\n\n".join(page.extract_text() or "" for page in reader.pages[:MAX_PDF_PAGES])
+
+
+def is_pdf(body: bytes) -> bool:
+    """The body is a PDF by its signature, whatever its label says."""
+    return body[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"%PDF-")
+
+
+def extract_here(body: bytes, media_type: str, charset: str | None) -> Extracted | None:
+    """The text of a body, extracted in this process with no bound: only the extractor process
+    and trusted callers run it."""
     if media_type == PDF_TYPE:
-        return pdf_text(body)
+        text = _clean(_pdf_pages(body))
+        return Extracted(text, "pypdf", _version("pypdf")) if text else None
     if media_type in TEXT_TYPES:
         text = _clean(decode(body, charset))
         return Extracted(text, "plain", "1") if text else None
@@ -104,37 +198,55 @@ def extract(body: bytes, media_type: str, charset: str | None) -> Extracted | No
     return None
 
 
-#: Seconds the extractor process gets for one PDF before it is killed.
-PDF_TIMEOUT_S = 30.0
+def extract_bounded(
+    body: bytes, media_type: str, charset: str | None, timeout_s: float
+) -> Extracted | None:
+    """The text of a fetched body, or None when nothing readable is in it. Markup and PDFs are
+    read by the extractor process, killed after ``timeout_s``; running out of time or memory
+    raises :class:`ExtractionFailed`."""
+    if media_type in TEXT_TYPES:
+        return extract_here(body, media_type, charset)
+    if timeout_s <= 0:
+        raise ExtractionFailed("extraction_timeout")
+    command = [sys.executable, "-m", "deep_research.fetch.extractworker", media_type]
+    try:
+        done = subprocess.run(
+            [*command, charset or ""],
+            input=body,
+            capture_output=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise ExtractionFailed("extraction_timeout") from None
+    try:
+        answer = json.loads(done.stdout.decode("utf-8") or "{}")
+    except ValueError:
+        answer = {}
+    if not isinstance(answer, dict):
+        answer = {}
+    text, extractor = answer.get("text"), answer.get("extractor")
+    if isinstance(text, str) and isinstance(extractor, str):
+        return Extracted(text, extractor, str(answer.get("version") or "unknown"))
+    if answer.get("empty") is True:
+        return None
+    # MemoryError at the address-space cap, or a parser that took the process down with it.
+    problem = answer.get("error") or f"exit {done.returncode}"
+    raise ExtractionFailed(f"extraction_failed: {problem}")
+
+
+def extract(body: bytes, media_type: str, charset: str | None) -> Extracted | None:
+    """:func:`extract_bounded` for a caller with no deadline of its own (a local corpus): at
+    most :data:`EXTRACT_TIMEOUT_S`; a failure is logged and gives no text."""
+    try:
+        return extract_bounded(body, media_type, charset, EXTRACT_TIMEOUT_S)
+    except ExtractionFailed as failure:
+        log.warning("a %s document could not be read (%s); it is skipped", media_type, failure)
+        return None
 
 
 def pdf_text(body: bytes) -> Extracted | None:
-    """The text layer of a PDF (pages separated by a blank line), extracted in a separate,
-    bounded process (:mod:`deep_research.fetch.pdfworker`); None when there is no text, the file is
-    encrypted or unreadable, or the extractor ran out of time or memory. No OCR."""
-    import json
-    import subprocess
-    import sys
-
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "deep_research.fetch.pdfworker"],
-            input=body,
-            capture_output=True,
-            timeout=PDF_TIMEOUT_S,
-            check=False,
-        )
-        answer = json.loads(done.stdout.decode("utf-8") or "{}")
-    except subprocess.TimeoutExpired:
-        log.warning("a PDF took longer than %gs to read; it is skipped", PDF_TIMEOUT_S)
-        return None
-    except ValueError:
-        answer = {}
-    if not isinstance(answer, dict) or not isinstance(answer.get("text"), str):
-        reason = answer.get("error") if isinstance(answer, dict) else None
-        log.warning(
-            "a PDF could not be read (%s); it is skipped", reason or f"exit {done.returncode}"
-        )
-        return None
-    text = _clean(answer["text"])
-    return Extracted(text, "pypdf", str(answer.get("version") or "unknown")) if text else None
+    """The text layer of a PDF (pages separated by a blank line), read by the bounded extractor
+    process; None when there is no text, the file is encrypted or unreadable, or the extractor
+    ran out of time or memory."""
+    return extract(body, PDF_TYPE, None)

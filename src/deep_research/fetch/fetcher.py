@@ -2,24 +2,30 @@
 
 ``Fetcher(brief).fetch(url)`` runs, in order, and stops at the first refusal or failure:
 
-1. the run host allow-list (:mod:`deep_research.fetch.hosts`), when the brief keeps one;
-2. the SSRF guard (:mod:`deep_research.fetch.netguard`) on the URL, then robots.txt for its origin;
-3. the request, over httpx2 with the guarded network backend (the address connected to is the
-   one that was checked), proxies from the environment ignored, no automatic redirects;
-4. a redirect is followed by hand, at most :data:`MAX_REDIRECTS` hops, steps 2–3 again per hop;
-5. the status (2xx only; a 429 is a failure, never a page without claims), the content type
-   (:data:`~deep_research.fetch.extract.PAGE_TYPES`), then the body, streamed and cut off at the
-   byte
-   cap (Content-Length is not trusted), all within one total deadline;
-6. extraction; empty text is a failure. The text is stored as ``corpus/<hash>.txt`` with its
-   ``.meta.json``;
-7. one fetch-log line for the attempt, whatever happened (robots.txt fetches get their own).
+1. per hop — the URL and every redirect target alike: the run host allow-list
+   (:mod:`deep_research.fetch.hosts`), when the brief keeps one; the SSRF guard
+   (:mod:`deep_research.fetch.netguard`), the name resolved and every address checked; then
+   robots.txt for its origin;
+2. the request, over httpx2 with the guarded network backend (the address connected to is the
+   one that was checked), proxies from the environment ignored, no automatic redirects; a
+   redirect is followed by hand, at most :data:`MAX_REDIRECTS` hops;
+3. the status (2xx only; a 429 is a failure, never a page without claims), the content type
+   (:data:`~deep_research.fetch.extract.PAGE_TYPES`) and content encoding (identity, gzip or
+   deflate: anything else would be stored undecoded), then the body, streamed and cut off at
+   the byte cap (Content-Length is not trusted);
+4. extraction — HTML and PDF (a ``%PDF-`` body is a PDF whatever its label) in the bounded
+   extractor process; empty text is a failure. The text is stored as ``corpus/<hash>.txt``
+   with its ``.meta.json``;
+5. one fetch-log line for the attempt, whatever happened (robots.txt fetches get their own).
 
-Caps (:data:`TOTAL_TIMEOUT_S`, :data:`CONNECT_TIMEOUT_S`, :data:`MAX_BODY_BYTES`,
-:data:`MAX_REDIRECTS`) are constants; a :class:`FetchPolicy` may lower them (tests do), never
-raise them. Outcomes: ``ok``; ``refused`` (policy: unsafe target, robots, content type, size,
-redirects); ``error`` (network, timeout, non-2xx status, empty extraction) — an ``error`` is an
-infrastructure failure, never evidence about a claim.
+One deadline, :data:`TOTAL_TIMEOUT_S`, covers all of it: DNS, robots.txt, every hop, the body
+and extraction. Caps (:data:`TOTAL_TIMEOUT_S`, :data:`CONNECT_TIMEOUT_S`,
+:data:`MAX_BODY_BYTES`, :data:`MAX_REDIRECTS`) are constants; a :class:`FetchPolicy` may lower
+them (tests do), never raise them. Outcomes: ``ok``; ``refused`` (policy: host not allowed,
+unsafe target, robots, content type or encoding, size, redirects); ``error`` (``network_error``
+— DNS included —, ``timeout``, ``extraction_timeout``, ``extraction_failed``, a non-2xx
+status, empty extraction) — an ``error`` is an infrastructure failure, never evidence about a
+claim. Every URL in a log line or a message is redacted (:func:`deep_research.urls.redact`).
 """
 
 from __future__ import annotations
@@ -37,25 +43,34 @@ from types import TracebackType
 from typing import Any, Literal, Self
 from urllib.parse import urljoin
 
+import httpcore2
 import httpx2
 
 from deep_research import __version__
 from deep_research.brief import Brief, sha256_bytes
 from deep_research.errors import InputError, TargetRefused
 from deep_research.fetch.corpus import retain
-from deep_research.fetch.extract import PAGE_TYPES, PDF_TYPE, extract
+from deep_research.fetch.extract import (
+    PAGE_TYPES,
+    PDF_TYPE,
+    Extracted,
+    ExtractionFailed,
+    extract_bounded,
+    is_pdf,
+)
 from deep_research.fetch.fetchlog import append
 from deep_research.fetch.hosts import HostAllowList
 from deep_research.fetch.hosts import load as load_hosts
 from deep_research.fetch.netguard import (
     GuardedTransport,
-    reset_deadline,
+    deadline_scope,
+    remaining,
     resolve_checked,
-    set_deadline,
 )
-from deep_research.fetch.netpolicy import NetPolicy, check_url, parse_networks
+from deep_research.fetch.netpolicy import CheckedURL, NetPolicy, check_url, parse_networks
 from deep_research.fetch.robots import MAX_ROBOTS_BYTES, RobotsCache, RobotsFile, robots_url
 from deep_research.models import CorpusMeta, FetchLogEntry, FetchPurpose, Tier
+from deep_research.urls import redact
 
 USER_AGENT = f"deep-research/{__version__} (research brief fetcher; obeys robots.txt)"
 TOTAL_TIMEOUT_S = 15.0
@@ -65,8 +80,10 @@ MAX_REDIRECTS = 5
 #: Characters of page text shown to an agent by default (the corpus file holds all of it).
 AGENT_TEXT_CHARS = 20_000
 
+#: Content encodings httpx2 decodes; a body in any other would be stored as undecoded bytes.
+DECODED_ENCODINGS = frozenset({"identity", "gzip", "x-gzip", "deflate"})
+
 Outcome = Literal["ok", "refused", "error"]
-_CREDENTIALS = re.compile(r"(//)[^/?#@\s]*@")
 
 
 @dataclass(frozen=True)
@@ -132,11 +149,6 @@ def _tls_problem(error: BaseException) -> str | None:
     return None
 
 
-def redact(text: str) -> str:
-    """``http://user:pw@host`` → ``http://***@host``: credentials never reach a log."""
-    return _CREDENTIALS.sub(r"\1***@", text)
-
-
 def _media_type(header: str | None) -> tuple[str | None, str | None]:
     if not header:
         return None, None
@@ -150,10 +162,8 @@ def _media_type(header: str | None) -> tuple[str | None, str | None]:
 
 
 def _sniff(body: bytes) -> str:
-    # No Content-Type: a PDF by its signature, markup as HTML, anything else as plain text.
-    head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
-    if head.startswith(b"%pdf-"):
-        return PDF_TYPE
+    # No Content-Type (and no PDF signature): markup as HTML, anything else as plain text.
+    head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n")
     return "text/html" if head.startswith(b"<") else "text/plain"
 
 
@@ -200,35 +210,37 @@ class Fetcher:
     # --- public ---------------------------------------------------------------------------
 
     def fetch(self, url: str, *, tier: Tier = "raw") -> FetchResult:
-        """Fetch one page, retain its text, log the attempt. Never raises for a bad target."""
+        """Fetch one page, retain its text, log the attempt. Never raises for a bad target or a
+        failing network."""
         started = time.monotonic()
         entry = self._entry(url, "page", tier)
-        try:
-            if self.hosts is not None and not self.hosts.allows(url):
-                raise TargetRefused("host_not_allowed", "host is not in this run's allow-list")
-            response = self._get(
-                url, purpose="page", accept=PAGE_TYPES, cap=self.policy.max_bytes, entry=entry
-            )
-            media = response.media_type or _sniff(response.body)
-            extracted = extract(response.body, media, response.charset)
-            if extracted is None:
-                raise _Failure("empty_extraction", response.status)
-            meta = CorpusMeta(
-                url=redact(url),
-                final_url=redact(response.final_url),
-                status=response.status,
-                content_type=media,
-                extractor=extracted.extractor,
-                extractor_version=extracted.extractor_version,
-                raw_sha256=sha256_bytes(response.body),
-                retrieved_at=entry.retrieved_at,
-                tier=tier,
-            )
-        except TargetRefused as refusal:
-            return self._finish(entry, started, "refused", redact(str(refusal)))
-        except _Failure as failure:
-            entry.status = failure.status if failure.status is not None else entry.status
-            return self._finish(entry, started, "error", failure.reason)
+        with deadline_scope(self.policy.timeout_s) as deadline:
+            try:
+                response = self._get(
+                    url, purpose="page", accept=PAGE_TYPES, cap=self.policy.max_bytes, entry=entry
+                )
+                # A PDF is a PDF by its signature: labelled text/html it would be stored as
+                # PDF syntax.
+                media = (PDF_TYPE if is_pdf(response.body) else response.media_type) or _sniff(
+                    response.body
+                )
+                extracted = self._extract(response, media, deadline)
+                meta = CorpusMeta(
+                    url=redact(url),
+                    final_url=redact(response.final_url),
+                    status=response.status,
+                    content_type=media,
+                    extractor=extracted.extractor,
+                    extractor_version=extracted.extractor_version,
+                    raw_sha256=sha256_bytes(response.body),
+                    retrieved_at=entry.retrieved_at,
+                    tier=tier,
+                )
+            except TargetRefused as refusal:
+                return self._finish(entry, started, "refused", redact(str(refusal)))
+            except _Failure as failure:
+                entry.status = failure.status if failure.status is not None else entry.status
+                return self._finish(entry, started, "error", failure.reason)
 
         def fetched(content_hash: str) -> FetchLogEntry:
             entry.content_hash = content_hash
@@ -241,22 +253,23 @@ class Fetcher:
         """A small JSON document (an archive lookup), logged but not retained; None on failure."""
         started = time.monotonic()
         entry = self._entry(url, purpose, None)
-        try:
-            response = self._get(
-                url,
-                purpose=purpose,
-                accept=frozenset({"application/json"}),
-                cap=min(self.policy.max_bytes, 1024 * 1024),
-                entry=entry,
-            )
-            value = json.loads(response.body.decode("utf-8", errors="replace"))
-        except TargetRefused as refusal:
-            self._finish(entry, started, "refused", redact(str(refusal)))
-            return None
-        except (_Failure, ValueError) as failure:
-            reason = failure.reason if isinstance(failure, _Failure) else "invalid_json"
-            self._finish(entry, started, "error", reason)
-            return None
+        with deadline_scope(self.policy.timeout_s):
+            try:
+                response = self._get(
+                    url,
+                    purpose=purpose,
+                    accept=frozenset({"application/json"}),
+                    cap=min(self.policy.max_bytes, 1024 * 1024),
+                    entry=entry,
+                )
+                value = json.loads(response.body.decode("utf-8", errors="replace"))
+            except TargetRefused as refusal:
+                self._finish(entry, started, "refused", redact(str(refusal)))
+                return None
+            except (_Failure, ValueError) as failure:
+                reason = failure.reason if isinstance(failure, _Failure) else "invalid_json"
+                self._finish(entry, started, "error", reason)
+                return None
         self._finish(entry, started, "ok", None)
         return value
 
@@ -287,6 +300,18 @@ class Fetcher:
         append(self.brief, self._settle(entry, started, outcome, reason))
         return FetchResult(entry)
 
+    @staticmethod
+    def _extract(response: _Response, media: str, deadline: float) -> Extracted:
+        """The page's text within what is left of the fetch's deadline; no text is a failure."""
+        left = deadline - time.monotonic()
+        try:
+            extracted = extract_bounded(response.body, media, response.charset, left)
+        except ExtractionFailed as failure:
+            raise _Failure(failure.reason, response.status) from None
+        if extracted is None:
+            raise _Failure("empty_extraction", response.status)
+        return extracted
+
     def _get(
         self,
         url: str,
@@ -296,29 +321,10 @@ class Fetcher:
         cap: int,
         entry: FetchLogEntry,
     ) -> _Response:
-        token = set_deadline(time.monotonic() + self.policy.timeout_s)
-        try:
-            return self._follow(url, purpose, accept, cap, entry)
-        finally:
-            reset_deadline(token)
-
-    def _follow(
-        self,
-        url: str,
-        purpose: FetchPurpose,
-        accept: frozenset[str],
-        cap: int,
-        entry: FetchLogEntry,
-    ) -> _Response:
         current = url
         redirects: list[str] = []
         for _ in range(MAX_REDIRECTS + 1):
-            checked = check_url(current, self.policy.net)
-            # Resolve here too (the backend resolves and checks again when it connects), so a
-            # name that points inside is refused with that reason, before robots.txt is asked.
-            resolve_checked(checked.host, checked.port, self.policy.net)
-            if purpose == "page" and not self.robots.allows(checked.url):
-                raise TargetRefused("robots_disallowed", f"robots.txt disallows {checked.url}")
+            checked = self._check_hop(current, purpose)
             entry.final_url = redact(checked.url)
             next_url = self._request(checked.url, accept, cap, entry, redirects)
             if isinstance(next_url, _Response):
@@ -327,6 +333,25 @@ class Fetcher:
             entry.redirects = list(redirects)
             current = next_url
         raise TargetRefused("too_many_redirects", f"more than {MAX_REDIRECTS} redirects")
+
+    def _check_hop(self, url: str, purpose: FetchPurpose) -> CheckedURL:
+        """Every rule one hop must pass before it is requested — the first URL and each
+        redirect target alike."""
+        if self.hosts is not None and not self.hosts.allows(url):
+            raise TargetRefused("host_not_allowed", "host is not in this run's allow-list")
+        checked = check_url(url, self.policy.net)
+        # Resolve here too (the backend resolves and checks again when it connects), so a name
+        # that points inside is refused with that reason, and a name that does not resolve
+        # fails, before robots.txt is asked.
+        try:
+            resolve_checked(checked.host, checked.port, self.policy.net)
+        except httpcore2.TimeoutException:
+            raise _Failure("network_error: DNS lookup timed out") from None
+        except httpcore2.NetworkError:
+            raise _Failure("network_error: name does not resolve") from None
+        if purpose == "page" and not self.robots.allows(checked.url):
+            raise TargetRefused("robots_disallowed", f"robots.txt disallows {checked.url}")
+        return checked
 
     def _request(
         self,
@@ -351,11 +376,14 @@ class Fetcher:
                 entry.content_type = media
                 if media is not None and media not in accept:
                     raise TargetRefused("content_type", f"{media} is not fetched")
+                _check_encoding(response.headers.get_list("content-encoding", split_commas=True))
                 body = _read_capped(response, cap)
                 entry.bytes = len(body)
                 return _Response(url, response.status_code, media, charset, body, redirects)
         except httpx2.TimeoutException:
             raise _Failure("timeout") from None
+        except httpx2.InvalidURL as exc:
+            raise TargetRefused("bad_url", str(exc)[:200]) from None
         except httpx2.HTTPError as exc:
             tls = _tls_problem(exc)
             if tls is not None:
@@ -366,25 +394,38 @@ class Fetcher:
         started = time.monotonic()
         url = robots_url(origin)
         entry = self._entry(url, "robots", None)
-        try:
-            response = self._get(
-                url,
-                purpose="robots",
-                accept=frozenset({"text/plain"}),
-                cap=MAX_ROBOTS_BYTES,
-                entry=entry,
-            )
-        except TargetRefused as refusal:
-            self._finish(entry, started, "refused", redact(str(refusal)))
-            return RobotsFile(origin, "disallow_all")
-        except _Failure as failure:
-            self._finish(entry, started, "error", failure.reason)
-            status = failure.status
-            if status is not None and 400 <= status < 500 and status != 429:
-                return RobotsFile(origin, "allow_all")  # RFC 9309: unavailable
-            return RobotsFile(origin, "disallow_all")  # unreachable: assume full disallow
+        # Called from inside a page fetch: the page's deadline covers robots.txt too.
+        with deadline_scope(self.policy.timeout_s):
+            try:
+                response = self._get(
+                    url,
+                    purpose="robots",
+                    accept=frozenset({"text/plain"}),
+                    cap=MAX_ROBOTS_BYTES,
+                    entry=entry,
+                )
+            except TargetRefused as refusal:
+                self._finish(entry, started, "refused", redact(str(refusal)))
+                return RobotsFile(origin, "disallow_all")
+            except _Failure as failure:
+                self._finish(entry, started, "error", failure.reason)
+                if remaining() == 0:
+                    # The fetch's time ran out, which says nothing about the origin: nothing is
+                    # cached, and the page fetch ends as a timeout.
+                    raise _Failure("timeout") from None
+                status = failure.status
+                if status is not None and 400 <= status < 500 and status != 429:
+                    return RobotsFile(origin, "allow_all")  # RFC 9309: unavailable
+                return RobotsFile(origin, "disallow_all")  # unreachable: assume full disallow
         self._finish(entry, started, "ok", None)
         return RobotsFile(origin, "rules", response.body.decode("utf-8", errors="replace"))
+
+
+def _check_encoding(encodings: list[str]) -> None:
+    named = [name.strip() for name in encodings if name.strip()]
+    undecoded = [name for name in named if name.lower() not in DECODED_ENCODINGS]
+    if undecoded:
+        raise TargetRefused("content_encoding", f"{', '.join(undecoded)} is not decoded")
 
 
 def _read_capped(response: httpx2.Response, cap: int) -> bytes:

@@ -7,17 +7,19 @@ Checks run twice on the same rules: before a request is built
 check_url`, for a clear refusal reason) and inside the HTTP stack's network backend
 (:class:`GuardedBackend`), which resolves the host once, refuses unless *every* address is
 public, then connects to the address it checked — so a DNS answer that changes between check and
-connect (rebinding) cannot slip in. Every read and write of one request ends by one deadline.
+connect (rebinding) cannot slip in. Every lookup, read and write of one fetch ends by one
+deadline (:func:`deadline_scope`), which the fetcher's extraction shares.
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +38,8 @@ from deep_research.fetch.netpolicy import (
 
 
 def system_resolver(host: str, port: int) -> list[str]:
-    """getaddrinfo in a daemon thread, abandoned after :data:`RESOLVE_TIMEOUT_S`."""
+    """getaddrinfo in a daemon thread, abandoned after :data:`RESOLVE_TIMEOUT_S` or at the
+    fetch's deadline, whichever comes first."""
     box: dict[str, Any] = {}
 
     def run() -> None:
@@ -48,7 +51,7 @@ def system_resolver(host: str, port: int) -> list[str]:
 
     worker = threading.Thread(target=run, name="resolve", daemon=True)
     worker.start()
-    worker.join(RESOLVE_TIMEOUT_S)
+    worker.join(_clamp(RESOLVE_TIMEOUT_S, httpcore2.ConnectTimeout))
     if worker.is_alive():
         raise httpcore2.ConnectTimeout(f"DNS lookup of {host} timed out")
     if "error" in box:
@@ -63,7 +66,11 @@ def resolve_checked(host: str, port: int, policy: NetPolicy) -> IPAddress:
     if literal is not None:
         return literal
     resolver = policy.resolver or system_resolver
-    found = [literal_address(address) for address in resolver(host, port)]
+    try:
+        answers = resolver(host, port)
+    except OSError as exc:  # a resolver other than the system's may raise socket.gaierror
+        raise httpcore2.ConnectError(f"DNS lookup of {host} failed: {exc}") from None
+    found = [literal_address(address) for address in answers]
     addresses = [address for address in found if address is not None]
     if not addresses:
         raise httpcore2.ConnectError(f"{host} has no address")
@@ -72,17 +79,31 @@ def resolve_checked(host: str, port: int, policy: NetPolicy) -> IPAddress:
     return addresses[0]
 
 
-# The whole request (all hops) must end by this monotonic time; every socket operation is
-# clamped to it, so no server can hold a fetch open by trickling bytes.
+# The whole fetch (robots.txt, every hop, extraction) must end by this monotonic time; every
+# lookup and socket operation is clamped to it, so no server can hold a fetch open by trickling
+# bytes, and no robots.txt gets a budget of its own.
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline", default=None)
 
 
-def set_deadline(deadline: float | None) -> contextvars.Token[float | None]:
-    return _deadline.set(deadline)
+@contextlib.contextmanager
+def deadline_scope(seconds: float) -> Iterator[float]:
+    """Everything inside ends within ``seconds``, or sooner when an enclosing scope's deadline
+    comes first (a robots.txt fetched for a page shares the page's); yields the deadline."""
+    outer = _deadline.get()
+    deadline = time.monotonic() + seconds
+    if outer is not None:
+        deadline = min(deadline, outer)
+    token = _deadline.set(deadline)
+    try:
+        yield deadline
+    finally:
+        _deadline.reset(token)
 
 
-def reset_deadline(token: contextvars.Token[float | None]) -> None:
-    _deadline.reset(token)
+def remaining() -> float | None:
+    """Seconds left before the current deadline (0 once it has passed); None outside a scope."""
+    deadline = _deadline.get()
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
 
 
 def _clamp(timeout: float | None, error: type[Exception]) -> float | None:

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from deep_research.errors import TargetRefused
-from deep_research.urls import InvalidURL, canonicalize
+from deep_research.urls import InvalidURL, canonicalize, has_userinfo, redact
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -243,23 +243,31 @@ def check_url(url: str, policy: NetPolicy) -> CheckedURL:
     """Pre-flight: every rule that needs no DNS. Raises :class:`TargetRefused`."""
     if network_disabled():
         raise TargetRefused("network_disabled", "offline mode: no network access")
+    if has_userinfo(url):
+        # First, in every spelling (``http:\\user:pw@``, ``HTTP:/user:pw@``): the parsers'
+        # messages below quote the URL, and must never quote credentials.
+        raise TargetRefused(
+            "credentials_in_url", "a URL carrying a user name or password is refused"
+        )
     try:
         canonical = canonicalize(url)
     except InvalidURL as exc:
         reason = "scheme" if "scheme" in str(exc) else "bad_url"
-        raise TargetRefused(reason, str(exc)) from None
+        raise TargetRefused(reason, redact(str(exc))) from None
     import httpx2  # the parser the transport uses; imported only when a URL is checked
 
     try:
         parsed = httpx2.URL(url.strip())
     except (httpx2.InvalidURL, ValueError) as exc:
-        raise TargetRefused("bad_url", str(exc)[:200]) from None
+        raise TargetRefused("bad_url", redact(str(exc)[:200])) from None
     if parsed.scheme not in ALLOWED_SCHEMES:
         raise TargetRefused("scheme", f"scheme {parsed.scheme!r} is not http or https")
     authority = _AUTHORITY_END.split(url.strip().split("//", 1)[-1], maxsplit=1)[0]
     if parsed.userinfo or "@" in authority:
         # Never echo the credentials themselves into the log.
-        raise TargetRefused("credentials_in_url", "URLs with user:password@ are refused")
+        raise TargetRefused(
+            "credentials_in_url", "a URL carrying a user name or password is refused"
+        )
     host = parsed.host
     # Both parsers must agree on the host, or one of them is being fooled.
     canonical_host = httpx2.URL(canonical).host

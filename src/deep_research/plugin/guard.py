@@ -120,7 +120,7 @@ from deep_research.plugin.runstate import (
     sessions_dir,
     state_dir,
 )
-from deep_research.urls import host_of
+from deep_research.urls import host_of, redact
 
 AGENT_TOOLS = frozenset({"Agent", "Task"})
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
@@ -558,7 +558,7 @@ def parse_cli(arguments: list[str]) -> argparse.Namespace | None:
 def check_target(url: str, run: ActiveRun | None, *, tool: str) -> Decision:
     """SSRF always; during a run also the allow-list. Spends nothing."""
     if not re.fullmatch(r"https?://\S+", url.strip(), re.IGNORECASE):
-        return deny(f"{tool}: the URL must be a literal http(s) URL, got {url[:80]!r}")
+        return deny(f"{tool}: the URL must be a literal http(s) URL, got {redact(url)[:80]!r}")
     try:
         check_url(url, NetPolicy())
     except TargetRefused as refused:
