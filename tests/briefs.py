@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,8 +24,10 @@ from deep_research.decide.ciber import run_ciber_apply
 from deep_research.decide.triangulate import run_triangulate
 from deep_research.decide.verdict import run_verdict
 from deep_research.decide.votes import run_votes
+from deep_research.fetch.corpus import retain
 from deep_research.gates.locate import locate
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
+from deep_research.models import CorpusMeta, FetchLogEntry
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
 
@@ -137,6 +140,29 @@ def write_brief(
     if trace is not None:
         (root / "trace.json").write_text(json.dumps(trace, indent=2), encoding="utf-8")
     return root
+
+
+FETCHED_AT = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
+
+
+def retain_page(root: Path, url: str, text: str, *, at: datetime = FETCHED_AT, **meta: Any) -> str:
+    """Keep ``text`` as a page fetch does — corpus file and metadata (``meta`` adds fields such
+    as the title), then its 2xx fetch-log line — and return its content hash."""
+    kept = CorpusMeta(url=url, final_url=url, status=200, retrieved_at=at, tier="raw", **meta)
+
+    def line(digest: str) -> FetchLogEntry:
+        return FetchLogEntry(
+            url=url,
+            final_url=url,
+            outcome="ok",
+            status=200,
+            content_hash=digest,
+            tier="raw",
+            retrieved_at=at,
+        )
+
+    stored, _ = retain(Brief(root), text, kept, line)
+    return stored.content_hash
 
 
 def read_claims(root: Path) -> dict[str, Any]:

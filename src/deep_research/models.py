@@ -448,6 +448,9 @@ class FetcherOutput(Strict):
 
 
 class TriangulatedClaim(Strict):
+    """A candidate claim, numbered as it will be in claims.json (contradictions name it)."""
+
+    id: ClaimId
     claim: NonEmptyStr
     sq: str | None = None
     supporting: list[SourceId] = Field(min_length=1)

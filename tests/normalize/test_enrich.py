@@ -9,40 +9,17 @@ from typing import Any
 
 import pytest
 
-from briefs import content_hash, page
+from briefs import FETCHED_AT, content_hash, page, retain_page
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.fetch import fetchlog
-from deep_research.fetch.corpus import retain
-from deep_research.models import CorpusMeta, FetchLogEntry, SourceRow
+from deep_research.models import FetchLogEntry, SourceRow
 
 AGENCY = "https://www.northern-energy.example/reports/heat-pumps-2024"
 QUOTE = (
     "Sales of heat pumps across the twelve member states rose to 2.9 million units in 2023, "
     "up from 2.4 million units in 2022."
 )
-FETCHED_AT = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
-
-
-def fetched(root: Path, url: str, text: str, *, at: datetime = FETCHED_AT, **meta: Any) -> str:
-    """Retain ``text`` as the fetcher does: corpus file and metadata, then its 2xx log line."""
-    stored_meta = CorpusMeta(
-        url=url, final_url=url, status=200, retrieved_at=at, tier="raw", **meta
-    )
-
-    def line(digest: str) -> FetchLogEntry:
-        return FetchLogEntry(
-            url=url,
-            final_url=url,
-            outcome="ok",
-            status=200,
-            content_hash=digest,
-            tier="raw",
-            retrieved_at=at,
-        )
-
-    stored, _ = retain(Brief(root), text, stored_meta, line)
-    return stored.content_hash
 
 
 def normalized(root: Path, tmp_path: Path, sources: list[dict[str, Any]]) -> list[SourceRow]:
@@ -67,7 +44,7 @@ def root(tmp_path: Path) -> Path:
 def test_fetch_fields_come_from_the_log_and_the_meta_not_the_model(
     root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    digest = fetched(
+    digest = retain_page(
         root,
         AGENCY,
         page("heat-pumps-agency.txt"),
@@ -95,7 +72,7 @@ def test_fetch_fields_come_from_the_log_and_the_meta_not_the_model(
 def test_a_source_nothing_was_fetched_for_stays_a_snippet_with_a_warning(
     root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fetched(root, AGENCY, page("heat-pumps-agency.txt"))
+    retain_page(root, AGENCY, page("heat-pumps-agency.txt"))
     never = "https://never-fetched.example/page"
     claimed = {
         "url": never,
@@ -131,17 +108,17 @@ def test_failed_and_refused_fetches_stand_behind_nothing(root: Path, tmp_path: P
 def test_the_named_text_is_kept_when_the_url_was_fetched_twice(
     root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fetched(root, AGENCY, "Version one of the page, long enough to quote from it.")
+    retain_page(root, AGENCY, "Version one of the page, long enough to quote from it.")
     later = datetime(2024, 5, 2, tzinfo=UTC)
-    second = fetched(
+    second = retain_page(
         root, AGENCY, "Version two of the page, long enough to quote from it.", at=later
     )
     (row,) = normalized(root, tmp_path, [{"url": AGENCY, "content_hash": second}])
     assert (row.content_hash, row.retrieved_at) == (second, later)
     other = tmp_path / "other"
     other.mkdir()
-    fetched(other, AGENCY, "Version one of the page, long enough to quote from it.")
-    fetched(other, AGENCY, "Version two of the page, long enough to quote from it.", at=later)
+    retain_page(other, AGENCY, "Version one of the page, long enough to quote from it.")
+    retain_page(other, AGENCY, "Version two of the page, long enough to quote from it.", at=later)
     (unnamed,) = normalized(other, tmp_path, [{"url": AGENCY}])
     assert (unnamed.content_hash, unnamed.tier) == (None, "snippet")
     assert "fetched as different texts" in capsys.readouterr().err
@@ -150,7 +127,7 @@ def test_the_named_text_is_kept_when_the_url_was_fetched_twice(
 def test_a_hash_the_url_never_logged_gives_way_to_the_logged_one(
     root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    digest = fetched(root, AGENCY, page("heat-pumps-agency.txt"))
+    digest = retain_page(root, AGENCY, page("heat-pumps-agency.txt"))
     wrong = content_hash("some other page")
     (row,) = normalized(root, tmp_path, [{"url": AGENCY, "content_hash": wrong}])
     assert row.content_hash == digest and row.tier == "raw"
@@ -160,7 +137,7 @@ def test_a_hash_the_url_never_logged_gives_way_to_the_logged_one(
 def test_a_tracked_url_finds_the_fetch_and_existing_rows_keep_their_fields(
     root: Path, tmp_path: Path
 ) -> None:
-    fetched(root, AGENCY, page("heat-pumps-agency.txt"))
+    retain_page(root, AGENCY, page("heat-pumps-agency.txt"))
     existing = {"id": "S1", "url": "https://kept.example/", "tier": "summarizer", "title": "Kept"}
     (root / "sources.jsonl").write_text(json.dumps(existing) + "\n", encoding="utf-8")
     kept, new = normalized(root, tmp_path, [{"url": AGENCY + "?utm_source=feed"}])
