@@ -14,6 +14,7 @@ from conftest import REPO
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.decide.verdict import run_verdict
+from deep_research.gates.answer import check_answer
 from deep_research.render import Side, better_supported, render_brief, run_render
 from deep_research.settings import Settings
 
@@ -37,7 +38,7 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_committed_example_report_is_current(example: Path) -> None:
-    _, markdown = render_brief(Brief(example))
+    _, markdown = render_brief(Brief(example), check_answer=check_answer)
     committed = EXAMPLE / "report.md"
     if os.environ.get("DEEP_RESEARCH_UPDATE_EXAMPLES") == "1":
         committed.write_text(markdown, encoding="utf-8")
@@ -55,13 +56,13 @@ def test_example_is_realistic(example: Path) -> None:
 
 
 def test_report_has_every_section_in_order(example: Path) -> None:
-    _, markdown = render_brief(Brief(example))
+    _, markdown = render_brief(Brief(example), check_answer=check_answer)
     headings = [line[3:].split(":")[0] for line in markdown.splitlines() if line.startswith("## ")]
     assert headings == SECTIONS
 
 
 def test_every_url_in_the_report_is_in_the_fetch_log(example: Path) -> None:
-    _, markdown = render_brief(Brief(example))
+    _, markdown = render_brief(Brief(example), check_answer=check_answer)
     logged = {
         json.loads(line)["url"] for line in (example / "fetch-log.jsonl").read_text().splitlines()
     }
@@ -73,7 +74,7 @@ def test_every_url_in_the_report_is_in_the_fetch_log(example: Path) -> None:
 
 
 def test_contradiction_is_side_by_side_with_the_better_side_named(example: Path) -> None:
-    report, markdown = render_brief(Brief(example))
+    report, markdown = render_brief(Brief(example), check_answer=check_answer)
     (item,) = report.contradictions
     assert [side.label for side in item.sides] == ["C8", "C9"]
     assert item.better_supported == "C8" and item.why.startswith("primary source")
@@ -131,7 +132,7 @@ def test_fail_is_refused_unless_forced(tmp_path: Path, capsys: pytest.CaptureFix
     capsys.readouterr()
     assert main(["render", str(root)]) == 2
     assert "FAIL" in capsys.readouterr().err and not (root / "report.md").exists()
-    _, markdown = run_render(root, force=True, write=True)
+    _, markdown = run_render(root, force=True, write=True, check_answer=check_answer)
     sections = markdown.split("\n## ")
     assert all("FORCED RENDER OF A FAILED BRIEF" in part for part in sections)
 
@@ -157,7 +158,7 @@ def test_a_claim_true_for_another_period_says_so_in_the_ciber_column(tmp_path: P
     diagnosis.write_text(json.dumps({"ciber_passed": True, "consistency_failures": [failure]}))
     assert main(["ciber", "apply", str(root), "--input", str(diagnosis)]) == 0
     run_verdict(root, SETTINGS)
-    report, markdown = render_brief(Brief(root))
+    report, markdown = render_brief(Brief(root), check_answer=check_answer)
     assert [v.ciber for v in report.verification] == ["—", "another period in S4"]
     assert report.contradictions == [] and "None unresolved." in markdown
 
@@ -174,3 +175,40 @@ def test_the_finished_example_reproduces_offline(example: Path) -> None:
 
     report = run_verify(example)
     assert report.identical, report.mismatches
+
+
+def test_only_answer_sentences_whose_citations_pass_are_rendered(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief")
+    run_verdict(root, SETTINGS)
+    written = (
+        "Heat pump sales were about 2.9 million units in 2023 [S1][S2]. "
+        "Heat pump sales were about 3.9 million units in 2023 [S1]. "
+        "Heat pump sales were about 2.9 million units in 2023 [S1][S3]. "
+        "Heat pumps sold well."
+    )
+    edit(root, lambda c, t: c.update(synthesis=written))
+    report, markdown = render_brief(Brief(root), check_answer=check_answer)
+    assert report.answer == "Heat pump sales were about 2.9 million units in 2023 [S1][S2]."
+    assert [(s.text, s.reason) for s in report.answer_stripped] == [
+        (
+            "Heat pump sales were about 3.9 million units in 2023 [S1].",
+            "S1 partially_supported (literal_missing: 3.9 million)",
+        ),
+        (
+            "Heat pump sales were about 2.9 million units in 2023 [S1][S3].",
+            "S3 unsupported (no_findings)",
+        ),
+        ("Heat pumps sold well.", "cites no source"),
+    ]
+    answer = markdown.split("## Answer", 1)[1].split("## Key findings", 1)[0]
+    shown, stripped = answer.split("Stripped from the answer", 1)
+    assert "3.9 million" not in shown and "3.9 million" in stripped
+
+
+def test_an_answer_with_no_passing_sentence_says_so(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief")
+    run_verdict(root, SETTINGS)
+    edit(root, lambda c, t: c.update(synthesis="Heat pump sales were 3.9 million in 2023 [S1]."))
+    report, markdown = render_brief(Brief(root), check_answer=check_answer)
+    assert report.answer == "" and len(report.answer_stripped) == 1
+    assert "No sentence of the synthesis passed the trace gate" in markdown

@@ -317,10 +317,13 @@ def _cmd_fresh(args: argparse.Namespace) -> int:
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
+    from deep_research.gates.answer import check_answer
     from deep_research.render import run_render
 
     as_json = args.format == "json"
-    report, _ = run_render(Path(args.brief), force=args.force, write=not as_json)
+    report, _ = run_render(
+        Path(args.brief), force=args.force, write=not as_json, check_answer=check_answer
+    )
     if as_json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:

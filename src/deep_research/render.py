@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -89,6 +90,27 @@ class StrippedView(BaseModel):
     reason: str
 
 
+class StrippedSentenceView(BaseModel):
+    text: str
+    reason: str
+
+
+class AnswerSentence(Protocol):
+    """One sentence of the synthesis as written, and whether the trace gate lets it be shown."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def reason(self) -> str: ...
+
+
+#: The synthesis checked sentence by sentence against the brief (``gates.answer.check_answer``):
+#: render stands below the gates, so its callers hand the check in.
+AnswerCheck = Callable[[Brief, str], Sequence[AnswerSentence]]
+
+
 class Report(BaseModel):
     """The render model: everything report.md shows, as data."""
 
@@ -100,7 +122,8 @@ class Report(BaseModel):
     depth: str
     generated: date | None
     freshness: date | None
-    answer: str | None
+    answer: str | None  # the synthesis sentences that passed; None when none was written
+    answer_stripped: list[StrippedSentenceView]
     sub_questions: list[SubQuestionView]
     contradictions: list[ContradictionView]
     undetermined: list[str]
@@ -289,8 +312,10 @@ def build_report(
     sources: Sequence[SourceRow],
     log: Sequence[FetchLogEntry],
     *,
+    answer: Sequence[AnswerSentence],
     force: bool = False,
 ) -> Report:
+    """The render model; ``answer`` is the synthesis as checked sentence by sentence."""
     if document.verdict is None:
         raise InputError("the brief has no verdict; run deep-research verdict first")
     if document.verdict == "FAIL" and not force:
@@ -341,7 +366,14 @@ def build_report(
         depth=document.depth,
         generated=document.generated,
         freshness=document.freshness,
-        answer=document.synthesis,
+        answer=None
+        if not document.synthesis
+        else " ".join(sentence.text for sentence in answer if sentence.passed),
+        answer_stripped=[
+            StrippedSentenceView(text=sentence.text, reason=sentence.reason)
+            for sentence in answer
+            if not sentence.passed
+        ],
         sub_questions=sqs,
         contradictions=[
             _contradiction(entry, claims, stripped, by_id)
@@ -399,10 +431,20 @@ def to_markdown(report: Report) -> str:
         ]
     )
     section("Answer")
-    out.append(
-        report.answer
-        or "No synthesis was written for this brief; the key findings below are its answer."
-    )
+    if report.answer:
+        out.append(report.answer)
+    elif report.answer is None:
+        out.append(
+            "No synthesis was written for this brief; the key findings below are its answer."
+        )
+    else:
+        out.append(
+            "No sentence of the synthesis passed the trace gate; the key findings below are "
+            "its answer."
+        )
+    if report.answer_stripped:
+        out.extend(["", "Stripped from the answer (its citations do not pass the trace gate):", ""])
+        out.extend(f"- {s.text} — {s.reason}" for s in report.answer_stripped)
     section("Key findings")
     for sq in report.sub_questions:
         out.extend([f"### {sq.id}: {sq.question}" if sq.question != sq.id else f"### {sq.id}", ""])
@@ -507,11 +549,14 @@ def to_markdown(report: Report) -> str:
 # --- the command ----------------------------------------------------------------------------
 
 
-def render_brief(brief: Brief, *, force: bool = False) -> tuple[Report, str]:
+def render_brief(
+    brief: Brief, *, check_answer: AnswerCheck, force: bool = False
+) -> tuple[Report, str]:
     document = brief.load_claims()
     sources = brief.load_sources()
     log = brief.load_fetch_log()
-    report = build_report(document, sources, log, force=force)
+    answer = check_answer(brief, document.synthesis) if document.synthesis else []
+    report = build_report(document, sources, log, answer=answer, force=force)
     markdown = to_markdown(report)
     unlogged = sorted(urls_in(markdown) - logged_urls(log))
     if unlogged:
@@ -522,12 +567,14 @@ def render_brief(brief: Brief, *, force: bool = False) -> tuple[Report, str]:
     return report, markdown
 
 
-def run_render(root: Path, *, force: bool, write: bool) -> tuple[Report, str]:
+def run_render(
+    root: Path, *, force: bool, write: bool, check_answer: AnswerCheck
+) -> tuple[Report, str]:
     brief = open_brief(root)
     # Held from the first read: the report is of the claims as they are, not as a concurrent
     # writer left them half a second ago.
     with brief.lock() if write else contextlib.nullcontext():
-        report, markdown = render_brief(brief, force=force)
+        report, markdown = render_brief(brief, check_answer=check_answer, force=force)
         if write:
             atomic_write_text(brief.root / "report.md", markdown)
     return report, markdown

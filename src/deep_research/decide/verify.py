@@ -41,6 +41,7 @@ from deep_research.decide.verdict import decide
 from deep_research.decide.votes import apply_votes
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.netpolicy import offline as network_off
+from deep_research.gates.answer import check_answer
 from deep_research.gates.trace import retrace_mismatches
 from deep_research.models import AuditFile, ClaimsFile, FetchLogEntry, SourceRow, TraceFile
 from deep_research.render import render_brief
@@ -273,7 +274,8 @@ def _compare_report(stored: _Stored) -> list[str]:
     path = stored.brief.root / "report.md"
     try:
         # Only a forced render writes a FAIL brief's report; a forced one is what it must be.
-        _, markdown = render_brief(stored.brief, force=stored.document.verdict == "FAIL")
+        forced = stored.document.verdict == "FAIL"
+        _, markdown = render_brief(stored.brief, check_answer=check_answer, force=forced)
     except InputError as exc:
         return [f"report.md: the brief no longer renders ({exc})"]
     written = sha256_text(read_text(path, what="report.md"))

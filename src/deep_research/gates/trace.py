@@ -397,25 +397,36 @@ def _prose_blocks(markdown: str) -> list[str]:
     return blocks
 
 
-def split_dossier(markdown: str) -> tuple[list[CitedSentence], int]:
-    """Cited sentences of a markdown report, and the number of prose sentences in all."""
-    sentences = [
+def prose_sentences(markdown: str) -> list[str]:
+    """The sentences of a markdown text's prose, as written (citation markers kept)."""
+    return [
         part
         for block in _prose_blocks(markdown)
         for part in _SENTENCE_END.split(block)
-        if len(part.split()) >= MIN_SENTENCE_WORDS
+        if part.strip()
     ]
-    cited = []
-    for number, sentence in enumerate(sentences, start=1):
-        sources: list[str] = []
-        for block in _CITE_BLOCK.findall(sentence):
-            sources.extend(_SOURCE_ID.findall(block))
-        sources.extend(url for _, url in _MD_LINK.findall(sentence))
-        text = _MD_LINK.sub(r"\1", _CITE_BLOCK.sub("", sentence))
-        sources.extend(_BARE_URL.findall(text))
-        text = _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(_BARE_URL.sub("", text).split()))
-        if sources:
-            cited.append(CitedSentence(number, text.strip(), tuple(dict.fromkeys(sources))))
+
+
+def cited_sentence(number: int, sentence: str) -> CitedSentence:
+    """What one sentence cites (S-ids and URLs, as written) and its text without them."""
+    sources: list[str] = []
+    for block in _CITE_BLOCK.findall(sentence):
+        sources.extend(_SOURCE_ID.findall(block))
+    sources.extend(url for _, url in _MD_LINK.findall(sentence))
+    text = _MD_LINK.sub(r"\1", _CITE_BLOCK.sub("", sentence))
+    sources.extend(_BARE_URL.findall(text))
+    text = _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(_BARE_URL.sub("", text).split()))
+    return CitedSentence(number, text.strip(), tuple(dict.fromkeys(sources)))
+
+
+def split_dossier(markdown: str) -> tuple[list[CitedSentence], int]:
+    """Cited sentences of a markdown report, and the number of prose sentences in all."""
+    sentences = [s for s in prose_sentences(markdown) if len(s.split()) >= MIN_SENTENCE_WORDS]
+    cited = [
+        found
+        for number, sentence in enumerate(sentences, start=1)
+        if (found := cited_sentence(number, sentence)).sources
+    ]
     return cited, len(sentences)
 
 

@@ -601,6 +601,7 @@ def phase_verdict(ctx: Context) -> None:
 
 
 def phase_render(ctx: Context) -> None:
+    from deep_research.gates.answer import check_answer
     from deep_research.render import run_render
 
     document = ctx.brief.load_claims()
@@ -608,7 +609,7 @@ def phase_render(ctx: Context) -> None:
         reason = BY_NAME["render"].skip_reason("verdict-fail")
         ctx.progress("render", f"{reason} (deep-research render --force)")
         return
-    run_render(ctx.brief.root, force=False, write=True)
+    run_render(ctx.brief.root, force=False, write=True, check_answer=check_answer)
     ctx.progress("render", str(ctx.brief.root / "report.md"))
 
 
