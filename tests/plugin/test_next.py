@@ -357,3 +357,31 @@ def test_a_short_plan_is_sent_back_with_the_reason(
     )
     action = next_action(brief)
     assert action.phase == "plan" and "1 sub-question(s); 5 are needed" in action.why
+
+
+def test_a_spent_dispatch_budget_goes_on_with_what_was_gathered(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from deep_research.plugin import runstate
+
+    brief = start("quick", capsys)
+    plan = {
+        "sub_questions": [
+            {"id": f"sq{n}", "question": "q", "scope": "s", "queries": ["a", "b"]}
+            for n in (1, 2, 3)
+        ]
+    }
+    (brief / "plan.json").write_text(json.dumps(plan))
+    assert next_action(brief).action == "dispatch"
+    for number in range(4):  # a quick run's 4 fetcher dispatches, used up
+        runstate.append_ledger(
+            Brief(brief), {"event": "dispatch", "fetcher": True, "round": 1, "id": f"d{number}"}
+        )
+    action = next_action(brief)
+    assert action.action == "dispatch" and action.agent == "deep-research:triangulator"
+    (brief / "returns" / "triangulator.json").write_text("{}")
+    claims = next_action(brief)
+    assert claims.phase == "claims" and claims.action == "write"
+    assert claims.example["coverage_gaps"] == [
+        f"incomplete:sq{n} round 1: the run's fetcher dispatches were spent" for n in (1, 2, 3)
+    ]

@@ -239,10 +239,37 @@ def _incomplete(path: Path) -> bool:
     return not isinstance(value, dict) or value.get("complete") is False
 
 
+def _dispatches_left(view: View) -> int:
+    """Fetcher dispatches the guard will still let through (its ledger counts them)."""
+    from deep_research.plugin.runstate import fetcher_rounds
+
+    used = fetcher_rounds(view.brief)
+    return view.caps.max_fetcher_dispatches - len(used or [])
+
+
+def budget_gaps(view: View) -> list[str]:
+    """Fetchers the run could not dispatch any more: recorded as gaps, never waited for."""
+    if _dispatches_left(view) > 0:
+        return []
+    rounds = (1, 2) if view.depth == "full" else (1,)
+    return [
+        f"incomplete:{_task_sq(task)} round {round_}: the run's fetcher dispatches were spent"
+        for round_ in rounds
+        for task in _fetch_tasks(view, round_)
+    ]
+
+
+def _task_sq(task: Task) -> str:
+    return task.prompt.split("sub_question=", 1)[1].split(" ", 1)[0]
+
+
 def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
     tasks = _fetch_tasks(view, round_)
+    left = _dispatches_left(view)
+    if tasks and left <= 0:
+        tasks = []  # a spent budget goes on with what was gathered; the gaps say what is missing
     if tasks:
-        batch = tasks[: view.caps.max_fanout]
+        batch = tasks[: min(view.caps.max_fanout, left)]
         return Action(
             action="dispatch",
             phase=phase,
@@ -317,7 +344,7 @@ def phase_claims(view: View) -> Action | None:
             rules=["save the agent's final reply to its save_to file, then call next again"],
         )
     plan = _plan(view)
-    gaps = recorded_gaps(view.brief)
+    gaps = list(dict.fromkeys([*recorded_gaps(view.brief), *budget_gaps(view)]))
     example = {
         "topic": view.root.name,
         "question": "the research question, as asked",
