@@ -13,7 +13,9 @@ from briefs import FETCHED_AT, content_hash, page, retain_page
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.fetch import fetchlog
+from deep_research.fetch.fetcher import Fetcher
 from deep_research.models import FetchLogEntry, SourceRow
+from localhttp import LocalServer, Route, loopback_policy
 
 AGENCY = "https://www.northern-energy.example/reports/heat-pumps-2024"
 QUOTE = (
@@ -143,3 +145,39 @@ def test_a_tracked_url_finds_the_fetch_and_existing_rows_keep_their_fields(
     kept, new = normalized(root, tmp_path, [{"url": AGENCY + "?utm_source=feed"}])
     assert (kept.tier, kept.title) == ("summarizer", "Kept")
     assert (new.id, new.tier, new.status) == ("S2", "raw", 200)
+
+
+DECLARED = (
+    "<html><head><title>Heat Pump Market Review 2024</title>"
+    '<meta property="article:published_time" content="2024-03-14T09:00:00Z"></head><body>'
+    "<article><h1>Heat Pump Market Review 2024</h1><p>" + QUOTE + "</p>"
+    "<p>Posted in a thread on 1 January 1999, this page is older than its review.</p>"
+    "</article></body></html>"
+)
+
+
+def test_a_real_fetch_keeps_what_the_page_declares_and_normalize_takes_it(
+    server: LocalServer, root: Path, tmp_path: Path
+) -> None:
+    server.routes["/review"] = Route(body=DECLARED)
+    undated = DECLARED.replace(
+        '<meta property="article:published_time" content="2024-03-14T09:00:00Z">', ""
+    )
+    server.routes["/undated"] = Route(body=undated.replace("Review 2024", "Review"))
+    server.routes["/plain"] = Route(body=QUOTE, content_type="text/plain")
+    with Fetcher(Brief(root), loopback_policy(server.port)) as fetcher:
+        fetches = [fetcher.fetch(server.url(path)) for path in ("/review", "/undated", "/plain")]
+    assert all(result.ok for result in fetches)
+    given = [
+        {"url": server.url("/review"), "title": "Made up", "findings": [finding()]},
+        {"url": server.url("/undated"), "published_at": "2020-01-01"},
+        {"url": server.url("/plain"), "title": "Made up", "published_at": "2020-01-01"},
+    ]
+    html, undated_row, text = normalized(root, tmp_path, given)
+    assert (html.title, html.published_at) == ("Heat Pump Market Review 2024", date(2024, 3, 14))
+    assert (html.tier, html.status) == ("raw", 200)
+    assert html.content_hash == fetches[0].entry.content_hash
+    # A date in the running text is not a declared publication date, and is never inferred.
+    assert (undated_row.title, undated_row.published_at) == ("Heat Pump Market Review", None)
+    # A text page declares nothing: the model's title and date are not taken instead.
+    assert (text.title, text.published_at, text.tier) == (None, None, "raw")

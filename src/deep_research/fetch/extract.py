@@ -29,6 +29,7 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import date
 from importlib.metadata import PackageNotFoundError, version
 from io import BytesIO
 
@@ -91,6 +92,10 @@ class Extracted:
     text: str
     extractor: str
     extractor_version: str
+    # What an HTML page declares about itself (title, meta tags, structured data), never text
+    # found in its body: a publication date is taken only as the page states it.
+    title: str | None = None
+    published_at: date | None = None
 
 
 class ExtractionFailed(Exception):
@@ -189,13 +194,44 @@ def extract_here(body: bytes, media_type: str, charset: str | None) -> Extracted
     if media_type in TEXT_TYPES:
         text = _clean(decode(body, charset))
         return Extracted(text, "plain", "1") if text else None
+    title, published = _declared(decode(body, charset))
     primary = _trafilatura(body)
     if primary is not None and (text := _clean(primary)):
-        return Extracted(text, "trafilatura", _version("trafilatura"))
+        return Extracted(text, "trafilatura", _version("trafilatura"), title, published)
     fallback = _clean(_selectolax(decode(body, charset)))
     if fallback:
-        return Extracted(fallback, "selectolax", _version("selectolax"))
+        return Extracted(fallback, "selectolax", _version("selectolax"), title, published)
     return None
+
+
+#: Longest title kept: a title is a label; anything longer is markup gone wrong.
+MAX_TITLE_CHARS = 300
+
+
+def _declared(html: str) -> tuple[str | None, date | None]:
+    """The title and publication date a page declares; dates in its running text are not
+    searched (``extensive=False``)."""
+    from trafilatura.metadata import extract_metadata
+
+    try:
+        found = extract_metadata(html, extensive=False)
+    except Exception as exc:  # third-party code fed hostile input: the page declares nothing
+        log.warning("page metadata could not be read (%s)", type(exc).__name__)
+        return None, None
+    return _title(found.title), _day(found.date)
+
+
+def _title(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    return " ".join(value.split())[:MAX_TITLE_CHARS] or None
+
+
+def _day(value: object) -> date | None:
+    try:
+        return date.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def extract_bounded(
@@ -227,7 +263,9 @@ def extract_bounded(
         answer = {}
     text, extractor = answer.get("text"), answer.get("extractor")
     if isinstance(text, str) and isinstance(extractor, str):
-        return Extracted(text, extractor, str(answer.get("version") or "unknown"))
+        version = str(answer.get("version") or "unknown")
+        declared = _title(answer.get("title")), _day(answer.get("published_at"))
+        return Extracted(text, extractor, version, *declared)
     if answer.get("empty") is True:
         return None
     # MemoryError at the address-space cap, or a parser that took the process down with it.

@@ -6,7 +6,8 @@ loop or balloon must cost one bounded process, never the run. The parent
 (:func:`deep_research.fetch.extract.extract_bounded`) sends the bytes on stdin and kills the
 process at the fetch's deadline; the process caps its own address space first (where the
 platform allows) and answers one JSON object on stdout: ``{"text": "…", "extractor": "…",
-"version": "…"}``; ``{"empty": true}`` when nothing readable is in the body (with
+"version": "…", "title": …, "published_at": …}`` (what an HTML page declares, or null);
+``{"empty": true}`` when nothing readable is in the body (with
 ``"unreadable": "<exception type>"`` when the parser gave up on it); or ``{"error":
 "MemoryError"}`` at the cap.
 """
@@ -44,6 +45,8 @@ def answer(body: bytes, media_type: str, charset: str | None) -> dict[str, Any]:
         "text": extracted.text,
         "extractor": extracted.extractor,
         "version": extracted.extractor_version,
+        "title": extracted.title,
+        "published_at": extracted.published_at and extracted.published_at.isoformat(),
     }
 
 

@@ -235,6 +235,8 @@ class Fetcher:
                     raw_sha256=sha256_bytes(response.body),
                     retrieved_at=entry.retrieved_at,
                     tier=tier,
+                    title=extracted.title,
+                    published_at=extracted.published_at,
                 )
             except TargetRefused as refusal:
                 return self._finish(entry, started, "refused", redact(str(refusal)))
