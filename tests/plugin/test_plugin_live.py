@@ -521,6 +521,29 @@ def test_the_slash_command_runs_the_plugins_cli_without_asking(project: Project)
     session.assert_only_the_fake_api()
 
 
+def test_the_guard_approves_our_cli_when_the_model_invokes_the_skill(project: Project) -> None:
+    """The model calls the Skill tool on its own, then our CLI, in -p mode with nothing granted
+    for Bash. Claude Code 2.1.197 applies the skill's allowed-tools only to a user's slash
+    command, so before the guard's explicit allow the call answered "This command requires
+    approval". Now the guard allows our own call (every check passed) in its hook JSON; the same
+    call piped into another program is not pre-approved and still needs the user's grant."""
+    skill = tool_use(
+        "Skill", {"skill": "deep-research:deep-research", "args": SCOPE}, "toolu_skill"
+    )
+    check = f"deep-research hosts check https://{ALLOWED_HOST}/3/ --brief {project.brief}"
+    ours = tool_use("Bash", {"command": check, "description": "check a host"}, "toolu_ours")
+    piped = tool_use(
+        "Bash", {"command": f"{check} | head -n 1", "description": "check"}, "toolu_piped"
+    )
+    session = run_claude(project, calls(skill, ours, piped), "Skill")
+    content, is_error = session.result_for("toolu_ours")
+    assert not is_error and f'"https://{ALLOWED_HOST}/3/": true' in content, session.report()
+    content, is_error = session.result_for("toolu_piped")
+    assert is_error and "requires approval" in content, session.report()
+    assert session.denied_ids() == ["toolu_piped"], session.report()
+    session.assert_only_the_fake_api()
+
+
 # --- the fan-out ceiling holds for parallel subagents ----------------------------------------
 
 

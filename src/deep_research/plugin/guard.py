@@ -7,7 +7,8 @@ Agent, to ``deep-research guard``. The answer, as Claude Code reads a command ho
 * **deny** — the reason on stderr, exit code 2: Claude Code blocks the call and shows the
   reason to the model.
 * **explicit allow** — only for a Bash command made of our own CLI calls (``deep-research …``,
-  called by that name, the commands a run uses) that passed every check below: exit 0 with
+  called by that name, the commands a run uses, but not ``mcp-gate``/``mcp-fetch``, which
+  launch a configured server) that passed every check below: exit 0 with
   ``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", …}}``
   on stdout. Claude Code then skips its permission prompt, which it would otherwise show when
   the model invokes the skill itself (the skill's ``allowed-tools`` apply only to a user's
@@ -311,13 +312,19 @@ class Word:
         """Read as it is in each of ``cwds``: a pattern only when it matches nothing there."""
         if self.expands or self.globs:
             return False
-        return self.pattern is None or not any(_matches(self.pattern, cwd) for cwd in cwds)
+        if self.pattern is None:
+            return True
+        # One directory listing at most: a pattern that would walk a tree could outlast the
+        # hook's timeout, and a hook that times out does not block the call.
+        wild = [part for part in self.pattern.split("/") if glob.has_magic(part)]
+        if len(wild) > 1 or "**" in self.pattern:
+            return False
+        return not any(_matches(self.pattern, cwd) for cwd in cwds)
 
 
 def _matches(pattern: str, cwd: Path) -> bool:
-    """Whether bash could expand ``pattern`` in ``cwd``: Python's glob with hidden files and
-    ``**`` included, so it matches at least what bash would under dotglob or globstar."""
-    found = glob.iglob(pattern, root_dir=cwd, recursive=True, include_hidden=True)
+    """Whether bash could expand ``pattern`` in ``cwd`` (hidden files included: dotglob)."""
+    found = glob.iglob(pattern, root_dir=cwd, include_hidden=True)
     return next(found, None) is not None
 
 
@@ -921,9 +928,12 @@ def _check_simple(simple: SimpleCommand, context: _Context) -> Decision:
         return _cd(rest[1:], context) if program == "cd" else ALLOW
     # Denied whatever it is; say the most useful thing about why.
     for word in rest[1:]:
-        name = context.protected(word.text) if word.literal_in(context.cwds) else None
-        if name is not None:
-            return _record_denied("Bash", name)
+        if not word.literal_in(context.cwds):
+            continue
+        for path in {word.text, word.text.split("=", 1)[-1]}:  # `of=PATH`, `--out=PATH`
+            name = context.protected(path)
+            if name is not None:
+                return _record_denied("Bash", name)
     script = _shell_script(rest)
     if script is not None and script.literal_in(context.cwds):
         nested = _check_line(script.text, context)
@@ -1022,10 +1032,12 @@ def _is_plugin_launcher(path: str) -> bool:
 
 
 def _approvable(arguments: argparse.Namespace) -> bool:
-    """A call Claude Code may run without asking: a run's command in its plain form."""
+    """A call Claude Code may run without asking: a run's command in its plain form. Never the
+    MCP commands: they launch whatever command ``mcp-config.json`` names."""
     command = arguments.command
     return (
         command in RUN_COMMANDS
+        and command not in ("mcp-gate", "mcp-fetch")
         and not getattr(arguments, "set", None)
         and not getattr(arguments, "output", None)
         and not getattr(arguments, "report", None)

@@ -36,7 +36,6 @@ from deep_research.brief import (
 from deep_research.depth import Depth, normalize_depth
 from deep_research.errors import SchemaViolation
 from deep_research.fetch.hosts import add_hosts
-from deep_research.settings import load_settings
 
 #: Hard ceilings. A requested cap above one of these is clamped to it, never honoured.
 HARD_MAX_FETCHES = 200
@@ -179,6 +178,9 @@ def start_run(
     """Create (or reopen) the brief, record its caps, make it the active run."""
     run_depth = normalize_depth(depth)
     caps, notes = clamp_caps(run_depth, requested)
+    # Imported here: the settings model is pydantic, and the hook path never starts a run.
+    from deep_research.settings import load_settings
+
     # Fixed here, once: every gate of the run decides under them (settings.settings_for).
     settings = load_settings()
     root = brief_dir(state, slugify(topic)).resolve()
