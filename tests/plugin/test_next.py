@@ -266,9 +266,7 @@ class Orchestrator:
                 sources.append(
                     {
                         "url": url,
-                        "title": "Gauges",
                         "source_type": "government",
-                        "content_hash": result.entry.content_hash,
                         "findings": [
                             {"claim": FACTS[sq][2], "quote": quote, "importance": "central"}
                         ],
