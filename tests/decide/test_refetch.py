@@ -261,3 +261,30 @@ def test_a_url_that_carries_credentials_is_never_sent_to_the_archive(
         )
     assert result is None and what == "not asked: the URL carries credentials"
     assert archive.hits == []
+
+
+def test_a_cited_source_nothing_fetched_is_never_requested(
+    tmp_path: Path, server: LocalServer, archive: LocalServer
+) -> None:
+    """A row naming a URL the run never fetched (a model-written one) cannot make 6b send it."""
+    with LocalServer() as outside:
+        leak = outside.url("/collect?s=secret-scope")
+        pages = [
+            PageSpec(
+                url=server.url("/s1"),
+                text=long_text(QUOTES[0], "seed1"),
+                findings=[("claim 1", QUOTES[0])],
+            ),
+            PageSpec(
+                url=leak,
+                text=long_text(QUOTES[1], "seed2"),
+                findings=[("claim 2", QUOTES[1])],
+                fetch="never",
+            ),
+        ]
+        claims = [{"claim": f"claim {n}", "supporting": [f"S{n}"]} for n in (1, 2)]
+        root = write_brief(tmp_path, pages, claims)
+        serve_unchanged(server, 1)
+        report = refetch(root, server, archive)
+        assert outside.hits == []
+        assert [record.source for record in report.records] == ["S1"]

@@ -19,6 +19,7 @@ from deep_research.brief import Brief, atomic_write_json, atomic_write_text, mod
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.archive import archive_base
 from deep_research.fetch.fetcher import Fetcher, FetchPolicy, policy_from_env
+from deep_research.fetch.fetchlog import succeeded
 from deep_research.fetch.refetch import (
     Cited,
     Refetched,
@@ -29,6 +30,7 @@ from deep_research.fetch.refetch import (
 )
 from deep_research.gates.locate import locate
 from deep_research.models import TraceFile
+from deep_research.urls import canonical_or_none, source_urls
 
 MIN_WORDS = 500
 
@@ -107,6 +109,16 @@ def recheck(item: Cited, fetched: Refetched) -> Record:
     return record
 
 
+def _fetched_urls(brief: Brief) -> set[str]:
+    return {
+        url
+        for entry in brief.load_fetch_log()
+        if entry.purpose == "page" and succeeded(entry)
+        for given in (entry.url, entry.final_url)
+        if (url := canonical_or_none(given)) is not None
+    }
+
+
 def run_refetch(
     root: Path, *, policy: FetchPolicy | None = None, archive: str | None = None
 ) -> RefetchReport:
@@ -118,7 +130,10 @@ def run_refetch(
         document = brief.load_claims()
         sources = brief.load_sources()
         trace = brief.load_trace() if brief.trace_path.exists() else TraceFile()
-        cited = cited_sources(document, sources)
+        # Only a page this run fetched through the guarded fetcher is re-fetched: a source row
+        # naming a URL nothing fetched must not make the re-fetch phase request it.
+        fetched = _fetched_urls(brief)
+        cited = [c for c in cited_sources(document, sources) if source_urls(c.source) & fetched]
         if not cited:
             raise InputError(
                 f"{brief.claims_path} cites no source with a quote; nothing to re-fetch"
