@@ -383,3 +383,25 @@ def test_a_spent_dispatch_budget_goes_on_with_what_was_gathered(
     assert claims.example["coverage_gaps"] == [
         f"incomplete:sq{n} round 1: the run's fetcher dispatches were spent" for n in (1, 2, 3)
     ]
+
+
+def test_without_central_claims_every_traced_claim_goes_to_the_panel(
+    project: Path, web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    orchestrator = Orchestrator(web, brief, "full")
+    for _ in range(100):
+        action = next_action(brief)
+        if action.phase == "panel":
+            break
+        if action.phase == "claims" and action.action == "write":
+            orchestrator.do_write(action)
+            document = json.loads((brief / "claims.json").read_text())
+            for claim in document["claims"]:
+                claim["importance"] = "supporting"
+            (brief / "claims.json").write_text(json.dumps(document))
+            continue
+        getattr(orchestrator, f"do_{action.action}")(action)
+    assert action.agent == "deep-research:skeptic"
+    claimed = {task.prompt.rsplit("claim_id=", 1)[1] for task in action.tasks}
+    assert len(action.tasks) == 6 and claimed == {"C1", "C2", "C3"}  # two votes each, 6 at once

@@ -109,14 +109,14 @@ def _fetcher(root: Path, item: Return, report: IngestReport) -> None:
 
 def _votes(root: Path, items: list[Return]) -> list[str]:
     from deep_research.decide.votes import run_votes
-    from deep_research.settings import load_settings
+    from deep_research.settings import settings_for
 
     ballots: dict[str, list[Any]] = {}
     for item in sorted(items, key=lambda r: (r.claim or "", r.vote or 0)):
         ballots.setdefault(item.claim or "", []).append(_load(item.path))
     path = root / "votes.json"
     atomic_write_json(path, ballots)
-    run_votes(root, path, load_settings())
+    run_votes(root, path, settings_for(root))
     return sorted(ballots)
 
 

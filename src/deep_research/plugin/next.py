@@ -35,7 +35,7 @@ from deep_research.plugin.ingest import pending, recorded_gaps
 from deep_research.plugin.runstate import DEFAULT_CAPS, RunCaps, clamp_caps
 from deep_research.record import load_trace_or_empty, open_brief
 from deep_research.run.pipeline import PIPELINE, Phase, phases_for
-from deep_research.settings import Settings, load_settings
+from deep_research.settings import Settings, settings_for
 
 ActionKind = Literal["run", "write", "dispatch", "done"]
 #: Skeptics per claim: two in parallel, a third only when they split.
@@ -394,10 +394,12 @@ def phase_trace(view: View) -> Action | None:
 
 
 def _panel_tasks(view: View, document: ClaimsFile) -> list[Task]:
+    from deep_research.decide.triangulate import load_bearing
+
+    traced = [claim for claim in document.claims if claim.support_class == "Supported"]
     tasks = []
-    for claim in document.claims:
-        if claim.support_class != "Supported" or claim.importance != "central":
-            continue
+    # The claims the verdict needs the panel's word on: the same set the panel gate reads.
+    for claim in load_bearing(traced):
         votes = [returns.skeptic_path(view.root, claim.id, n) for n in range(1, PANEL_MAX + 1)]
         have = [path for path in votes if path.exists()]
         wanted = PANEL_FIRST
@@ -616,7 +618,8 @@ def next_action(root: Path, settings: Settings | None = None) -> Action:
     depth = read_run(brief).depth
     # The one thing next writes: the folder the replies it asks for are saved in.
     returns.returns_dir(root).mkdir(exist_ok=True)
-    view = View(brief, depth, _caps(root, depth), settings or load_settings())
+    # The run's own settings, frozen at start: the floors next asks for are the verdict's.
+    view = View(brief, depth, _caps(root, depth), settings or settings_for(root))
     for phase in phases_for(depth):
         action = HANDLERS[phase.name](view)
         if action is not None:
