@@ -1,7 +1,8 @@
-"""Fuzz what users and models feed in: `gate` lines and `normalize` payloads, for a set time.
+"""Fuzz what users and models feed in: `gate` lines, `normalize` payloads and hook events.
 
 Every generated input goes through the commands' own entry points (``run_gate_file``,
-``run_normalize`` with a brief to merge into, output written), and anything but a result or a
+``run_normalize`` with a brief to merge into, output written, and ``run_guard`` — the hook's
+decision, with a research run active and without one), and anything but a result or a
 documented input error (:class:`~deep_research.errors.InputError`, exit 2) is a traceback.
 
     DEEP_RESEARCH_FUZZ_SECONDS=600 python benchmarks/fuzz_ingest.py
@@ -28,6 +29,7 @@ from deep_research.errors import InputError
 from deep_research.gates.batch import run_gate_file
 from deep_research.normalize import normalize_payload
 from deep_research.normalize_io import NormalizeOptions, run_normalize
+from deep_research.plugin.guard import run_guard
 
 #: Every code point, lone surrogates and line boundaries included.
 ANY_CHAR = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=())
@@ -91,6 +93,55 @@ def line(draw: st.DrawFn, paths: list[str]) -> str:
         return "{}"
 
 
+TOOLS = st.sampled_from(
+    ["Bash", "WebFetch", "Agent", "Task", "Write", "Edit", "MultiEdit", "WebSearch", "Read"]
+)
+SHELL = st.one_of(
+    st.text(ANY_CHAR, max_size=80),
+    st.builds(
+        lambda command, rest: f"deep-research {command} {rest}",
+        st.sampled_from(["fetch", "hosts", "start", "finish", "next", "ingest", "verdict", "run"]),
+        st.text(st.sampled_from("ab -=/.$;|&><'\"`*?~\n\u2028"), max_size=40),
+    ),
+)
+TOOL_INPUT = st.fixed_dictionaries(
+    {},
+    optional={
+        "command": st.one_of(SHELL, JSON),
+        "url": st.one_of(TEXT, JSON),
+        "file_path": st.one_of(TEXT, st.sampled_from(["state/briefs/b/trace.json", "/etc/x"])),
+        "subagent_type": st.one_of(TEXT, st.sampled_from(["deep-research:fetcher"])),
+        "prompt": TEXT,
+        "query": TEXT,
+    },
+)
+
+
+@st.composite
+def hook_event(draw: st.DrawFn) -> str:
+    """A hook event as Claude Code sends it, bent: wrong types, deep nesting, not JSON at all."""
+    kind = draw(st.integers(0, 5))
+    if kind == 0:
+        return draw(st.text(ANY_CHAR, max_size=80))
+    if kind == 1:
+        depth = draw(st.sampled_from([100, 5_000, 100_000]))
+        return "[" * depth + "]" * depth
+    event: dict[str, Any] = {
+        "tool_name": draw(st.one_of(TOOLS, TEXT)),
+        "tool_input": draw(st.one_of(TOOL_INPUT, JSON)),
+    }
+    if draw(st.booleans()):
+        event["tool_response"] = draw(JSON)
+    if draw(st.booleans()):
+        event["agent_id"] = draw(TEXT)
+    if draw(st.booleans()):
+        event["session_id"] = draw(TEXT)
+    try:
+        return json.dumps(event, ensure_ascii=draw(st.booleans()))
+    except ValueError:
+        return "{}"
+
+
 class Tally:
     def __init__(self) -> None:
         self.examples = 0
@@ -145,11 +196,34 @@ def fuzz(seconds: float, work: Path) -> Tally:
         options = NormalizeOptions(input=raw, brief=brief, report=work / "report.json")
         tally.call(lambda: run_normalize(options, normalize_payload, stdin=io.BytesIO()))
 
+    idle, active = work / "idle-state", work / "active-state"
+    _start_run(active)
+
+    @settings(
+        max_examples=100, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(hook_event(), st.sampled_from(["pre", "post"]), st.booleans())
+    def guard(text: str, phase: str, during_run: bool) -> None:
+        state = active if during_run else idle
+        tally.call(lambda: run_guard(text, phase, state))
+
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         gate()
         normalize()
+        guard()
     return tally
+
+
+def _start_run(state: Path) -> None:
+    from contextlib import redirect_stdout
+
+    from deep_research.cli import main
+
+    with redirect_stdout(io.StringIO()):
+        code = main(["start", "fuzzing the hook guard", "--depth", "quick", "--state", str(state)])
+    if code != 0:
+        raise SystemExit(f"could not start a run to fuzz the guard against (exit {code})")
 
 
 def main() -> int:

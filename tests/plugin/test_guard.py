@@ -1128,3 +1128,12 @@ def test_an_unquoted_url_is_read_as_bash_reads_it(project: Path) -> None:
     ):
         assert not bash_decision(command, project).allow, command
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("phase", ["pre", "post"])
+def test_an_event_nested_past_the_recursion_limit_is_denied_not_a_crash(phase: str) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    decision = guard.run_guard(deep, phase)
+    assert decision.allow is (phase == "post")
+    if phase == "pre":
+        assert "nested too deeply" in decision.reason

@@ -270,7 +270,11 @@ def hook_output(decision: Decision) -> str:
 
 
 def parse_event(text: str) -> dict[str, Any]:
-    value = json.loads(text)
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        # A hook event nested past the interpreter's limit is not an event: deny, never crash.
+        raise ValueError("the hook event is nested too deeply") from None
     if not isinstance(value, dict):
         raise ValueError("the hook event is not a JSON object")
     return value
