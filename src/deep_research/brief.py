@@ -86,6 +86,18 @@ def brief_dir(state: Path, slug: str) -> Path:
     return state / "briefs" / slug
 
 
+def supersede(root: Path) -> Path:
+    """Move a brief aside (``briefs/.superseded/<slug>-<UTC stamp>``) so a new one starts clean;
+    nothing is deleted. Both drivers regenerate through this."""
+    from datetime import UTC, datetime
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+    target = root.parent / ".superseded" / f"{root.name}-{stamp}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    root.rename(target)
+    return target
+
+
 # --- atomic writes --------------------------------------------------------------------------
 
 

@@ -405,3 +405,60 @@ def test_without_central_claims_every_traced_claim_goes_to_the_panel(
     assert action.agent == "deep-research:skeptic"
     claimed = {task.prompt.rsplit("claim_id=", 1)[1] for task in action.tasks}
     assert len(action.tasks) == 6 and claimed == {"C1", "C2", "C3"}  # two votes each, 6 at once
+
+
+def _decided(brief: Path, verdict: str, depth: str = "full") -> None:
+    (brief / "claims.json").write_text(
+        json.dumps(
+            {
+                "topic": brief.name,
+                "question": TOPIC,
+                "generated": "2026-12-01",
+                "depth": depth,
+                "freshness": "2026-11-30",
+                "verdict": verdict,
+                "verdict_reasons": [f"rule x → {verdict}"],
+                "claims": [],
+            }
+        )
+    )
+
+
+def test_a_failed_brief_regenerates_into_a_new_one_and_the_old_is_kept_aside(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    _decided(brief, "FAIL")
+    assert main(["start", TOPIC, "--depth", "full", "--state", "state"]) == 0
+    started = json.loads(capsys.readouterr().out)
+    assert Path(started["brief"]) == brief and not started["existing_brief"]
+    kept = Path(started["superseded"])
+    assert (
+        kept.parent.name == ".superseded"
+        and json.loads((kept / "claims.json").read_text())["verdict"] == "FAIL"
+    )
+    action = next_action(brief)
+    assert action.phase == "plan"  # a fresh phase 1 and 2 in the new brief
+
+
+def test_a_fresh_reusable_brief_is_reopened_and_next_reports_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    _decided(brief, "READY")
+    assert main(["start", TOPIC, "--depth", "full", "--state", "state"]) == 0
+    started = json.loads(capsys.readouterr().out)
+    assert started["existing_brief"] and "superseded" not in started
+
+
+def test_an_unfinished_brief_continues_unless_started_at_another_depth(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    (brief / "plan.json").write_text("{}")
+    assert main(["start", TOPIC, "--depth", "full", "--state", "state"]) == 0
+    assert "superseded" not in json.loads(capsys.readouterr().out)
+    assert (brief / "plan.json").exists()
+    assert main(["start", TOPIC, "--depth", "quick", "--state", "state"]) == 0
+    assert "superseded" in json.loads(capsys.readouterr().out)
+    assert not (brief / "plan.json").exists()

@@ -441,9 +441,12 @@ def test_a_brief_started_by_the_plugin_is_the_one_run_finds(
     assert main(["run", QUESTION, "--corpus", "python-docs", "--state", str(state)]) == 2
     assert "plugin run with no verdict yet" in capsys.readouterr().err
     assert (started / "run.json").is_file()
-    # The reverse: a headless brief is the one the plugin's start reopens.
+    # The reverse: a headless brief is the one the plugin's start finds. A quick brief is never
+    # reused, so start moves it aside whole and the plugin run begins clean in its place.
     other = "How does Python compare sequences?"
     headless = _run(state, ExtractiveReasoner(), question=other)
     assert main(["start", other, "--depth", "quick", "--state", str(state)]) == 0
-    reopened = json.loads(capsys.readouterr().out)
-    assert Path(reopened["brief"]) == headless.brief.resolve() and reopened["existing_brief"]
+    found = json.loads(capsys.readouterr().out)
+    assert Path(found["brief"]) == headless.brief.resolve() and not found["existing_brief"]
+    kept = Path(found["superseded"])
+    assert kept.name.startswith(headless.brief.name) and (kept / "report.md").is_file()

@@ -32,6 +32,7 @@ from deep_research.brief import (
     parse_json,
     read_text,
     slugify,
+    supersede,
 )
 from deep_research.depth import Depth, normalize_depth
 from deep_research.errors import SchemaViolation
@@ -184,6 +185,9 @@ def start_run(
     # Fixed here, once: every gate of the run decides under them (settings.settings_for).
     settings = load_settings()
     root = brief_dir(state, slugify(topic)).resolve()
+    superseded = None
+    if root.exists() and _regenerate(Brief(root), run_depth, settings):
+        superseded = supersede(root)
     root.mkdir(parents=True, exist_ok=True)
     brief = Brief(root)
     existing = brief.claims_path.exists()
@@ -200,7 +204,32 @@ def start_run(
     ledger_path(brief).unlink(missing_ok=True)  # a new run starts with a fresh budget
     add_hosts(brief, static_hosts, static=True)
     atomic_write_json(pointer_path(state), {"brief": str(root)})
-    return {"brief": str(root), "existing_brief": existing, **record}
+    moved = {"superseded": str(superseded)} if superseded is not None else {}
+    return {"brief": str(root), "existing_brief": existing, **moved, **record}
+
+
+def _regenerate(brief: Brief, depth: Depth, settings: Any) -> bool:
+    """Whether an existing brief must make way for a new run rather than be reopened.
+
+    A decided brief is reopened only when freshness says reuse (its verdict then stands and
+    ``next`` prints it); FAIL, stale, quick-depth or unreadable briefs are moved aside whole.
+    An unfinished brief is reopened to continue, unless it was started at another depth.
+    """
+    from deep_research.decide.freshness import decide
+    from deep_research.errors import DeepResearchError
+
+    try:
+        document = brief.load_claims() if brief.claims_path.exists() else None
+        recorded = (
+            parse_json(read_text(brief.root / "run.json", what="run.json"), what="run.json")
+            if (brief.root / "run.json").exists()
+            else {}
+        )
+    except DeepResearchError:
+        return True
+    if document is not None and document.verdict is not None:
+        return decide(document, datetime.now(UTC).date(), settings).decision != "reuse"
+    return isinstance(recorded, dict) and recorded.get("depth") not in (None, depth)
 
 
 def finish_run(state: Path, brief_dir: Path) -> bool:

@@ -17,7 +17,6 @@ inside it): no other process writes claims.json or trace.json while it runs.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from deep_research.brief import (
     question_key,
     read_text,
     slugify,
+    supersede,
 )
 from deep_research.decide.freshness import decide as freshness_decide
 from deep_research.errors import InputError
@@ -199,13 +199,6 @@ def execute(
     return result_of(brief, state, slug)
 
 
-def _supersede(root: Path) -> None:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    target = root.parent / ".superseded" / f"{root.name}-{stamp}"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(root), str(target))
-
-
 @dataclass(frozen=True)
 class RunRequest:
     question: str
@@ -302,7 +295,7 @@ def start(
                     f"{brief.root} holds an unfinished run; continue it with --resume {slug}, "
                     "or start over with --refresh"
                 )
-        _supersede(brief.root)
+        supersede(brief.root)
     state = RunRecord(
         question=request.question,
         depth=request.depth,
