@@ -104,3 +104,12 @@ def test_the_skill_is_a_loop_around_next_and_names_no_phase_itself() -> None:
 def test_orchestrator_pre_approves_the_cli() -> None:
     head = (REPO / "skills" / "deep-research" / "SKILL.md").read_text(encoding="utf-8")
     assert "allowed-tools: Bash(deep-research *)" in head
+
+
+def test_the_conduct_table_lists_the_pipeline_phases_in_its_order() -> None:
+    """Prose about the phase order is checked against the one definition, so it cannot drift."""
+    from deep_research.run.pipeline import PIPELINE
+
+    text = (REPO / "conduct" / "research-pipeline.md").read_text(encoding="utf-8")
+    rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ")]
+    assert rows[1:] == [phase.name for phase in PIPELINE]  # rows[0] is the header

@@ -454,7 +454,7 @@ def phase_triangulate(view: View) -> Action | None:
 
 
 def phase_refetch(view: View) -> Action | None:
-    if view.depth == "quick" or "refetch" in view.phases():
+    if "refetch" in view.phases():
         return None
     why = "a sample of the cited pages is re-fetched"
     return _command(view, "refetch", why, "refetch", str(view.root))

@@ -122,6 +122,7 @@ PIPELINE: tuple[Phase, ...] = (
         "a deterministic sample re-fetched live, else from the web archive",
         needs=("claims.json", "sources.jsonl"),
         writes=("trace.json",),
+        depths=FULL_ONLY,  # a quick brief is never reused, so nothing is re-checked for it
         skips=(SkipRule("local-corpus", "local corpus: no web source to re-fetch"),),
     ),
     Phase(
