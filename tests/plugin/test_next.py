@@ -6,148 +6,29 @@ reply shaped exactly as its contract in agents/ shows) and runs exactly the comm
 through the CLI's ``main``. The fetcher agents fetch through our real fetcher from pages served
 on 127.0.0.1 under public-looking host names (the name lookup is the one boundary replaced);
 everything else is the product. A full-depth run must reach READY, a quick one PARTIAL_QUICK.
+The web, the writes and the agents' replies are tests/scripted_run.py's, shared with the same run
+inside the real Claude Code CLI (tests/plugin/test_plugin_live_run.py).
 """
 
 from __future__ import annotations
 
 import json
-import random
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import scripted_run
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.decide import refetch as refetch_module
-from deep_research.fetch.fetcher import Fetcher, FetchPolicy
+from deep_research.fetch.fetcher import Fetcher
 from deep_research.plugin.next import Action, next_action
 from deep_research.schemas import validate_brief
-from localhttp import LocalServer, Route, article, loopback_policy
-
-TOPIC = "How does the Harbourton tide-gauge network measure sea level?"
-#: Five sub-questions, one central fact each, stated in other words by every publisher.
-FACTS = {
-    "sq1": (
-        "How many gauges does the network run?",
-        [
-            "The Harbourton network operates 42 tide gauges along 310 kilometres of coast.",
-            "Along its 310 kilometres of coast, the Harbourton network operates 42 tide gauges.",
-            "In all, 42 tide gauges are run by the Harbourton network on 310 kilometres of coast.",
-        ],
-        "The Harbourton network operates 42 tide gauges along 310 kilometres of coast.",
-    ),
-    "sq2": (
-        "How often is sea level sampled?",
-        [
-            "Each Harbourton gauge records the water level every 6 minutes, day and night.",
-            "Day and night, each Harbourton gauge records the water level every 6 minutes.",
-            "Once every 6 minutes, each Harbourton gauge records the water level, day and night.",
-        ],
-        "Each Harbourton gauge records the water level every 6 minutes.",
-    ),
-    "sq3": (
-        "How accurate are the readings?",
-        [
-            "Radar sensors at Harbourton measure the water surface to within 5 millimetres.",
-            "Radar sensors at Harbourton measure the water surface to within 5 millimetres, often.",
-            "The water surface is measured by radar sensors at Harbourton to within 5 millimetres.",
-        ],
-        "Radar sensors at Harbourton measure the water surface to within 5 millimetres.",
-    ),
-    "sq4": (
-        "Since when does the record run?",
-        [
-            "The Harbourton sea-level record runs without a break since 1931 at the main harbour.",
-            "At the main harbour, the Harbourton sea-level record runs without a break since 1931.",
-            "Without a break since 1931, the Harbourton sea-level record runs at the main harbour.",
-        ],
-        "The Harbourton sea-level record runs without a break since 1931.",
-    ),
-    "sq5": (
-        "What trend does the record show?",
-        [
-            "Harbourton sea level rose by 3.1 millimetres per year between 1993 and 2023.",
-            "Between 1993 and 2023, Harbourton sea level rose by 3.1 millimetres per year.",
-            "From 1993 to 2023, Harbourton sea level rose by 3.1 millimetres per year.",
-        ],
-        "Harbourton sea level rose by 3.1 millimetres per year between 1993 and 2023.",
-    ),
-}
-PAGES_PER_ROUND = {1: 4, 2: 2}  # per sub-question: 20 round-1 pages, 30 in all
-
-
-def filler(seed: str, count: int = 160) -> str:
-    """Distinct prose per page, so no two pages are near-copies of each other."""
-    rng = random.Random(seed)
-    stems = [
-        "tide",
-        "quay",
-        "basin",
-        "survey",
-        "datum",
-        "buoy",
-        "estuary",
-        "sensor",
-        "pier",
-        "chart",
-        "storm",
-        "surge",
-        "levee",
-        "marsh",
-        "dredge",
-        "beacon",
-        "jetty",
-        "reef",
-        "ferry",
-        "dock",
-        "inlet",
-        "lagoon",
-        "shoal",
-        "cove",
-        "harbour",
-        "keel",
-        "mooring",
-    ]
-    words = [
-        rng.choice(stems) + rng.choice(["", "s", "ed", "ing", "er", "ward"]) for _ in range(count)
-    ]
-    sentences = [" ".join(words[i : i + 12]).capitalize() + "." for i in range(0, count, 12)]
-    return " ".join(sentences)
-
-
-@dataclass
-class Web:
-    """Thirty pages on thirty publishers, found by the queries that name their sub-question."""
-
-    server: LocalServer
-    pages: dict[tuple[str, int], list[str]] = field(default_factory=dict)
-    hosts: dict[str, list[str]] = field(default_factory=dict)
-
-    def build(self) -> None:
-        number = 0
-        for sq, (_, sentences, _) in FACTS.items():
-            for round_, count in PAGES_PER_ROUND.items():
-                for k in range(count):
-                    number += 1
-                    host = f"www.publisher-{number}.example"
-                    path = f"/{sq}/r{round_}/{k}"
-                    body = " ".join(
-                        [
-                            filler(f"{sq}{round_}{k}a", 276),
-                            sentences[number % 3],
-                            filler(f"{sq}{round_}{k}b", 276),
-                        ]
-                    )
-                    self.server.routes[path] = Route(body=article(body, f"Gauges {number}"))
-                    self.pages.setdefault((sq, round_), []).append(self.server.url(path, host))
-                    self.hosts[host] = ["127.0.0.1"]
-
-    def policy(self, **limits: Any) -> FetchPolicy:
-        return loopback_policy(self.server.port, resolver=self.hosts, **limits)
+from localhttp import LocalServer
+from scripted_run import TOPIC, Web
 
 
 @pytest.fixture
@@ -156,19 +37,6 @@ def web() -> Iterator[Web]:
         built = Web(server)
         built.build()
         yield built
-
-
-def fields(prompt: str) -> dict[str, str]:
-    """The key=value fields of a dispatch prompt (the last, ``scope``, runs to the end)."""
-    out: dict[str, str] = {}
-    rest = prompt
-    for key in ("brief", "sub_question", "round", "queries", "claim_id", "top_n"):
-        marker = f"{key}="
-        if marker in rest:
-            value = rest.split(marker, 1)[1]
-            value = value.split(" scope=", 1)[0] if key == "queries" else value.split(" ", 1)[0]
-            out[key] = value
-    return out
 
 
 class Orchestrator:
@@ -188,63 +56,10 @@ class Orchestrator:
             getattr(self, f"do_{action.action}")(action)
         raise AssertionError(f"no verdict after {limit} actions: {self.actions[-3:]}")
 
-    # --- the orchestrator's own writes ---
-
     def do_write(self, action: Action) -> None:
         path = Path(action.path or "")
-        if action.phase == "plan":
-            wanted = min(len(FACTS), action.bounds["max_sub_questions"])
-            plan = {
-                "sub_questions": [
-                    {
-                        "id": sq,
-                        "question": question,
-                        "scope": f"only {question.lower()}",
-                        "queries": [f"harbourton {sq} query {n}" for n in range(1, 5)],
-                    }
-                    for sq, (question, _, _) in list(FACTS.items())[:wanted]
-                ]
-            }
-            path.write_text(json.dumps(plan))
-        elif action.phase == "round2":
-            plan = json.loads(path.read_text())
-            for sq in plan["sub_questions"]:
-                sq["counter_queries"] = [f"harbourton {sq['id']} evidence against"]
-            path.write_text(json.dumps(plan))
-        elif action.phase == "claims":
-            document = dict(action.example)
-            document["question"] = TOPIC
-            document["generated"] = "2026-12-01"
-            rows = Brief(self.brief).load_sources()
-            claims = []
-            planned = [sq["id"] for sq in document["sub_questions"]]
-            facts = [(sq, fact) for sq, fact in FACTS.items() if sq in planned]
-            for number, (sq, (_, _, claim)) in enumerate(facts, start=1):
-                support = [r for r in rows if sq in r.sub_questions][:3]
-                claims.append(
-                    {
-                        "id": f"C{number}",
-                        "claim": claim,
-                        "sq": sq,
-                        "supporting": [r.id for r in support],
-                        "findings": [r.findings[0].id for r in support],
-                        "importance": "central",
-                    }
-                )
-            document["claims"] = claims
-            path.write_text(json.dumps(document))
-        elif action.phase == "synthesize":
-            lines = [rule for rule in action.rules if rule.startswith("C")]
-            sentences = []
-            for line in lines:
-                ids, claim = line.split(" [", 1)[1].split("]: ", 1)
-                cites = "".join(f"[{s.strip()}]" for s in ids.split(","))
-                sentences.append(f"{claim.rstrip('.')} {cites}.")
-            path.write_text(" ".join(sentences))
-        else:
-            raise AssertionError(f"unexpected write: {action}")
-
-    # --- agents, answering exactly as their contracts show ---
+        current = path.read_text() if path.exists() else None
+        path.write_text(scripted_run.written(action, self.brief, current))
 
     def do_dispatch(self, action: Action) -> None:
         assert action.tasks and len(action.tasks) <= 6  # the fan-out ceiling of a full run
@@ -254,40 +69,18 @@ class Orchestrator:
             Path(task.save_to).write_text(json.dumps(reply))
 
     def agent_fetcher(self, prompt: str) -> dict[str, Any]:
-        f = fields(prompt)
-        sq, round_ = f["sub_question"], int(f["round"])
-        sources = []
+        f = scripted_run.fields(prompt)
+        fetched = []
         with Fetcher(Brief(self.brief), self.web.policy(), use_brief_hosts=False) as fetcher:
-            for url in self.web.pages[(sq, round_)]:
+            for url in self.web.pages[(f["sub_question"], int(f["round"]))]:
                 result = fetcher.fetch(url)
                 assert result.ok, result.entry
-                text = result.text or ""
-                quote = next(s for s in FACTS[sq][1] if s in text)
-                sources.append(
-                    {
-                        "url": url,
-                        "source_type": "government",
-                        "findings": [
-                            {"claim": FACTS[sq][2], "quote": quote, "importance": "central"}
-                        ],
-                    }
-                )
-        queries = json.loads(f["queries"])
-        return {"sub_question": sq, "query": queries[0], "complete": True, "sources": sources}
+                fetched.append((url, result.text or ""))
+        return scripted_run.fetcher_reply(prompt, fetched)
 
-    def agent_triangulator(self, prompt: str) -> dict[str, Any]:
-        return {"claims": [], "contradictions": [], "coverage_gaps": [], "negation_queries": []}
-
-    def agent_skeptic(self, prompt: str) -> dict[str, Any]:
-        return {
-            "refuted": False,
-            "evidence": "each quote states the figure exactly as claimed",
-            "confidence": 0.8,
-            "counterSource": None,
-        }
-
-    def agent_ciber(self, prompt: str) -> dict[str, Any]:
-        return {"ciber_passed": True, "consistency_failures": []}
+    agent_triangulator = staticmethod(scripted_run.triangulator_reply)
+    agent_skeptic = staticmethod(scripted_run.skeptic_reply)
+    agent_ciber = staticmethod(scripted_run.ciber_reply)
 
     # --- commands, run exactly as printed ---
 

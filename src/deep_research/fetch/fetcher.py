@@ -31,6 +31,7 @@ claim. Every URL in a log line or a message is redacted (:func:`deep_research.ur
 from __future__ import annotations
 
 import html
+import ipaddress
 import json
 import os
 import re
@@ -66,8 +67,15 @@ from deep_research.fetch.netguard import (
     deadline_scope,
     remaining,
     resolve_checked,
+    system_resolver,
 )
-from deep_research.fetch.netpolicy import CheckedURL, NetPolicy, check_url, parse_networks
+from deep_research.fetch.netpolicy import (
+    CheckedURL,
+    NetPolicy,
+    Resolver,
+    check_url,
+    parse_networks,
+)
 from deep_research.fetch.robots import MAX_ROBOTS_BYTES, RobotsCache, RobotsFile, robots_url
 from deep_research.models import CorpusMeta, FetchLogEntry, FetchPurpose, Tier
 from deep_research.urls import redact
@@ -485,18 +493,52 @@ def agent_view(
 #: Deliberately not command-line flags; every fetch-log entry records the CIDRs when set.
 TEST_CIDRS_ENV = "DEEP_RESEARCH_TEST_PRIVATE_CIDRS"
 TEST_PORTS_ENV = "DEEP_RESEARCH_TEST_PORTS"
+#: Test harnesses only: ``host=address,…`` — the listed names resolve to those addresses (a test
+#: serves public-looking hosts on loopback); every other name goes to the system resolver. The
+#: answer is checked like any resolved address, so a loopback one still needs its CIDR in
+#: ``TEST_CIDRS_ENV`` (and a port outside 80/443 in ``TEST_PORTS_ENV``): it widens nothing alone.
+TEST_RESOLVE_ENV = "DEEP_RESEARCH_TEST_RESOLVE"
+
+
+def _listed(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _test_resolver(entries: list[str]) -> Resolver | None:
+    """The resolver ``TEST_RESOLVE_ENV`` asks for, or None (the system's) when it lists none."""
+    table: dict[str, list[str]] = {}
+    for entry in entries:
+        host, sep, address = entry.partition("=")
+        name = host.strip().lower().rstrip(".")
+        try:
+            if not sep or not name:
+                raise ValueError(entry)
+            canonical = str(ipaddress.ip_address(address.strip()))
+        except ValueError:
+            raise ValueError(f"{entry!r} is not host=address") from None
+        table.setdefault(name, []).append(canonical)
+    if not table:
+        return None
+
+    def resolve(host: str, port: int) -> list[str]:
+        listed = table.get(host.lower().rstrip("."))
+        return list(listed) if listed is not None else system_resolver(host, port)
+
+    return resolve
 
 
 def policy_from_env() -> FetchPolicy:
-    cidrs = [item for item in os.environ.get(TEST_CIDRS_ENV, "").split(",") if item.strip()]
-    ports = [item for item in os.environ.get(TEST_PORTS_ENV, "").split(",") if item.strip()]
+    cidrs = _listed(os.environ.get(TEST_CIDRS_ENV, ""))
+    ports = _listed(os.environ.get(TEST_PORTS_ENV, ""))
     try:
         net = NetPolicy(
             private_allowlist=parse_networks(cidrs),
             extra_ports=frozenset(int(port) for port in ports),
+            resolver=_test_resolver(_listed(os.environ.get(TEST_RESOLVE_ENV, ""))),
         )
     except ValueError as exc:
-        raise InputError(f"{TEST_CIDRS_ENV}/{TEST_PORTS_ENV}: {exc}; unset them") from None
+        names = f"{TEST_CIDRS_ENV}/{TEST_PORTS_ENV}/{TEST_RESOLVE_ENV}"
+        raise InputError(f"{names}: {exc}; unset them") from None
     return FetchPolicy(net=net)
 
 

@@ -1,0 +1,282 @@
+"""A scripted research run: the web it searches, and what an orchestrator that does only what
+``deep-research next`` prints writes and hears back.
+
+Shared by the in-process run (tests/plugin/test_next.py) and the one inside the real Claude Code
+CLI (tests/plugin/test_plugin_live_run.py), so both drive the same run: thirty pages on thirty
+publisher hosts, five sub-questions of one central fact each, stated in other words by every
+publisher. The orchestrator has no judgement of its own: it writes exactly the fields an action
+shows, within its bounds, and every agent answers exactly as its contract in agents/ shows.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from deep_research.brief import Brief
+from deep_research.fetch.fetcher import FetchPolicy
+from deep_research.plugin.next import Action
+from localhttp import LocalServer, Route, article, loopback_policy
+
+TOPIC = "How does the Harbourton tide-gauge network measure sea level?"
+#: Five sub-questions, one central fact each, stated in other words by every publisher.
+FACTS = {
+    "sq1": (
+        "How many gauges does the network run?",
+        [
+            "The Harbourton network operates 42 tide gauges along 310 kilometres of coast.",
+            "Along its 310 kilometres of coast, the Harbourton network operates 42 tide gauges.",
+            "In all, 42 tide gauges are run by the Harbourton network on 310 kilometres of coast.",
+        ],
+        "The Harbourton network operates 42 tide gauges along 310 kilometres of coast.",
+    ),
+    "sq2": (
+        "How often is sea level sampled?",
+        [
+            "Each Harbourton gauge records the water level every 6 minutes, day and night.",
+            "Day and night, each Harbourton gauge records the water level every 6 minutes.",
+            "Once every 6 minutes, each Harbourton gauge records the water level, day and night.",
+        ],
+        "Each Harbourton gauge records the water level every 6 minutes.",
+    ),
+    "sq3": (
+        "How accurate are the readings?",
+        [
+            "Radar sensors at Harbourton measure the water surface to within 5 millimetres.",
+            "Radar sensors at Harbourton measure the water surface to within 5 millimetres, often.",
+            "The water surface is measured by radar sensors at Harbourton to within 5 millimetres.",
+        ],
+        "Radar sensors at Harbourton measure the water surface to within 5 millimetres.",
+    ),
+    "sq4": (
+        "Since when does the record run?",
+        [
+            "The Harbourton sea-level record runs without a break since 1931 at the main harbour.",
+            "At the main harbour, the Harbourton sea-level record runs without a break since 1931.",
+            "Without a break since 1931, the Harbourton sea-level record runs at the main harbour.",
+        ],
+        "The Harbourton sea-level record runs without a break since 1931.",
+    ),
+    "sq5": (
+        "What trend does the record show?",
+        [
+            "Harbourton sea level rose by 3.1 millimetres per year between 1993 and 2023.",
+            "Between 1993 and 2023, Harbourton sea level rose by 3.1 millimetres per year.",
+            "From 1993 to 2023, Harbourton sea level rose by 3.1 millimetres per year.",
+        ],
+        "Harbourton sea level rose by 3.1 millimetres per year between 1993 and 2023.",
+    ),
+}
+PAGES_PER_ROUND = {1: 4, 2: 2}  # per sub-question: 20 round-1 pages, 30 in all
+#: What the plan's queries and counter-queries look like: the sub-question they serve is in them.
+_QUERY = re.compile(r"harbourton (sq\d+) (query \d+|evidence against)")
+
+
+def filler(seed: str, count: int = 160) -> str:
+    """Distinct prose per page, so no two pages are near-copies of each other."""
+    rng = random.Random(seed)
+    stems = [
+        "tide",
+        "quay",
+        "basin",
+        "survey",
+        "datum",
+        "buoy",
+        "estuary",
+        "sensor",
+        "pier",
+        "chart",
+        "storm",
+        "surge",
+        "levee",
+        "marsh",
+        "dredge",
+        "beacon",
+        "jetty",
+        "reef",
+        "ferry",
+        "dock",
+        "inlet",
+        "lagoon",
+        "shoal",
+        "cove",
+        "harbour",
+        "keel",
+        "mooring",
+    ]
+    words = [
+        rng.choice(stems) + rng.choice(["", "s", "ed", "ing", "er", "ward"]) for _ in range(count)
+    ]
+    sentences = [" ".join(words[i : i + 12]).capitalize() + "." for i in range(0, count, 12)]
+    return " ".join(sentences)
+
+
+@dataclass
+class Web:
+    """Thirty pages on thirty publishers, found by the queries that name their sub-question.
+
+    Every host name resolves to ``address``, the one the server listens on."""
+
+    server: LocalServer
+    address: str = "127.0.0.1"
+    pages: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    hosts: dict[str, list[str]] = field(default_factory=dict)
+
+    def build(self) -> None:
+        number = 0
+        for sq, (_, sentences, _) in FACTS.items():
+            for round_, count in PAGES_PER_ROUND.items():
+                for k in range(count):
+                    number += 1
+                    host = f"www.publisher-{number}.example"
+                    path = f"/{sq}/r{round_}/{k}"
+                    body = " ".join(
+                        [
+                            filler(f"{sq}{round_}{k}a", 276),
+                            sentences[number % 3],
+                            filler(f"{sq}{round_}{k}b", 276),
+                        ]
+                    )
+                    self.server.routes[path] = Route(body=article(body, f"Gauges {number}"))
+                    self.pages.setdefault((sq, round_), []).append(self.url(host, path))
+                    self.hosts[host] = [self.address]
+
+    def url(self, host: str, path: str) -> str:
+        # A page on the default port carries none, as a search engine would list it.
+        port = "" if self.server.port == 80 else f":{self.server.port}"
+        return f"{self.server.scheme}://{host}{port}{path}"
+
+    def policy(self, **limits: Any) -> FetchPolicy:
+        return loopback_policy(self.server.port, resolver=self.hosts, **limits)
+
+    def found(self, query: str) -> list[str]:
+        """The pages a search for ``query`` lists: those of the sub-question and round it is
+        for (a counter-query looks for round 2's evidence)."""
+        matched = _QUERY.search(query)
+        if matched is None:
+            return []
+        round_ = 2 if matched.group(2) == "evidence against" else 1
+        return list(self.pages.get((matched.group(1), round_), []))
+
+    def resolve_env(self) -> str:
+        """The names as ``DEEP_RESEARCH_TEST_RESOLVE`` lists them."""
+        return ",".join(f"{host}={address}" for host, (address,) in self.hosts.items())
+
+
+def fields(prompt: str) -> dict[str, str]:
+    """The key=value fields of a dispatch prompt (the last, ``scope``, runs to the end)."""
+    out: dict[str, str] = {}
+    rest = prompt
+    for key in ("brief", "sub_question", "round", "queries", "claim_id", "top_n"):
+        marker = f"{key}="
+        if marker in rest:
+            value = rest.split(marker, 1)[1]
+            value = value.split(" scope=", 1)[0] if key == "queries" else value.split(" ", 1)[0]
+            out[key] = value
+    return out
+
+
+# --- the orchestrator's own writes ------------------------------------------------------------
+
+
+def written(action: Action, brief: Path, current: str | None = None) -> str:
+    """The content a ``write`` action asks for, built from its example, rules and bounds.
+    ``current`` is the file as it stands, for an action that adds to it."""
+    if action.phase == "plan":
+        wanted = min(len(FACTS), action.bounds["max_sub_questions"])
+        plan = {
+            "sub_questions": [
+                {
+                    "id": sq,
+                    "question": question,
+                    "scope": f"only {question.lower()}",
+                    "queries": [f"harbourton {sq} query {n}" for n in range(1, 5)],
+                }
+                for sq, (question, _, _) in list(FACTS.items())[:wanted]
+            ]
+        }
+        return json.dumps(plan)
+    if action.phase == "round2":
+        assert current is not None, "round 2 adds to the plan as it stands"
+        plan = json.loads(current)
+        for sq in plan["sub_questions"]:
+            sq["counter_queries"] = [f"harbourton {sq['id']} evidence against"]
+        return json.dumps(plan)
+    if action.phase == "claims":
+        return json.dumps(_claims(action, brief))
+    if action.phase == "synthesize":
+        lines = [rule for rule in action.rules if rule.startswith("C")]
+        sentences = []
+        for line in lines:
+            ids, claim = line.split(" [", 1)[1].split("]: ", 1)
+            cites = "".join(f"[{s.strip()}]" for s in ids.split(","))
+            sentences.append(f"{claim.rstrip('.')} {cites}.")
+        return " ".join(sentences)
+    raise AssertionError(f"unexpected write: {action}")
+
+
+def _claims(action: Action, brief: Path) -> dict[str, Any]:
+    document = dict(action.example)
+    document["question"] = TOPIC
+    document["generated"] = "2026-12-01"
+    rows = Brief(brief).load_sources()
+    claims = []
+    planned = [sq["id"] for sq in document["sub_questions"]]
+    facts = [(sq, fact) for sq, fact in FACTS.items() if sq in planned]
+    for number, (sq, (_, _, claim)) in enumerate(facts, start=1):
+        support = [r for r in rows if sq in r.sub_questions][:3]
+        claims.append(
+            {
+                "id": f"C{number}",
+                "claim": claim,
+                "sq": sq,
+                "supporting": [r.id for r in support],
+                "findings": [r.findings[0].id for r in support],
+                "importance": "central",
+            }
+        )
+    document["claims"] = claims
+    return document
+
+
+# --- agents, answering exactly as their contracts show ----------------------------------------
+
+
+def fetcher_reply(prompt: str, fetched: list[tuple[str, str]]) -> dict[str, Any]:
+    """agents/fetcher.md's output for the pages it fetched (URL passed to fetch, page text):
+    per page the sub-question's fact, quoted as the page words it."""
+    f = fields(prompt)
+    sq = f["sub_question"]
+    sources = []
+    for url, text in fetched:
+        quote = next(s for s in FACTS[sq][1] if s in text)
+        sources.append(
+            {
+                "url": url,
+                "source_type": "government",
+                "findings": [{"claim": FACTS[sq][2], "quote": quote, "importance": "central"}],
+            }
+        )
+    queries = json.loads(f["queries"])
+    return {"sub_question": sq, "query": queries[0], "complete": True, "sources": sources}
+
+
+def triangulator_reply(prompt: str) -> dict[str, Any]:
+    return {"claims": [], "contradictions": [], "coverage_gaps": [], "negation_queries": []}
+
+
+def skeptic_reply(prompt: str) -> dict[str, Any]:
+    return {
+        "refuted": False,
+        "evidence": "each quote states the figure exactly as claimed",
+        "confidence": 0.8,
+        "counterSource": None,
+    }
+
+
+def ciber_reply(prompt: str) -> dict[str, Any]:
+    return {"ciber_passed": True, "consistency_failures": []}
