@@ -162,3 +162,19 @@ def test_real_process_prints_no_traceback(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.decode().count("\n") == 1 and b"Traceback" not in done.stderr
+
+
+def test_a_warning_is_one_line_that_names_the_command(tmp_path: Path) -> None:
+    """A torn last fetch-log line is skipped with a warning: one line, no library source line."""
+    root = _brief(tmp_path)
+    with (root / "fetch-log.jsonl").open("ab") as log:
+        log.write(b'{"url": "https://torn.exa')
+    done = subprocess.run(
+        [sys.executable, "-m", "deep_research.cli", "trace", str(root)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    warned = [line for line in done.stderr.splitlines() if "torn last line" in line]
+    assert warned and warned[0].startswith("deep-research trace: warning: "), done.stderr
+    assert "warnings.warn" not in done.stderr and "stacklevel" not in done.stderr

@@ -11,10 +11,11 @@ Exit codes (the only place errors become numbers):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -761,12 +762,29 @@ def build_parser(
     return parser
 
 
+@contextlib.contextmanager
+def _one_line_warnings(command: str) -> Iterator[None]:
+    """A warning on the command line is one line naming the command; Python's default shows
+    the library's source line under it, which says nothing to the person reading it."""
+    import warnings
+
+    def show(message: Warning | str, *_: object, **__: object) -> None:
+        print(f"deep-research {command}: warning: {message}", file=sys.stderr)
+
+    previous, warnings.showwarning = warnings.showwarning, show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:
-        return handler(args)
+        with _one_line_warnings(args.command):
+            return handler(args)
     except DeepResearchError as error:
         print(f"deep-research {args.command}: {error}", file=sys.stderr)
         return exit_code_for(error)
