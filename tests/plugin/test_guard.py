@@ -301,6 +301,7 @@ def _brief(project: Path) -> Path:
         ("MultiEdit", "{B}/guard-log.jsonl", "guard-log.jsonl"),
         ("Write", "{B}/allowed-hosts.json", "allowed-hosts.json"),
         ("Write", "{B}/corpus/sha256-0000.txt", "corpus/"),
+        ("Write", "{B}/.robots/https_example.org.json", ".robots/"),
         ("Write", "{B}/../{slug}/sources.jsonl", "sources.jsonl"),  # a detour is still the file
         ("Write", "state/briefs/{slug}/fetch-log.jsonl", "fetch-log.jsonl"),  # relative to cwd
         ("Write", "state/active-run.json", "active-run.json"),
@@ -315,7 +316,10 @@ def test_writing_the_runs_records_is_denied(
     assert f"{name} is written only by the deep-research CLI" in decision.reason
 
 
-@pytest.mark.parametrize("name", ["plan.json", "claims.json", "votes.json", "raw/sq1-r1-1.json"])
+@pytest.mark.parametrize(
+    "name",
+    ["plan.json", "claims.json", "votes.json", "raw/sq1-r1-1.json", "returns/fetcher-sq1-r1.json"],
+)
 def test_writing_the_orchestrators_own_files_passes(project: Path, name: str) -> None:
     payload = event("Write", {"file_path": str(_brief(project) / name), "content": "{}"}, project)
     assert decide(payload, project).allow

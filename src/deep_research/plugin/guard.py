@@ -672,6 +672,8 @@ def protected_record(
         return resolved.name.casefold()
     if _inside(resolved, root / "corpus"):
         return "corpus/"
+    if _inside(resolved, root / ".robots"):
+        return ".robots/"  # a forged robots.txt cache would let fetches ignore a site's rules
     if state is not None:
         if _fold(resolved) == _fold((state / "mcp-config.json").resolve()):
             return "mcp-config.json"
