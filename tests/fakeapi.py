@@ -19,7 +19,9 @@ which tool results it carries, its system prompt), not from the call order, sinc
 requests. A client running subagents (Claude Code's Agent tool) sends each subagent's conversation
 here too, concurrently: its system prompt is the agent definition's body and its user message the
 dispatch's prompt, so :func:`first_of` a script for those (matched by :func:`system_text`) and one
-for the main loop answers both.
+for the main loop answers both. A model that works through many turns is a :class:`Conversation`:
+a generator that yields each message's tool calls and is sent their results
+(:func:`last_results`), answered by the results a request carries, so a retry gets the same reply.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -150,6 +152,36 @@ def turn_text(body: Any, use_id: str) -> str:
     return ""
 
 
+#: What a tool call's result looks like to the model: its text and whether it is an error.
+Results = dict[str, tuple[str, bool]]
+
+
+def last_results(body: dict[str, Any]) -> Results:
+    """The tool results the request carries after the model's last message (the CLI may add
+    messages of its own after them, such as a reminder)."""
+    found: Results = {}
+    for message in reversed(body.get("messages") or []):
+        if not isinstance(message, dict) or message.get("role") == "assistant":
+            break
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                found[str(block.get("tool_use_id"))] = (
+                    _first_text(block.get("content")),
+                    bool(block.get("is_error")),
+                )
+    return found
+
+
+def _first_text(content: Any) -> str:
+    """A tool result's own text: its first text block (the CLI may append notes of its own, such
+    as a subagent's id, as further blocks)."""
+    if isinstance(content, list):
+        texts = [block_text(part) for part in content if isinstance(part, dict)]
+        return next((t for t in texts if t), "")
+    return block_text(content)
+
+
 # --- scripts --------------------------------------------------------------------------------
 
 
@@ -164,6 +196,41 @@ def first_of(*scripts: Script) -> Script:
         return None
 
     return script
+
+
+#: A model's side of one conversation, as a generator: it yields each message's tool calls, is
+#: sent their results (tool_use id → text, is_error), and returns its final answer.
+Program = Generator[list[Block], Results, str]
+
+
+class Conversation:
+    """One model's program, answered request by request. A request is placed by the results it
+    carries, so a client's retry of the same request gets the same reply."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.replies: dict[tuple[str, ...], list[Block]] = {}
+        self.started = False
+        self.final: str | None = None
+        self.lock = threading.Lock()
+
+    def answer(self, results: Results) -> list[Block]:
+        key = tuple(sorted(results))
+        with self.lock:
+            if key not in self.replies:
+                self.replies[key] = self._step(results)
+            return self.replies[key]
+
+    def _step(self, results: Results) -> list[Block]:
+        if self.final is not None:
+            return [text(self.final)]
+        try:
+            blocks = self.program.send(results) if self.started else next(self.program)
+        except StopIteration as done:
+            self.final = str(done.value)
+            return [text(self.final)]
+        self.started = True
+        return blocks
 
 
 # --- the replies ----------------------------------------------------------------------------

@@ -40,9 +40,12 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class LocalServer:
-    """A loopback HTTP server; with ``tls`` (a server-side context) it speaks HTTPS."""
+    """A loopback HTTP server; with ``tls`` (a server-side context) it speaks HTTPS. It listens
+    on ``address`` (another loopback address and port 80 serve URLs that name no port)."""
 
-    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, tls: ssl.SSLContext | None = None, address: tuple[str, int] = ("127.0.0.1", 0)
+    ) -> None:
         self.scheme = "https" if tls is not None else "http"
         self.routes: dict[str, Route | Callable[[], Route]] = {}
         self.hits: list[str] = []
@@ -67,7 +70,7 @@ class LocalServer:
                 except (BrokenPipeError, ConnectionResetError, OSError):
                     return
 
-        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
+        self.httpd = _QuietServer(address, Handler)
         if tls is not None:
             self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
         self.httpd.daemon_threads = True

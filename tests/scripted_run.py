@@ -156,7 +156,7 @@ class Web:
     def found(self, query: str) -> list[str]:
         """The pages a search for ``query`` lists: those of the sub-question and round it is
         for (a counter-query looks for round 2's evidence)."""
-        matched = _QUERY.search(query)
+        matched = _QUERY.fullmatch(query)
         if matched is None:
             return []
         round_ = 2 if matched.group(2) == "evidence against" else 1
@@ -165,6 +165,12 @@ class Web:
     def resolve_env(self) -> str:
         """The names as ``DEEP_RESEARCH_TEST_RESOLVE`` lists them."""
         return ",".join(f"{host}={address}" for host, (address,) in self.hosts.items())
+
+
+def query_in(asked: str) -> str:
+    """The plan's query a search request carries (its client words the prompt around it)."""
+    matched = _QUERY.search(asked)
+    return matched.group(0) if matched else asked
 
 
 def fields(prompt: str) -> dict[str, str]:

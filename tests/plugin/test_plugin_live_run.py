@@ -1,0 +1,659 @@
+"""A whole research run inside the real Claude Code CLI, driven only by ``deep-research next``.
+
+``claude -p "/deep-research:deep-research <topic> --depth full" --plugin-dir <repo>`` runs
+against :class:`fakeapi.FakeAnthropic`, whose script plays every model of the run and has no
+judgement of its own (tests/scripted_run.py decides what it writes and answers):
+
+* the orchestrator (the main loop) starts the run, then repeatedly calls
+  ``deep-research next B --json`` through Bash and does exactly what it prints: ``run`` — a Bash
+  call of the printed command; ``write`` — a Write of the content built from the action (a plan
+  it adds to is Read first); ``dispatch`` — one Agent call per task, all in ONE message, then one
+  Write per reply (the Agent tool_result) to its ``save_to``; ``done`` — a Bash call per ``then``
+  command, then its final answer;
+* each fetcher subagent runs one WebSearch per query — the fake search engine lists the pages of
+  its sub-question and round, and our PostToolUse hook puts their hosts on the run's
+  allow-list — then ``deep-research fetch <url> --brief B --json`` through Bash per page found,
+  and answers with agents/fetcher.md's JSON built from the fetched text;
+* the triangulator, skeptic and CIBER subagents answer their contract's JSON at once.
+
+The pages are served on port 80 of a loopback address drawn per test, under public-looking
+names (www.publisher-7.example). The fetcher, run as our CLI by Claude Code's Bash, reaches them
+only through the test-only knobs set in the environment of the ``claude`` process:
+``DEEP_RESEARCH_TEST_RESOLVE`` (those names to that address) and
+``DEEP_RESEARCH_TEST_PRIVATE_CIDRS`` (that one address); the hooks' own checks are the
+production ones. Nothing is granted on the command line: the slash command's allowed-tools and
+the guard's explicit allow for our CLI are what let the calls run. Every request the fake API
+receives, every tool result and the guard's denials go to ``transcript.txt`` under the test's
+tmp_path, named in every assertion message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import re
+import shlex
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from unittest import mock
+from urllib.parse import urlsplit
+
+import pytest
+
+import scripted_run
+from conftest import REPO, claude_binary
+from deep_research.brief import Brief
+from deep_research.cli import main
+from deep_research.fetch.hosts import load as load_allowlist
+from deep_research.plugin import next as next_module
+from deep_research.plugin import runstate
+from deep_research.plugin.next import Action
+from fakeapi import (
+    Block,
+    Conversation,
+    FakeAnthropic,
+    Program,
+    Results,
+    block_text,
+    last_results,
+    system_text,
+    text,
+    tool_names,
+    tool_use,
+    user_text,
+    web_search,
+)
+from localhttp import LocalServer
+from scripted_run import TOPIC, Web
+
+TIMEOUT_S = 300
+GUARD_UNAVAILABLE = "deep-research guard unavailable"  # hooks/guard's fallback, not the guard
+
+
+# --- the pages, on port 80 of a loopback address of their own ---------------------------------
+
+
+@pytest.fixture
+def web() -> Iterator[Web]:
+    """The scripted web on port 80 (URLs without a port pass the hook's port rule as production
+    URLs do) of a 127/8 address drawn per test, so parallel runs do not collide."""
+    rng = random.Random()
+    for _ in range(20):
+        address = f"127.{rng.randint(1, 254)}.{rng.randint(1, 254)}.{rng.randint(2, 254)}"
+        try:
+            server = LocalServer(address=(address, 80))
+        except PermissionError:
+            if os.environ.get("DEEP_RESEARCH_REQUIRE_CLAUDE") == "1":
+                pytest.fail("the live run serves its pages on port 80: run it as root")
+            pytest.skip("the live run serves its pages on port 80, which needs root")
+        except OSError:
+            continue  # that address is taken: draw another
+        with server:
+            built = Web(server, address)
+            built.build()
+            yield built
+        return
+    pytest.fail("no free loopback address for port 80")
+
+
+# --- the players' building blocks -----------------------------------------------------------
+
+
+def only(results: Results) -> str:
+    (value,) = results.values()
+    return value[0]
+
+
+def bash(command: str) -> Block:
+    return tool_use("Bash", {"command": command, "description": command[:60]})
+
+
+def json_of(output: str) -> Any:
+    """The JSON a command printed (Bash results may carry more around it)."""
+    return json.loads(output[output.index("{") : output.rindex("}") + 1])
+
+
+# --- the players ------------------------------------------------------------------------------
+
+
+def _role(agent: str) -> str:
+    """An agent's role line: the first line of its file's body, which is its system prompt."""
+    body = (REPO / "agents" / f"{agent}.md").read_text(encoding="utf-8").split("---", 2)[2]
+    return body.strip().splitlines()[0]
+
+
+ROLES = {agent: _role(agent) for agent in ("fetcher", "triangulator", "skeptic", "ciber")}
+
+
+@dataclass
+class Log:
+    """What the fake API received and answered, in arrival order."""
+
+    lines: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    #: Every tool result a model was sent: (model, tool_use id, text, is_error).
+    results: list[tuple[str, str, str, bool]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, who: str, body: dict[str, Any], reply: list[Block]) -> None:
+        results = last_results(body)
+        entry = [f"--- {who} ({body.get('model')}, {len(body.get('messages') or [])} messages)"]
+        entry += [
+            f"  result {use_id}{' ERROR' if error else ''}: {value[:1500]}"
+            for use_id, (value, error) in results.items()
+        ]
+        for block in reply:
+            shown = json.dumps(block.get("input", block.get("text", block.get("type"))))
+            entry.append(f"  reply {block['type']} {block.get('name', '')}: {shown[:1500]}")
+        with self.lock:
+            self.results += [(who, use_id, *result) for use_id, result in results.items()]
+            self.lines += entry
+
+
+class Player:
+    """Every model of the run: the orchestrator, its subagents and the search engine."""
+
+    def __init__(self, web: Web, orchestrator: Callable[[Player], Program]) -> None:
+        self.web = web
+        self.log = Log()
+        self.main = Conversation(orchestrator(self))
+        self.fetchers: dict[str, Conversation] = {}
+        self.actions: list[Action] = []
+        self.searches: list[str] = []
+        self.then_results: list[str] = []
+        self.attempt: Block = {}
+        self.after_skip: Action | None = None
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> list[Block] | None:
+        try:
+            who, reply = self._answer(body)
+        except Exception as exc:  # the script failed: say so and end that conversation
+            who, reply = "script error", [text(f"script error: {type(exc).__name__}: {exc}")]
+            with self.log.lock:
+                self.log.errors.append(f"{type(exc).__name__}: {exc}")
+        if reply is not None:
+            self.log.add(who, body, reply)
+        return reply
+
+    def _answer(self, body: dict[str, Any]) -> tuple[str, list[Block] | None]:
+        offered = tool_names(body)
+        if "web_search" in offered:
+            return "search", self.search(body)
+        system = system_text(body)
+        prompt = user_text(body)
+        for agent, role in ROLES.items():
+            if role in system:
+                return agent, self.agent(agent, prompt, last_results(body))
+        if "Agent" in offered:
+            return "orchestrator", self.main.answer(last_results(body))
+        return "side request", None  # a title, a summary: the fake's short default
+
+    def search(self, body: dict[str, Any]) -> list[Block]:
+        """The CLI's own request for a WebSearch: the model's query is in its prompt."""
+        query = scripted_run.query_in(block_text(body["messages"][-1]["content"]))
+        with self.lock:
+            self.searches.append(query)
+        return web_search(query, *self.web.found(query))
+
+    def agent(self, agent: str, prompt: str, results: Results) -> list[Block]:
+        tasks = [t for a in self.actions for t in a.tasks if t.prompt in prompt]
+        task = max(tasks, key=lambda t: len(t.prompt), default=None)
+        if task is None:
+            raise AssertionError(f"a {agent} subagent with no dispatched task: {prompt[:300]}")
+        if agent == "fetcher":
+            with self.lock:
+                conversation = self.fetchers.setdefault(
+                    task.prompt, Conversation(fetcher(task.prompt))
+                )
+            return conversation.answer(results)
+        reply = getattr(scripted_run, f"{agent}_reply")(task.prompt)
+        return [text(json.dumps(reply))]
+
+
+_LINK = re.compile(r"https?://[^\s\"'\\\]]+")
+
+
+def fetcher(prompt: str) -> Program:
+    """agents/fetcher.md: a WebSearch per query, a fetch per page found, then the JSON."""
+    fields = scripted_run.fields(prompt)
+    queries = json.loads(fields["queries"])
+    found = yield [tool_use("WebSearch", {"query": query}) for query in queries]
+    urls = list(dict.fromkeys(url for value, _ in found.values() for url in _LINK.findall(value)))
+    brief = fields["brief"]
+    fetches = [bash(f"deep-research fetch {url} --brief {brief} --json") for url in urls]
+    ran = yield fetches
+    fetched = []
+    for block, url in zip(fetches, urls, strict=True):
+        view = json_of(ran[block["id"]][0])
+        if view["outcome"] == "ok":
+            fetched.append((url, view["text"]))
+    return json.dumps(scripted_run.fetcher_reply(prompt, fetched))
+
+
+def _next_without_panel(brief: Path) -> Action:
+    """What `next` would print were there no skeptic panel: the step a model that skips it
+    takes on its own (the phases after the panel, run as next would run them)."""
+    with mock.patch.dict(next_module.HANDLERS, {"panel": lambda view: None}):
+        return next_module.next_action(brief)
+
+
+def follow_next(player: Player, depth: str, *, skip_panel: bool = False) -> Program:
+    """The orchestrator of skills/deep-research/SKILL.md: only what `next` prints. With
+    ``skip_panel`` it dispatches no skeptic and runs the later steps itself."""
+    started = yield [bash(f"deep-research start {shlex.quote(TOPIC)} --depth {depth}")]
+    brief = Path(json_of(only(started))["brief"])
+    skipping = False
+    while True:
+        if skipping:
+            action = _next_without_panel(brief)
+        else:
+            printed = yield [bash(f"deep-research next {brief} --json")]
+            action = Action.model_validate(json_of(only(printed)))
+            if skip_panel and action.phase == "panel" and action.action == "dispatch":
+                skipping = True
+                continue
+        player.actions.append(action)
+        if action.action == "run":
+            yield [bash(action.command or "")]
+        elif action.action == "write":
+            path = action.path or ""
+            current = None
+            if Path(path).exists():  # the Write tool replaces only a file it has read
+                current = _read_text(only((yield [tool_use("Read", {"file_path": path})])))
+            content = scripted_run.written(action, brief, current)
+            yield [tool_use("Write", {"file_path": path, "content": content})]
+        elif action.action == "dispatch":
+            calls = [
+                tool_use(
+                    "Agent",
+                    {
+                        "description": f"{action.phase} task {n}",
+                        "subagent_type": action.agent,
+                        "prompt": task.prompt,
+                    },
+                )
+                for n, task in enumerate(action.tasks, 1)
+            ]
+            replies = yield calls
+            yield [
+                tool_use("Write", {"file_path": task.save_to, "content": replies[call["id"]][0]})
+                for call, task in zip(calls, action.tasks, strict=True)
+            ]
+        else:
+            if skipping:  # what next says now, for the test to read
+                player.after_skip = Action.model_validate(
+                    json_of(only((yield [bash(f"deep-research next {brief} --json")])))
+                )
+            for command in action.then:
+                player.then_results.append(only((yield [bash(command)])))
+            return f"verdict {action.verdict}: " + "; ".join(action.reasons)
+
+
+def tries_a_setting(player: Player) -> Program:
+    """A model that, once the run is started, tries to lower a floor of the verdict."""
+    started = yield [bash(f"deep-research start {shlex.quote(TOPIC)} --depth full")]
+    brief = json_of(only(started))["brief"]
+    player.attempt = bash(f"deep-research verdict {brief} --set full_round2_fetches=0")
+    refused = yield [player.attempt]
+    yield [bash(f"deep-research finish {brief}")]
+    return "refused: " + only(refused)[:200]
+
+
+def _read_text(shown: str) -> str:
+    """A file's text from the Read tool's numbered lines (``     1\\t…``)."""
+    return "\n".join(line.split("\t", 1)[1] for line in shown.splitlines() if "\t" in line)
+
+
+# --- one claude process -----------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    player: Player
+    api: FakeAnthropic
+    events: list[dict[str, Any]]
+    returncode: int
+    stderr: str
+    seconds: float
+    state: Path
+    transcript: Path
+
+    @property
+    def see(self) -> str:
+        """What every assertion message carries: where the whole story is."""
+        return f"transcript: {self.transcript}"
+
+    @property
+    def result(self) -> dict[str, Any]:
+        found = [event for event in self.events if event.get("type") == "result"]
+        return found[-1] if found else {}
+
+    def denials(self) -> list[str]:
+        """The tool calls the CLI reports as denied: by a hook, or left without a grant."""
+        return [d["tool_use_id"] for d in self.result.get("permission_denials") or []]
+
+    def errors(self) -> list[tuple[str, str, str, bool]]:
+        """Every tool result any model of the run was sent marked as an error."""
+        return [result for result in self.player.log.results if result[3]]
+
+    def result_of(self, use_id: str) -> tuple[str, bool]:
+        """The text and error flag of the result one tool call got."""
+        for _, found, value, error in self.player.log.results:
+            if found == use_id:
+                return value, error
+        raise AssertionError(f"no result for {use_id}; {self.see}")
+
+    def brief(self) -> Path:
+        (found,) = self.state.glob("briefs/*/run.json")
+        return found.parent
+
+    def main_calls(self) -> Counter[str]:
+        """The orchestrator's tool calls, by tool."""
+        replies = self.player.main.replies.values()
+        return Counter(b["name"] for reply in replies for b in reply if b["type"] == "tool_use")
+
+    def dispatch_messages(self) -> int:
+        replies = self.player.main.replies.values()
+        return sum(1 for reply in replies if any(b.get("name") == "Agent" for b in reply))
+
+
+def _package_version() -> str:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return str(project["version"])
+
+
+def _install_launcher_env(home: Path) -> None:
+    """What bin/deep-research checks for an installed environment, pointing at this interpreter
+    (as tests/plugin/test_plugin_live.py sets it up: the hooks run the checkout under test)."""
+    venv = home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
+    (venv / ".deep-research-stamp").write_text(
+        f"{_package_version()} {REPO.resolve()}", encoding="utf-8"
+    )
+
+
+def run_claude(tmp_path: Path, web: Web, player: Player, prompt: str) -> Run:
+    """One headless claude process for the whole run; HOME and the project are tmp_path's."""
+    root, home = tmp_path / "project", tmp_path / "home"
+    state = root / "state"
+    root.mkdir()
+    home.mkdir()
+    _install_launcher_env(home)
+    events: list[dict[str, Any]] = []
+    began = time.monotonic()
+    with FakeAnthropic(player) as api:
+        env = {
+            "HOME": str(home),
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "ANTHROPIC_BASE_URL": api.base_url,
+            "ANTHROPIC_API_KEY": "test-key",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "HTTPS_PROXY": api.base_url,
+            "HTTP_PROXY": api.base_url,
+            "NO_PROXY": "127.0.0.1",
+            "DEEP_RESEARCH_STATE": str(state),
+            # The test-only knobs: these names, to this one loopback address.
+            "DEEP_RESEARCH_TEST_RESOLVE": web.resolve_env(),
+            "DEEP_RESEARCH_TEST_PRIVATE_CIDRS": f"{web.address}/32",
+        }
+        command = [
+            claude_binary(),
+            "-p",
+            prompt,
+            "--plugin-dir",
+            str(REPO),
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ]
+        with (
+            (tmp_path / "claude-stderr.txt").open("w+", encoding="utf-8") as stderr,
+            subprocess.Popen(
+                command,
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+            ) as process,
+        ):
+            watchdog = threading.Timer(TIMEOUT_S, process.kill)
+            watchdog.start()
+            try:
+                for line in process.stdout or ():
+                    with contextlib.suppress(ValueError):
+                        event = json.loads(line)
+                        if isinstance(event, dict):
+                            events.append(event)
+            finally:
+                process.wait()
+                watchdog.cancel()
+            stderr.seek(0)
+            run = Run(
+                player,
+                api,
+                events,
+                process.returncode,
+                stderr.read(),
+                time.monotonic() - began,
+                state,
+                tmp_path / "transcript.txt",
+            )
+    _write_transcript(run)
+    return run
+
+
+def _write_transcript(run: Run) -> None:
+    lines = [
+        f"claude exit {run.returncode} after {run.seconds:.1f} s",
+        f"script errors: {run.player.log.errors}",
+        f"permission denials (hook decisions that blocked a call): {run.denials()}",
+        f"orchestrator tool calls: {dict(run.main_calls())}",
+        "claude stderr: " + run.stderr[-5000:],
+        "the CLI's closing result: " + json.dumps(run.result)[:3000],
+        "",
+        "requests other than the Messages API:",
+        *(f"  {r.method} {r.path}" for r in run.api.requests if not r.is_messages),
+        "",
+        "Messages requests in arrival order (the tool results each carried, the reply):",
+        *run.player.log.lines,
+        "",
+        "guard ledgers (every fetch, search and dispatch the hooks admitted):",
+    ]
+    for ledger in sorted(run.state.glob("briefs/*/guard-log.jsonl")):
+        lines += [f"  {ledger}", *ledger.read_text(encoding="utf-8").splitlines()]
+    run.transcript.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *words: str) -> tuple[int, Any]:
+    """Our CLI, in this process, after the run: its exit code and the JSON it printed."""
+    capsys.readouterr()
+    code = main(list(words))
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out.strip() else None
+
+
+def assert_clean(run: Run) -> None:
+    """The run as a whole: claude finished, the script never failed, no tool call was refused
+    or failed, and nothing but the fake Messages API was asked for anything."""
+    assert run.returncode == 0 and not run.player.log.errors, run.see
+    assert run.denials() == [] and run.errors() == [], run.see
+    assert all(r.path.startswith("/v1/messages") for r in run.api.requests), run.see
+    assert runstate.load_active(run.state) is None, run.see  # `finish` closed the run
+
+
+# --- the runs ---------------------------------------------------------------------------------
+
+
+def test_a_full_run_inside_claude_reaches_ready(
+    tmp_path: Path, web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    player = Player(web, lambda p: follow_next(p, "full"))
+    run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC} --depth full")
+    assert_clean(run)
+    assert str(run.result.get("result")).startswith("verdict READY"), run.see
+    brief = run.brief()
+    document = Brief(brief).load_claims()
+    assert document.verdict == "READY", (document.verdict_reasons, run.see)
+
+    # Every kind of action came from next and was done inside claude; every page was fetched by
+    # our CLI, from the host a search listed.
+    kinds = Counter(f"{a.action}:{a.phase}" for a in player.actions)
+    assert kinds["dispatch:cast"] == 1 and kinds["dispatch:round2"] == 1, (kinds, run.see)
+    assert {"dispatch:claims", "dispatch:panel", "dispatch:ciber"} <= set(kinds), run.see
+    assert {"write:plan", "write:round2", "write:claims", "write:synthesize"} <= set(kinds)
+    ledger = runstate.read_ledger(Brief(brief))
+    fetched = [row["host"] for row in ledger if row["event"] == "fetch"]
+    assert sorted(fetched) == sorted(web.hosts), run.see  # each publisher once, by a fetcher
+    searches = [row for row in ledger if row["event"] == "search"]
+    assert len(searches) == len(player.searches) == 25, run.see  # 5 × 4 queries, 5 counter
+    allowlist = load_allowlist(Brief(brief))
+    assert allowlist is not None and allowlist.as_dict()["search"] == sorted(web.hosts)
+    pages = {urlsplit(url).path for urls in web.pages.values() for url in urls}
+    assert pages <= set(web.server.hits), run.see
+
+    # The brief stands on its own: valid, and re-derived offline to the same values.
+    code, report = _cli(capsys, "validate", str(brief))
+    assert code == 0 and report["ok"], (report, run.see)
+    code, report = _cli(capsys, "verify", str(brief), "--offline")
+    assert code == 0 and report["identical"], (report, run.see)
+
+    # The handoff the model reported holds only claims the panel upheld.
+    (handoff_text, _) = run.player.then_results
+    handoff = json_of(handoff_text)
+    assert handoff["verdict"] == "READY" and handoff["context"], (handoff, run.see)
+    outcomes = {c.id: c.votes.outcome if c.votes else None for c in document.claims}
+    assert {outcomes[c["id"]] for c in handoff["context"]} == {"survives"}, (outcomes, run.see)
+
+    calls = run.main_calls()
+    agents = sum(len(a.tasks) for a in player.actions if a.action == "dispatch")
+    print(
+        f"\nfull run inside claude: {run.seconds:.1f} s wall; orchestrator tool calls "
+        f"{sum(calls.values())} ({dict(calls)}); {agents} agents in "
+        f"{run.dispatch_messages()} dispatch messages; {run.see}"
+    )
+
+
+def test_a_quick_run_inside_claude_reaches_partial_quick(tmp_path: Path, web: Web) -> None:
+    player = Player(web, lambda p: follow_next(p, "quick"))
+    run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC} --depth quick")
+    assert_clean(run)
+    document = Brief(run.brief()).load_claims()
+    assert document.verdict == "PARTIAL_QUICK", (document.verdict_reasons, run.see)
+    assert str(run.result.get("result")).startswith("verdict PARTIAL_QUICK"), run.see
+
+
+def test_a_setting_changed_during_the_run_is_denied_by_the_hook(tmp_path: Path, web: Web) -> None:
+    player = Player(web, tries_a_setting)
+    run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC}")
+    assert run.returncode == 0 and not player.log.errors, run.see
+    attempt = player.attempt["id"]
+    assert run.denials() == [attempt], run.see  # the hook blocked it, not the CLI's own check
+    refusal, is_error = run.result_of(attempt)
+    assert is_error and "settings are fixed when it starts" in refusal, (refusal, run.see)
+    assert GUARD_UNAVAILABLE not in refusal and "--set full_round2_fetches" not in refusal
+    brief = run.brief()
+    recorded = json.loads((brief / "run.json").read_text(encoding="utf-8"))["settings"]
+    assert recorded["full_round2_fetches"] == 5, run.see
+    assert not (brief / "claims.json").exists(), run.see  # no verdict was decided
+    assert runstate.load_active(run.state) is None, run.see
+
+
+def test_a_model_that_skips_the_panel_does_not_get_ready(tmp_path: Path, web: Web) -> None:
+    player = Player(web, lambda p: follow_next(p, "full", skip_panel=True))
+    run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC} --depth full")
+    assert_clean(run)  # nothing it ran was refused: the verdict, not the hook, stops it
+    assert not any(a.agent == "deep-research:skeptic" for a in player.actions), run.see
+    assert {"run:triangulate", "run:refetch", "run:verdict"} <= {
+        f"{a.action}:{a.phase}" for a in player.actions
+    }, run.see
+    # Everything else it did as next would have: the panel that never sat is the one reason.
+    document = Brief(run.brief()).load_claims()
+    assert document.verdict == "PARTIAL", (document.verdict_reasons, run.see)
+    assert [r.split(" → ")[0] for r in document.verdict_reasons] == ["rule P"], run.see
+    assert "skeptic panel has not upheld" in document.verdict_reasons[0], run.see
+    handoff = json_of(player.then_results[0])
+    assert handoff["verdict"] == "PARTIAL", (handoff, run.see)
+    assert all(c["confidence"] != "high" for c in handoff["context"]), (handoff, run.see)
+    # next still asks for the panel it skipped.
+    after = player.after_skip
+    assert after is not None and (after.phase, after.action) == ("panel", "dispatch"), run.see
+
+
+# --- the building blocks themselves (run without the CLI) -------------------------------------
+
+
+def _answered(calls: list[Block], *texts: str, reminder: bool = False) -> dict[str, Any]:
+    """A request carrying one result per call (each with the CLI's own note after it)."""
+    results = [
+        {
+            "type": "tool_result",
+            "tool_use_id": call["id"],
+            "content": [text(value), text("agentId: a1 (use SendMessage to continue)")],
+        }
+        for call, value in zip(calls, texts, strict=True)
+    ]
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": calls},
+        {"role": "user", "content": results},
+    ]
+    if reminder:
+        messages.append({"role": "system", "content": "The task tools haven't been used."})
+    return {"messages": messages}
+
+
+def test_a_conversation_answers_each_step_once_and_a_retry_alike() -> None:
+    steps: list[Results] = []
+
+    def program() -> Program:
+        first = yield [bash("echo one"), bash("echo two")]
+        steps.append(first)
+        return "done: " + " ".join(value for value, _ in first.values())
+
+    conversation = Conversation(program())
+    opening = conversation.answer(last_results({"messages": [{"role": "user", "content": "go"}]}))
+    assert [block["input"]["command"] for block in opening] == ["echo one", "echo two"]
+    # The results after the CLI's reminder are found; each result's own text is its first block.
+    body = _answered(opening, "one", "two", reminder=True)
+    assert last_results(body) == {
+        opening[0]["id"]: ("one", False),
+        opening[1]["id"]: ("two", False),
+    }
+    final = conversation.answer(last_results(body))
+    assert final == [text("done: one two")]
+    assert conversation.answer(last_results(body)) == final and len(steps) == 1  # a retry
+    assert conversation.answer({"toolu_later": ("x", False)}) == final
+
+
+def test_the_scripted_web_lists_the_pages_of_the_query_it_is_asked() -> None:
+    server = LocalServer()  # never started: only its port is read
+    try:
+        web = Web(server, "127.0.0.9")
+        web.build()
+    finally:
+        server.httpd.server_close()
+    asked = "Perform a web search for the query: harbourton sq2 evidence against"
+    query = scripted_run.query_in(asked)
+    assert query == "harbourton sq2 evidence against"
+    assert web.found(query) == web.pages[("sq2", 2)] and len(web.found(query)) == 2
+    assert web.found("harbourton sq2 query 1") == web.pages[("sq2", 1)]
+    assert web.found("something else") == []
+    assert web.resolve_env().count("=127.0.0.9") == 30
