@@ -518,16 +518,20 @@ def test_a_full_run_inside_claude_reaches_ready(
     kinds = Counter(f"{a.action}:{a.phase}" for a in player.actions)
     assert kinds["dispatch:cast"] == 1 and kinds["dispatch:round2"] == 1, (kinds, run.see)
     assert {"dispatch:claims", "dispatch:panel", "dispatch:ciber"} <= set(kinds), run.see
-    assert {"write:plan", "write:round2", "write:claims", "write:synthesize"} <= set(kinds)
+    assert {"write:plan", "write:round2", "write:claims", "write:synthesize"} <= set(kinds), run.see
     ledger = runstate.read_ledger(Brief(brief))
     fetched = [row["host"] for row in ledger if row["event"] == "fetch"]
     assert sorted(fetched) == sorted(web.hosts), run.see  # each publisher once, by a fetcher
     searches = [row for row in ledger if row["event"] == "search"]
     assert len(searches) == len(player.searches) == 25, run.see  # 5 × 4 queries, 5 counter
     allowlist = load_allowlist(Brief(brief))
-    assert allowlist is not None and allowlist.as_dict()["search"] == sorted(web.hosts)
+    assert allowlist is not None and allowlist.as_dict()["search"] == sorted(web.hosts), run.see
     pages = {urlsplit(url).path for urls in web.pages.values() for url in urls}
     assert pages <= set(web.server.hits), run.see
+    logged = [e for e in Brief(brief).load_fetch_log() if e.purpose == "page"]
+    assert {e.outcome for e in logged} == {"ok"}, run.see
+    # The test-only allow-list is on record in every page fetch: one address, nothing wider.
+    assert {tuple(e.private_allowlist) for e in logged} == {(f"{web.address}/32",)}, run.see
 
     # The brief stands on its own: valid, and re-derived offline to the same values.
     code, report = _cli(capsys, "validate", str(brief))
@@ -536,8 +540,8 @@ def test_a_full_run_inside_claude_reaches_ready(
     assert code == 0 and report["identical"], (report, run.see)
 
     # The handoff the model reported holds only claims the panel upheld.
-    (handoff_text, _) = run.player.then_results
-    handoff = json_of(handoff_text)
+    assert len(run.player.then_results) == 2, run.see  # the handoff, then finish
+    handoff = json_of(run.player.then_results[0])
     assert handoff["verdict"] == "READY" and handoff["context"], (handoff, run.see)
     outcomes = {c.id: c.votes.outcome if c.votes else None for c in document.claims}
     assert {outcomes[c["id"]] for c in handoff["context"]} == {"survives"}, (outcomes, run.see)
@@ -568,7 +572,8 @@ def test_a_setting_changed_during_the_run_is_denied_by_the_hook(tmp_path: Path, 
     assert run.denials() == [attempt], run.see  # the hook blocked it, not the CLI's own check
     refusal, is_error = run.result_of(attempt)
     assert is_error and "settings are fixed when it starts" in refusal, (refusal, run.see)
-    assert GUARD_UNAVAILABLE not in refusal and "--set full_round2_fetches" not in refusal
+    assert GUARD_UNAVAILABLE not in refusal, run.see
+    assert "--set full_round2_fetches" not in refusal, run.see  # not the CLI's own refusal
     brief = run.brief()
     recorded = json.loads((brief / "run.json").read_text(encoding="utf-8"))["settings"]
     assert recorded["full_round2_fetches"] == 5, run.see
