@@ -42,8 +42,9 @@ def web() -> Iterator[Web]:
 class Orchestrator:
     """Does exactly what ``next`` prints; every agent answers as its contract shows."""
 
-    def __init__(self, web: Web, brief: Path, depth: str) -> None:
+    def __init__(self, web: Web, brief: Path, depth: str, trailer: str = "") -> None:
         self.web, self.brief, self.depth = web, brief, depth
+        self.trailer = trailer  # what Claude Code appends to an Agent result, copied along
         self.actions: list[Action] = []
         self.agent_calls = 0
 
@@ -66,7 +67,8 @@ class Orchestrator:
         for task in action.tasks:
             self.agent_calls += 1
             reply = getattr(self, "agent_" + (action.agent or "").split(":")[1])(task.prompt)
-            Path(task.save_to).write_text(json.dumps(reply))
+            tail = self.trailer if action.agent != "deep-research:ciber" else ""
+            Path(task.save_to).write_text(json.dumps(reply) + tail)
 
     def agent_fetcher(self, prompt: str) -> dict[str, Any]:
         f = scripted_run.fields(prompt)
@@ -255,3 +257,16 @@ def test_an_unfinished_brief_continues_unless_started_at_another_depth(
     assert main(["start", TOPIC, "--depth", "quick", "--state", "state"]) == 0
     assert "superseded" in json.loads(capsys.readouterr().out)
     assert not (brief / "plan.json").exists()
+
+
+def test_replies_saved_with_what_claude_code_appends_still_count(
+    project: Path, web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Claude Code appends the subagent's id to every Agent result; a model copying the reply
+    "exactly as returned" copies it too — the reply inside is still the reply."""
+    brief = start("full", capsys)
+    trailer = "\n\nagentId: a41f09c2 (use SendMessage with to: 'a41f09c2' to continue)"
+    done = Orchestrator(web, brief, "full", trailer=trailer).run()
+    assert done.verdict == "READY", done.reasons
+    votes = json.loads((brief / "trace.json").read_text())["phases"]["votes"]
+    assert set(votes["outcomes"].values()) == {"survives"} and not votes["discarded"]

@@ -18,7 +18,6 @@ ingested one. Everything happens under the brief's one lock.
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from deep_research.brief import (
     sha256_bytes,
 )
 from deep_research.errors import DeepResearchError
-from deep_research.plugin.returns import Return, saved, synthesis_path
+from deep_research.plugin.returns import Return, read_reply, saved, synthesis_path
 from deep_research.record import claims_json, load_trace_or_empty, open_brief
 
 INGEST = "ingest"
@@ -80,18 +79,11 @@ def pending(brief: Brief, items: list[Return]) -> list[Return]:
     return [item for item in items if done.get(item.path.name) != digest(item.path)]
 
 
-def _load(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-
-
 def _fetcher(root: Path, item: Return, report: IngestReport) -> None:
     from deep_research.normalize.enrich import BriefNormalizer
     from deep_research.normalize_io import NormalizeOptions, run_normalize
 
-    value = _load(item.path)
+    value = read_reply(item.path)
     where = f"{item.sub_question} round {item.round}"
     if isinstance(value, dict) and value.get("complete") is False:
         why = str(value.get("error") or "no reason given")[:200]
@@ -113,7 +105,7 @@ def _votes(root: Path, items: list[Return]) -> list[str]:
 
     ballots: dict[str, list[Any]] = {}
     for item in sorted(items, key=lambda r: (r.claim or "", r.vote or 0)):
-        ballots.setdefault(item.claim or "", []).append(_load(item.path))
+        ballots.setdefault(item.claim or "", []).append(read_reply(item.path))
     path = root / "votes.json"
     atomic_write_json(path, ballots)
     run_votes(root, path, settings_for(root))

@@ -232,10 +232,8 @@ def _fetch_tasks(view: View, round_: int) -> list[Task]:
 
 
 def _incomplete(path: Path) -> bool:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return True  # an unreadable reply did no work
+    value = returns.read_reply(path)
+    # An unreadable reply did no work.
     return not isinstance(value, dict) or value.get("complete") is False
 
 
@@ -415,11 +413,10 @@ def _panel_tasks(view: View, document: ClaimsFile) -> list[Task]:
 def _split(paths: list[Path]) -> bool:
     verdicts = set()
     for path in paths:
-        try:
-            value = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
-            return True
-        verdicts.add(value.get("refuted") if isinstance(value, dict) else None)
+        value = returns.read_reply(path)
+        if not isinstance(value, dict):
+            return True  # an unreadable vote settles nothing: ask a third skeptic
+        verdicts.add(value.get("refuted"))
     return len(verdicts) > 1
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 RETURNS = "returns"
 SYNTHESIS = "synthesis.md"
@@ -88,3 +88,19 @@ def saved(brief: Path) -> list[Return]:
         return []
     found = (parse_name(path) for path in sorted(folder.iterdir()) if path.is_file())
     return [item for item in found if item is not None]
+
+
+def read_reply(path: Path) -> Any:
+    """A saved agent reply as JSON: its first JSON object, whatever surrounds it.
+
+    Claude Code appends the subagent's id to every Agent result and a model saving the reply
+    "exactly as returned" may copy it, or keep a fence around the JSON; neither is the reply.
+    None when the file holds no JSON object at all (an abstention, never a crash).
+    """
+    from deep_research.normalize.json_recovery import NotJSON, extract_json
+
+    try:
+        found = extract_json(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, NotJSON):
+        return None
+    return next((value for _, value in found.docs if isinstance(value, dict)), None)
