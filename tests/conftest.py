@@ -103,3 +103,43 @@ def mcp_state(tmp_path: Path, mcp_recorded: Path) -> Path:
     target.parent.mkdir(parents=True)
     shutil.copy(mcp_recorded, target)
     return tmp_path
+
+
+# --- the real claude CLI, isolated (tests/plugin/test_plugin_live*.py) ------------------------
+
+
+def package_version() -> str:
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return str(project["version"])
+
+
+def install_launcher_env(home: Path) -> None:
+    """What bin/deep-research checks for an installed environment, pointing at this interpreter,
+    so the hooks Claude Code runs under ``home`` run the checkout under test."""
+    venv = home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
+    # bin/deep-research compares the stamp with "<version> <plugin root, symlinks resolved>".
+    (venv / ".deep-research-stamp").write_text(
+        f"{package_version()} {REPO.resolve()}", encoding="utf-8"
+    )
+
+
+def claude_env(home: Path, api_url: str) -> dict[str, str]:
+    """A claude process that sees no user configuration and can reach only the fake API."""
+    return {
+        "HOME": str(home),
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "ANTHROPIC_BASE_URL": api_url,
+        "ANTHROPIC_API_KEY": "test-key",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "HTTPS_PROXY": api_url,
+        "HTTP_PROXY": api_url,
+        "NO_PROXY": "127.0.0.1",
+    }

@@ -29,9 +29,7 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import threading
-import tomllib
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -41,7 +39,14 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, claude_binary, write_config
+from conftest import (
+    REPO,
+    claude_binary,
+    claude_env,
+    install_launcher_env,
+    package_version,
+    write_config,
+)
 from deep_research.brief import Brief
 from deep_research.fetch.hosts import load as load_allowlist
 from deep_research.plugin import runstate
@@ -124,24 +129,6 @@ class Session:
         assert not strays, f"requests beyond the Messages API: {strays}\n{self.report()}"
 
 
-def _package_version() -> str:
-    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return str(project["version"])
-
-
-def _install_launcher_env(home: Path) -> None:
-    """What bin/deep-research checks for an installed environment, pointing at this interpreter."""
-    venv = home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv"
-    (venv / "bin").mkdir(parents=True)
-    python = venv / "bin" / "python"
-    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
-    python.chmod(0o755)
-    # bin/deep-research compares the stamp with "<version> <plugin root, symlinks resolved>".
-    (venv / ".deep-research-stamp").write_text(
-        f"{_package_version()} {REPO.resolve()}", encoding="utf-8"
-    )
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     """An active research run (allow-list: docs.python.org only) and a clean HOME."""
@@ -149,7 +136,7 @@ def project(tmp_path: Path) -> Project:
     home = tmp_path / "home"
     root.mkdir()
     home.mkdir()
-    _install_launcher_env(home)
+    install_launcher_env(home)
     state = tmp_path / "state"
     started = runstate.start_run(
         SCOPE, depth="quick", state=state, requested={}, static_hosts=[ALLOWED_HOST]
@@ -191,16 +178,7 @@ def run_claude(
     claude = claude_binary()
     with FakeAnthropic(script) as api:
         env = {
-            "HOME": str(project.home),
-            "PATH": "/usr/bin:/bin",
-            "LANG": "C.UTF-8",
-            "ANTHROPIC_BASE_URL": api.base_url,
-            "ANTHROPIC_API_KEY": "test-key",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "HTTPS_PROXY": api.base_url,
-            "HTTP_PROXY": api.base_url,
-            "NO_PROXY": "127.0.0.1",
+            **claude_env(project.home, api.base_url),
         }
         if state_env:
             env["DEEP_RESEARCH_STATE"] = str(project.state)
@@ -516,7 +494,7 @@ def test_the_slash_command_runs_the_plugins_cli_without_asking(project: Project)
     )
     session = run_claude(project, calls(version), prompt=f"/deep-research:deep-research {SCOPE}")
     content, is_error = session.result_for("toolu_version")
-    assert f"deep-research {_package_version()}" in content, session.report()
+    assert f"deep-research {package_version()}" in content, session.report()
     assert not is_error and session.denied_ids() == [], session.report()
     session.assert_only_the_fake_api()
 
@@ -682,7 +660,7 @@ def test_a_fetcher_dispatched_under_the_slash_command_runs_the_cli(project: Proj
     content, is_error = session.result_for(block["id"])
     answer = json.loads(content.split("\n", 1)[0])
     assert not is_error and session.denied_ids() == [], session.report()
-    assert answer["error"] == f"deep-research {_package_version()}", session.report()
+    assert answer["error"] == f"deep-research {package_version()}", session.report()
     assert answer["cli_failed"] is False
     session.assert_only_the_fake_api()
 

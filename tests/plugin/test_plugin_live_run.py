@@ -36,10 +36,8 @@ import random
 import re
 import shlex
 import subprocess
-import sys
 import threading
 import time
-import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -51,7 +49,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import scripted_run
-from conftest import REPO, claude_binary
+from conftest import REPO, claude_binary, claude_env, install_launcher_env
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.fetch.hosts import load as load_allowlist
@@ -368,45 +366,18 @@ class Run:
         return sum(1 for reply in replies if any(b.get("name") == "Agent" for b in reply))
 
 
-def _package_version() -> str:
-    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return str(project["version"])
-
-
-def _install_launcher_env(home: Path) -> None:
-    """What bin/deep-research checks for an installed environment, pointing at this interpreter
-    (as tests/plugin/test_plugin_live.py sets it up: the hooks run the checkout under test)."""
-    venv = home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv"
-    (venv / "bin").mkdir(parents=True)
-    python = venv / "bin" / "python"
-    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
-    python.chmod(0o755)
-    (venv / ".deep-research-stamp").write_text(
-        f"{_package_version()} {REPO.resolve()}", encoding="utf-8"
-    )
-
-
 def run_claude(tmp_path: Path, web: Web, player: Player, prompt: str) -> Run:
     """One headless claude process for the whole run; HOME and the project are tmp_path's."""
     root, home = tmp_path / "project", tmp_path / "home"
     state = root / "state"
     root.mkdir()
     home.mkdir()
-    _install_launcher_env(home)
+    install_launcher_env(home)
     events: list[dict[str, Any]] = []
     began = time.monotonic()
     with FakeAnthropic(player) as api:
         env = {
-            "HOME": str(home),
-            "PATH": "/usr/bin:/bin",
-            "LANG": "C.UTF-8",
-            "ANTHROPIC_BASE_URL": api.base_url,
-            "ANTHROPIC_API_KEY": "test-key",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "HTTPS_PROXY": api.base_url,
-            "HTTP_PROXY": api.base_url,
-            "NO_PROXY": "127.0.0.1",
+            **claude_env(home, api.base_url),
             "DEEP_RESEARCH_STATE": str(state),
             # The test-only knobs: these names, to this one loopback address.
             "DEEP_RESEARCH_TEST_RESOLVE": web.resolve_env(),

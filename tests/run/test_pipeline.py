@@ -20,7 +20,11 @@ def unmet_needs(pipeline: tuple[Phase, ...]) -> list[str]:
 
 
 def test_every_phase_has_a_function_and_every_function_a_phase() -> None:
-    assert list(PHASE_FUNCTIONS) == [phase.name for phase in PIPELINE]
+    from deep_research.plugin.next import HANDLERS
+
+    names = [phase.name for phase in PIPELINE]
+    assert list(PHASE_FUNCTIONS) == names  # the headless driver
+    assert list(HANDLERS) == names  # the plugin's next
 
 
 def test_each_phase_needs_only_what_an_earlier_phase_wrote() -> None:

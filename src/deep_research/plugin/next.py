@@ -34,7 +34,7 @@ from deep_research.plugin import returns
 from deep_research.plugin.ingest import pending, recorded_gaps
 from deep_research.plugin.runstate import DEFAULT_CAPS, RunCaps, clamp_caps
 from deep_research.record import load_trace_or_empty, open_brief
-from deep_research.run.pipeline import PIPELINE, Phase, phases_for
+from deep_research.run.pipeline import phases_for
 from deep_research.settings import Settings, settings_for
 
 ActionKind = Literal["run", "write", "dispatch", "done"]
@@ -100,9 +100,6 @@ class View:
     @property
     def root(self) -> Path:
         return self.brief.root
-
-    def rel(self, path: Path) -> str:
-        return str(path)
 
     def cli(self, *words: str) -> str:
         return shlex.join(["deep-research", *words])
@@ -184,7 +181,7 @@ def phase_plan(view: View) -> Action | None:
         action="write",
         phase="plan",
         why=problem,
-        path=view.rel(view.root / "plan.json"),
+        path=str(view.root / "plan.json"),
         example=example,
         bounds={
             "min_sub_questions": need_sq,
@@ -227,7 +224,7 @@ def _fetch_tasks(view: View, round_: int) -> list[Task]:
                 f"scope={sq.scope}",
             ]
         )
-        tasks.append(Task(prompt=prompt, save_to=view.rel(target)))
+        tasks.append(Task(prompt=prompt, save_to=str(target)))
     return tasks
 
 
@@ -311,7 +308,7 @@ def phase_round2(view: View) -> Action | None:
             action="write",
             phase="round2",
             why=f"round 2 needs counter-queries for {', '.join(short)}",
-            path=view.rel(view.root / "plan.json"),
+            path=str(view.root / "plan.json"),
             example={"sub_questions": [{"id": "sq1", "counter_queries": ["…"]}]},
             rules=[
                 "keep every field already in plan.json; add to each sub-question a "
@@ -338,7 +335,7 @@ def phase_claims(view: View) -> Action | None:
             phase="claims",
             why="the findings need a claim graph",
             agent="deep-research:triangulator",
-            tasks=[Task(prompt=f"brief={view.root} round={last_round}", save_to=view.rel(graph))],
+            tasks=[Task(prompt=f"brief={view.root} round={last_round}", save_to=str(graph))],
             rules=["save the agent's final reply to its save_to file, then call next again"],
         )
     plan = _plan(view)
@@ -365,7 +362,7 @@ def phase_claims(view: View) -> Action | None:
         action="write",
         phase="claims",
         why="claims.json is written from the claim graph",
-        path=view.rel(view.brief.claims_path),
+        path=str(view.brief.claims_path),
         example=example,
         rules=[
             f"build claims from {graph} and {view.brief.sources_path}: each claim cites the "
@@ -406,7 +403,7 @@ def _panel_tasks(view: View, document: ClaimsFile) -> list[Task]:
         for path in votes[:wanted]:
             if not path.exists():
                 prompt = f"brief={view.root} claim_id={claim.id}"
-                tasks.append(Task(prompt=prompt, save_to=view.rel(path)))
+                tasks.append(Task(prompt=prompt, save_to=str(path)))
     return tasks
 
 
@@ -497,7 +494,7 @@ def phase_ciber(view: View) -> Action | None:
             tasks=[
                 Task(
                     prompt=f"brief={view.root} top_n={CIBER_TOP_N} k_per_claim=3",
-                    save_to=view.rel(saved_to),
+                    save_to=str(saved_to),
                 )
             ],
             rules=["save the agent's final reply to its save_to file, then call next again"],
@@ -528,7 +525,7 @@ def phase_synthesize(view: View) -> Action | None:
         action="write",
         phase="synthesize",
         why="the answer is written from the verified claims only",
-        path=view.rel(text),
+        path=str(text),
         example="Short answer in a few sentences, each ending with its sources [S1][S4].",
         rules=[
             "plain prose, one to two short paragraphs; every sentence cites the S-ids of the "
@@ -622,7 +619,3 @@ def next_action(root: Path, settings: Settings | None = None) -> Action:
         if action is not None:
             return action
     return _done(view)
-
-
-def handled_phases() -> list[Phase]:
-    return [phase for phase in PIPELINE if phase.name in HANDLERS]
