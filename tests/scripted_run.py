@@ -177,7 +177,7 @@ def fields(prompt: str) -> dict[str, str]:
     """The key=value fields of a dispatch prompt (the last, ``scope``, runs to the end)."""
     out: dict[str, str] = {}
     rest = prompt
-    for key in ("brief", "sub_question", "round", "queries", "claim_id", "top_n"):
+    for key in ("brief", "sub_question", "round", "queries", "claim_id", "source_id", "top_n"):
         marker = f"{key}="
         if marker in rest:
             value = rest.split(marker, 1)[1]
@@ -281,6 +281,20 @@ def skeptic_reply(prompt: str) -> dict[str, Any]:
         "evidence": "each quote states the figure exactly as claimed",
         "confidence": 0.8,
         "counterSource": None,
+    }
+
+
+def verifier_reply(prompt: str) -> dict[str, Any]:
+    """agents/verifier.md: the located evidence for the pair, copied verbatim, then the verdict."""
+    f = fields(prompt)
+    claim = next(c for c in Brief(Path(f["brief"])).load_claims().claims if c.id == f["claim_id"])
+    quote = next(e.quote for e in claim.evidence if e.source == f["source_id"] and e.span)
+    return {
+        "claim_id": f["claim_id"],
+        "source_id": f["source_id"],
+        "quoted_span": quote,
+        "verdict": "entails",
+        "rationale": "the located quote states the claim's figure",
     }
 
 

@@ -387,6 +387,31 @@ def test_round_cap_and_fetcher_dispatch_budget(project: Path) -> None:
     assert guard.run_guard(skeptic, "pre", state).allow  # only fetchers count against rounds
 
 
+@pytest.mark.parametrize(("planned", "budget"), [(3, 12), (50, 32)])
+def test_the_fetcher_budget_is_sized_from_the_plan_under_a_ceiling(
+    project: Path, planned: int, budget: int
+) -> None:
+    """One fetcher per planned sub-question per round and one retry each; a padded plan does
+    not lift the ceiling (8 sub-questions × 2 rounds × 2)."""
+    state = project / "state"
+    plan = {"sub_questions": [{"id": f"sq{n}", "queries": ["q"]} for n in range(planned)]}
+    (_brief(project) / "plan.json").write_text(json.dumps(plan))
+    for i in range(budget):
+        use_id = f"toolu_p{i}"
+        payload = event(
+            "Agent",
+            {"subagent_type": "deep-research:fetcher", "prompt": "round=1"},
+            project,
+            use_id=use_id,
+        )
+        assert guard.run_guard(payload, "pre", state).allow, i
+        done = event("Agent", {}, project, phase="PostToolUse", use_id=use_id, response="ok")
+        guard.run_guard(done, "post", state)
+    last = event("Agent", {"subagent_type": "deep-research:fetcher", "prompt": "round=1"}, project)
+    decision = guard.run_guard(last, "pre", state)
+    assert not decision.allow and f"spent ({budget} of {budget}" in decision.reason
+
+
 def test_mcp_calls_spend_the_runs_fetch_budget(project: Path) -> None:
     command = f"deep-research mcp-fetch docs search_docs --brief {_brief(project)}"
     for _ in range(3):  # the run's budget is 3

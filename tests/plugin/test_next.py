@@ -68,9 +68,10 @@ class Orchestrator:
             self.agent_calls += 1
             reply = getattr(self, "agent_" + (action.agent or "").split(":")[1])(task.prompt)
             tail = self.trailer if action.agent != "deep-research:ciber" else ""
-            Path(task.save_to).write_text(json.dumps(reply) + tail)
+            shown = reply if isinstance(reply, str) else json.dumps(reply)
+            Path(task.save_to).write_text(shown + tail)
 
-    def agent_fetcher(self, prompt: str) -> dict[str, Any]:
+    def agent_fetcher(self, prompt: str) -> Any:
         f = scripted_run.fields(prompt)
         fetched = []
         with Fetcher(Brief(self.brief), self.web.policy(), use_brief_hosts=False) as fetcher:
@@ -82,6 +83,7 @@ class Orchestrator:
 
     agent_triangulator = staticmethod(scripted_run.triangulator_reply)
     agent_skeptic = staticmethod(scripted_run.skeptic_reply)
+    agent_verifier = staticmethod(scripted_run.verifier_reply)
     agent_ciber = staticmethod(scripted_run.ciber_reply)
 
     # --- commands, run exactly as printed ---
@@ -118,6 +120,50 @@ def test_a_full_run_that_does_only_what_next_says_reaches_ready(
     assert main(["verify", str(brief), "--offline"]) == 0
     kinds = [a.action for a in orchestrator.actions]
     assert kinds.count("done") == 1 and orchestrator.agent_calls > 0
+    # Every traced load-bearing (claim, source) pair was judged, and each span checked by code.
+    judged = [t for a in orchestrator.actions if a.phase == "entail" for t in a.tasks]
+    entail = json.loads((brief / "trace.json").read_text())["phases"]["entail"]
+    assert judged and len(entail["checked"]) == len(judged) and entail["ignored"] == []
+
+
+class Contradicting(Orchestrator):
+    """A judge that finds the first claim's evidence against it — or answers nothing usable."""
+
+    def __init__(self, *args: Any, unreadable: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.unreadable = unreadable
+
+    def agent_verifier(self, prompt: str) -> Any:
+        reply = scripted_run.verifier_reply(prompt)
+        if reply["claim_id"] != "C1":
+            return reply
+        if self.unreadable:
+            return "I could not decide."
+        # The reply names another pair: the file name, not the reply, says which pair it judges.
+        return {**reply, "claim_id": "C9", "verdict": "contradicts"}
+
+
+def test_a_checked_contradiction_from_the_judge_strips_its_claim(
+    project: Path, web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    done = Contradicting(web, brief, "full").run()
+    document = json.loads((brief / "claims.json").read_text())
+    assert "C1" not in [c["id"] for c in document["claims"]]
+    (stripped,) = [s for s in document["stripped"] if s["id"] == "C1"]
+    assert "entailment judge" in stripped["reason"]
+    assert done.verdict in ("READY", "PARTIAL", "HOLD")
+
+
+def test_an_unreadable_judgement_abstains_and_strips_nothing(
+    project: Path, web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    done = Contradicting(web, brief, "full", unreadable=True).run()
+    entail = json.loads((brief / "trace.json").read_text())["phases"]["entail"]
+    assert entail["stripped"] == [] and entail["ignored"]
+    assert all(i["claim"] == "C1" and i["reason"] == "not_a_verdict" for i in entail["ignored"])
+    assert done.verdict == "READY", done.reasons
 
 
 def test_a_quick_run_reaches_partial_quick(
@@ -166,7 +212,9 @@ def test_a_spent_dispatch_budget_goes_on_with_what_was_gathered(
     }
     (brief / "plan.json").write_text(json.dumps(plan))
     assert next_action(brief).action == "dispatch"
-    for number in range(4):  # a quick run's 4 fetcher dispatches, used up
+    budget = runstate.fetcher_budget(Brief(brief), runstate.clamp_caps("quick", {})[0])
+    assert budget == 3 * 1 * 2  # three sub-questions, one round, one retry each
+    for number in range(budget):  # used up
         runstate.append_ledger(
             Brief(brief), {"event": "dispatch", "fetcher": True, "round": 1, "id": f"d{number}"}
         )

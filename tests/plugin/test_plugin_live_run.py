@@ -130,7 +130,9 @@ def _role(agent: str) -> str:
     return body.strip().splitlines()[0]
 
 
-ROLES = {agent: _role(agent) for agent in ("fetcher", "triangulator", "skeptic", "ciber")}
+ROLES = {
+    agent: _role(agent) for agent in ("fetcher", "triangulator", "verifier", "skeptic", "ciber")
+}
 
 
 @dataclass

@@ -36,9 +36,9 @@ def test_each_phase_needs_only_what_an_earlier_phase_wrote() -> None:
     assert "claims needs sources.jsonl" in unmet_needs(tuple(swapped))
 
 
-def test_quick_depth_is_the_same_order_without_round_two_and_the_refetch() -> None:
+def test_quick_depth_is_the_same_order_without_round_two_entailment_and_the_refetch() -> None:
     full, quick = phase_names("full"), phase_names("quick")
-    assert [name for name in full if name not in ("round2", "refetch")] == list(quick)
+    assert [n for n in full if n not in ("round2", "entail", "refetch")] == list(quick)
     assert full.index("round2") == full.index("normalize") + 1
 
 

@@ -248,18 +248,22 @@ def apply_verdicts(
     return document.model_copy(update={"claims": claims, "stripped": stripped}), report
 
 
-def _recorded(trace: TraceFile, raw: list[Any], report: EntailReport) -> TraceFile:
+def _recorded(trace: TraceFile, raw: Sequence[Any], report: EntailReport) -> TraceFile:
     # Only this phase's record changes: the settings in force are the ones the gates recorded.
     phases = dict(trace.phases)
-    phases[PHASE] = {"raw": raw, **report.as_dict()}
+    phases[PHASE] = {"raw": list(raw), **report.as_dict()}
     return trace.model_copy(update={"phases": phases})
 
 
-@writes_brief
 def run_entail(root: Path, input_path: Path) -> EntailReport:
     """``deep-research entail``: check, record and apply a batch of verifier verdicts."""
+    return entail_items(root, read_verdicts(input_path))
+
+
+@writes_brief
+def entail_items(root: Path, items: Sequence[Any]) -> EntailReport:
+    """Check, record and apply ``items`` (verifier verdicts as parsed JSON) in one write."""
     brief = open_brief(root)
-    items = read_verdicts(input_path)
     document = brief.load_claims()
     trace = load_trace_or_empty(brief)
     updated, report = apply_verdicts(document, items, _Corpus(brief))

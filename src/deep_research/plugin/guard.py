@@ -72,8 +72,9 @@ What each check does, and how it fails:
   stays writable: the synthesis writes it, and the trace gate re-reads every quote from
   ``corpus/``.
 * **fan-out and round caps** (Agent) during an active run — *fails closed*: at most
-  ``max_fanout`` dispatches in flight; at most ``max_fanout × max_rounds`` fetcher dispatches in
-  the run; a prompt declaring ``round=N`` above ``max_rounds`` is denied.
+  ``max_fanout`` dispatches in flight; fetcher dispatches sized from plan.json (one per
+  sub-question per round and one retry each, under a hard ceiling; one fan-out per round before
+  a plan exists); a prompt declaring ``round=N`` above ``max_rounds`` is denied.
 * **no active run** — fetch safety, the run pointers, our CLI's own rules (no fetch outside a
   run, no static hosts, no ``guard`` from Bash) apply; everything else passes.
 * **PostToolUse / PostToolUseFailure** (recording WebSearch hosts — from the structured hits
@@ -112,6 +113,7 @@ from deep_research.fetch.netpolicy import NetPolicy, check_host, check_url
 from deep_research.plugin.runstate import (
     ActiveRun,
     append_ledger,
+    fetcher_budget,
     in_flight,
     load_active,
     locked,
@@ -1168,10 +1170,11 @@ def check_agent(tool_input: Mapping[str, Any], run: ActiveRun | None, tool_use_i
         if is_fetcher:
             dispatches = (row for row in rows if row.get("event") == "dispatch")
             fetchers = sum(1 for row in dispatches if row.get("fetcher"))
-            if fetchers >= run.caps.max_fetcher_dispatches:
+            budget = fetcher_budget(brief, run.caps)
+            if fetchers >= budget:
                 return deny(
-                    f"Agent: the run's fetcher dispatches are spent ({fetchers}: "
-                    f"{run.caps.max_fanout} per round × {run.caps.max_rounds} rounds)"
+                    f"Agent: the run's fetcher dispatches are spent ({fetchers} of {budget}: "
+                    "one per planned sub-question per round, and one retry each)"
                 )
         row: dict[str, Any] = {
             "event": "dispatch",

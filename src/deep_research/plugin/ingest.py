@@ -8,6 +8,8 @@ fetcher:
   carry both); a return with ``"complete": false``, or one that is not a fetcher output at all,
   is an abstention: recorded as a coverage gap, never a crash and never evidence;
 * the skeptics' returns are collected per claim and recorded by the votes gate;
+* the entailment judges' returns are checked by the entail gate (docs/contracts.md §4.1), each
+  judging the (claim, source) its file name carries — whatever ids the reply itself names;
 * the orchestrator's ``synthesis.md`` becomes claims.json's ``synthesis``.
 
 What was consumed is recorded in trace.json ``phases.ingest`` (file name → content hash), so a
@@ -44,6 +46,7 @@ class IngestReport:
     fetcher_returns: int = 0
     rows_after: int = 0
     votes_for: list[str] = field(default_factory=list)
+    entailment: dict[str, Any] | None = None
     synthesis: bool = False
     gaps: list[str] = field(default_factory=list)
 
@@ -52,6 +55,7 @@ class IngestReport:
             "fetcher_returns": self.fetcher_returns,
             "sources": self.rows_after,
             "votes_for": self.votes_for,
+            "entailment": self.entailment,
             "synthesis": self.synthesis,
             "gaps": self.gaps,
         }
@@ -112,6 +116,24 @@ def _votes(root: Path, items: list[Return]) -> list[str]:
     return sorted(ballots)
 
 
+def _entail(root: Path, items: list[Return]) -> dict[str, Any]:
+    from deep_research.decide.entail import entail_items
+
+    verdicts = []
+    for item in sorted(items, key=lambda r: r.path.name):
+        reply = read_reply(item.path)
+        # The pair judged is the one next asked about; an unreadable reply is that pair's
+        # abstention (ignored by the gate as not a verdict), never a crash.
+        verdict = dict(reply) if isinstance(reply, dict) else {}
+        verdicts.append({**verdict, "claim_id": item.claim, "source_id": item.source})
+    report = entail_items(root, verdicts)
+    return {
+        "checked": len(report.checked),
+        "ignored": [entry.line() for entry in report.ignored],
+        "stripped": list(report.stripped),
+    }
+
+
 def _synthesis(brief: Brief, path: Path) -> None:
     text = path.read_text(encoding="utf-8", errors="replace").strip()
     document = brief.load_claims()
@@ -128,6 +150,9 @@ def run_ingest(root: Path) -> IngestReport:
         for item in new:
             if item.kind == "fetcher":
                 _fetcher(root, item, report)
+        judges = [item for item in items if item.kind == "verifier"]
+        if any(item.kind == "verifier" for item in new) and brief.claims_path.exists():
+            report.entailment = _entail(root, judges)
         skeptics = [item for item in items if item.kind == "skeptic"]
         if any(item.kind == "skeptic" for item in new) and brief.claims_path.exists():
             report.votes_for = _votes(root, skeptics)

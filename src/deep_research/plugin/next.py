@@ -149,16 +149,14 @@ def _plan_problem(view: View) -> str | None:
         return f"sub-question(s) {', '.join(short)} have fewer than {need_q} distinct queries"
     most = _most_sub_questions(view)
     if len(plan.sub_questions) > most:
-        return (
-            f"plan.json has {len(plan.sub_questions)} sub-questions; the run's fetcher "
-            f"dispatches hold at most {most} (one fetcher per sub-question per round)"
-        )
+        return f"plan.json has {len(plan.sub_questions)} sub-questions; at most {most} are run"
     return None
 
 
 def _most_sub_questions(view: View) -> int:
-    rounds = 2 if view.depth == "full" else 1
-    return max(1, view.caps.max_fetcher_dispatches // rounds)
+    from deep_research.plugin.runstate import HARD_MAX_SUB_QUESTIONS
+
+    return HARD_MAX_SUB_QUESTIONS
 
 
 def phase_plan(view: View) -> Action | None:
@@ -236,10 +234,10 @@ def _incomplete(path: Path) -> bool:
 
 def _dispatches_left(view: View) -> int:
     """Fetcher dispatches the guard will still let through (its ledger counts them)."""
-    from deep_research.plugin.runstate import fetcher_rounds
+    from deep_research.plugin.runstate import fetcher_budget, fetcher_rounds
 
     used = fetcher_rounds(view.brief)
-    return view.caps.max_fetcher_dispatches - len(used or [])
+    return fetcher_budget(view.brief, view.caps) - len(used or [])
 
 
 def budget_gaps(view: View) -> list[str]:
@@ -383,6 +381,55 @@ def phase_trace(view: View) -> Action | None:
     if "trace" in view.phases():
         return None
     return _command(view, "trace", "every citation is traced", "trace", str(view.root))
+
+
+# --- the entailment judge -------------------------------------------------------------------
+
+
+def _judge_pairs(document: ClaimsFile) -> list[tuple[str, str, str]]:
+    """(claim, source, corpus hash) for every load-bearing traced claim and each source whose
+    text the trace gate located for it: the pairs the verdict's confidence rests on."""
+    from deep_research.decide.triangulate import load_bearing
+
+    traced = [claim for claim in document.claims if claim.support_class == "Supported"]
+    pairs = []
+    for claim in load_bearing(traced):
+        located = {item.source: item.span.hash for item in claim.evidence if item.span}
+        pairs += [(claim.id, source, located[source]) for source in sorted(located)]
+    return pairs
+
+
+def phase_entail(view: View) -> Action | None:
+    document = view.claims()
+    if document is None or "entail" in view.phases():
+        return None
+    tasks = [
+        Task(
+            prompt=(
+                f"brief={view.root} claim_id={claim} source_id={source} "
+                f"corpus_path={view.brief.corpus_path(digest)}"
+            ),
+            save_to=str(returns.verifier_path(view.root, claim, source)),
+        )
+        for claim, source, digest in _judge_pairs(document)
+        if not returns.verifier_path(view.root, claim, source).exists()
+    ]
+    if tasks:
+        return Action(
+            action="dispatch",
+            phase="entail",
+            why=f"{len(tasks)} (claim, source) pair(s) still to be judged for entailment",
+            agent="deep-research:verifier",
+            tasks=tasks[: view.caps.max_fanout],
+            rules=[
+                "dispatch every task below in ONE message",
+                "save each agent's final reply, exactly as returned, to its save_to file",
+            ],
+        )
+    judged = [r for r in returns.saved(view.root) if r.kind == "verifier"]
+    if judged and pending(view.brief, judged):
+        return _command(view, "entail", "the judgements are checked", "ingest", str(view.root))
+    return None
 
 
 # --- the skeptic panel ----------------------------------------------------------------------
@@ -568,6 +615,7 @@ HANDLERS: dict[str, Callable[[View], Action | None]] = {
     "round2": phase_round2,
     "claims": phase_claims,
     "trace": phase_trace,
+    "entail": phase_entail,
     "panel": phase_panel,
     "triangulate": phase_triangulate,
     "refetch": phase_refetch,

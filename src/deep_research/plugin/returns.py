@@ -17,12 +17,13 @@ from typing import Any, Literal
 RETURNS = "returns"
 SYNTHESIS = "synthesis.md"
 
-Kind = Literal["fetcher", "skeptic", "triangulator", "ciber"]
+Kind = Literal["fetcher", "skeptic", "verifier", "triangulator", "ciber"]
 
 _FETCHER = re.compile(
     r"^fetcher-(?P<sq>[A-Za-z0-9_.-]+?)-r(?P<round>[1-9])(?P<retry>-retry)?(?P<mcp>-mcp)?\.json$"
 )
 _SKEPTIC = re.compile(r"^skeptic-(?P<claim>C[0-9]+)-(?P<vote>[1-9])\.json$")
+_VERIFIER = re.compile(r"^verifier-(?P<claim>C[0-9]+)-(?P<source>S[0-9]+)\.json$")
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Return:
     retry: bool = False
     claim: str | None = None
     vote: int | None = None
+    source: str | None = None
 
 
 def returns_dir(brief: Path) -> Path:
@@ -47,6 +49,10 @@ def fetcher_path(brief: Path, sub_question: str, round_: int, *, retry: bool = F
 
 def skeptic_path(brief: Path, claim: str, vote: int) -> Path:
     return returns_dir(brief) / f"skeptic-{claim}-{vote}.json"
+
+
+def verifier_path(brief: Path, claim: str, source: str) -> Path:
+    return returns_dir(brief) / f"verifier-{claim}-{source}.json"
 
 
 def triangulator_path(brief: Path) -> Path:
@@ -74,6 +80,8 @@ def parse_name(path: Path) -> Return | None:
         )
     if m := _SKEPTIC.match(name):
         return Return("skeptic", path, claim=m["claim"], vote=int(m["vote"]))
+    if m := _VERIFIER.match(name):
+        return Return("verifier", path, claim=m["claim"], source=m["source"])
     if name == "triangulator.json":
         return Return("triangulator", path)
     if name == "ciber.json":

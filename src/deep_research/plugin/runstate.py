@@ -35,7 +35,7 @@ from deep_research.brief import (
     supersede,
 )
 from deep_research.depth import Depth, normalize_depth
-from deep_research.errors import SchemaViolation
+from deep_research.errors import DeepResearchError, SchemaViolation
 from deep_research.fetch.hosts import add_hosts
 
 #: Hard ceilings. A requested cap above one of these is clamped to it, never honoured.
@@ -43,6 +43,9 @@ HARD_MAX_FETCHES = 200
 HARD_MAX_FANOUT = 8
 HARD_MAX_ROUNDS = 3
 HARD_MAX_SEARCHES = 100
+#: A plan holds at most this many sub-questions, and a run at most this many fetcher dispatches.
+HARD_MAX_SUB_QUESTIONS = 8
+HARD_MAX_FETCHER_DISPATCHES = 2 * HARD_MAX_SUB_QUESTIONS * HARD_MAX_ROUNDS
 #: Defaults per depth (full meets the floors: ≥ 20 round-1 fetches, ≥ 30 sources, 2 rounds).
 #: Searches: a full run needs 2 scout searches + 5 sub-questions × 4 queries × 2 rounds (42)
 #: and ≥ 1 counter-query per sub-question (47); quick, 2 + 3 × 2 (8). The rest is headroom.
@@ -67,10 +70,14 @@ class RunCaps:
     max_rounds: int
     max_searches: int
 
-    @property
-    def max_fetcher_dispatches(self) -> int:
-        """The round cap made countable: at most one full fan-out of fetchers per round."""
-        return self.max_fanout * self.max_rounds
+    def fetcher_dispatches(self, planned_sub_questions: int | None) -> int:
+        """The run's fetcher dispatches, sized from its plan: one fetcher per sub-question per
+        round and one retry each, never above the hard ceiling. Before a plan exists, one
+        fan-out per round."""
+        if planned_sub_questions is None:
+            return self.max_fanout * self.max_rounds
+        planned = max(1, min(planned_sub_questions, HARD_MAX_SUB_QUESTIONS))
+        return min(HARD_MAX_FETCHER_DISPATCHES, planned * self.max_rounds * 2)
 
 
 @dataclass(frozen=True)
@@ -315,6 +322,21 @@ def fetcher_rounds(brief: Brief) -> list[int] | None:
         for row in read_ledger(brief)
         if row.get("event") == "dispatch" and row.get("fetcher")
     ]
+
+
+def planned_sub_questions(brief: Brief) -> int | None:
+    """How many sub-questions the run's plan.json holds; None while it has no readable plan."""
+    from deep_research.decide.counters import load_plan
+
+    try:
+        return len(load_plan(brief.root / "plan.json").sub_questions)
+    except (OSError, DeepResearchError):
+        return None
+
+
+def fetcher_budget(brief: Brief, caps: RunCaps) -> int:
+    """The one definition of a run's fetcher dispatches, read by the guard and by ``next``."""
+    return caps.fetcher_dispatches(planned_sub_questions(brief))
 
 
 def append_ledger(brief: Brief, row: dict[str, Any]) -> None:

@@ -476,6 +476,13 @@ def phase_trace(ctx: Context) -> None:
     )
 
 
+def phase_entail(ctx: Context) -> None:
+    # No headless reasoner judges entailment yet; the skip is recorded so the brief says so.
+    reason = BY_NAME["entail"].skip_reason("no-entailment-judge")
+    write_phase(ctx.brief, "entail", SkipRecord(skipped=reason))
+    ctx.progress("entail", f"skipped: {reason}")
+
+
 def phase_panel(ctx: Context) -> None:
     from deep_research.decide.votes import apply_votes
 
@@ -620,6 +627,7 @@ PHASE_FUNCTIONS: dict[str, Callable[[Context], None]] = {
     "round2": phase_round2,
     "claims": phase_claims,
     "trace": phase_trace,
+    "entail": phase_entail,
     "panel": phase_panel,
     "triangulate": phase_triangulate,
     "refetch": phase_refetch,

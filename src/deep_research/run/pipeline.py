@@ -20,6 +20,7 @@ PhaseName = Literal[
     "round2",
     "claims",
     "trace",
+    "entail",
     "panel",
     "triangulate",
     "refetch",
@@ -32,6 +33,7 @@ PhaseName = Literal[
 SkipCondition = Literal[
     "round-cap",  # the run's round cap is below 2
     "no-supported-claim",  # no claim is Supported after the trace: nothing for the panel
+    "no-entailment-judge",  # the run's reasoner has no entailment judge
     "local-corpus",  # no web source: nothing to re-fetch
     "depth-quick",  # CIBER does not run at quick depth
     "insufficient-high-confidence-claims",  # CIBER needs at least two high-confidence claims
@@ -103,6 +105,14 @@ PIPELINE: tuple[Phase, ...] = (
         "the trace gate: every (claim, source) pair traced to its retained text",
         needs=("claims.json", "sources.jsonl", "corpus/"),
         writes=("claims.json", "trace.json"),
+    ),
+    Phase(
+        "entail",
+        "the entailment judge on each traced load-bearing (claim, source); spans checked by code",
+        needs=("claims.json", "trace.json"),
+        writes=("claims.json", "trace.json#phases.entail"),
+        depths=FULL_ONLY,
+        skips=(SkipRule("no-entailment-judge", "this run's reasoner has no entailment judge"),),
     ),
     Phase(
         "panel",
