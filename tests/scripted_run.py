@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from deep_research.brief import Brief
 from deep_research.fetch.fetcher import FetchPolicy
@@ -145,6 +146,15 @@ class Web:
                     self.pages.setdefault((sq, round_), []).append(self.url(host, path))
                     self.hosts[host] = [self.address]
 
+    blanked: bool = False
+
+    def blank(self) -> None:
+        """Every page loses the text it was fetched with (a site rewritten after the fetch)."""
+        for url in [url for urls in self.pages.values() for url in urls]:
+            path = urlsplit(url).path
+            self.server.routes[path] = Route(body=article(filler(path, 500), "Moved"))
+        self.blanked = True
+
     def url(self, host: str, path: str) -> str:
         # A page on the default port carries none, as a search engine would list it.
         port = "" if self.server.port == 80 else f":{self.server.port}"
@@ -211,6 +221,13 @@ def written(action: Action, brief: Path, current: str | None = None) -> str:
         plan = json.loads(current)
         for sq in plan["sub_questions"]:
             sq["counter_queries"] = [f"harbourton {sq['id']} evidence against"]
+        return json.dumps(plan)
+    if action.phase in ("cast", "round2"):  # a top-up: new queries for every sub-question
+        assert current is not None, "a top-up adds to the plan as it stands"
+        plan = json.loads(current)
+        field_name = "more_queries" if action.phase == "cast" else "more_counter_queries"
+        for sq in plan["sub_questions"]:
+            sq[field_name] = [f"harbourton {sq['id']} query more"]
         return json.dumps(plan)
     if action.phase == "claims":
         return json.dumps(_claims(action, brief))

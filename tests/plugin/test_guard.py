@@ -387,12 +387,12 @@ def test_round_cap_and_fetcher_dispatch_budget(project: Path) -> None:
     assert guard.run_guard(skeptic, "pre", state).allow  # only fetchers count against rounds
 
 
-@pytest.mark.parametrize(("planned", "budget"), [(3, 12), (50, 32)])
+@pytest.mark.parametrize(("planned", "budget"), [(3, 18), (50, 48)])
 def test_the_fetcher_budget_is_sized_from_the_plan_under_a_ceiling(
     project: Path, planned: int, budget: int
 ) -> None:
-    """One fetcher per planned sub-question per round and one retry each; a padded plan does
-    not lift the ceiling (8 sub-questions × 2 rounds × 2)."""
+    """Per planned sub-question and round: a fetcher, a retry and a top-up; a padded plan does
+    not lift the ceiling (8 sub-questions × 2 rounds × 3)."""
     state = project / "state"
     plan = {"sub_questions": [{"id": f"sq{n}", "queries": ["q"]} for n in range(planned)]}
     (_brief(project) / "plan.json").write_text(json.dumps(plan))

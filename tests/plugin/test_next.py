@@ -25,6 +25,7 @@ from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.decide import refetch as refetch_module
 from deep_research.fetch.fetcher import Fetcher
+from deep_research.plugin import runstate
 from deep_research.plugin.next import Action, next_action
 from deep_research.schemas import validate_brief
 from localhttp import LocalServer
@@ -66,6 +67,10 @@ class Orchestrator:
         assert action.tasks and len(action.tasks) <= 6  # the fan-out ceiling of a full run
         for task in action.tasks:
             self.agent_calls += 1
+            if action.agent == "deep-research:fetcher":  # the ledger the guard keeps
+                row = {"event": "dispatch", "fetcher": True, "id": f"d{self.agent_calls}"}
+                row["round"] = int(scripted_run.fields(task.prompt)["round"])
+                runstate.append_ledger(Brief(self.brief), row)
             reply = getattr(self, "agent_" + (action.agent or "").split(":")[1])(task.prompt)
             tail = self.trailer if action.agent != "deep-research:ciber" else ""
             shown = reply if isinstance(reply, str) else json.dumps(reply)
@@ -124,6 +129,48 @@ def test_a_full_run_that_does_only_what_next_says_reaches_ready(
     judged = [t for a in orchestrator.actions if a.phase == "entail" for t in a.tasks]
     entail = json.loads((brief / "trace.json").read_text())["phases"]["entail"]
     assert judged and len(entail["checked"]) == len(judged) and entail["ignored"] == []
+
+
+class HeldBack(Orchestrator):
+    """Round 1's first fetchers each miss one page (15 fetched, the floor is 20); a fetcher given
+    the top-up's new queries finds it."""
+
+    def agent_fetcher(self, prompt: str) -> Any:
+        f = scripted_run.fields(prompt)
+        pages = self.web.pages[(f["sub_question"], int(f["round"]))]
+        topping_up = "query more" in f["queries"]
+        wanted = pages[-1:] if topping_up else pages[:-1] if f["round"] == "1" else pages
+        fetched = []
+        with Fetcher(Brief(self.brief), self.web.policy(), use_brief_hosts=False) as fetcher:
+            for url in wanted:
+                result = fetcher.fetch(url)
+                assert result.ok, result.entry
+                fetched.append((url, result.text or ""))
+        return scripted_run.fetcher_reply(prompt, fetched)
+
+
+def test_a_round_short_of_its_floor_is_topped_up_once_with_new_queries(
+    project: Path, web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    orchestrator = HeldBack(web, brief, "full")
+    done = orchestrator.run()
+    asked = [a for a in orchestrator.actions if a.phase == "cast" and a.action == "write"]
+    assert len(asked) == 1 and asked[0].why.startswith("round 1 fetched 15 source(s)")
+    top_ups = [t for a in orchestrator.actions if a.phase == "cast" for t in a.tasks]
+    assert sum(t.save_to.endswith("-more.json") for t in top_ups) == 5  # once per sub-question
+    assert done.verdict == "READY", done.reasons  # the floor was met by work, not waived
+
+
+def test_a_round_short_of_its_floor_with_no_dispatch_left_ends_with_the_hold(
+    project: Path, web: Web, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runstate, "FETCHERS_PER_TASK", 1)  # room for the first fetchers only
+    brief = start("full", capsys)
+    done = HeldBack(web, brief, "full").run()
+    assert done.verdict == "HOLD"
+    assert any(r.startswith("floor round1_fetches") for r in done.reasons), done.reasons
+    assert "floor round1_fetches: the work of phase cast" in done.rules, done.rules
 
 
 class Contradicting(Orchestrator):
@@ -201,7 +248,6 @@ def test_a_short_plan_is_sent_back_with_the_reason(
 def test_a_spent_dispatch_budget_goes_on_with_what_was_gathered(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from deep_research.plugin import runstate
 
     brief = start("quick", capsys)
     plan = {
@@ -213,7 +259,7 @@ def test_a_spent_dispatch_budget_goes_on_with_what_was_gathered(
     (brief / "plan.json").write_text(json.dumps(plan))
     assert next_action(brief).action == "dispatch"
     budget = runstate.fetcher_budget(Brief(brief), runstate.clamp_caps("quick", {})[0])
-    assert budget == 3 * 1 * 2  # three sub-questions, one round, one retry each
+    assert budget == 3 * 1 * 3  # three sub-questions, one round: a fetcher, a retry, a top-up
     for number in range(budget):  # used up
         runstate.append_ledger(
             Brief(brief), {"event": "dispatch", "fetcher": True, "round": 1, "id": f"d{number}"}
@@ -282,6 +328,31 @@ def test_a_failed_brief_regenerates_into_a_new_one_and_the_old_is_kept_aside(
     )
     action = next_action(brief)
     assert action.phase == "plan"  # a fresh phase 1 and 2 in the new brief
+
+
+def test_next_regenerates_a_failed_brief_once_and_a_second_fail_stands(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    _decided(brief, "FAIL")
+    close = next_action(brief)
+    assert close.action == "run" and shlex.split(close.command or "")[1] == "finish"
+    assert main(shlex.split(close.command or "")[1:]) == 0
+    again = next_action(brief)
+    words = shlex.split(again.command or "")
+    assert again.action == "run" and words[1:3] == ["start", TOPIC]
+    assert words[words.index("--depth") + 1] == "full"
+    capsys.readouterr()
+    assert main(words[1:]) == 0
+    started = json.loads(capsys.readouterr().out)
+    assert started["replaces"]["verdict"] == "FAIL"
+    assert json.loads((Path(started["superseded"]) / "claims.json").read_text())["verdict"] == (
+        "FAIL"
+    )
+    assert next_action(brief).phase == "plan"  # a fresh plan and rounds in the new brief
+    _decided(brief, "FAIL")
+    final = next_action(brief)
+    assert final.action == "done" and final.verdict == "FAIL"
 
 
 def test_a_fresh_reusable_brief_is_reopened_and_next_reports_it(

@@ -248,9 +248,13 @@ def _next_without_panel(brief: Path) -> Action:
         return next_module.next_action(brief)
 
 
-def follow_next(player: Player, depth: str, *, skip_panel: bool = False) -> Program:
+def follow_next(
+    player: Player, depth: str, *, skip_panel: bool = False, pages_change: bool = False
+) -> Program:
     """The orchestrator of skills/deep-research/SKILL.md: only what `next` prints. With
-    ``skip_panel`` it dispatches no skeptic and runs the later steps itself."""
+    ``skip_panel`` it dispatches no skeptic and runs the later steps itself. With
+    ``pages_change`` every page loses its text before the re-fetch (the brief then FAILs), and
+    the run ends once `next` asks for the new brief's plan."""
     started = yield [bash(f"deep-research start {shlex.quote(TOPIC)} --depth {depth}")]
     brief = Path(json_of(only(started))["brief"])
     skipping = False
@@ -264,6 +268,10 @@ def follow_next(player: Player, depth: str, *, skip_panel: bool = False) -> Prog
                 skipping = True
                 continue
         player.actions.append(action)
+        if pages_change and action.phase == "refetch":
+            player.web.blank()
+        if pages_change and action.phase == "plan" and player.web.blanked:
+            return "regenerated: a new plan is asked for"
         if action.action == "run":
             yield [bash(action.command or "")]
         elif action.action == "write":
@@ -573,6 +581,30 @@ def test_a_model_that_skips_the_panel_does_not_get_ready(tmp_path: Path, web: We
     # next still asks for the panel it skipped.
     after = player.after_skip
     assert after is not None and (after.phase, after.action) == ("panel", "dispatch"), run.see
+
+
+def test_a_failed_brief_regenerates_into_a_new_one_inside_claude(tmp_path: Path, web: Web) -> None:
+    player = Player(web, lambda p: follow_next(p, "full", pages_change=True))
+    run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC} --depth full")
+    assert run.returncode == 0 and not player.log.errors and run.denials() == [], run.see
+    # The one failed call is the verdict's own exit 1 on FAIL; nothing was refused.
+    assert [e[2].startswith("Exit code 1") and '"FAIL"' in e[2] for e in run.errors()] == [True]
+    steps = [(a.action, a.phase, (a.command or "").split(" ")[1:2]) for a in player.actions]
+    verdict = steps.index(("run", "verdict", ["verdict"]))
+    # After the FAIL verdict: close the run, start it again, and plan afresh — each from next.
+    assert steps[verdict + 1 :] == [
+        ("run", "verdict", ["finish"]),
+        ("run", "verdict", ["start"]),
+        ("write", "plan", []),
+    ], (steps, run.see)
+    brief = run.brief()
+    record = json.loads((brief / "run.json").read_text(encoding="utf-8"))
+    assert record["replaces"]["verdict"] == "FAIL", run.see
+    kept = Brief(Path(record["replaces"]["path"])).load_claims()
+    assert kept.verdict == "FAIL" and kept.refetch_pass_rate == 0.0, run.see
+    assert not (brief / "claims.json").exists(), run.see  # the new brief starts from its plan
+    active = runstate.load_active(run.state)
+    assert active is not None and active.brief == brief, run.see  # the new run is the live one
 
 
 # --- the building blocks themselves (run without the CLI) -------------------------------------

@@ -64,6 +64,10 @@ class PlanSubQuestion(BaseModel):
     scope: str = ""
     queries: list[Query] = Field(default_factory=list)
     counter_queries: list[Query] = Field(default_factory=list)
+    # A round's top-up queries, asked for only when the round fell short of its floor; they
+    # lift no query floor (those count the lists above).
+    more_queries: list[Query] = Field(default_factory=list)
+    more_counter_queries: list[Query] = Field(default_factory=list)
 
 
 class Plan(BaseModel):

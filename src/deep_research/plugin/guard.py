@@ -72,9 +72,9 @@ What each check does, and how it fails:
   stays writable: the synthesis writes it, and the trace gate re-reads every quote from
   ``corpus/``.
 * **fan-out and round caps** (Agent) during an active run — *fails closed*: at most
-  ``max_fanout`` dispatches in flight; fetcher dispatches sized from plan.json (one per
-  sub-question per round and one retry each, under a hard ceiling; one fan-out per round before
-  a plan exists); a prompt declaring ``round=N`` above ``max_rounds`` is denied.
+  ``max_fanout`` dispatches in flight; fetcher dispatches sized from plan.json (per
+  sub-question and round: one, a retry and a top-up, under a hard ceiling; one fan-out per round
+  before a plan exists); a prompt declaring ``round=N`` above ``max_rounds`` is denied.
 * **no active run** — fetch safety, the run pointers, our CLI's own rules (no fetch outside a
   run, no static hosts, no ``guard`` from Bash) apply; everything else passes.
 * **PostToolUse / PostToolUseFailure** (recording WebSearch hosts — from the structured hits
@@ -1174,7 +1174,7 @@ def check_agent(tool_input: Mapping[str, Any], run: ActiveRun | None, tool_use_i
             if fetchers >= budget:
                 return deny(
                     f"Agent: the run's fetcher dispatches are spent ({fetchers} of {budget}: "
-                    "one per planned sub-question per round, and one retry each)"
+                    "per planned sub-question and round: one, a retry and a top-up)"
                 )
         row: dict[str, Any] = {
             "event": "dispatch",

@@ -283,7 +283,114 @@ def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
             why=f"round {round_}: fetcher returns saved but not yet normalized",
             command=view.cli("ingest", str(view.root)),
         )
+    return _top_up(view, phase, round_)
+
+
+# --- a round that fell short: one top-up with new queries -----------------------------------
+
+#: The plan field a round's top-up queries go in.
+TOP_UP_FIELD = {1: "more_queries", 2: "more_counter_queries"}
+
+
+def shortfall(view: View, round_: int) -> str | None:
+    """The work floor round ``round_`` left unmet that more fetching can still meet — the same
+    counts the verdict's floors take (decide.counters, decide.verdict) — or None."""
+    if view.depth != "full" or not view.brief.sources_path.exists():
+        return None
+    from deep_research.decide.counters import fetched_sources, round1_fetches
+
+    s = view.settings
+    sources = view.brief.load_sources()
+    log = view.brief.load_fetch_log()
+    if round_ == 1:
+        got = round1_fetches(sources, log)
+        if got < s.full_round1_fetches:
+            return f"round 1 fetched {got} source(s); the floor is {s.full_round1_fetches}"
+        return None
+    later = sum(1 for row in fetched_sources(sources, log) if row.round >= 2)
+    if later < s.full_round2_fetches:
+        return f"round 2 fetched {later} source(s); the floor is {s.full_round2_fetches}"
+    if len(sources) < s.full_distinct_sources:
+        return (
+            f"the run has {len(sources)} distinct sources; the floor is {s.full_distinct_sources}"
+        )
     return None
+
+
+def _asked_before(sq: Any, round_: int) -> set[str]:
+    earlier = sq.queries if round_ == 1 else [*sq.queries, *sq.counter_queries]
+    return {" ".join(q.split()).casefold() for q in earlier}
+
+
+def _new_queries(sq: Any, round_: int) -> list[str]:
+    before = _asked_before(sq, round_)
+    wanted = getattr(sq, TOP_UP_FIELD[round_])
+    return [q for q in wanted if " ".join(q.split()).casefold() not in before]
+
+
+def _top_up(view: View, phase: str, round_: int) -> Action | None:
+    """Once per round: when the round fell short of a floor and dispatches are left, new
+    queries for every sub-question and one more fetcher each, so the HOLD it would cause is
+    cleared by work, not recorded. Otherwise the round is done and the verdict says why."""
+    plan = _plan(view)
+    started = [
+        sq
+        for sq in plan.sub_questions
+        if returns.fetcher_path(view.root, sq.id, round_, more=True).exists()
+    ]
+    # Round 2's own fetchers come first: a top-up spends only dispatches no later round needs.
+    later = len(plan.sub_questions) if round_ == 1 and view.depth == "full" else 0
+    left = _dispatches_left(view) - later
+    short = None if started else shortfall(view, round_)
+    if not started and (short is None or left <= 0):
+        return None
+    field = TOP_UP_FIELD[round_]
+    if not started:
+        lacking = [sq.id for sq in plan.sub_questions if not _new_queries(sq, round_)]
+        if lacking:
+            example_sq = {"id": plan.sub_questions[0].id, field: ["…"]}
+            return Action(
+                action="write",
+                phase=phase,
+                why=f"{short}: a top-up needs new queries for {', '.join(lacking)}",
+                path=str(view.root / "plan.json"),
+                example={"sub_questions": [example_sq]},
+                rules=[
+                    f'keep every field already in plan.json; add to each sub-question a "{field}" '
+                    "list of at least 1 query that is not already in its lists",
+                    "aim each at sources of another kind than those in "
+                    f"{view.brief.sources_path} (another publisher, dataset, or primary document)",
+                ],
+            )
+    tasks = []
+    for sq in plan.sub_questions:
+        target = returns.fetcher_path(view.root, sq.id, round_, more=True)
+        if target.exists():
+            continue
+        prompt = " ".join(
+            [
+                f"brief={view.root}",
+                f"sub_question={sq.id}",
+                f"round={round_}",
+                "queries=" + json.dumps(_new_queries(sq, round_), ensure_ascii=False),
+                f"scope={sq.scope}",
+            ]
+        )
+        tasks.append(Task(prompt=prompt, save_to=str(target)))
+    if not tasks or left <= 0:
+        return None  # topped up once (or out of dispatches): the round is done
+    return Action(
+        action="dispatch",
+        phase=phase,
+        why=f"round {round_} top-up: {len(tasks)} fetcher(s) with new queries",
+        agent="deep-research:fetcher",
+        tasks=tasks[: min(view.caps.max_fanout, left)],
+        rules=[
+            "dispatch every task below in ONE message",
+            "save each agent's final reply, exactly as returned, to its save_to file",
+            "then call deep-research next again",
+        ],
+    )
 
 
 def phase_cast(view: View) -> Action | None:
@@ -626,17 +733,99 @@ HANDLERS: dict[str, Callable[[View], Action | None]] = {
 }
 
 
+#: The phase whose work a HOLD reason counts (the reason's rule, as the verdict names it).
+CLEARED_BY = {
+    "floor sub_questions": "plan",
+    "floor queries_per_sub_question": "plan",
+    "floor round1_fetches": "cast",
+    "floor distinct_sources": "cast and round2",
+    "floor rounds": "round2",
+    "floor counter_queries_per_sub_question": "round2",
+    "floor round2_fetches": "round2",
+    "floor refetch_sample": "refetch",
+    "rule 2": "trace",
+    "rule 3": "ciber",
+    "rule E": "plan: the sources found do not answer the question; ask a narrower one",
+}
+
+
+def _hold_lines(reasons: list[str]) -> list[str]:
+    lines = []
+    for reason in reasons:
+        rule = reason.split(" → ", 1)[0]
+        if reason.split(" → ", 1)[-1].startswith("HOLD") and rule in CLEARED_BY:
+            lines.append(f"{rule}: the work of phase {CLEARED_BY[rule]}")
+    return lines
+
+
+def _run_record(view: View) -> dict[str, Any]:
+    try:
+        value = json.loads((view.root / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _regenerate(view: View, record: dict[str, Any]) -> Action | None:
+    """A FAIL brief starts again once, in a new brief; the failed one is kept aside by start."""
+    from deep_research.plugin.runstate import load_active
+
+    replaces = record.get("replaces")
+    if isinstance(replaces, dict) and replaces.get("verdict") == "FAIL":
+        return None  # this run is the regeneration: its FAIL stands
+    state = view.root.parent.parent
+    try:
+        active = load_active(state)
+    except DeepResearchError:
+        active = None
+    why = "FAIL: the pages no longer say what was fetched; the research starts again"
+    if active is not None and active.brief == view.root:
+        return _command(
+            view,
+            "verdict",
+            why + " (first the failed run is closed)",
+            "finish",
+            str(view.root),
+            "--state",
+            str(state),
+        )
+    recorded = record.get("caps")
+    caps: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+    flags = {
+        "max_fetches": "--max-fetches",
+        "max_fanout": "--fan-out",
+        "max_rounds": "--rounds",
+        "max_searches": "--max-searches",
+    }
+    words = ["start", str(record.get("topic") or view.root.name), "--depth", view.depth]
+    words += ["--state", str(state)]
+    for name, flag in flags.items():
+        if isinstance(caps.get(name), int):
+            words += [flag, str(caps[name])]
+    return _command(view, "verdict", why + " in a new brief", *words)
+
+
 def _done(view: View) -> Action:
     document = view.claims()
     verdict = document.verdict if document is not None else None
     reasons = list(document.verdict_reasons) if document is not None else []
     root = str(view.root)
+    if verdict == "FAIL":
+        again = _regenerate(view, _run_record(view))
+        if again is not None:
+            return again
+    why = "every phase is complete"
+    rules: list[str] = []
+    if verdict == "HOLD":
+        why = "HOLD: the run did all the work its caps allow; what is missing is named below"
+        rules = _hold_lines(reasons)
     return Action(
         action="done",
         phase="verdict",
-        why="every phase is complete",
+        why=why,
         verdict=verdict,
         reasons=reasons,
+        rules=rules,
         then=[view.cli("handoff", root), view.cli("finish", root)],
     )
 
@@ -662,6 +851,9 @@ def next_action(root: Path, settings: Settings | None = None) -> Action:
     returns.returns_dir(root).mkdir(exist_ok=True)
     # The run's own settings, frozen at start: the floors next asks for are the verdict's.
     view = View(brief, depth, _caps(root, depth), settings or settings_for(root))
+    document = view.claims()
+    if document is not None and document.verdict == "FAIL":
+        return _done(view)  # nothing more is done in a failed brief: it is regenerated
     for phase in phases_for(depth):
         action = HANDLERS[phase.name](view)
         if action is not None:

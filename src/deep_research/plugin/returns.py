@@ -20,7 +20,8 @@ SYNTHESIS = "synthesis.md"
 Kind = Literal["fetcher", "skeptic", "verifier", "triangulator", "ciber"]
 
 _FETCHER = re.compile(
-    r"^fetcher-(?P<sq>[A-Za-z0-9_.-]+?)-r(?P<round>[1-9])(?P<retry>-retry)?(?P<mcp>-mcp)?\.json$"
+    r"^fetcher-(?P<sq>[A-Za-z0-9_.-]+?)-r(?P<round>[1-9])(?P<retry>-retry|-more)?(?P<mcp>-mcp)?"
+    r"\.json$"
 )
 _SKEPTIC = re.compile(r"^skeptic-(?P<claim>C[0-9]+)-(?P<vote>[1-9])\.json$")
 _VERIFIER = re.compile(r"^verifier-(?P<claim>C[0-9]+)-(?P<source>S[0-9]+)\.json$")
@@ -42,8 +43,12 @@ def returns_dir(brief: Path) -> Path:
     return brief / RETURNS
 
 
-def fetcher_path(brief: Path, sub_question: str, round_: int, *, retry: bool = False) -> Path:
-    suffix = "-retry" if retry else ""
+def fetcher_path(
+    brief: Path, sub_question: str, round_: int, *, retry: bool = False, more: bool = False
+) -> Path:
+    """A fetcher's reply; ``retry`` for the one retry of an incomplete fetcher, ``more`` for the
+    round's top-up fetcher (new queries when the round fell short of its floor)."""
+    suffix = "-retry" if retry else "-more" if more else ""
     return returns_dir(brief) / f"fetcher-{sub_question}-r{round_}{suffix}.json"
 
 
@@ -76,7 +81,7 @@ def parse_name(path: Path) -> Return | None:
             path,
             sub_question=m["sq"],
             round=int(m["round"]),
-            retry=m["retry"] is not None,
+            retry=m["retry"] == "-retry",
         )
     if m := _SKEPTIC.match(name):
         return Return("skeptic", path, claim=m["claim"], vote=int(m["vote"]))

@@ -45,7 +45,9 @@ HARD_MAX_ROUNDS = 3
 HARD_MAX_SEARCHES = 100
 #: A plan holds at most this many sub-questions, and a run at most this many fetcher dispatches.
 HARD_MAX_SUB_QUESTIONS = 8
-HARD_MAX_FETCHER_DISPATCHES = 2 * HARD_MAX_SUB_QUESTIONS * HARD_MAX_ROUNDS
+#: Per sub-question and round: the fetcher, its one retry, the round's one top-up.
+FETCHERS_PER_TASK = 3
+HARD_MAX_FETCHER_DISPATCHES = FETCHERS_PER_TASK * HARD_MAX_SUB_QUESTIONS * HARD_MAX_ROUNDS
 #: Defaults per depth (full meets the floors: ≥ 20 round-1 fetches, ≥ 30 sources, 2 rounds).
 #: Searches: a full run needs 2 scout searches + 5 sub-questions × 4 queries × 2 rounds (42)
 #: and ≥ 1 counter-query per sub-question (47); quick, 2 + 3 × 2 (8). The rest is headroom.
@@ -71,13 +73,14 @@ class RunCaps:
     max_searches: int
 
     def fetcher_dispatches(self, planned_sub_questions: int | None) -> int:
-        """The run's fetcher dispatches, sized from its plan: one fetcher per sub-question per
-        round and one retry each, never above the hard ceiling. Before a plan exists, one
-        fan-out per round."""
+        """The run's fetcher dispatches, sized from its plan: per sub-question and round one
+        fetcher, one retry if it comes back incomplete and one top-up if the round falls short
+        of its floor — never above the hard ceiling. Before a plan exists, one fan-out per
+        round."""
         if planned_sub_questions is None:
             return self.max_fanout * self.max_rounds
         planned = max(1, min(planned_sub_questions, HARD_MAX_SUB_QUESTIONS))
-        return min(HARD_MAX_FETCHER_DISPATCHES, planned * self.max_rounds * 2)
+        return min(HARD_MAX_FETCHER_DISPATCHES, planned * self.max_rounds * FETCHERS_PER_TASK)
 
 
 @dataclass(frozen=True)
@@ -193,8 +196,11 @@ def start_run(
     settings = load_settings()
     root = brief_dir(state, slugify(topic)).resolve()
     superseded = None
+    replaced: dict[str, Any] = {}
     if root.exists() and _regenerate(Brief(root), run_depth, settings):
+        replaced = {"verdict": _verdict_of(Brief(root))}
         superseded = supersede(root)
+        replaced["path"] = str(superseded)
     root.mkdir(parents=True, exist_ok=True)
     brief = Brief(root)
     existing = brief.claims_path.exists()
@@ -207,12 +213,22 @@ def start_run(
         "clamped": notes,
         "settings": settings.as_record(),
     }
+    if replaced:
+        # What this run replaces: `next` regenerates a FAIL brief once, not a second time.
+        record["replaces"] = replaced
     atomic_write_json(root / "run.json", record)
     ledger_path(brief).unlink(missing_ok=True)  # a new run starts with a fresh budget
     add_hosts(brief, static_hosts, static=True)
     atomic_write_json(pointer_path(state), {"brief": str(root)})
     moved = {"superseded": str(superseded)} if superseded is not None else {}
     return {"brief": str(root), "existing_brief": existing, **moved, **record}
+
+
+def _verdict_of(brief: Brief) -> str | None:
+    try:
+        return brief.load_claims().verdict if brief.claims_path.exists() else None
+    except DeepResearchError:
+        return None
 
 
 def _regenerate(brief: Brief, depth: Depth, settings: Any) -> bool:
@@ -223,7 +239,6 @@ def _regenerate(brief: Brief, depth: Depth, settings: Any) -> bool:
     An unfinished brief is reopened to continue, unless it was started at another depth.
     """
     from deep_research.decide.freshness import decide
-    from deep_research.errors import DeepResearchError
 
     try:
         document = brief.load_claims() if brief.claims_path.exists() else None
