@@ -8,7 +8,9 @@ Two kinds of labelled rows, both in the gate's batch-input shape plus labels:
 * **literal fidelity** (``expected`` supported/not_supported, ``kind`` numeric/non_numeric): on
   numeric rows, the share of ``not_supported`` rows the gate rejects *on a number or date*, and
   the share of ``supported`` rows it wrongly rejects on a number or date. A missing proper name is
-  a separate signal and is reported separately, never folded into either figure.
+  a separate signal and is reported separately, never folded into either figure; so is the whole
+  gate's verdict on the numeric rows (rejected for any reason: a number, a name, low overlap), so
+  that a number rule and a name rule are never confused.
 
 Both run the gate's own steps (:func:`deep_research.gates.support.check_support`), not a
 re-creation.
@@ -29,6 +31,10 @@ from deep_research.gates.locate import Document
 from deep_research.gates.support import Support, check_support
 
 Row = dict[str, Any]
+
+#: Where the labelled development rows ship with the repository (benchmarks/data/README.md names
+#: their sources and licences).
+DEFAULT_EVAL_DIR = Path(__file__).resolve().parents[3] / "benchmarks" / "data"
 
 
 _REQUIRED = ("id", "claim", "quote", "source_text", "expected", "kind")
@@ -128,6 +134,8 @@ class LiteralFigures:
                 c["support_flagged"], c["support"]
             ),
             "numeric_supported_missing_a_name": _share(c["support_name"], c["support"]),
+            "numeric_not_supported_gate_rejected": _share(c["refute_rejected"], c["refute"]),
+            "numeric_supported_gate_rejected": _share(c["support_rejected"], c["support"]),
             "numeric_not_supported_rows": c["refute"],
             "numeric_supported_rows": c["support"],
             "non_numeric_not_supported_gate_rejected": _share(
@@ -154,6 +162,9 @@ def measure_literals(rows: Iterable[Row]) -> LiteralFigures:
             continue
         literals = support.literals
         flagged = bool(literals and literals.numeric_missing)
+        figures.counts["refute_rejected" if refute else "support_rejected"] += (
+            support.outcome != "supported"
+        )
         if refute:
             figures.counts["refute"] += 1
             figures.counts["refute_flagged"] += flagged
