@@ -31,6 +31,7 @@ from deep_research.gates.vocabulary import MONTH_PATTERN, MONTHS
 
 _DAY_RE = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?![\dA-Za-z])"
 _YEAR_RE = r"(?:1\d{3}|20\d{2}|2100)(?!\d)"
+#: The four-digit integers that may be years: a millennium back, a lifetime ahead.
 YEAR_MIN, YEAR_MAX = 1000, 2100
 _DATE_RE = re.compile(
     r"(?<![\w.,])(?:"

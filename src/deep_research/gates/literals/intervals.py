@@ -29,6 +29,8 @@ from deep_research.gates.literals.numbers import NUMERAL, parse_numeral, step_of
 from deep_research.gates.literals.tokens import LiteralToken
 
 _INFINITY = Decimal("Infinity")
+#: How far "about X" reaches beyond rounding: a twentieth of X, the band within which writers
+#: round a figure they call approximate ("about 4,300" for 4,12x would be "about 4,100").
 _APPROX_SHARE = Decimal("0.05")
 
 

@@ -20,11 +20,15 @@ from deep_research.gates.literals.tokens import LiteralToken, TakenSpans
 from deep_research.gates.vocabulary import MONTHS, WEEKDAYS
 
 _NAME_WORD_RE = re.compile(r"[^\W_](?:[\w&+]|['’\-./](?=\w))*")
+#: Characters after which a capitalized word is capitalized because it starts something (a
+#: sentence, a quotation, a bracket, a list item), not because it is a name.
 _SENTENCE_END = frozenset(".!?\n\r`\"“”'‘’(*•:;[{|")
+#: Lower-case words that join the parts of one name (Bank of Ireland, Ludwig van Beethoven).
 _CONNECTORS = frozenset(
     {"of", "de", "del", "della", "di", "da", "du", "van", "von", "der", "den", "la", "le",
      "al", "bin", "ibn", "y"}
 )  # fmt: skip
+#: Capitalized only at a sentence start or in a heading, these never begin or carry a name.
 _FUNCTION_WORDS = frozenset(
     {
         "a", "an", "the", "in", "on", "at", "by", "for", "from", "with", "after", "before",

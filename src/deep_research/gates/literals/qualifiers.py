@@ -97,6 +97,7 @@ _POST_QUALIFIER_RE = re.compile(
     r"(?![\w])",
     re.IGNORECASE,
 )
+#: Characters before a figure searched for its qualifier: longer than the longest phrase.
 _QUALIFIER_WINDOW = 40
 # A window can only end a qualifier phrase if it ends with the phrase's last word ("the" may be
 # dropped before a dated figure, so it is kept as a possible ending).
