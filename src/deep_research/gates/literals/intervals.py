@@ -104,10 +104,10 @@ def claim_interval(token: LiteralToken) -> Interval:
 def quote_interval(token: LiteralToken) -> Interval:
     assert token.value is not None
     value = token.value
+    if token.qualifier in ("eq", "approx"):
+        return Interval(value, value)
     unit = quantum(token)
     match token.qualifier:
-        case "eq" | "approx":
-            return Interval(value, value)
         case "gt":
             return Interval(value, value + unit, low_open=True, high_open=True)
         case "ge":
