@@ -1,4 +1,5 @@
-"""Shared fixtures. The labelled eval data lives outside the repository (../shared/eval)."""
+"""Shared fixtures. The labelled eval data ships in benchmarks/data ($DEEP_RESEARCH_EVAL_DIR
+overrides it)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def claude_binary() -> str:
 
 def _eval_dir() -> Path:
     override = os.environ.get("DEEP_RESEARCH_EVAL_DIR")
-    return Path(override) if override else REPO.parent / "shared" / "eval"
+    return Path(override) if override else REPO / "benchmarks" / "data"
 
 
 def load_eval(name: str) -> list[dict[str, Any]]:

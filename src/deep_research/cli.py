@@ -217,13 +217,14 @@ def _cmd_locate(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from deep_research.gates.evaluate import (
+        DEFAULT_EVAL_DIR,
         load_rows,
         measure_literals,
         measure_location,
         report_lines,
     )
 
-    directory = Path(args.eval_dir)
+    directory = Path(args.eval_dir) if args.eval_dir else DEFAULT_EVAL_DIR
     location = measure_location(load_rows(directory / args.quotes)) if args.quotes else None
     literals = measure_literals(load_rows(directory / args.literals)) if args.literals else None
     if args.json:
@@ -583,8 +584,9 @@ def build_parser(
     sub = add("eval", _cmd_eval, "measure the gate on labelled quote and literal data")
     sub.add_argument(
         "--eval-dir",
-        default=os.environ.get("DEEP_RESEARCH_EVAL_DIR", "../shared/eval"),
-        help="folder of labelled JSONL files (default: $DEEP_RESEARCH_EVAL_DIR or ../shared/eval)",
+        default=os.environ.get("DEEP_RESEARCH_EVAL_DIR"),
+        help="folder of labelled JSONL files (default: $DEEP_RESEARCH_EVAL_DIR, else the "
+        "repository's benchmarks/data)",
     )
     sub.add_argument("--quotes", default="wice_quotes_dev.jsonl", help="quote-location rows")
     sub.add_argument("--literals", default="vitaminc_dev.jsonl", help="literal-fidelity rows")

@@ -150,6 +150,9 @@ class LiteralsReport(Strict):
     claim: list[str] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
     missing_kinds: list[str] = Field(default_factory=list)
+    #: Claim literals the located text leaves out and the document's context establishes, each
+    #: with the passage ("2020 (title)"; docs/contracts.md §5.4).
+    context: list[str] = Field(default_factory=list)
 
 
 class Checks(Strict):
@@ -522,11 +525,15 @@ class GateInput(BaseModel):
     quote: str
     source_text: str | None = None
     source_path: str | None = None
+    #: The source document's title: context the literal check may read (docs/contracts.md §5.4).
+    title: str | None = Field(default=None, max_length=1000)
 
 
 class GateLiterals(Strict):
     claim: list[str] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
+    #: As LiteralsReport.context: what only the document's context establishes.
+    context: list[str] = Field(default_factory=list)
 
 
 class GateResult(Strict):

@@ -28,7 +28,7 @@ def test_metadata_block_and_split(example: Path, capsys: pytest.CaptureFixture[s
     assert handoff["research_claims"] == str(example / "claims.json")
     assert handoff["verdict"] == "PARTIAL" and handoff["ciber_passed"] is True
     assert handoff["research_freshness"] == "2024-05-01"
-    assert handoff["refetch_pass_rate"] == 0.92 and handoff["triangulation_score"] == 0.4
+    assert handoff["refetch_pass_rate"] == 0.92 and handoff["triangulation_score"] == 0.6
     context = {c["id"]: c for c in handoff["context"]}  # type: ignore[attr-defined]
     constraints = {c["id"]: c for c in handoff["constraints"]}  # type: ignore[attr-defined]
     assert "C1" in context and "C11" in context

@@ -250,3 +250,72 @@ def test_no_json_value_raises(value: object) -> None:
         "unsupported",
         "unresolvable",
     }
+
+
+TRANSPORT_QUOTE = (
+    "The largest share, $612 million, goes to public transport, including the first phase of "
+    "the Eastline tram extension."
+)
+REYES_QUOTE = (
+    "Councillor Ana Reyes, who chairs the finance committee, said the budget keeps property tax "
+    "rates unchanged for the third consecutive year."
+)
+
+
+def test_document_context_establishes_a_year_or_a_name_and_says_where(tmp_path: Path) -> None:
+    results = _run(
+        tmp_path,
+        [
+            _pair("year", "In 2025, $612 million goes to public transport.", TRANSPORT_QUOTE),
+            # the paragraph before states 2024, then 2025: the year in force is the last one
+            _pair(
+                "earlier-year", "In 2024, $612 million goes to public transport.", TRANSPORT_QUOTE
+            ),
+            _pair(
+                "name",
+                "Ana Reyes chairs the Harbourton finance committee.",
+                REYES_QUOTE,
+                title="Harbourton budget, 2025",
+            ),
+            _pair("untitled", "Ana Reyes chairs the Harbourton finance committee.", REYES_QUOTE),
+            _pair(
+                "wrong-title",
+                "Ana Reyes chairs the Harbourton finance committee.",
+                REYES_QUOTE,
+                title="Eastport budget, 2025",
+            ),
+        ],
+    )
+    by_id = {result["id"]: result for result in results}
+    assert by_id["year"]["verdict"] == "supported"
+    assert by_id["year"]["literals"]["context"] == ["2025 (paragraph before)"]  # type: ignore[index]
+    assert by_id["earlier-year"]["reasons"] == ["literal_missing"]
+    assert by_id["name"]["verdict"] == "supported"
+    assert by_id["name"]["literals"]["context"] == ["Harbourton (title)"]  # type: ignore[index]
+    assert by_id["untitled"]["reasons"] == ["name_missing"]
+    assert by_id["wrong-title"]["reasons"] == ["name_missing"]
+    assert by_id["wrong-title"]["literals"]["context"] == []  # type: ignore[index]
+
+
+def test_a_context_figure_is_never_evidence(tmp_path: Path) -> None:
+    # the title states the figure, the located text does not: a figure needs the located text
+    (result,) = _run(
+        tmp_path,
+        [
+            _pair(
+                "figure",
+                "The budget keeps property tax rates unchanged and gives $612 million to trams.",
+                REYES_QUOTE,
+                title="$612 million for transport",
+            )
+        ],
+    )
+    assert result["reasons"] == ["literal_missing"]
+    assert result["literals"]["missing"] == ["$612 million"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("title", [5, ["a"], "x" * 1001])
+def test_a_bad_title_is_an_invalid_field(tmp_path: Path, title: object) -> None:
+    (result,) = _run(tmp_path, [_pair("t", "The council approved a budget.", title=title)])
+    assert result["verdict"] == "unresolvable"
+    assert result["reasons"][0].startswith("invalid_field: title")  # type: ignore[index]

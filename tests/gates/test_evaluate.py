@@ -74,6 +74,30 @@ def test_literal_figures_on_a_tiny_table() -> None:
     assert figures["numeric_supported_rejected_on_number_or_date"] == 0.0
 
 
+def test_literal_figures_read_the_row_title_and_report_the_name_check_both_ways() -> None:
+    sentence = "It carries about 41,000 vehicles a day, according to the transport ministry."
+    row = {
+        "id": "s",
+        "claim": "The Kestrel Bridge carries more than 40,000 vehicles a day.",
+        "quote": sentence,
+        "source_text": sentence,
+        "expected": "supported",
+        "kind": "numeric",
+        "title": "Kestrel Bridge -LRB-Tyneford-RRB-",
+    }
+    refuted = {
+        **row,
+        "id": "r",
+        "expected": "not_supported",
+        "claim": "In 2020 the Kestrel Bridge carried more than 40,000 vehicles a day.",
+    }
+    figures = measure_literals([row, refuted]).as_dict()
+    assert figures["numeric_supported_missing_a_name"] == 0.0
+    assert figures["numeric_supported_missing_a_name_without_title"] == 1.0
+    assert figures["numeric_not_supported_gate_rejected"] == 1.0  # the year: the title has none
+    assert figures["numeric_supported_gate_rejected"] == 0.0
+
+
 def test_wice_quote_location_targets() -> None:
     figures = measure_location(load_eval("wice_quotes_dev.jsonl")).as_dict()
     assert figures["exact_span_share"] >= 0.99
@@ -85,6 +109,9 @@ def test_vitaminc_literal_targets() -> None:
     figures = measure_literals(load_eval("vitaminc_dev.jsonl")).as_dict()
     assert figures["numeric_not_supported_rejected_on_number_or_date"] >= 0.95
     assert figures["numeric_supported_rejected_on_number_or_date"] <= 0.10
+    # the page title is context the name check reads: it must matter, and in that direction
+    without = figures["numeric_supported_missing_a_name_without_title"]
+    assert figures["numeric_supported_missing_a_name"] < without
 
 
 def test_eval_command_json_and_missing_dir(

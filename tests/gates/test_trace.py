@@ -405,3 +405,20 @@ def test_derived_figure_only_when_declared(
     write_brief(tmp_path, _pages(), [claim])
     _trace(tmp_path)
     assert (_claim(tmp_path, "C1")["support_class"] == "Supported") is supported
+
+
+def test_the_source_title_is_context_the_trace_reports(tmp_path: Path) -> None:
+    quote = (
+        "Councillor Ana Reyes, who chairs the finance committee, said the budget keeps property "
+        "tax rates unchanged for the third consecutive year."
+    )
+    claim = "Ana Reyes chairs the finance committee of Harbourton."
+    for title, supported in (("Harbourton council budget", True), ("Council budget", False)):
+        city = PageSpec(CITY, page("city-budget.txt"), [("Reyes", quote)], title=title)
+        write_brief(tmp_path, _pages(city=city), [{"claim": claim, "supporting": ["S3"]}])
+        _trace(tmp_path)
+        checks = _claim(tmp_path, "C1")["evidence"][0]["checks"]
+        assert (checks["outcome"] == "supported") is supported, checks
+        assert checks["literals"]["context"] == (["Harbourton (title)"] if supported else [])
+        shutil.rmtree(tmp_path)
+        tmp_path.mkdir()

@@ -1,9 +1,10 @@
 """The standalone batch gate (docs/contracts.md §13): check citations produced by any tool.
 
-Input: JSONL, one ``{"id", "claim", "quote", "source_text" | "source_path"}`` per line (other keys
-are ignored, so labelled eval rows can be fed as they are). Output: one result per input line, in
-input order, ``{"id", "verdict", "reasons", "span", "literals"}``. Steps 2–4 of the gate only: no
-model, no network.
+Input: JSONL, one ``{"id", "claim", "quote", "source_text" | "source_path"}`` per line, perhaps
+with the source's ``title`` (document context the literal check may read); other keys are ignored,
+so labelled eval rows can be fed as they are. Output: one result per input line, in input order,
+``{"id", "verdict", "reasons", "span", "literals"}``. Steps 2–4 of the gate only: no model, no
+network.
 
 A malformed line yields an ``unresolvable`` result with the reason; the batch never aborts on one
 bad line. The whole input is refused (exit 2, nothing written) only when it is not a pairs file at
@@ -27,7 +28,7 @@ from pydantic import ValidationError
 from deep_research.brief import atomic_write_text, decode_utf8, jsonl_line, lone_surrogate_at
 from deep_research.errors import InputError, UnreadableInput
 from deep_research.gates.locate import Document
-from deep_research.gates.support import Support, check_support
+from deep_research.gates.support import SourceFacts, Support, check_support
 from deep_research.models import GateInput, GateLiterals, GateResult
 
 #: Longest input line read; a longer line is reported unresolvable, not loaded into memory.
@@ -37,10 +38,15 @@ MAX_SOURCE_BYTES = 64 * 1024 * 1024
 
 
 def check_pair(
-    claim: str, quote: str, source_text: str, *, pair_id: str | int | None = None
+    claim: str,
+    quote: str,
+    source_text: str,
+    *,
+    pair_id: str | int | None = None,
+    title: str | None = None,
 ) -> GateResult:
     """The gate's verdict on one (claim, quote, source text) triple."""
-    support = check_support(claim, [quote], Document(source_text))
+    support = check_support(claim, [quote], Document(source_text), facts=SourceFacts(title))
     return _result(pair_id, support)
 
 
@@ -51,6 +57,7 @@ def _result(pair_id: str | int | None, support: Support) -> GateResult:
         literals = GateLiterals(
             claim=[token.text for token in support.literals.claim_literals],
             missing=[token.text for token in support.literals.missing],
+            context=[str(use) for use in support.literals.context],
         )
     return GateResult(
         id=pair_id,
@@ -90,7 +97,8 @@ def check_line(raw: bytes | None, *, base_dir: Path) -> GateResult:
     text = _source_text(pair, base_dir)
     if isinstance(text, GateResult):
         return text
-    return _result(pair.id, check_support(pair.claim, [pair.quote], Document(text)))
+    facts = SourceFacts(title=pair.title)
+    return _result(pair.id, check_support(pair.claim, [pair.quote], Document(text), facts=facts))
 
 
 def _source_text(pair: GateInput, base_dir: Path) -> str | GateResult:

@@ -8,10 +8,13 @@ Two kinds of labelled rows, both in the gate's batch-input shape plus labels:
 * **literal fidelity** (``expected`` supported/not_supported, ``kind`` numeric/non_numeric): on
   numeric rows, the share of ``not_supported`` rows the gate rejects *on a number or date*, and
   the share of ``supported`` rows it wrongly rejects on a number or date. A missing proper name is
-  a separate signal and is reported separately, never folded into either figure.
+  a separate signal and is reported separately, never folded into either figure; so is the whole
+  gate's verdict on the numeric rows (rejected for any reason: a number, a name, low overlap), so
+  that a number rule and a name rule are never confused.
 
 Both run the gate's own steps (:func:`deep_research.gates.support.check_support`), not a
-re-creation.
+re-creation. A row's ``title`` (the page its sentence comes from) is the document context the
+gate may read, as a brief's source title is; the name figure is also reported without it.
 """
 
 from __future__ import annotations
@@ -26,9 +29,13 @@ from typing import Any
 from deep_research.brief import iter_jsonl, read_text
 from deep_research.errors import SchemaViolation, UnreadableInput
 from deep_research.gates.locate import Document
-from deep_research.gates.support import Support, check_support
+from deep_research.gates.support import SourceFacts, Support, check_support
 
 Row = dict[str, Any]
+
+#: Where the labelled development rows ship with the repository (benchmarks/data/README.md names
+#: their sources and licences).
+DEFAULT_EVAL_DIR = Path(__file__).resolve().parents[3] / "benchmarks" / "data"
 
 
 _REQUIRED = ("id", "claim", "quote", "source_text", "expected", "kind")
@@ -82,12 +89,31 @@ class LocationFigures:
         }
 
 
-def _support(row: Row, documents: dict[str, Document]) -> Support:
+#: The Penn Treebank escapes VitaminC writes titles with, read back to the characters they stand
+#: for ("Men in Black-COLON- International").
+_TREEBANK_ESCAPES = {
+    "-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}",
+    "-COLON-": ":",
+}  # fmt: skip
+
+
+def row_title(row: Row) -> str | None:
+    """A row's page title as the page writes it, or None."""
+    title = row.get("title")
+    if not isinstance(title, str) or not title.strip():
+        return None
+    for escape, character in _TREEBANK_ESCAPES.items():
+        title = title.replace(escape, character)
+    return title
+
+
+def _support(row: Row, documents: dict[str, Document], *, titled: bool = True) -> Support:
     text = row["source_text"]
     document = documents.get(text)
     if document is None:
         document = documents[text] = Document(text)
-    return check_support(row["claim"], [row["quote"]], document)
+    facts = SourceFacts(title=row_title(row)) if titled else None
+    return check_support(row["claim"], [row["quote"]], document, facts=facts)
 
 
 def measure_location(rows: Iterable[Row]) -> LocationFigures:
@@ -128,6 +154,12 @@ class LiteralFigures:
                 c["support_flagged"], c["support"]
             ),
             "numeric_supported_missing_a_name": _share(c["support_name"], c["support"]),
+            "numeric_supported_missing_a_name_without_title": _share(
+                c["support_name_untitled"], c["support"]
+            ),
+            "numeric_rows_using_context": _share(c["context_used"], c["refute"] + c["support"]),
+            "numeric_not_supported_gate_rejected": _share(c["refute_rejected"], c["refute"]),
+            "numeric_supported_gate_rejected": _share(c["support_rejected"], c["support"]),
             "numeric_not_supported_rows": c["refute"],
             "numeric_supported_rows": c["support"],
             "non_numeric_not_supported_gate_rejected": _share(
@@ -154,6 +186,10 @@ def measure_literals(rows: Iterable[Row]) -> LiteralFigures:
             continue
         literals = support.literals
         flagged = bool(literals and literals.numeric_missing)
+        figures.counts["context_used"] += bool(literals and literals.context)
+        figures.counts["refute_rejected" if refute else "support_rejected"] += (
+            support.outcome != "supported"
+        )
         if refute:
             figures.counts["refute"] += 1
             figures.counts["refute_flagged"] += flagged
@@ -163,6 +199,8 @@ def measure_literals(rows: Iterable[Row]) -> LiteralFigures:
             figures.counts["support"] += 1
             figures.counts["support_flagged"] += flagged
             figures.counts["support_name"] += bool(literals and literals.names_missing)
+            untitled = _support(row, documents, titled=False).literals
+            figures.counts["support_name_untitled"] += bool(untitled and untitled.names_missing)
             if flagged and literals is not None:
                 missing = ", ".join(token.text for token in literals.numeric_missing)
                 figures.misses.append(f"{row['id']}: supported row rejected on {missing}")

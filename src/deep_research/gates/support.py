@@ -4,7 +4,10 @@ The first failing step decides (docs/contracts.md §4.1):
 
 2. every quote is located in the retained text (``locate``); a located span shorter than
    ``MIN_SUPPORT_CHARS`` cannot support alone;
-3. every literal of the claim is present in, or derivable from, the located text (``literals``);
+3. every literal of the claim is present in, or derivable from, the located text (``literals``)
+   — or, for a year, a season or a name the located text leaves out, stated by the document
+   around it: its title, the heading and paragraphs above the span, its publication date
+   (:mod:`deep_research.gates.literals.context`, reported per literal);
 4. the claim and the located text share content tokens (``overlap``).
 
 Literals and overlap are read from the document at the located offsets, never from the quote as
@@ -15,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Literal
 
-from deep_research.gates.literals import Derivation, LiteralCheck, check
+from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck, check
 from deep_research.gates.locate import MIN_SUPPORT_CHARS, Document, Located, locate
 from deep_research.gates.overlap import MIN_SHARED_TOKENS, shared_tokens
 
@@ -68,12 +72,22 @@ def place_quote(quote: str, document: Document) -> QuoteLocation:
     return QuoteLocation(quote, located, None)
 
 
+@dataclass(frozen=True)
+class SourceFacts:
+    """What a source's record says about its document besides the text: the context the literal
+    check may read (never evidence of a figure)."""
+
+    title: str | None = None
+    published: date | None = None
+
+
 def check_support(
     claim: str,
     quotes: Sequence[str],
     document: Document,
     *,
     derived: Derivation | None = None,
+    facts: SourceFacts | None = None,
 ) -> Support:
     """Steps 2–4 for ``claim`` against ``quotes`` taken together (one source's cited findings)."""
     placed = tuple(place_quote(quote, document) for quote in quotes)
@@ -83,11 +97,11 @@ def check_support(
         # A span too short to support alone still gets its literals reported, so a reader sees
         # what the figure check would have said; the outcome stays decided by the span length.
         short = [p.located for p in placed if p.located is not None]
-        report = _literals(claim, short, document, derived) if short else None
+        report = _literals(claim, short, document, derived, facts) if short else None
         return Support("unsupported", failures, placed, report)
 
     spans = [document.text[found.start : found.end] for found in usable]
-    literal_check = _literals(claim, usable, document, derived)
+    literal_check = _literals(claim, usable, document, derived, facts)
     common = tuple(shared_tokens(claim, " ".join(spans)))
     on_topic = len(common) >= MIN_SHARED_TOKENS
 
@@ -110,9 +124,21 @@ def check_support(
 
 
 def _literals(
-    claim: str, found: Sequence[Located], document: Document, derived: Derivation | None
+    claim: str,
+    found: Sequence[Located],
+    document: Document,
+    derived: Derivation | None,
+    facts: SourceFacts | None,
 ) -> LiteralCheck:
-    return check(claim, [document.text[f.start : f.end] for f in found], derived=derived)
+    facts = facts or SourceFacts()
+    context = DocumentContext(
+        document.text,
+        [(f.start, f.end) for f in found],
+        title=facts.title,
+        published=facts.published,
+    )
+    spans = [document.text[f.start : f.end] for f in found]
+    return check(claim, spans, derived=derived, context=context)
 
 
 def best_support(
@@ -121,9 +147,12 @@ def best_support(
     document: Document,
     *,
     derived: Derivation | None = None,
+    facts: SourceFacts | None = None,
 ) -> Support:
     """The best outcome any single quote gives (used when no finding was cited explicitly)."""
     if not quotes:
         return Support("unsupported", (EMPTY_QUOTE,), ())
-    results = [check_support(claim, [quote], document, derived=derived) for quote in quotes]
+    results = [
+        check_support(claim, [quote], document, derived=derived, facts=facts) for quote in quotes
+    ]
     return max(results, key=lambda result: result.rank)

@@ -41,7 +41,7 @@ from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.gates.literals import Derivation
 from deep_research.gates.locate import Document
-from deep_research.gates.support import Support, best_support, check_support
+from deep_research.gates.support import SourceFacts, Support, best_support, check_support
 from deep_research.models import (
     Checks,
     Claim,
@@ -173,6 +173,7 @@ def _checks(outcome: PairOutcome, reasons: Sequence[str], support: Support | Non
             claim=[token.text for token in support.literals.claim_literals],
             missing=[token.text for token in support.literals.missing],
             missing_kinds=sorted({token.kind for token in support.literals.missing}),
+            context=[str(use) for use in support.literals.context],
         )
     return Checks(
         outcome=outcome,
@@ -224,6 +225,7 @@ def trace_pair(
         evidence = Evidence(source=source_id, quote="", checks=_checks(outcome, [reason], None))
         return PairResult(unit, source_id, outcome, (reason,), (evidence,))
     source = resolution.source
+    facts = SourceFacts(title=source.title, published=source.published_at)
     known = {finding.id: finding for finding in source.findings}
     unknown = [fid for fid in finding_ids if fid not in known]
     if unknown:
@@ -231,14 +233,18 @@ def trace_pair(
     if finding_ids:
         chosen = [(fid, known[fid].quote) for fid in finding_ids]
         support = check_support(
-            claim_text, [q for _, q in chosen], resolution.document, derived=derived
+            claim_text, [q for _, q in chosen], resolution.document, derived=derived, facts=facts
         )
     else:
         if not source.findings:
             return PairResult(unit, source_id, "unsupported", (NO_FINDINGS,))
         candidates = [(finding.id, finding.quote) for finding in source.findings]
         support = best_support(
-            claim_text, [q for _, q in candidates], resolution.document, derived=derived
+            claim_text,
+            [q for _, q in candidates],
+            resolution.document,
+            derived=derived,
+            facts=facts,
         )
         chosen = [pair for pair in candidates if pair[1] in {p.quote for p in support.quotes}]
     found = _evidence_from(source, chosen, support)

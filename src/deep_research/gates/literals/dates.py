@@ -2,12 +2,17 @@
 
 * dates: ISO ``2024-03-05`` / ``2024-03``, ``5 March 2024``, ``March 5, 2024``, ``March 2024``,
   and day-month without a year, which takes the year of the nearest earlier (else later) year in
-  the same text, or year 0 ("not stated") when the text has none. Lower-case month names count
-  only in full day-month-year dates (``may`` is a verb).
-* years: a four-digit integer 1000–2100 after a temporal word (``in``, ``since``, ``after``, ``no
-  later than``…), in parentheses, or before a possessive (``2009's``); decades (``1990s``) cover
-  their ten years; a season ``2010-11`` is two years. Any other bare four-digit integer is a
-  number (``cases reached 2251``).
+  the same text, or year 0 ("not stated") when the text has none (the check may then take it
+  from the document: :mod:`.context`). Lower-case month names count only in full
+  day-month-year dates (``may`` is a verb).
+* years: a four-digit integer 1000–2100 after a temporal preposition (``in``, ``since``,
+  ``after``, ``no later than``…) or a season word, in parentheses, or before a possessive
+  (``2009's``); decades (``1990s``) cover their ten years; a season ``2010-11`` or ``2010/11``
+  is two years. Any other bare four-digit integer is a number (``the tally reached 2251``): the
+  check still lets it equal a year.
+* edges: "the start (beginning) of" and "the end (close) of" before a date or year make it the
+  period's first or last day ("before the end of 2020" is before 31 December 2020); the
+  qualifier is read before the phrase.
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ from decimal import Decimal
 
 from deep_research.gates.literals.names import event_year
 from deep_research.gates.literals.qualifiers import qualifier_before
-from deep_research.gates.literals.tokens import LiteralKind, LiteralToken, TakenSpans
+from deep_research.gates.literals.tokens import Edge, LiteralKind, LiteralToken, TakenSpans
 from deep_research.gates.vocabulary import MONTH_PATTERN, MONTHS
 
 _DAY_RE = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?(?![\dA-Za-z])"
 _YEAR_RE = r"(?:1\d{3}|20\d{2}|2100)(?!\d)"
+#: The four-digit integers that may be years: a millennium back, a lifetime ahead.
 YEAR_MIN, YEAR_MAX = 1000, 2100
 _DATE_RE = re.compile(
     r"(?<![\w.,])(?:"
@@ -41,15 +47,18 @@ _DATE_RE = re.compile(
     r"|(?P<mdyl>(?P<m5>(?i:" + MONTH_PATTERN + r"))\s+(?P<d5>" + _DAY_RE + r")"
     r"\s*,?\s*(?P<y5>" + _YEAR_RE + r"))"
     r"|(?P<decade>(?P<dy>1\d{2}0|20\d0)\s?['’]?s)(?![A-Za-z])"
-    r"|(?P<span>(?P<sy1>\d{4})[-–](?P<sy2>\d{2}))(?![\d-])"
+    r"|(?P<span>(?P<sy1>\d{4})[-–/](?P<sy2>\d{2}))(?![\d-])"
     r")"
 )
 
 
+#: Words after which a four-digit integer is a year: the temporal prepositions, "year", the
+#: seasons and the parts of a year, and the circa abbreviations. A word that as readily precedes
+#: a count ("the", "from": "rose from 1200 to 1500") is not one of them.
 _YEAR_CONTEXT = frozenset(
-    {"in", "since", "by", "after", "before", "from", "until", "till", "through", "of",
-     "during", "early", "late", "mid", "circa", "c", "ca", "year", "the", "between", "on",
-     "spring", "summer", "autumn", "fall", "winter"}
+    {"in", "since", "by", "after", "before", "until", "till", "through", "of", "during",
+     "early", "late", "mid", "circa", "c", "ca", "year", "between", "on", "spring", "summer",
+     "autumn", "fall", "winter"}
 )  # fmt: skip
 
 
@@ -95,9 +104,24 @@ def _day_number(raw: str) -> int:
     return int(re.sub(r"\D", "", raw))
 
 
+_EDGE_RE = re.compile(
+    r"(?<![\w])(?:the\s+)?(?P<edge>start|beginning|end|close)\s+of\s+(?:the\s+)?$", re.IGNORECASE
+)
+_EDGES: dict[str, Edge] = {"start": "first", "beginning": "first", "end": "last", "close": "last"}
+
+
+def edge_before(text: str, start: int) -> tuple[Edge | None, int]:
+    """The edge ("the end of") right before a date at ``start``, and where its qualifier ends."""
+    found = _EDGE_RE.search(text, max(0, start - 30), start)
+    if found is None:
+        return None, start
+    return _EDGES[found.group("edge").lower()], found.start()
+
+
 def _date_token(
     text: str, start: int, end: int, parts: tuple[int, int | None, int | None], kind: LiteralKind
 ) -> LiteralToken:
+    edge, qualified_at = edge_before(text, start)
     return LiteralToken(
         kind=kind,
         text=text[start:end],
@@ -106,7 +130,8 @@ def _date_token(
         value=Decimal(parts[0]) if kind == "year" else None,
         unit=None,
         date=parts,
-        qualifier=qualifier_before(text, start, dated=True),
+        qualifier=qualifier_before(text, qualified_at, dated=True),
+        edge=edge,
     )
 
 

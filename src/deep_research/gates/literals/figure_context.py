@@ -21,6 +21,7 @@ class Evidence:
 
 
 _CONTEXT_WORDS = 1  # the word that names what a figure counts sits right next to it
+#: How far either way context words are looked for: about a clause.
 _CONTEXT_SPAN = 60
 _CONTEXT_WORD_RE = re.compile(r"[^\W\d_]+")
 

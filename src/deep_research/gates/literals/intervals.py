@@ -3,9 +3,19 @@
 ``eq X`` → {X}; ``more than X`` → (X, ∞); ``at least X`` → [X, ∞); ``less than X`` → (−∞, X);
 ``at most X`` → (−∞, X]; ``about X`` → X ± max(5% of X, half a unit of the last written digit) —
 the latter is the rounding rule, so it only applies under ``about``; ``nearly X`` → the same band
-capped at X. In a quote, ``about Y`` is taken at face value ({Y}) and ``nearly Y`` is the band
-below Y. Dates are day intervals: a year covers its days, so ``in 2020`` contains any date in
-2020 and ``March 2024`` any day of that month.
+capped at X.
+
+A quote is read at face value, as a careful reader reads a figure its writer chose: ``about Y`` is
+{Y}, and a one-sided bound is Y to one unit of its last written digit on the open side — ``over
+3.4 million`` is (3.4 million, 3.5 million), ``at least 120`` is [120, 130), ``under 60`` is
+(50, 60). A writer who knew the figure was far beyond Y would have written a figure nearer it; a
+writer who only knows a bound writes it at the precision they know it to. So a claim's opposite
+bound is established only beyond that unit: ``over 3.4 million`` establishes ``under 3.5
+million``, never ``under 3.4 million`` or ``under 3.45 million``. ``nearly Y`` is the band below
+Y.
+
+Dates are day intervals: a year covers its days, so ``in 2020`` contains any date in 2020 and
+``March 2024`` any day of that month; "the end of" a period is its last day.
 """
 
 from __future__ import annotations
@@ -15,10 +25,12 @@ from dataclasses import dataclass
 from datetime import date as _date
 from decimal import Decimal
 
-from deep_research.gates.literals.numbers import NUMERAL, parse_numeral
+from deep_research.gates.literals.numbers import NUMERAL, parse_numeral, step_of
 from deep_research.gates.literals.tokens import LiteralToken
 
 _INFINITY = Decimal("Infinity")
+#: How far "about X" reaches beyond rounding: a twentieth of X, the band within which writers
+#: round a figure they call approximate ("about 4,300" for 4,12x would be "about 4,100").
 _APPROX_SHARE = Decimal("0.05")
 
 
@@ -54,13 +66,14 @@ def _exponent(value: Decimal) -> int:
 def quantum(token: LiteralToken) -> Decimal:
     """One unit of the figure's last written digit; trailing zeros of an integer do not count."""
     assert token.value is not None
+    if token.step is not None:
+        return token.step
     found = re.search(NUMERAL, token.text, re.VERBOSE)
     if found is None:
         return Decimal(1).scaleb(_exponent(token.value.normalize()))
     written = parse_numeral(found.group(0))
-    exponent = _exponent(written) if _exponent(written) < 0 else _exponent(written.normalize())
     scale = abs(token.value / written) if written else Decimal(1)
-    return Decimal(1).scaleb(exponent) * scale
+    return step_of(written) * scale
 
 
 def tolerance(token: LiteralToken) -> Decimal:
@@ -90,8 +103,19 @@ def claim_interval(token: LiteralToken) -> Interval:
 
 def quote_interval(token: LiteralToken) -> Interval:
     assert token.value is not None
+    value = token.value
     if token.qualifier in ("eq", "approx"):
-        return Interval(token.value, token.value)
+        return Interval(value, value)
+    unit = quantum(token)
+    match token.qualifier:
+        case "gt":
+            return Interval(value, value + unit, low_open=True, high_open=True)
+        case "ge":
+            return Interval(value, value + unit, high_open=True)
+        case "lt":
+            return Interval(value - unit, value, low_open=True, high_open=True)
+        case "le":
+            return Interval(value - unit, value, low_open=True)
     return claim_interval(token)
 
 
@@ -117,13 +141,24 @@ def _date_bounds(token: LiteralToken, *, yearless: bool) -> tuple[int, int] | No
     return first, first
 
 
+def _edge_bounds(token: LiteralToken, bounds: tuple[int, int]) -> tuple[int, int]:
+    """ "The end of 2020" is its last day; "the start of March" the first."""
+    if token.edge == "first":
+        return bounds[0], bounds[0]
+    if token.edge == "last":
+        return bounds[1], bounds[1]
+    return bounds
+
+
 def date_interval(token: LiteralToken, *, claim: bool, yearless: bool) -> Interval | None:
     bounds = _date_bounds(token, yearless=yearless)
     if bounds is None:
         return None
-    first, last = Decimal(bounds[0]), Decimal(bounds[1])
+    first, last = (Decimal(day) for day in _edge_bounds(token, bounds))
     assert token.date is not None
     unit = Decimal(365 if token.date[1] is None else 31 if token.date[2] is None else 1)
+    if token.edge is not None:
+        unit = Decimal(1)
     match token.qualifier:
         case "gt":
             return Interval(last, _INFINITY, low_open=True)

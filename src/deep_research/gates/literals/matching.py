@@ -3,35 +3,51 @@
 Each claim literal is matched against the literals of all quotes taken together. A claim literal
 is satisfied when a compatible quote literal's interval (see
 :mod:`~deep_research.gates.literals.intervals`) lies inside the claim literal's interval:
-``150`` is not established by ``more than 100``, ``less than 6.8 million`` not by ``over 6.7
-million``, and a bare ``18,700`` not by ``18,752``. A claim date without a year compares day and
-month only; a quote date without a year cannot establish a claim date that states one.
+``250`` is not established by ``more than 200``, and a bare ``4,300`` not by ``4,312``. A quote's
+one-sided bound is read at face value, to the precision it is written in — ``over 3.4 million``
+is 3.4 million and some part of the next 0.1 million — so it establishes ``under 3.5 million``
+but not ``under 3.4 million``, nor ``under 3.45 million``, nor a bare ``3.4 million``. A
+numeral written ambiguously is satisfied by either of its readings (``300.000``). A claim's
+``12 500`` is also read as the one figure 12,500, and a quote's as both.
 
 A bound is judged against its referent, not against every figure (else any larger number in the
-quote would establish ``more than X``): the quote figure nearest in value, unless another one at
-most 0.1 farther (relative distance) shares more neighbouring lower-case words with the claim
-figure (``under 100 crores worldwide`` is judged against ``144 crores worldwide``, not ``75
-crores nett in India``). Equality and ``about`` accept any matching figure.
+quote would establish ``more than X``): the quote figure nearest in value (relative distance for
+figures, days for dates) — a writer bounds the figure they paraphrase — and between figures
+exactly as near, the ones sharing more neighbouring lower-case words with the claim figure
+(``more than 100 seats`` between ``95 seats`` and ``105 votes`` is judged against the seats).
+Equality and ``about`` accept any matching figure.
 
 Compatible kinds: number with number and ordinal (the 26th year makes 26 years), and with a year
 only for equality; percent with percent; money with money of the same currency; ordinal with
 ordinal; date and year claims with quote dates and years (a bare four-digit quote number may be
-a year).
+a year). A claim date without a year compares day and month only.
 
 Names: satisfied when the normalized name (case, diacritics, punctuation and possessive ``'s``
 removed) occurs as a whole-word phrase in the normalized quotes. A shorter claim name inside a
-longer quote name counts (``Brandon`` in ``Brandon Mayhew``); a longer one does not (``New York
-City`` is not established by ``New York``: it names something more specific).
+longer quote name counts (``Ada`` in ``Ada Lovelace``); a longer one does not (``North
+Carolina State`` is not established by ``North Carolina``: it names something more specific). A
+plain claim number next to a capitalized word — the first word of its sentence (``Apollo 11``)
+or the start of a phrase (``101 Dalmatians``) — is also satisfied when that phrase occurs as a
+name.
+
+Document context (:mod:`.context`), when given, may establish what the quotes leave out, and
+each literal it establishes is reported with the passage: a name found in a passage; a claim
+year or season when the quotes state no date or year of their own, from the years in force (the
+first passage, nearest first, that states one — for a paragraph, its last-stated year); and a
+claim date, from a quote date without a year, which takes the years in force (the publication
+date's year last).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
+from deep_research.gates.literals.context import DocumentContext, Passage, Where
 from deep_research.gates.literals.dates import YEAR_MAX, YEAR_MIN
 from deep_research.gates.literals.derived import Derivation, derived_satisfied
 from deep_research.gates.literals.extraction import literals_of
@@ -43,15 +59,28 @@ from deep_research.gates.literals.intervals import (
     quote_interval,
 )
 from deep_research.gates.literals.memo import memoized
+from deep_research.gates.literals.numbers import step_of
 from deep_research.gates.literals.tokens import LiteralToken, Qualifier
 
 
 @dataclass(frozen=True)
+class ContextUse:
+    """A claim literal the quotes leave out that the document's context establishes."""
+
+    token: LiteralToken
+    where: Where
+
+    def __str__(self) -> str:
+        return f"{self.token.text} ({self.where})"
+
+
+@dataclass(frozen=True)
 class LiteralCheck:
-    """Which literals of a claim the quotes do not establish."""
+    """Which literals of a claim the quotes do not establish (and which only context does)."""
 
     claim_literals: tuple[LiteralToken, ...]
     missing: tuple[LiteralToken, ...]
+    context: tuple[ContextUse, ...] = ()
 
     @property
     def numeric_missing(self) -> tuple[LiteralToken, ...]:
@@ -66,20 +95,21 @@ class LiteralCheck:
         return not self.missing
 
 
-# Figures this much (relative distance) farther than the nearest one still compete as referents.
-_REFERENT_SLACK = Decimal("0.1")
+def _is_year_number(token: LiteralToken) -> bool:
+    return (
+        token.kind == "number"
+        and token.value is not None
+        and re.fullmatch(r"\d{4}", token.text) is not None
+        and YEAR_MIN <= token.value <= YEAR_MAX
+    )
 
 
 def _as_year(token: LiteralToken) -> LiteralToken | None:
-    """A quote's bare four-digit integer may be a year the extractor had no context for."""
+    """A bare four-digit integer may be a year the extractor had no context for."""
     if token.kind in ("date", "year"):
         return token
-    if (
-        token.kind == "number"
-        and token.value is not None
-        and re.fullmatch(r"\d{4}", token.text)
-        and YEAR_MIN <= token.value <= YEAR_MAX
-    ):
+    if _is_year_number(token):
+        assert token.value is not None
         return replace(token, kind="year", date=(int(token.value), None, None))
     return None
 
@@ -91,9 +121,16 @@ class _Candidate:
     shared: int  # context words it shares with the claim literal
 
 
+def _may_be_dated(token: LiteralToken) -> bool:
+    """A date or year — or a bare four-digit number stated exactly, which may be a year (a
+    bounded one is a count: "more than 1850 tests")."""
+    return token.kind in ("date", "year") or (_is_year_number(token) and token.qualifier == "eq")
+
+
 def _date_satisfied(claim: Evidence, quotes: Sequence[Evidence]) -> bool:
-    token = claim.token
-    assert token.date is not None
+    token = _as_year(claim.token) if _may_be_dated(claim.token) else None
+    if token is None or token.date is None:
+        return False
     yearless = token.date[0] == 0
     outer = date_interval(token, claim=True, yearless=yearless)
     if outer is None:
@@ -107,22 +144,24 @@ def _date_satisfied(claim: Evidence, quotes: Sequence[Evidence]) -> bool:
             continue
         inner = date_interval(quote, claim=False, yearless=yearless)
         if inner is not None:
-            distance = abs(inner.middle - outer.middle)
-            candidates.append(_Candidate(inner, distance, len(claim.context & evidence.context)))
+            # a date bound refers to the quote date nearest it: what follows a date is the
+            # clause it dates, not a count, so context words do not pick it
+            candidates.append(_Candidate(inner, abs(inner.middle - outer.middle), 0))
     return _judge(token.qualifier, outer, candidates)
 
 
 def _judge(qualifier: Qualifier, outer: Interval, candidates: list[_Candidate]) -> bool:
     """Equality-like claims need any contained quote literal. A bound is judged only against its
-    referent, else any larger figure would establish "more than X": the nearest figure in value,
-    unless one almost as near shares more context words with the claim figure."""
+    referent, else any larger figure would establish "more than X": the figure nearest in
+    value (a writer bounds the figure they paraphrase), and between figures equally near, the
+    ones sharing the most context words with the claim figure."""
     if not candidates:
         return False
     if qualifier in ("gt", "ge", "lt", "le"):
-        reach = min(candidate.distance for candidate in candidates) + _REFERENT_SLACK
-        pool = [candidate for candidate in candidates if candidate.distance <= reach]
-        best = max((candidate.shared, -candidate.distance) for candidate in pool)
-        candidates = [c for c in pool if (c.shared, -c.distance) == best]
+        nearest = min(candidate.distance for candidate in candidates)
+        pool = [candidate for candidate in candidates if candidate.distance == nearest]
+        most = max(candidate.shared for candidate in pool)
+        candidates = [candidate for candidate in pool if candidate.shared == most]
     return any(candidate.interval.within(outer) for candidate in candidates)
 
 
@@ -175,6 +214,25 @@ def _normalize_name(text: str) -> str:
 
 _POSSESSIVE_MARK_RE = re.compile(r"(?<=\w)'s\b|(?<=s)'(?!\w)")
 _NAME_PART_RE = re.compile(r"[^\W_]+")
+_WORD_BEFORE_RE = re.compile(r"([^\W\d_][\w'’-]*)\.? $")
+_CAPITALIZED_AFTER_RE = re.compile(r" ((?:[A-Z][\w'’-]*)(?: [A-Z][\w'’-]*){0,2})")
+
+
+def _name_phrases(claim: str, token: LiteralToken) -> tuple[str, ...]:
+    """The names a plain number may be part of: with the capitalized word before it (Apollo 11,
+    Vol. 2) or the capitalized words after it (101 Dalmatians), normalized."""
+    if token.kind not in ("number", "year") or token.qualifier != "eq":
+        return ()
+    if not token.text.isdigit():
+        return ()
+    phrases = []
+    before = _WORD_BEFORE_RE.search(claim, max(0, token.start - 40), token.start)
+    if before is not None and before.group(1)[0].isupper():
+        phrases.append(_normalize_name(f"{before.group(1)} {token.text}"))
+    after = _CAPITALIZED_AFTER_RE.match(claim, token.end)
+    if after is not None:
+        phrases.append(_normalize_name(f"{token.text} {after.group(1)}"))
+    return tuple(phrases)
 
 
 def _satisfied(
@@ -182,16 +240,21 @@ def _satisfied(
     quotes: Sequence[Evidence],
     quote_text: str,
     derived: Derivation | None,
+    phrases: Sequence[str],
 ) -> bool:
     token = claim.token
     if token.kind == "name":
         name = _normalize_name(token.text)
         return bool(name) and f" {name} " in quote_text
-    if token.kind in ("date", "year"):
-        if _date_satisfied(claim, quotes):
-            return True
-    elif _value_satisfied(claim, quotes):
+    if any(f" {phrase} " in quote_text for phrase in phrases):
         return True
+    for reading in token.readings():
+        evidence = Evidence(reading, claim.context)
+        # a bare four-digit claim number may be a year ("the 2019 floods"), as in a quote
+        if _may_be_dated(reading) and _date_satisfied(evidence, quotes):
+            return True
+        if reading.kind not in ("date", "year") and _value_satisfied(evidence, quotes):
+            return True
     return (
         derived is not None
         and token.value is not None
@@ -199,17 +262,194 @@ def _satisfied(
     )
 
 
-def check(claim: str, quotes: Sequence[str], *, derived: Derivation | None = None) -> LiteralCheck:
-    """Which literals of ``claim`` the ``quotes`` (taken together) do not establish."""
+# --- one figure written with an ordinary space ----------------------------------------------
+
+_GROUP_HEAD_RE = re.compile(r"[^\d\s]*\s?\d{1,3}")
+
+
+def _merged(text: str, first: LiteralToken, second: LiteralToken) -> LiteralToken | None:
+    """``12 500``: two figures, or one grouped with an ordinary space."""
+    if (
+        second.start != first.end + 1
+        or text[first.end] != " "
+        or first.value is None
+        or second.value is None
+        or first.value < 0
+        or first.kind not in ("number", "money")
+        or second.kind != "number"
+        or not re.fullmatch(r"\d{3}", second.text)
+        or _GROUP_HEAD_RE.fullmatch(first.text) is None
+    ):
+        return None
+    value = first.value * 1000 + second.value
+    return replace(
+        first,
+        text=text[first.start : second.end],
+        end=second.end,
+        value=value,
+        step=step_of(value),
+        alternatives=(),
+        qualifier=first.qualifier,
+    )
+
+
+def _merged_evidence(text: str, items: Sequence[Evidence]) -> list[Evidence]:
+    merged = []
+    for left, right in itertools.pairwise(items):
+        token = _merged(text, left.token, right.token)
+        if token is not None:
+            merged.append(Evidence(token, left.context | right.context))
+    return merged
+
+
+def _quote_evidence(quote: str) -> list[Evidence]:
+    items = list(evidence_of(quote))
+    readings = [
+        Evidence(reading, item.context) for item in items for reading in item.token.readings()[1:]
+    ]
+    return items + readings + _merged_evidence(quote, items)
+
+
+# --- context --------------------------------------------------------------------------------
+
+
+_YEAR_IN_NAME_RE = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?:[-–/](\d{2}))?(?!\d)")
+
+
+def _year_token(year: int, start: int, end: int, text: str) -> LiteralToken:
+    return LiteralToken("year", text, start, end, Decimal(year), None, (year, None, None), "eq")
+
+
+def _years_in_name(token: LiteralToken) -> list[LiteralToken]:
+    """A name's year states the year of what it names: Harbour Fair 2021, the 2016–17 season."""
+    found = []
+    for match in _YEAR_IN_NAME_RE.finditer(token.text):
+        first = int(match.group(1))
+        start = token.start + match.start()
+        found.append(_year_token(first, start, start + 4, match.group(1)))
+        if match.group(2) and int(match.group(2)) == (first + 1) % 100:
+            found.append(_year_token(first + 1, start + 5, start + 7, match.group(2)))
+    return found
+
+
+def _years(passage: Passage) -> list[LiteralToken]:
+    """The years a passage puts in force: a paragraph's last-stated one (a season: both of its
+    years), every one of a heading's or title's, the publication date's."""
+    found: list[LiteralToken] = []
+    for token in literals_of(passage.text):
+        if token.kind == "name":
+            found.extend(_years_in_name(token))
+            continue
+        year = _as_year(token)
+        if year is None or year.date is None or year.date[0] == 0:
+            continue
+        found.append(_year_token(year.date[0], year.start, year.end, year.text))
+    if passage.where in ("paragraph", "paragraph before") and found:
+        last = found[-1]
+        found = [token for token in found if token.end >= last.start - 3]
+    return found
+
+
+def _years_in_force(context: DocumentContext) -> tuple[Where, list[LiteralToken]] | None:
+    for passage in context.passages:
+        years = _years(passage)
+        if years:
+            return passage.where, years
+    return None
+
+
+def _from_context(
+    claim: Evidence,
+    evidence: Sequence[Evidence],
+    context: DocumentContext,
+    phrases: Sequence[str],
+) -> Where | None:
+    """The passage that establishes a claim literal the quotes leave out, if one does."""
+    token = claim.token
+    if token.kind == "name":
+        name = _normalize_name(token.text)
+        return next((p.where for p in context.passages if name and _contains_name(p, name)), None)
+    for passage in context.passages:
+        if any(_contains_name(passage, phrase) for phrase in phrases):
+            return passage.where
+    if not _may_be_dated(token):
+        return None  # context establishes years, seasons and names, never a figure
+    in_force = _years_in_force(context)
+    if in_force is None:
+        return None
+    where, years = in_force
+    dated = [item for item in evidence if item.token.kind in ("date", "year")]
+    yearless = [item for item in dated if item.token.date and item.token.date[0] == 0]
+    if yearless:
+        given = [
+            Evidence(replace(item.token, date=(year.date[0], *item.token.date[1:])), item.context)
+            for item in yearless
+            for year in years
+            if year.date is not None and item.token.date is not None
+        ]
+        return where if _date_satisfied(claim, given) else None
+    if dated or where == "publication date":
+        return None  # the quotes' own dates decide; a page's date is no year of its events
+    stated = [Evidence(year, frozenset()) for year in years]
+    return where if _date_satisfied(claim, stated) else None
+
+
+def _contains_name(passage: Passage, name: str) -> bool:
+    if passage.where == "publication date":
+        return False
+    return f" {name} " in f" {_normalize_name(passage.text)} "
+
+
+# --- the check ------------------------------------------------------------------------------
+
+
+def check(
+    claim: str,
+    quotes: Sequence[str],
+    *,
+    derived: Derivation | None = None,
+    context: DocumentContext | None = None,
+) -> LiteralCheck:
+    """Which literals of ``claim`` the ``quotes`` (taken together) do not establish, and which
+    of the rest only the document ``context`` establishes."""
     claim_tokens = literals_of(claim)
     claim_evidence = {item.token: item for item in evidence_of(claim)}
-    evidence = [item for quote in quotes for item in evidence_of(quote)]
+    evidence = [item for quote in quotes for item in _quote_evidence(quote)]
     quote_text = " " + " ".join(_normalize_name(quote) for quote in quotes) + " "
-    missing = tuple(
-        token
-        for token in claim_tokens
-        if not _satisfied(
-            claim_evidence.get(token, Evidence(token, frozenset())), evidence, quote_text, derived
-        )
-    )
-    return LiteralCheck(claim_literals=claim_tokens, missing=missing)
+    missing: list[LiteralToken] = []
+    used: list[ContextUse] = []
+    for token in claim_tokens:
+        item = claim_evidence.get(token, Evidence(token, frozenset()))
+        phrases = _name_phrases(claim, token)
+        if _satisfied(item, evidence, quote_text, derived, phrases):
+            continue
+        where = None if context is None else _from_context(item, evidence, context, phrases)
+        if where is not None:
+            used.append(ContextUse(token, where))
+        else:
+            missing.append(token)
+    missing = _regrouped(claim, claim_tokens, missing, claim_evidence, evidence, quote_text)
+    return LiteralCheck(claim_literals=claim_tokens, missing=tuple(missing), context=tuple(used))
+
+
+def _regrouped(
+    claim: str,
+    tokens: Sequence[LiteralToken],
+    missing: list[LiteralToken],
+    claim_evidence: dict[LiteralToken, Evidence],
+    evidence: Sequence[Evidence],
+    quote_text: str,
+) -> list[LiteralToken]:
+    """A claim's ``12 500`` missing as two figures may be established as the one 12,500."""
+    absent = set(missing)
+    for first, second in itertools.pairwise(tokens):
+        if first not in absent and second not in absent:
+            continue
+        merged = _merged(claim, first, second)
+        if merged is None:
+            continue
+        around = claim_evidence.get(first, Evidence(first, frozenset())).context
+        if _satisfied(Evidence(merged, around), evidence, quote_text, None, ()):
+            absent.discard(first)
+            absent.discard(second)
+    return [token for token in missing if token in absent]

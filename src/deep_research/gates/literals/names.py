@@ -3,9 +3,13 @@
 Capitalized word sequences (joined by ``of``/``de``/``van``…) and acronyms. A single capitalized
 word at a sentence start is not a name; leading function words are dropped; month and weekday
 names belong to dates. A number is part of a name, not a figure, when it follows a capitalized
-word (``Ted 2``, ``Euro 2016``, ``Super Mario Bros. 3``), when it is a label (``#3``, ``No. 3``),
-or when a year sits between "the" and a capitalized word (``the 2018 World Cup``): the name check
-still catches a change to it.
+word that is not merely the first word of its sentence (``the sequel Paddington 2``, ``Euro
+2016``, ``Apollo 13``, a short abbreviation inside a name: ``Bros. 3``), when it is a label
+(``#3``, ``No. 3``, ``Vol. 2``, ``Op. 27``), or when a year sits between "the" and a capitalized
+word (``the 1998 Winter Olympics``): the name check still catches a change to it. After a
+sentence's capitalized first word a number stays a figure ("Along 310 kilometres of coast",
+"Today 42 gauges"): the check lets such a figure, and one that opens a capitalized phrase
+("127 Hours"), be established by the phrase as a name (:mod:`.matching`).
 """
 
 from __future__ import annotations
@@ -16,11 +20,15 @@ from deep_research.gates.literals.tokens import LiteralToken, TakenSpans
 from deep_research.gates.vocabulary import MONTHS, WEEKDAYS
 
 _NAME_WORD_RE = re.compile(r"[^\W_](?:[\w&+]|['’\-./](?=\w))*")
+#: Characters after which a capitalized word is capitalized because it starts something (a
+#: sentence, a quotation, a bracket, a list item), not because it is a name.
 _SENTENCE_END = frozenset(".!?\n\r`\"“”'‘’(*•:;[{|")
+#: Lower-case words that join the parts of one name (Bank of Ireland, Ludwig van Beethoven).
 _CONNECTORS = frozenset(
     {"of", "de", "del", "della", "di", "da", "du", "van", "von", "der", "den", "la", "le",
      "al", "bin", "ibn", "y"}
 )  # fmt: skip
+#: Capitalized only at a sentence start or in a heading, these never begin or carry a name.
 _FUNCTION_WORDS = frozenset(
     {
         "a", "an", "the", "in", "on", "at", "by", "for", "from", "with", "after", "before",
@@ -38,12 +46,16 @@ _FUNCTION_WORDS = frozenset(
 
 _TITLE_WORD_RE = re.compile(r"(?<![\w'’-])([^\W\d_][\w&+'’-]*)(\.?) $")
 _PREVIOUS_CAPITAL_RE = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]* $")
-_IDENTIFIER_RE = re.compile(r"(?:#|(?<![\w.])No\.)\s?\d+(?![\d.,]?\d)")
+#: Label abbreviations: each names the item its number picks out (number, volume, part, chapter,
+#: opus, episode, book, article, section, figure, mark), never a quantity.
+_LABELS = ("No", "Nos", "Vol", "Vols", "Pt", "Ch", "Op", "Ep", "Bk", "Art", "Sec", "Fig", "Mk")
+_IDENTIFIER_RE = re.compile(r"(?:#|(?<![\w.])(?:" + "|".join(_LABELS) + r")\.)\s?\d+(?![\d.,]?\d)")
 
 
 def title_number(text: str, start: int) -> bool:
-    """A plain number right after a capitalized word belongs to a name: Ted 2, Euro 2016,
-    Super Mario Bros. 3 (a short abbreviation may end in a period)."""
+    """A plain number right after a capitalized word belongs to a name: Paddington 2, Euro 2016,
+    Mario Bros. 3 (a short abbreviation may end in a period) — unless the word only starts its
+    sentence ("Along 310 kilometres"): then nothing says it is a name."""
     if start < 2 or text[start - 1] != " " or text[start - 2] in " \t\n":
         return False
     found = _TITLE_WORD_RE.search(text, max(0, start - 60), start)
@@ -55,6 +67,8 @@ def title_number(text: str, start: int) -> bool:
         and _PREVIOUS_CAPITAL_RE.search(text, max(0, found.start() - 60), found.start())
     ):
         return False  # "in Iran. 3 people" ends a sentence; "Mario Bros. 3" does not
+    if _opens_sentence(text, found.start(1)) and not _is_acronym(word):
+        return False
     return word[0].isupper() and _is_name_word(word) and word.lower() not in _FUNCTION_WORDS
 
 
@@ -75,7 +89,7 @@ _NAME_AFTER_RE = re.compile(r" ([^\W\d_][\w&+'’-]*)")
 
 
 def event_year(text: str, start: int, end: int) -> bool:
-    """A year between "the" and a capitalized word names an event: the 2018 World Cup."""
+    """A year between "the" and a capitalized word names an event: the 1998 Winter Olympics."""
     if not _EVENT_YEAR_RE.fullmatch(text, start, end):
         return False
     if not _THE_BEFORE_RE.search(text, max(0, start - 5), start):
@@ -85,6 +99,15 @@ def event_year(text: str, start: int, end: int) -> bool:
         return False
     word = after.group(1)
     return word[0].isupper() and _is_name_word(word) and word.lower() not in _FUNCTION_WORDS
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    """Whether ``start`` is the first word of a sentence proper: after the text's start, a line
+    break or a full stop (a colon or a bracket opens a title as often: "Chapter 3")."""
+    index = start - 1
+    while index >= 0 and text[index] in " \t\"“”'‘’":
+        index -= 1
+    return index < 0 or text[index] in ".!?\n\r"
 
 
 def _is_sentence_start(text: str, start: int) -> bool:

@@ -186,7 +186,7 @@ _PRONOUN_ONE_RE = re.compile(r"\s+(?:of|another)(?!\w)", re.IGNORECASE)
 
 def _word_token(text: str, start: int, end: int, number: _WordNumber) -> LiteralToken | None:
     if text[start:end].lower() == "one" and _PRONOUN_ONE_RE.match(text, end):
-        return None  # "one of the best", "one another": a pronoun, not a count
+        return None  # "one of the longest", "one another": a pronoun, not a count
     kind: LiteralKind = "ordinal" if number.ordinal else "number"
     unit: str | None = None
     suffix = None if number.ordinal else _SUFFIX_RE.match(text, end)

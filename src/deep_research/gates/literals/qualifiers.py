@@ -2,11 +2,16 @@
 
 A comparative right before a figure (``more than``, ``over``, ``at least``, ``under``, ``older
 than``, ``about``, ``~``, ``nearly``, ``almost``…), or ``or more`` / ``or less`` / ``+`` right
-after it; ``eq`` otherwise. Before dates and ordinals: ``after``/``later than`` (gt),
-``before``/``prior to`` (lt), ``no later than`` (le), ``no earlier than`` (ge),
-``around``/``circa`` (approx). ``by``, ``since`` and ``until`` mark an endpoint and are read as
-``eq``: "by April 21 there were 17 cases" is the count as of April 21, which a count as of April
-20 does not establish.
+after it; ``eq`` otherwise. A verb that bounds the figure it governs counts in every inflection,
+by its stem (``exceed``, ``exceeds``, ``exceeded``, ``exceeding``; likewise ``surpass`` and
+``outstrip``). ``over`` right after a verb or noun of spreading or averaging is a preposition
+naming what is spread over, not a bound: "scores averaged over 40 reviews" are not more than 40
+of anything, and "rainfall spread over 3 days" is three days.
+
+Before dates and ordinals: ``after``/``later than`` (gt), ``before``/``prior to`` (lt), ``no
+later than`` (le), ``no earlier than`` (ge), ``around``/``circa`` (approx). ``by``, ``since`` and
+``until`` mark an endpoint and are read as ``eq``: "by June 3 the lake had risen 40 cm" is the
+rise as of June 3, which a rise as of June 2 does not establish.
 """
 
 from __future__ import annotations
@@ -32,8 +37,7 @@ _NUMERIC_QUALIFIERS: tuple[tuple[str, Qualifier], ...] = (
     ("a maximum of", "le"), ("maximum of", "le"), ("as many as", "le"), ("as much as", "le"),
     *((f"{word} than", "gt") for word in _GREATER),
     ("in excess of", "gt"), ("upwards of", "gt"), ("upward of", "gt"), ("over", "gt"),
-    ("above", "gt"), ("exceeds", "gt"), ("exceeded", "gt"), ("exceeding", "gt"),
-    ("surpassed", "gt"), ("surpassing", "gt"), ("north of", "gt"), ("beyond", "gt"),
+    ("above", "gt"), ("north of", "gt"), ("beyond", "gt"),
     *((f"{word} than", "lt") for word in _SMALLER),
     ("under", "lt"), ("below", "lt"), ("shy of", "lt"), ("short of", "lt"),
     ("approximately", "approx"), ("approx.", "approx"), ("approx", "approx"),
@@ -53,6 +57,33 @@ _DATE_QUALIFIERS: tuple[tuple[str, Qualifier], ...] = (
 )  # fmt: skip
 
 
+def inflections(lemma: str) -> frozenset[str]:
+    """A word's regular English inflections: the lemma family a rule about the word covers
+    (exceed, exceeds, exceeded, exceeding; divide, divides, divided, dividing; span, spanned)."""
+    stem = lemma[:-1] if lemma.endswith("e") else lemma
+    third = lemma + "es" if lemma.endswith(("s", "sh", "ch", "x", "z")) else lemma + "s"
+    forms = {lemma, third, stem + "ed", stem + "ing"}
+    if re.search(r"[^aeiou][aeiou][bdgmnprt]$", lemma):  # a final consonant may double: spanned
+        forms |= {lemma + lemma[-1] + "ed", lemma + lemma[-1] + "ing"}
+    return frozenset(forms)
+
+
+#: Verbs whose object is bounded by them ("the crowd exceeded 40,000"): every inflection of each,
+#: and nothing else, bounds the figure it governs.
+_BOUNDING_VERBS: dict[str, Qualifier] = {
+    form: "gt" for verb in ("exceed", "surpass", "outstrip") for form in inflections(verb)
+}
+#: Verbs and nouns of spreading, dividing and averaging: "over" after them names the span or the
+#: population (averaged over 40 reviews, spread over 3 days), not a lower bound.
+_OVER_AS_PREPOSITION = frozenset(
+    form
+    for word in (
+        "average", "spread", "span", "distribute", "divide", "split", "scatter", "stretch",
+        "aggregate", "integrate", "compute", "calculate",
+    )
+    for form in inflections(word)
+)  # fmt: skip
+
 _NUMERIC_QUALIFIER_MAP = dict(_NUMERIC_QUALIFIERS)
 _DATE_QUALIFIER_MAP = dict(_DATE_QUALIFIERS)
 _LONGEST_QUALIFIER = max(
@@ -66,6 +97,7 @@ _POST_QUALIFIER_RE = re.compile(
     r"(?![\w])",
     re.IGNORECASE,
 )
+#: Characters before a figure searched for its qualifier: longer than the longest phrase.
 _QUALIFIER_WINDOW = 40
 # A window can only end a qualifier phrase if it ends with the phrase's last word ("the" may be
 # dropped before a dated figure, so it is kept as a possible ending).
@@ -74,22 +106,32 @@ _QUALIFIER_ENDINGS = tuple(
 )
 
 
+_LAST_WORD_RE = re.compile(r"[a-z]+$")
+
+
 def qualifier_before(text: str, start: int, *, dated: bool) -> Qualifier:
     """The comparative that ends right before ``start``, looked up by its last few words (a
     dictionary probe per figure keeps extraction linear in the number of figures)."""
     window = text[max(0, start - _QUALIFIER_WINDOW) : start].rstrip().lower()
     if not window or not (window[-1].isalpha() or window[-1] in "~≈."):
         return "eq"
+    if not dated and (last := _LAST_WORD_RE.search(window)) is not None:
+        verb = _BOUNDING_VERBS.get(last.group(0))
+        if verb is not None:
+            return verb
     if not window.endswith(_QUALIFIER_ENDINGS):
         return "eq"  # the last word ends no phrase: skip tokenizing (most figures)
     words = _QUALIFIER_TOKEN_RE.findall(window)[-(_LONGEST_QUALIFIER + 1) :]
     if dated and words and words[-1] == "the":
-        words.pop()  # "before the 58th minute": positions read like dates
+        words.pop()  # "before the 71st minute": positions read like dates
     mapping = _DATE_QUALIFIER_MAP if dated else _NUMERIC_QUALIFIER_MAP
     for size in range(min(_LONGEST_QUALIFIER, len(words)), 0, -1):
         qualifier = mapping.get(" ".join(words[-size:]))
-        if qualifier is not None:
-            return qualifier
+        if qualifier is None:
+            continue
+        if words[-size:] == ["over"] and size < len(words) and words[-2] in _OVER_AS_PREPOSITION:
+            return "eq"  # averaged over 40 reviews: the population, not a bound
+        return qualifier
     return "eq"
 
 

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Literal
 
 LiteralKind = Literal["number", "percent", "money", "date", "year", "ordinal", "name"]
 Qualifier = Literal["eq", "gt", "ge", "lt", "le", "approx", "nearly"]
+#: The day of a period a date stands for: "the start of 2020" is its first day, "the end of
+#: March" the last day of March.
+Edge = Literal["first", "last"]
 
 
 @dataclass(frozen=True)
 class LiteralToken:
-    """One literal as found in a text."""
+    """One literal as found in a text.
+
+    ``alternatives`` are the other values a numeral written ambiguously may stand for
+    (``300.000`` is three hundred written to three decimals, or three hundred thousand grouped
+    with dots), each with its ``step`` — one unit of its last written digit.
+    """
 
     kind: LiteralKind
     text: str
@@ -23,10 +31,23 @@ class LiteralToken:
     unit: str | None
     date: tuple[int, int | None, int | None] | None
     qualifier: Qualifier
+    alternatives: tuple[tuple[Decimal, Decimal], ...] = ()
+    step: Decimal | None = None
+    edge: Edge | None = None
 
     @property
     def numeric(self) -> bool:
         return self.kind != "name"
+
+    def readings(self) -> tuple[LiteralToken, ...]:
+        """The token as each value it may stand for, its first reading first."""
+        if not self.alternatives:
+            return (self,)
+        others = tuple(
+            replace(self, value=value, step=step, alternatives=())
+            for value, step in self.alternatives
+        )
+        return (replace(self, alternatives=()), *others)
 
 
 class TakenSpans:
