@@ -27,6 +27,7 @@ from deep_research.brief import (
     jsonl_line,
     model_dump,
 )
+from deep_research.decide.samefact import FactGroups, claim_key
 from deep_research.errors import InputError
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
 from deep_research.models import Claim, ClaimsFile, SourceRow, Via
@@ -371,17 +372,13 @@ def phase_normalize(ctx: Context) -> None:
 # --- claims ---------------------------------------------------------------------------------
 
 
-def _claim_key(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
 def finders_of(reports: Sequence[WorkerRecord]) -> dict[str, list[str]]:
     """Claim key → every sub-question whose worker found it, in plan order."""
     found: dict[str, list[str]] = {}
     for report in reports:
         for source in report.sources:
             for finding in source.findings:
-                finders = found.setdefault(_claim_key(finding.claim), [])
+                finders = found.setdefault(claim_key(finding.claim), [])
                 if report.id not in finders:
                     finders.append(report.id)
     return found
@@ -390,26 +387,29 @@ def finders_of(reports: Sequence[WorkerRecord]) -> dict[str, list[str]]:
 def build_claims(
     rows: Sequence[SourceRow], limit: int, finders: dict[str, list[str]] | None = None
 ) -> list[Claim]:
-    """One claim per distinct finding claim; every source offering it supports it.
+    """One claim per fact (:mod:`deep_research.decide.samefact`: findings that state the same
+    fact, however worded, are one claim); every source offering it supports it.
 
     A claim found by several sub-questions goes to the one holding the fewest claims so far
     (plan order breaks ties): each sub-question that found something reports something, rather
     than the first one taking every shared finding and the rest reading as gaps.
     """
     grouped: dict[str, dict[str, Any]] = {}
+    facts = FactGroups()
     for row in rows:
         for finding in row.findings:
-            key = _claim_key(finding.claim)
             entry = grouped.setdefault(
-                key,
+                facts.key(finding.claim, finding.quote),
                 {
                     "claim": finding.claim,
-                    "finders": list((finders or {}).get(key) or row.sub_questions[:1]),
+                    "finders": [],
                     "supporting": [],
                     "findings": [],
                     "importance": finding.importance,
                 },
             )
+            own = (finders or {}).get(claim_key(finding.claim)) or row.sub_questions[:1]
+            entry["finders"] += [sq for sq in own if sq not in entry["finders"]]
             if row.id not in entry["supporting"]:
                 entry["supporting"].append(row.id)
             entry["findings"].append(finding.id)
@@ -518,8 +518,16 @@ def phase_panel(ctx: Context) -> None:
 
 
 def phase_triangulate(ctx: Context) -> None:
+    from deep_research.decide.contradictions import run_contradictions, sub_questions_of
     from deep_research.decide.triangulate import run_triangulate
 
+    # Contradictions first: a contradicted claim is contested, which triangulate's confidence
+    # reads. Both steps are idempotent, so a kill between them redoes both.
+    reports = _worker_reports(ctx.brief, "cast") + _worker_reports(ctx.brief, "round2")
+    claims = ctx.brief.load_claims().claims
+    found_by = sub_questions_of(claims, brief_rows(ctx.brief), finders_of(reports))
+    for entry in run_contradictions(ctx.brief.root, ctx.settings, found_by):
+        ctx.progress("triangulate", f"contradiction: {entry.topic} ({' vs '.join(entry.ids)})")
     report = run_triangulate(ctx.brief.root, ctx.settings)
     ctx.progress(
         "triangulate",

@@ -70,7 +70,7 @@ class LiteralCheck:
 _REFERENT_SLACK = Decimal("0.1")
 
 
-def _as_year(token: LiteralToken) -> LiteralToken | None:
+def as_year(token: LiteralToken) -> LiteralToken | None:
     """A quote's bare four-digit integer may be a year the extractor had no context for."""
     if token.kind in ("date", "year"):
         return token
@@ -100,7 +100,7 @@ def _date_satisfied(claim: Evidence, quotes: Sequence[Evidence]) -> bool:
         return False
     candidates: list[_Candidate] = []
     for evidence in quotes:
-        quote = _as_year(evidence.token)
+        quote = as_year(evidence.token)
         if quote is None or quote.date is None:
             continue
         if yearless and (quote.date[1] is None or (token.date[2] and quote.date[2] is None)):
