@@ -8,7 +8,7 @@ import pytest
 from deep_research.decide.contradictions import find_contradictions, merged
 from deep_research.models import Claim, ClaimsFile, Votes
 
-OPENED_1923 = "The Old Harbour Bridge was opened to traffic in 1923 after six seasons of work."
+OPENED_1923 = "The Old Harbour Bridge was opened to traffic in 1923 after six years of work."
 OPENED_1927 = (
     "According to the archive, the Old Harbour Bridge opened to traffic in 1927, four years "
     "later than often stated."

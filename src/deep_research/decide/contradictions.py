@@ -2,7 +2,7 @@
 
 Two publishers that date one event 1923 and 1927, or measure one bridge at 1,240 m and 980 m,
 are not two facts to list side by side: one of them is wrong, and a reader must see that they
-disagree (docs/contracts.md §6.6). Two emitted claims (Supported, not refuted) contradict when
+disagree (docs/contracts.md §6.7). Two emitted claims (Supported, not refuted) contradict when
 all of these hold:
 
 * **the same sub-question**: a sub-question's worker found both (``found_by``);
@@ -23,7 +23,7 @@ all of these hold:
 
 Each contradicting pair becomes one ``unresolved_contradictions`` entry ``{ids, topic,
 description}`` naming every kind on which they disagree. The decision is code's; the report
-shows both sides and which is better supported, never an average (§12).
+shows both sides and which is better supported, never an average (docs/contracts.md §12).
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ LABELS = {
 }
 
 _NEXT_WORD = re.compile(r"\s*[^\W\d_]")
+_COUNTED = re.compile(r"\s*[^\W\d_]+")
 #: A capitalized word or "version" right before a figure: the figure is part of a name.
 _NAMED = re.compile(r"(?:\b[A-Z][\w-]*|\b[Vv]ersion|\bv)[ \u00a0]?$")
 
@@ -106,10 +107,12 @@ def figures(text: str) -> tuple[list[Figure], str]:
             continue
         unit = unit_after(text, token)
         end = unit[1] if unit is not None else token.end
-        blank[token.start : end] = " " * (end - token.start)
         figure = _figure(text, token, text[token.start : end])
         if figure is not None:
             found.append(figure)
+        elif (counted := _COUNTED.match(text, end)) is not None:
+            end = counted.end()  # "six years": what a count counts belongs to the count
+        blank[token.start : end] = " " * (end - token.start)
     return found, "".join(blank)
 
 

@@ -2,7 +2,7 @@
 
 Two publishers rarely write a fact in the same words. If each wording became its own claim, every
 claim would have one source and independence, τ and confidence would say nothing about a local
-corpus. So the headless runner's claims phase groups findings by fact (docs/contracts.md §6.0):
+corpus. So the headless runner's claims phase groups findings by fact (docs/contracts.md §6.6):
 a finding joins the first earlier group whose first finding (its *representative*, whose
 wording the claim keeps) states the same fact — all of these hold:
 

@@ -45,6 +45,7 @@ from deep_research.run.checkpoint import (
     read_record,
     write_phase,
 )
+from deep_research.run.floorplan import PlanFloors, counter_queries, meet_floors
 from deep_research.run.governor import (
     Budget,
     CapReached,
@@ -143,7 +144,11 @@ def phase_plan(ctx: Context) -> None:
         )
         for sq in admitted
     ]
-    check = preflight(clamped, ctx.reasoner.price, ctx.limits)
+    floors = PlanFloors.of(ctx.settings, ctx.state.depth)
+    topped = meet_floors(clamped, question, survey, floors, ctx.limits)
+    if [(p.id, p.queries) for p in topped] != [(p.id, p.queries) for p in clamped]:
+        ctx.progress("plan", "plan topped up to the floors (sub-questions, queries)")
+    check = preflight(topped, ctx.reasoner.price, ctx.limits)
     if check.dropped:
         ctx.mark_incomplete(f"usd: worst case over budget, sub-questions {check.dropped} dropped")
     kept = check.admitted
@@ -166,7 +171,9 @@ def phase_plan(ctx: Context) -> None:
         sub_questions=[{"id": p.id, "question": p.question} for p in kept],
     )
     trace = load_trace_or_empty(ctx.brief)
-    counters = trace.counters.model_copy(update={"sub_questions": len(kept)})
+    counters = trace.counters.model_copy(
+        update={"sub_questions": len(kept), "corpus_documents": ctx.adapter.capacity().documents}
+    )
     trace = trace.model_copy(
         update={"topic": ctx.slug, "depth": ctx.state.depth, "counters": counters}
     )
@@ -288,9 +295,11 @@ def phase_round2(ctx: Context) -> None:
         write_phase(ctx.brief, "round2", RoundRecord(round=2))
         return
     counters: dict[str, list[str]] = {}
+    floors = PlanFloors.of(ctx.settings, "full")
     for sq in plans:
         ctx.budget.charge_call(ctx.reasoner.price)
-        counters[sq.id] = list(ctx.reasoner.counter_queries(sq))[: turn_cap(sq, ctx.limits)]
+        asked = ctx.reasoner.counter_queries(sq)
+        counters[sq.id] = counter_queries(sq, asked, floors, turn_cap(sq, ctx.limits))
     reports = _cast(ctx, plans, 2, lambda sq: counters[sq.id])
     write_phase(ctx.brief, "round2", RoundRecord(round=2, workers=reports))
     rows = _normalize_reports(ctx, brief_rows(ctx.brief), reports, 2)
@@ -501,6 +510,7 @@ def phase_panel(ctx: Context) -> None:
             votes = ctx.reasoner.judge(claim, evidence)
             if isinstance(votes, Skipped):
                 skipped = votes.reason
+                ctx.state.unable["panel"] = votes.reason
                 break
             raw[claim.id] = [v.model_dump(by_alias=True) for v in votes[:3]]
     except CapReached as exc:
@@ -571,8 +581,10 @@ def phase_ciber(ctx: Context) -> None:
     ctx.budget.charge_call(ctx.reasoner.price)
     output = ctx.reasoner.reframe(high)
     if isinstance(output, Skipped):
-        # Not a valid skip at full depth: the verdict holds the brief (rule 3), as it should.
-        write_phase(ctx.brief, "run.ciber", {"not_run": output.reason})
+        # Not a valid skip (rule 3), but nothing a re-run changes: the verdict says what READY
+        # would need (rule R) from this declaration, recorded with the run's state.
+        ctx.state.unable["ciber"] = output.reason
+        ctx.save_state()
         ctx.progress("ciber", f"not run: {output.reason}")
         return
     path = ctx.brief.root / ".ciber-input.json"
