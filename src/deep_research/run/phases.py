@@ -15,7 +15,7 @@ claim has passed them, and the brief is marked partial (``coverage_gaps`` entrie
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -185,13 +185,19 @@ def phase_plan(ctx: Context) -> None:
 # --- cast: one worker per sub-question ------------------------------------------------------
 
 
-def research(ctx: Context, sq: SubQuestionPlan, queries: Sequence[str]) -> WorkerRecord:
-    """One worker: search, retain, extract — at most ``turn_cap`` searches, whatever it is told."""
+def research(
+    ctx: Context, sq: SubQuestionPlan, queries: Sequence[str], read: Collection[str] = ()
+) -> WorkerRecord:
+    """One worker: search, retain, extract — at most ``turn_cap`` searches, whatever it is told.
+
+    Each search reads its best matches the worker has not read yet (``read``: documents it
+    must not read again — round 2 passes round 1's): a query whose top hits were read already
+    reads the next ones, so every search is new work."""
     report = WorkerRecord(id=sq.id)
     cap = turn_cap(sq, ctx.limits)
     pending = list(queries)
     found: list[FindingDraft] = []
-    seen: set[str] = set()
+    seen: set[str] = set(read)
     try:
         for _ in range(cap):
             if not pending:
@@ -201,9 +207,10 @@ def research(ctx: Context, sq: SubQuestionPlan, queries: Sequence[str]) -> Worke
                     break
             query = pending.pop(0)
             ctx.budget.charge_search()
-            hits = ctx.adapter.search(query, ctx.limits.hits_per_search)
+            hits = ctx.adapter.search(query, ctx.limits.hits_per_search + len(seen))
             report.queries.append(query)
-            for hit in hits[: ctx.limits.hits_per_search]:
+            fresh = [hit for hit in hits if hit.url not in seen][: ctx.limits.hits_per_search]
+            for hit in fresh:
                 if hit.url in seen:
                     continue
                 seen.add(hit.url)
@@ -251,6 +258,7 @@ def _cast(
     plans: Sequence[SubQuestionPlan],
     round_: int,
     queries: Callable[[SubQuestionPlan], Sequence[str]],
+    read: Mapping[str, Collection[str]] | None = None,
 ) -> list[WorkerRecord]:
     ctx.progress("cast", f"round {round_}: {len(plans)} worker(s) in parallel")
     live = ctx.live()
@@ -259,7 +267,7 @@ def _cast(
 
     def work(sq: SubQuestionPlan) -> WorkerRecord:
         try:
-            return research(ctx, sq, queries(sq))
+            return research(ctx, sq, queries(sq), (read or {}).get(sq.id, ()))
         finally:
             # Counted as it ends, failed or not; a wedged worker never counts as done.
             if live is not None:
@@ -300,7 +308,10 @@ def phase_round2(ctx: Context) -> None:
         ctx.budget.charge_call(ctx.reasoner.price)
         asked = ctx.reasoner.counter_queries(sq)
         counters[sq.id] = counter_queries(sq, asked, floors, turn_cap(sq, ctx.limits))
-    reports = _cast(ctx, plans, 2, lambda sq: counters[sq.id])
+    # Round 2 reads only documents round 1 did not: the adversarial round's work is new
+    # evidence (its floor counts sources first found in it), not a second read of the same text.
+    first = {row.url for row in brief_rows(ctx.brief)}
+    reports = _cast(ctx, plans, 2, lambda sq: counters[sq.id], {sq.id: first for sq in plans})
     write_phase(ctx.brief, "round2", RoundRecord(round=2, workers=reports))
     rows = _normalize_reports(ctx, brief_rows(ctx.brief), reports, 2)
     _write_sources(ctx.brief, rows)
