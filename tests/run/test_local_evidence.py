@@ -17,6 +17,7 @@ import pytest
 from briefs import assert_verified
 from deep_research.brief import Brief
 from deep_research.gates.trace import emitted_claims
+from deep_research.run.checkpoint import read_phase
 from deep_research.run.driver import Progress, RunRequest, RunResult, start
 from deep_research.run.governor import default_limits
 from deep_research.run.localcorpus import open_corpus
@@ -211,3 +212,32 @@ def test_a_short_question_plans_the_quick_floors(agree: Path, tmp_path: Path) ->
     result = run(tmp_path / "state", agree, ExtractiveReasoner(), question="Who designed it?")
     assert result.verdict == "PARTIAL_QUICK", result.reasons
     assert not any(reason.startswith("floor ") for reason in result.reasons)
+
+
+def test_each_search_reads_what_its_worker_has_not_read_and_round_2_only_new_documents(
+    tmp_path: Path,
+) -> None:
+    # Six documents that all match; one hit per search, one worker: a search whose best match
+    # was read already reads the next one, and round 2 reads none that round 1 read.
+    documents = {
+        f"p{n}/bridge.md": [
+            f"The Old Harbour Bridge is described in note number {n} of this publisher's series."
+        ]
+        for n in range(6)
+    }
+    state = tmp_path / "state"
+    result = start(
+        RunRequest(QUESTION, state, depth="full"),
+        open_corpus(str(write_corpus(tmp_path / "docs", documents)), state),
+        VerbatimReasoner(),
+        load_settings(environ={}),
+        default_limits("full").lowered(hits_per_search=1, workers=1),
+        Progress(quiet=True),
+    )
+    brief = Brief(result.brief)
+    (worker,) = read_phase(brief, "cast")["workers"]
+    first = [source["url"] for source in worker["sources"]]
+    assert len(worker["queries"]) == 4 and len(set(first)) == len(first) == 4
+    (again,) = read_phase(brief, "round2")["workers"]
+    second = [source["url"] for source in again["sources"]]
+    assert second and not set(second) & set(first)
