@@ -49,6 +49,12 @@ def test_two_wordings_of_one_fact_are_one_fact() -> None:
         ),
         ("The bridge opened in 1923.", "The bridge closed in 1923.", "too little in common"),
         (
+            "Static method objects provide a way of defeating the transformation of function "
+            "objects to method objects.",
+            "Static method objects are also callable.",
+            "a short sentence inside a longer one",
+        ),
+        (
             "Each operand of a chained comparison is evaluated once.",
             "The interpreter caches the middle value of a chained comparison for speed.",
             "overlap below the share",
@@ -61,9 +67,33 @@ def test_near_misses_stay_apart(a: str, b: str, why: str) -> None:
 
 def test_groups_key_each_finding_by_its_first_wording() -> None:
     groups = FactGroups()
-    first = groups.key(HOLLOWAY, HOLLOWAY)
-    assert groups.key(HOLLOWAY_AGAIN, HOLLOWAY_AGAIN) == first
+    first = groups.key(HOLLOWAY, HOLLOWAY, "S1")
+    assert groups.key(HOLLOWAY_AGAIN, HOLLOWAY_AGAIN, "S2") == first
     # The same wording again (other spacing, other case) joins the same group without a check.
-    assert groups.key("  " + HOLLOWAY_AGAIN.upper(), "x") == first
+    assert groups.key("  " + HOLLOWAY_AGAIN.upper(), "x", "S3") == first
     other = "The Old Harbour Bridge was opened to traffic in 1927."
-    assert groups.key(other, other) != first
+    assert groups.key(other, other, "S2") != first
+
+
+def test_a_documents_own_sentences_are_grouped_only_word_for_word() -> None:
+    groups = FactGroups()
+    first = groups.key(HOLLOWAY, HOLLOWAY, "S1")
+    assert groups.key(HOLLOWAY_AGAIN, HOLLOWAY_AGAIN, "S1") != first
+    assert groups.key(HOLLOWAY, HOLLOWAY, "S1") == first
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            'The context manager\'s "__exit__()" method is loaded for later use by the statement.',
+            'The context manager\'s "__enter__()" method is loaded for later use by the statement.',
+        ),
+        (
+            "The `|` operator yields the bitwise OR of its integer arguments and operands.",
+            "The `&` operator yields the bitwise AND of its integer arguments and operands.",
+        ),
+    ],
+)
+def test_one_template_over_two_quoted_terms_is_two_facts(a: str, b: str) -> None:
+    assert not same_fact(said(a), said(b))

@@ -419,7 +419,7 @@ def build_claims(
     for row in rows:
         for finding in row.findings:
             entry = grouped.setdefault(
-                facts.key(finding.claim, finding.quote),
+                facts.key(finding.claim, finding.quote, row.id),
                 {
                     "claim": finding.claim,
                     "finders": [],
