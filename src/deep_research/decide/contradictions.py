@@ -35,7 +35,7 @@ from decimal import Decimal
 from itertools import combinations
 from pathlib import Path
 
-from deep_research.decide.samefact import overlap
+from deep_research.decide.samefact import claim_key, overlap
 from deep_research.gates.literals import LiteralToken
 from deep_research.gates.literals.extraction import literals_of
 from deep_research.gates.literals.matching import as_year
@@ -263,7 +263,7 @@ def sub_questions_of(
     claims: Sequence[Claim], rows: Sequence[SourceRow], finders: Mapping[str, Sequence[str]]
 ) -> dict[str, frozenset[str]]:
     """Claim id → its ``sq`` and every sub-question that found one of its findings
-    (``finders``: a finding's claim text, whitespace and case folded → sub-question ids)."""
+    (``finders``: a finding's claim key → sub-question ids)."""
     texts = {finding.id: finding.claim for row in rows for finding in row.findings}
     found: dict[str, frozenset[str]] = {}
     for claim in claims:
@@ -271,7 +271,7 @@ def sub_questions_of(
         for finding in claim.findings:
             text = texts.get(finding)
             if text is not None:
-                ids.update(finders.get(" ".join(text.casefold().split()), ()))
+                ids.update(finders.get(claim_key(text), ()))
         found[claim.id] = frozenset(ids)
     return found
 
