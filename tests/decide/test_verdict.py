@@ -149,9 +149,9 @@ def test_rule_r_a_reasoner_without_panel_or_ciber_says_once_what_ready_needs(rea
     assert decided == "PARTIAL"
     assert reasons == [
         "rule R → PARTIAL: READY needs a reasoner that can sit the skeptic panel and re-frame "
-        "claims for CIBER, and this run's reasoner cannot (no model to act as a skeptic; no "
-        "model to re-frame); every other finding is listed here — run again with a model "
-        "reasoner (--reasoner) to reach READY"
+        "claims for CIBER; this run's reasoner cannot (no model to act as a skeptic; no model "
+        "to re-frame), so the brief is PARTIAL at best — run again with a model reasoner "
+        "(--reasoner) to reach READY"
     ]
 
 

@@ -315,9 +315,9 @@ def _reasoner_line(unable: dict[str, str]) -> str:
         needs.append("re-frame claims for CIBER")
     said = "; ".join(dict.fromkeys(unable.values()))
     return (
-        f"READY needs a reasoner that can {' and '.join(needs)}, and this run's reasoner "
-        f"cannot ({said}); every other finding is listed here — run again with a model "
-        "reasoner (--reasoner) to reach READY"
+        f"READY needs a reasoner that can {' and '.join(needs)}; this run's reasoner cannot "
+        f"({said}), so the brief is PARTIAL at best — run again with a model reasoner "
+        "(--reasoner) to reach READY"
     )
 
 
