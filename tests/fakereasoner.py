@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from deep_research.gates.vocabulary import sentences
 from deep_research.models import CiberOutput, Claim, ConsistencyFailure, SkepticVote
 from deep_research.run.interface import (
     CallPrice,
@@ -20,7 +21,7 @@ from deep_research.run.interface import (
     SubQuestionPlan,
     SurveyDoc,
 )
-from deep_research.run.reasoners import ExtractiveReasoner
+from deep_research.run.reasoners import ExtractiveReasoner, stands_alone
 
 
 @dataclass
@@ -165,6 +166,55 @@ class PanelReasoner:
             severity="negation_supported",
         )
         return CiberOutput(ciber_passed=False, consistency_failures=[failure])
+
+    def synthesize(self, question: str, claims: Sequence[CitedClaim]) -> str:
+        return "\n".join(f"- {c.claim} " + "".join(f"[{s}]" for s in c.supporting) for c in claims)
+
+
+@dataclass
+class VerbatimReasoner:
+    """A model-like reasoner that quotes every sentence it reads as a claim in its own words —
+    the document's — so two publishers' wordings of one fact stay two findings and only the
+    runner's grouping can make them one claim. It plans one sub-question (the runner tops the
+    plan up to the floors), upholds every claim as a skeptic panel and passes CIBER, unless
+    ``panel``/``ciber`` is False: then it declares the step beyond it, as the extractive
+    reasoner does."""
+
+    panel: bool = True
+    ciber: bool = True
+
+    @property
+    def name(self) -> str:
+        return "verbatim"
+
+    @property
+    def price(self) -> CallPrice:
+        return CallPrice()
+
+    def decompose(self, question: str, survey: Sequence[SurveyDoc]) -> Plan:
+        return Plan((SubQuestionPlan("sq1", question, (question,), 1, question),))
+
+    def follow_up(self, sub_question: SubQuestionPlan, found: Sequence[FindingDraft]) -> list[str]:
+        return []
+
+    def counter_queries(self, sub_question: SubQuestionPlan) -> list[str]:
+        return []  # the runner tops round 2 up to its floor
+
+    def extract(self, sub_question: SubQuestionPlan, document: Retained) -> list[FindingDraft]:
+        return [
+            FindingDraft(claim=s.claim, quote=s.text, importance="central")
+            for s in sentences(document.text)
+            if len(s.claim) >= 40 and stands_alone(s)
+        ]
+
+    def judge(self, claim: Claim, evidence: Sequence[EvidenceText]) -> list[SkepticVote] | Skipped:
+        if not self.panel:
+            return Skipped("verbatim: no skeptic here")
+        quote = evidence[0].quote if evidence else "none"
+        return [SkepticVote(refuted=False, evidence=quote, confidence=0.9) for _ in range(3)]
+
+    def reframe(self, claims: Sequence[Claim]) -> CiberOutput | Skipped:
+        return CiberOutput(ciber_passed=True) if self.ciber else Skipped("verbatim: no CIBER")
 
     def synthesize(self, question: str, claims: Sequence[CitedClaim]) -> str:
         return "\n".join(f"- {c.claim} " + "".join(f"[{s}]" for s in c.supporting) for c in claims)

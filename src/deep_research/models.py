@@ -329,6 +329,9 @@ class Counters(Strict):
     counter_queries_per_sub_question: dict[str, NonNegativeInt] = Field(default_factory=dict)
     refetch_sample: NonNegativeInt = 0
     wall_clock_seconds: float = Field(default=0.0, ge=0.0)
+    #: The documents the run's source holds, as a local corpus declares it (null: the web, or
+    #: a plugin run). The floors counting sources and fetches never ask for more.
+    corpus_documents: NonNegativeInt | None = None
 
 
 class TraceFile(Strict):

@@ -129,6 +129,52 @@ def test_rule_p_an_unverified_panel_is_named_with_its_tally(ready: Path) -> None
     assert reasons == ["rule P → PARTIAL: the skeptic panel has not upheld C2 (unverified 1-0)"]
 
 
+def _unable(**steps: str) -> Edit:
+    def change(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+        # What the headless runner records when its reasoner returns Skipped for a step.
+        trace.setdefault("phases", {})["run"] = {"question": "q", "depth": "full", "unable": steps}
+
+    return change
+
+
+def _no_panel_no_ciber(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+    _drop_votes(claims, trace)
+    claims.update(ciber_passed=None)
+
+
+def test_rule_r_a_reasoner_without_panel_or_ciber_says_once_what_ready_needs(ready: Path) -> None:
+    edit(ready, _no_panel_no_ciber)
+    edit(ready, _unable(panel="no model to act as a skeptic", ciber="no model to re-frame"))
+    decided, reasons = verdict(ready)
+    assert decided == "PARTIAL"
+    assert reasons == [
+        "rule R → PARTIAL: READY needs a reasoner that can sit the skeptic panel and re-frame "
+        "claims for CIBER; this run's reasoner cannot (no model to act as a skeptic; no model "
+        "to re-frame), so the brief is PARTIAL at best — run again with a model reasoner "
+        "(--reasoner) to reach READY"
+    ]
+
+
+def test_rule_r_needs_the_declaration_without_it_ciber_not_run_holds(ready: Path) -> None:
+    # A plugin run records no reasoner declaration: CIBER not run stays rule 3's HOLD.
+    edit(ready, _no_panel_no_ciber)
+    decided, reasons = verdict(ready)
+    assert decided == "HOLD" and reasons[0] == "rule 3 → HOLD: CIBER neither ran nor was skipped"
+    # A declaration for a step the verdict does not know changes nothing either.
+    edit(ready, _unable(render="cannot"))
+    assert verdict(ready)[0] == "HOLD"
+
+
+def test_rule_r_keeps_a_panel_that_sat_and_failed_named(ready: Path) -> None:
+    unverified = {"tally": "1-0", "outcome": "unverified", "records": []}
+    edit(ready, lambda c, t: (c.update(ciber_passed=None), c["claims"][1].update(votes=unverified)))
+    edit(ready, _unable(ciber="no model to re-frame"))
+    decided, reasons = verdict(ready)
+    assert decided == "PARTIAL"
+    assert [line.split(" → ")[0] for line in reasons] == ["rule R", "rule P"]
+    assert "re-frame claims for CIBER" in reasons[0] and "skeptic panel" not in reasons[0]
+
+
 def test_rule_p_is_a_full_depth_rule(ready: Path) -> None:
     _make_quick(ready)
     edit(ready, _drop_votes)
@@ -347,6 +393,39 @@ def test_each_floor_holds(ready: Path, floor: str) -> None:
     assert [name for name, row in floors.items() if not row["met"]] == expected
 
 
+def test_floors_counting_documents_never_ask_more_than_the_corpus_holds(ready: Path) -> None:
+    # 25 sources are every document this corpus holds: 30 distinct sources cannot be owed.
+    def small_corpus(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+        trace["_root"] = str(ready)
+        _drop_sources(claims, trace)
+        trace["counters"]["corpus_documents"] = 25
+
+    edit(ready, small_corpus)
+    decided, reasons = verdict(ready)
+    assert decided == "READY", reasons
+    floors = read_claims(ready)["floors"]
+    assert floors["distinct_sources"] == {"required": 25, "actual": 25, "met": True}
+    # Round 1 took 20 of the 25 documents, so round 2 can owe at most the other 5.
+    assert floors["round2_fetches"]["required"] == 5
+    assert reasons[-1] == (
+        "floors scaled to the corpus: it holds 25 document(s) and cannot give more, so the run "
+        "owed distinct sources ≥ 25 (not 30)"
+    )
+
+
+def test_a_corpus_of_many_documents_still_owes_every_floor(ready: Path) -> None:
+    # Scaling caps a floor at the corpus's size; it never lowers one the corpus can meet.
+    def large_corpus(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+        trace["_root"] = str(ready)
+        _drop_sources(claims, trace)
+        trace["counters"]["corpus_documents"] = 500
+
+    edit(ready, large_corpus)
+    decided, reasons = verdict(ready)
+    assert decided == "HOLD" and reasons[0].startswith("floor distinct_sources → HOLD: 25 <")
+    assert not any(line.startswith("floors scaled") for line in reasons)
+
+
 def test_refetch_floor_scales_with_cited_sources() -> None:
     assert SETTINGS.refetch_floor(2) == 3 and SETTINGS.refetch_floor(45) == 5
 
@@ -482,6 +561,8 @@ CONTRADICTIONS: dict[str, Edit] = {
     "refetch_without_sample": _counter(refetch_sample=0),
     "sample_without_rate": _set("refetch_pass_rate", None),
     "ciber_both": _set("ciber_skipped", "depth-quick"),
+    # A corpus cannot hold fewer documents than the run took sources from it.
+    "corpus_documents": _counter(corpus_documents=29),
 }
 
 

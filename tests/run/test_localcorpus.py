@@ -149,3 +149,29 @@ def test_an_encrypted_pdf_contributes_nothing(tmp_path: Path) -> None:
     corpus = open_corpus(str(tmp_path / "docs"), tmp_path / "state")
     assert corpus.index.count() == 1
     assert all(not hit.url.endswith("locked.pdf") for hit in corpus.search("secret", 3))
+
+
+def test_publishers_as_the_readme_lays_them_out(tmp_path: Path) -> None:
+    # README "Your own folder": a top-level folder is a publisher; `author:` outranks it; a file
+    # directly in the corpus folder belongs to the corpus. The corpus declares its size.
+    root = tmp_path / "bridge-sources"
+    for relative, text in {
+        "harbour-trust/history.md": "# History\n\nThe bridge opened to traffic.\n",
+        "city-archive/bridge.md": "# Records\n\nThe archive keeps the bridge records.\n",
+        "clippings/1923-gazette.md": "---\nauthor: Harbour Gazette\n---\n# Gazette\n\nBridge.\n",
+        "loose.md": "# Loose\n\nA bridge note.\n",
+    }.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text, encoding="utf-8")
+    corpus = open_corpus(str(root), tmp_path / "state")
+    owners = {
+        url: corpus.index.document(url).owner  # type: ignore[union-attr]
+        for url in (hit.url for hit in corpus.search("bridge", 10))
+    }
+    assert owners == {
+        "file://bridge-sources/harbour-trust/history.md": "harbour-trust",
+        "file://bridge-sources/city-archive/bridge.md": "city-archive",
+        "file://bridge-sources/clippings/1923-gazette.md": "Harbour Gazette",
+        "file://bridge-sources/loose.md": "bridge-sources",
+    }
+    assert corpus.capacity().documents == 4

@@ -198,14 +198,18 @@ def test_ciber_failure_makes_the_full_brief_partial(docs: Path, tmp_path: Path) 
     assert result.reasons[0].startswith("rule 4")
 
 
-def test_ciber_not_run_at_full_depth_holds_the_brief(docs: Path, tmp_path: Path) -> None:
-    # A reasoner that cannot re-frame is not a valid CIBER skip at full depth (rule 3).
+def test_a_reasoner_that_cannot_run_ciber_makes_the_full_brief_partial(
+    docs: Path, tmp_path: Path
+) -> None:
+    # Not a valid CIBER skip, but nothing a re-run with this reasoner changes: rule R, not a
+    # HOLD, saying what READY would need.
     result = run_full(tmp_path / "state", docs, ciber_passed=None)
-    assert result.verdict == "HOLD"
-    assert result.reasons[0].startswith("rule 3")
+    assert result.verdict == "PARTIAL"
+    assert result.reasons[0].startswith("rule R → PARTIAL: READY needs a reasoner that can")
+    assert read_phase(Brief(result.brief), "run")["unable"] == {"ciber": "scripted: no CIBER"}
 
 
-def test_default_floors_hold_a_three_document_corpus(docs: Path, tmp_path: Path) -> None:
+def test_default_floors_scale_to_a_three_document_corpus(docs: Path, tmp_path: Path) -> None:
     result = start(
         RunRequest(QUESTION, tmp_path / "state", depth="full"),
         open_corpus(str(docs), tmp_path / "state"),
@@ -214,8 +218,16 @@ def test_default_floors_hold_a_three_document_corpus(docs: Path, tmp_path: Path)
         default_limits("full"),
         Progress(quiet=True),
     )
-    assert result.verdict == "HOLD"
-    assert any(r.startswith("floor distinct_sources") for r in result.reasons)
+    assert result.verdict == "READY", result.reasons
+    assert result.reasons[-1] == (
+        "floors scaled to the corpus: it holds 3 document(s) and cannot give more, so the run "
+        "owed round-1 fetches ≥ 3 (not 20), distinct sources ≥ 3 (not 30), sources new in "
+        "round 2 ≥ 0 (not 5)"
+    )
+    # The planner planned the floors the reasoner did not: five sub-questions of four queries.
+    counters = json.loads(Brief(result.brief).trace_path.read_text(encoding="utf-8"))["counters"]
+    assert counters["sub_questions"] == 5
+    assert min(counters["queries_per_sub_question"].values()) >= 4
 
 
 @pytest.mark.parametrize("phase", PHASES_FULL[:-1])

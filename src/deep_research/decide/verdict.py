@@ -9,12 +9,17 @@ wrong at once. Precedence, highest first:
    claim was never traced), or claims.json's trace verdicts do not reproduce from the retained
    text (an edit after the trace gate ran) → HOLD
 3. full depth and CIBER neither ran nor was validly skipped → HOLD
-F. any work-budget floor unmet → HOLD (the offending phase should be re-run)
+F. any work-budget floor unmet → HOLD (the offending phase should be re-run); a floor that
+   counts documents asks no more than a local corpus holds
 E. no claim can be emitted → HOLD: the sources did not answer the question (the brief's
    coverage gaps say what was not found); an empty brief never reads as a usable answer
 4. ``ciber_passed`` is false → PARTIAL
 5. refetch_fail ≤ ``refetch_pass_rate`` < refetch_ready → PARTIAL
 6. τ < tau_threshold, or unresolved contradictions → PARTIAL
+R. full depth and the headless run's reasoner declared it cannot sit the skeptic panel or
+   re-frame claims for CIBER → PARTIAL, one plain line saying what READY would need (it
+   replaces rule 3's HOLD for a CIBER the reasoner cannot run, and rule P's per-claim "no
+   votes": re-running would change neither)
 P. full depth and a load-bearing claim the skeptic panel has not upheld (no votes, or
    ``unverified``) → PARTIAL, naming each such claim: a panel that never sat upheld nothing
 I. the run was stopped by a cap (trace.json ``phases.run.incomplete``) → PARTIAL, one
@@ -36,6 +41,7 @@ error: deciding on them would be guessing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +114,49 @@ def refetch_required(document: ClaimsFile, sources: Sequence[SourceRow], setting
     return min(cited, settings.refetch_floor(cited))
 
 
+#: The floors that count documents, in plain words: a corpus of N documents caps each of them.
+DOCUMENT_FLOORS = {
+    "round1_fetches": "round-1 fetches",
+    "distinct_sources": "distinct sources",
+    "round2_fetches": "sources new in round 2",
+}
+
+
+def corpus_caps(counters: Counters, sources: Sequence[SourceRow]) -> dict[str, int]:
+    """The most each document-counting floor can ask of a run whose source declared how many
+    documents it holds (none for the web): N documents give at most N sources and N fetched
+    in round 1, and round 2 can find only those round 1 did not."""
+    held = counters.corpus_documents
+    if held is None:
+        return {}
+    first = sum(1 for source in sources if source.round == 1)
+    return {
+        "round1_fetches": held,
+        "distinct_sources": held,
+        "round2_fetches": max(0, held - first),
+    }
+
+
+def scaled_floors(
+    document: ClaimsFile, counters: Counters, sources: Sequence[SourceRow], settings: Settings
+) -> str | None:
+    """The verdict's line saying which floors the corpus lowered, and to what (None: none)."""
+    if document.depth != "full":
+        return None
+    caps = corpus_caps(counters, sources)
+    lowered = [
+        f"{plain} ≥ {caps[name]} (not {getattr(settings, 'full_' + name)})"
+        for name, plain in DOCUMENT_FLOORS.items()
+        if caps.get(name, math.inf) < getattr(settings, "full_" + name)
+    ]
+    if not lowered:
+        return None
+    return (
+        f"floors scaled to the corpus: it holds {counters.corpus_documents} document(s) and "
+        f"cannot give more, so the run owed {', '.join(lowered)}"
+    )
+
+
 def floors(
     document: ClaimsFile,
     counters: Counters,
@@ -116,8 +165,10 @@ def floors(
     settings: Settings,
 ) -> dict[str, Floor]:
     """Each floor for the brief's depth: required, actual, met. Every floor counts work done —
-    queries, fetches, sources, rounds — never time spent, which waiting alone would meet."""
+    queries, fetches, sources, rounds — never time spent, which waiting alone would meet; a
+    floor that counts documents never asks for more than the corpus holds (:func:`corpus_caps`)."""
     sq = counters.sub_questions
+    caps = corpus_caps(counters, sources)
     rows: dict[str, tuple[float, float]]
     if document.depth == "quick":
         rows = {
@@ -135,8 +186,14 @@ def floors(
                 settings.full_queries_per_sub_question,
                 _per_sub_question(counters.queries_per_sub_question, sq),
             ),
-            "round1_fetches": (settings.full_round1_fetches, counters.round1_fetches),
-            "distinct_sources": (settings.full_distinct_sources, len(sources)),
+            "round1_fetches": (
+                min(settings.full_round1_fetches, caps.get("round1_fetches", math.inf)),
+                counters.round1_fetches,
+            ),
+            "distinct_sources": (
+                min(settings.full_distinct_sources, caps.get("distinct_sources", math.inf)),
+                len(sources),
+            ),
             "rounds": (settings.full_rounds, counters.rounds),
             "counter_queries_per_sub_question": (
                 settings.full_counter_queries_per_sub_question,
@@ -147,7 +204,7 @@ def floors(
                 counters.refetch_sample,
             ),
             "round2_fetches": (
-                settings.full_round2_fetches,
+                min(settings.full_round2_fetches, caps.get("round2_fetches", math.inf)),
                 sum(1 for s in fetched_sources(sources, log) if s.round >= 2),
             ),
         }
@@ -182,6 +239,11 @@ def check_consistency(
         problems.append(
             f"claims.json lists {len(document.sub_questions)} sub-questions, "
             f"counters.sub_questions is {c.sub_questions}"
+        )
+    if c.corpus_documents is not None and len(sources) > c.corpus_documents:
+        problems.append(
+            f"sources.jsonl has {len(sources)} rows but counters.corpus_documents says the "
+            f"corpus holds {c.corpus_documents}"
         )
     if c.round1_fetches > len(log):
         problems.append(f"counters.round1_fetches {c.round1_fetches} > {len(log)} fetch-log lines")
@@ -234,17 +296,45 @@ def run_incomplete(trace: TraceFile) -> list[str]:
     return [str(reason) for reason in reasons] if isinstance(reasons, list) else []
 
 
+def reasoner_unable(trace: TraceFile) -> dict[str, str]:
+    """The steps the headless run's reasoner declared it cannot do (``panel``, ``ciber``) and
+    its reason for each, as the runner recorded them (none for a plugin run: there a model sits
+    both, and CIBER not run is rule 3's HOLD)."""
+    unable = trace.phases.get("run", {}).get("unable", {})
+    if not isinstance(unable, dict):
+        return {}
+    return {step: str(why) for step, why in unable.items() if step in ("panel", "ciber")}
+
+
+def _reasoner_line(unable: dict[str, str]) -> str:
+    """Rule R's one plain sentence: what READY would need that this run's reasoner lacks."""
+    needs = []
+    if "panel" in unable:
+        needs.append("sit the skeptic panel")
+    if "panel" in unable or "ciber" in unable:
+        needs.append("re-frame claims for CIBER")
+    said = "; ".join(dict.fromkeys(unable.values()))
+    return (
+        f"READY needs a reasoner that can {' and '.join(needs)}; this run's reasoner cannot "
+        f"({said}), so the brief is PARTIAL at best — run again with a model reasoner "
+        "(--reasoner) to reach READY"
+    )
+
+
 def evaluate(
     document: ClaimsFile,
     floor_table: dict[str, Floor],
     settings: Settings,
     incomplete: Sequence[str] = (),
     retraced: Sequence[str] = (),
+    unable: dict[str, str] | None = None,
 ) -> list[Fired]:
     """Every rule that fires, highest precedence first. ``incomplete``: the caps that stopped
     the run (see :func:`run_incomplete`); ``retraced``: where a fresh trace of the retained text
-    disagrees with claims.json (:func:`deep_research.gates.trace.retrace_mismatches`)."""
+    disagrees with claims.json (:func:`deep_research.gates.trace.retrace_mismatches`);
+    ``unable``: the steps the run's reasoner declared it cannot do (:func:`reasoner_unable`)."""
     fired: list[Fired] = []
+    unable = (unable or {}) if document.depth == "full" else {}
     rate = document.refetch_pass_rate
     full = document.depth == "full"
     if rate is not None and rate < settings.refetch_fail:
@@ -271,7 +361,9 @@ def evaluate(
             if document.ciber_skipped is None
             else skip_problem(document.ciber_skipped, document, settings)
         )
-        if problem is not None:
+        # A reasoner that declared it cannot re-frame: re-running changes nothing, so this is
+        # rule R's PARTIAL with what READY needs, not a HOLD the user cannot act on.
+        if problem is not None and "ciber" not in unable:
             fired.append(Fired("rule 3", "HOLD", problem))
     for name, floor in floor_table.items():
         if not floor.met:
@@ -282,6 +374,9 @@ def evaluate(
         fired.append(
             Fired("rule E", "HOLD", "no verified claim: the sources do not answer the question")
         )
+    if unable:
+        # First among the PARTIAL reasons: the one a re-run with this reasoner cannot change.
+        fired.append(Fired("rule R", "PARTIAL", _reasoner_line(unable)))
     if document.ciber_passed is False:
         fired.append(
             Fired("rule 4", "PARTIAL", "CIBER consistency failure (negation or paraphrase split)")
@@ -297,6 +392,9 @@ def evaluate(
         count = len(document.unresolved_contradictions)
         fired.append(Fired("rule 6", "PARTIAL", f"{count} unresolved contradiction(s)"))
     awaiting = awaiting_panel(document.claims, document.depth)
+    if "panel" in unable:
+        # Said once by rule R rather than once per claim.
+        awaiting = [c for c in awaiting if c.votes is not None]
     if awaiting:
         named = ", ".join(
             f"{c.id} ({'no votes' if c.votes is None else f'{c.votes.outcome} {c.votes.tally}'})"
@@ -373,8 +471,13 @@ def decide(
         )
     check_consistency(document, trace, sources, log)
     table = floors(document, trace.counters, sources, log, settings)
-    fired = evaluate(document, table, settings, run_incomplete(trace), retraced)
+    fired = evaluate(
+        document, table, settings, run_incomplete(trace), retraced, reasoner_unable(trace)
+    )
     reasons = [item.line() for item in fired]
+    scaled = scaled_floors(document, trace.counters, sources, settings)
+    if scaled is not None:
+        reasons.append(scaled)
     changed = describe_changes(settings)
     if changed is not None:
         # A lowered floor or threshold must be as visible as the verdict it allowed.

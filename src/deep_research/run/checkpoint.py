@@ -37,6 +37,9 @@ class RunRecord(_Record):
     incomplete: list[str] = Field(default_factory=list)
     wall_clock_seconds: float = 0.0
     spend: dict[str, float] = Field(default_factory=dict)
+    #: Steps the reasoner declared it cannot do (``panel``, ``ciber``) → its reason; the verdict
+    #: says once what READY would need instead of holding for it (rule R).
+    unable: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("depth", mode="before")
     @classmethod

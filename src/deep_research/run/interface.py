@@ -109,6 +109,20 @@ class CitedClaim:
     supporting: tuple[str, ...] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True)
+class Capacity:
+    """What work a source can give one run, as it declares it.
+
+    ``documents``: the most distinct documents it can return — a local corpus's size; None when
+    no bound is known (the web). The floors that count sources and fetches never ask a run for
+    more than this (docs/contracts.md §10.2), and the verdict says so when they are lowered.
+    Time needs no declaration: no floor reads the clock, so a corpus search, which waits on no
+    network, owes nothing for being fast.
+    """
+
+    documents: int | None = None
+
+
 class SearchAdapter(Protocol):
     """Where sources come from."""
 
@@ -129,6 +143,10 @@ class SearchAdapter(Protocol):
 
     def is_web(self) -> bool:
         """True when sources live on the web (only those are re-fetched in phase 6b)."""
+        ...
+
+    def capacity(self) -> Capacity:
+        """What work this source can give a run (the floors scale with it)."""
         ...
 
 

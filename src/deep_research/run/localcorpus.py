@@ -27,7 +27,7 @@ from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.corpus import retain_document
 from deep_research.fetch.extract import decode, extract, pdf_text
 from deep_research.gates.vocabulary import STOP_WORDS
-from deep_research.run.interface import Hit, Retained, SurveyDoc
+from deep_research.run.interface import Capacity, Hit, Retained, SurveyDoc
 
 SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"})
 PYTHON_DOCS = "python-docs"
@@ -318,6 +318,10 @@ class LocalCorpus:
 
     def is_web(self) -> bool:
         return False
+
+    def capacity(self) -> Capacity:
+        # N documents cannot give more than N distinct sources, however often they are searched.
+        return Capacity(documents=self.index.count())
 
     def search(self, query: str, limit: int) -> list[Hit]:
         return self.index.search(query, limit)

@@ -15,7 +15,7 @@ claim has passed them, and the brief is marked partial (``coverage_gaps`` entrie
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +27,7 @@ from deep_research.brief import (
     jsonl_line,
     model_dump,
 )
+from deep_research.decide.samefact import FactGroups, claim_key
 from deep_research.errors import InputError
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
 from deep_research.models import Claim, ClaimsFile, SourceRow, Via
@@ -44,6 +45,7 @@ from deep_research.run.checkpoint import (
     read_record,
     write_phase,
 )
+from deep_research.run.floorplan import PlanFloors, counter_queries, meet_floors
 from deep_research.run.governor import (
     Budget,
     CapReached,
@@ -142,7 +144,11 @@ def phase_plan(ctx: Context) -> None:
         )
         for sq in admitted
     ]
-    check = preflight(clamped, ctx.reasoner.price, ctx.limits)
+    floors = PlanFloors.of(ctx.settings, ctx.state.depth)
+    topped = meet_floors(clamped, question, survey, floors, ctx.limits)
+    if [(p.id, p.queries) for p in topped] != [(p.id, p.queries) for p in clamped]:
+        ctx.progress("plan", "plan topped up to the floors (sub-questions, queries)")
+    check = preflight(topped, ctx.reasoner.price, ctx.limits)
     if check.dropped:
         ctx.mark_incomplete(f"usd: worst case over budget, sub-questions {check.dropped} dropped")
     kept = check.admitted
@@ -165,7 +171,9 @@ def phase_plan(ctx: Context) -> None:
         sub_questions=[{"id": p.id, "question": p.question} for p in kept],
     )
     trace = load_trace_or_empty(ctx.brief)
-    counters = trace.counters.model_copy(update={"sub_questions": len(kept)})
+    counters = trace.counters.model_copy(
+        update={"sub_questions": len(kept), "corpus_documents": ctx.adapter.capacity().documents}
+    )
     trace = trace.model_copy(
         update={"topic": ctx.slug, "depth": ctx.state.depth, "counters": counters}
     )
@@ -177,13 +185,19 @@ def phase_plan(ctx: Context) -> None:
 # --- cast: one worker per sub-question ------------------------------------------------------
 
 
-def research(ctx: Context, sq: SubQuestionPlan, queries: Sequence[str]) -> WorkerRecord:
-    """One worker: search, retain, extract — at most ``turn_cap`` searches, whatever it is told."""
+def research(
+    ctx: Context, sq: SubQuestionPlan, queries: Sequence[str], read: Collection[str] = ()
+) -> WorkerRecord:
+    """One worker: search, retain, extract — at most ``turn_cap`` searches, whatever it is told.
+
+    Each search reads its best matches the worker has not read yet (``read``: documents it
+    must not read again — round 2 passes round 1's): a query whose top hits were read already
+    reads the next ones, so every search is new work."""
     report = WorkerRecord(id=sq.id)
     cap = turn_cap(sq, ctx.limits)
     pending = list(queries)
     found: list[FindingDraft] = []
-    seen: set[str] = set()
+    seen: set[str] = set(read)
     try:
         for _ in range(cap):
             if not pending:
@@ -193,9 +207,10 @@ def research(ctx: Context, sq: SubQuestionPlan, queries: Sequence[str]) -> Worke
                     break
             query = pending.pop(0)
             ctx.budget.charge_search()
-            hits = ctx.adapter.search(query, ctx.limits.hits_per_search)
+            hits = ctx.adapter.search(query, ctx.limits.hits_per_search + len(seen))
             report.queries.append(query)
-            for hit in hits[: ctx.limits.hits_per_search]:
+            fresh = [hit for hit in hits if hit.url not in seen][: ctx.limits.hits_per_search]
+            for hit in fresh:
                 if hit.url in seen:
                     continue
                 seen.add(hit.url)
@@ -243,6 +258,7 @@ def _cast(
     plans: Sequence[SubQuestionPlan],
     round_: int,
     queries: Callable[[SubQuestionPlan], Sequence[str]],
+    read: Mapping[str, Collection[str]] | None = None,
 ) -> list[WorkerRecord]:
     ctx.progress("cast", f"round {round_}: {len(plans)} worker(s) in parallel")
     live = ctx.live()
@@ -251,7 +267,7 @@ def _cast(
 
     def work(sq: SubQuestionPlan) -> WorkerRecord:
         try:
-            return research(ctx, sq, queries(sq))
+            return research(ctx, sq, queries(sq), (read or {}).get(sq.id, ()))
         finally:
             # Counted as it ends, failed or not; a wedged worker never counts as done.
             if live is not None:
@@ -287,10 +303,15 @@ def phase_round2(ctx: Context) -> None:
         write_phase(ctx.brief, "round2", RoundRecord(round=2))
         return
     counters: dict[str, list[str]] = {}
+    floors = PlanFloors.of(ctx.settings, "full")
     for sq in plans:
         ctx.budget.charge_call(ctx.reasoner.price)
-        counters[sq.id] = list(ctx.reasoner.counter_queries(sq))[: turn_cap(sq, ctx.limits)]
-    reports = _cast(ctx, plans, 2, lambda sq: counters[sq.id])
+        asked = ctx.reasoner.counter_queries(sq)
+        counters[sq.id] = counter_queries(sq, asked, floors, turn_cap(sq, ctx.limits))
+    # Round 2 reads only documents round 1 did not: the adversarial round's work is new
+    # evidence (its floor counts sources first found in it), not a second read of the same text.
+    first = {row.url for row in brief_rows(ctx.brief)}
+    reports = _cast(ctx, plans, 2, lambda sq: counters[sq.id], {sq.id: first for sq in plans})
     write_phase(ctx.brief, "round2", RoundRecord(round=2, workers=reports))
     rows = _normalize_reports(ctx, brief_rows(ctx.brief), reports, 2)
     _write_sources(ctx.brief, rows)
@@ -371,17 +392,13 @@ def phase_normalize(ctx: Context) -> None:
 # --- claims ---------------------------------------------------------------------------------
 
 
-def _claim_key(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
 def finders_of(reports: Sequence[WorkerRecord]) -> dict[str, list[str]]:
     """Claim key → every sub-question whose worker found it, in plan order."""
     found: dict[str, list[str]] = {}
     for report in reports:
         for source in report.sources:
             for finding in source.findings:
-                finders = found.setdefault(_claim_key(finding.claim), [])
+                finders = found.setdefault(claim_key(finding.claim), [])
                 if report.id not in finders:
                     finders.append(report.id)
     return found
@@ -390,26 +407,29 @@ def finders_of(reports: Sequence[WorkerRecord]) -> dict[str, list[str]]:
 def build_claims(
     rows: Sequence[SourceRow], limit: int, finders: dict[str, list[str]] | None = None
 ) -> list[Claim]:
-    """One claim per distinct finding claim; every source offering it supports it.
+    """One claim per fact (:mod:`deep_research.decide.samefact`: findings that state the same
+    fact, however worded, are one claim); every source offering it supports it.
 
     A claim found by several sub-questions goes to the one holding the fewest claims so far
     (plan order breaks ties): each sub-question that found something reports something, rather
     than the first one taking every shared finding and the rest reading as gaps.
     """
     grouped: dict[str, dict[str, Any]] = {}
+    facts = FactGroups()
     for row in rows:
         for finding in row.findings:
-            key = _claim_key(finding.claim)
             entry = grouped.setdefault(
-                key,
+                facts.key(finding.claim, finding.quote, row.id),
                 {
                     "claim": finding.claim,
-                    "finders": list((finders or {}).get(key) or row.sub_questions[:1]),
+                    "finders": [],
                     "supporting": [],
                     "findings": [],
                     "importance": finding.importance,
                 },
             )
+            own = (finders or {}).get(claim_key(finding.claim)) or row.sub_questions[:1]
+            entry["finders"] += [sq for sq in own if sq not in entry["finders"]]
             if row.id not in entry["supporting"]:
                 entry["supporting"].append(row.id)
             entry["findings"].append(finding.id)
@@ -501,6 +521,7 @@ def phase_panel(ctx: Context) -> None:
             votes = ctx.reasoner.judge(claim, evidence)
             if isinstance(votes, Skipped):
                 skipped = votes.reason
+                ctx.state.unable["panel"] = votes.reason
                 break
             raw[claim.id] = [v.model_dump(by_alias=True) for v in votes[:3]]
     except CapReached as exc:
@@ -518,8 +539,16 @@ def phase_panel(ctx: Context) -> None:
 
 
 def phase_triangulate(ctx: Context) -> None:
+    from deep_research.decide.contradictions import run_contradictions, sub_questions_of
     from deep_research.decide.triangulate import run_triangulate
 
+    # Contradictions first: a contradicted claim is contested, which triangulate's confidence
+    # reads. Both steps are idempotent, so a kill between them redoes both.
+    reports = _worker_reports(ctx.brief, "cast") + _worker_reports(ctx.brief, "round2")
+    claims = ctx.brief.load_claims().claims
+    found_by = sub_questions_of(claims, brief_rows(ctx.brief), finders_of(reports))
+    for entry in run_contradictions(ctx.brief.root, ctx.settings, found_by):
+        ctx.progress("triangulate", f"contradiction: {entry.topic} ({' vs '.join(entry.ids)})")
     report = run_triangulate(ctx.brief.root, ctx.settings)
     ctx.progress(
         "triangulate",
@@ -563,8 +592,10 @@ def phase_ciber(ctx: Context) -> None:
     ctx.budget.charge_call(ctx.reasoner.price)
     output = ctx.reasoner.reframe(high)
     if isinstance(output, Skipped):
-        # Not a valid skip at full depth: the verdict holds the brief (rule 3), as it should.
-        write_phase(ctx.brief, "run.ciber", {"not_run": output.reason})
+        # Not a valid skip (rule 3), but nothing a re-run changes: the verdict says what READY
+        # would need (rule R) from this declaration, recorded with the run's state.
+        ctx.state.unable["ciber"] = output.reason
+        ctx.save_state()
         ctx.progress("ciber", f"not run: {output.reason}")
         return
     path = ctx.brief.root / ".ciber-input.json"

@@ -104,8 +104,8 @@ def _is_year_number(token: LiteralToken) -> bool:
     )
 
 
-def _as_year(token: LiteralToken) -> LiteralToken | None:
-    """A bare four-digit integer may be a year the extractor had no context for."""
+def as_year(token: LiteralToken) -> LiteralToken | None:
+    """A quote's bare four-digit integer may be a year the extractor had no context for."""
     if token.kind in ("date", "year"):
         return token
     if _is_year_number(token):
@@ -128,7 +128,7 @@ def _may_be_dated(token: LiteralToken) -> bool:
 
 
 def _date_satisfied(claim: Evidence, quotes: Sequence[Evidence]) -> bool:
-    token = _as_year(claim.token) if _may_be_dated(claim.token) else None
+    token = as_year(claim.token) if _may_be_dated(claim.token) else None
     if token is None or token.date is None:
         return False
     yearless = token.date[0] == 0
@@ -137,7 +137,7 @@ def _date_satisfied(claim: Evidence, quotes: Sequence[Evidence]) -> bool:
         return False
     candidates: list[_Candidate] = []
     for evidence in quotes:
-        quote = _as_year(evidence.token)
+        quote = as_year(evidence.token)
         if quote is None or quote.date is None:
             continue
         if yearless and (quote.date[1] is None or (token.date[2] and quote.date[2] is None)):
@@ -340,7 +340,7 @@ def _years(passage: Passage) -> list[LiteralToken]:
         if token.kind == "name":
             found.extend(_years_in_name(token))
             continue
-        year = _as_year(token)
+        year = as_year(token)
         if year is None or year.date is None or year.date[0] == 0:
             continue
         found.append(_year_token(year.date[0], year.start, year.end, year.text))
