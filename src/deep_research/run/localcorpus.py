@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -141,7 +142,11 @@ def file_text(path: Path) -> str | None:
 def folder_documents(
     root: Path, label: str, known: dict[str, tuple[int, int]]
 ) -> Iterator[tuple[str, LocalDoc | None, int, int]]:
-    """(relative path, document or None when unchanged since ``known``, mtime_ns, size)."""
+    """(relative path, document or None when unchanged since ``known``, mtime_ns, size).
+
+    A file over :data:`MAX_FILE_BYTES` is not read; once the walk ends, one warning names them.
+    """
+    oversize: list[tuple[str, int]] = []
     for path in sorted(root.rglob("*")):
         if path.suffix.lower() not in SUFFIXES or not path.is_file():
             continue
@@ -150,6 +155,7 @@ def folder_documents(
             continue
         stat = path.stat()
         if stat.st_size > MAX_FILE_BYTES:
+            oversize.append((relative, stat.st_size))
             continue
         if known.get(relative) == (stat.st_mtime_ns, stat.st_size):
             yield relative, None, stat.st_mtime_ns, stat.st_size
@@ -162,6 +168,14 @@ def folder_documents(
         url = f"file://{label}/{relative}"
         doc = LocalDoc(url, title_of(text), text, owner, relative, stat.st_mtime_ns, stat.st_size)
         yield relative, doc, stat.st_mtime_ns, stat.st_size
+    if oversize:
+        shown = ", ".join(f"{name} ({size / 2**20:.1f} MB)" for name, size in oversize[:5])
+        more = f" and {len(oversize) - 5} more" if len(oversize) > 5 else ""
+        warnings.warn(
+            f"{len(oversize)} file(s) of {root} over the {MAX_FILE_BYTES // 2**20} MB cap are not "
+            f"searched: {shown}{more}; split each into smaller files to search it",
+            stacklevel=2,
+        )
 
 
 def python_doc_documents() -> list[LocalDoc]:
@@ -352,6 +366,16 @@ def index_path(state: Path, label: str, key: str) -> Path:
     return state / "corpora" / f"{label}-{digest}.sqlite"
 
 
+def corpus_folder(spec: str) -> Path:
+    """``--corpus DIR`` as an absolute folder; a missing one is an input error."""
+    root = Path(spec).expanduser()
+    if not root.is_dir():
+        raise MissingArtifact(
+            f"corpus folder not found: {root}; pass a folder of .md/.txt/.html/.pdf or python-docs"
+        )
+    return root.resolve()
+
+
 def open_corpus(spec: str, state: Path) -> LocalCorpus:
     """``python-docs`` or a folder path → a synced corpus; empty or missing is an input error."""
     if spec == PYTHON_DOCS:
@@ -359,13 +383,7 @@ def open_corpus(spec: str, state: Path) -> LocalCorpus:
         index.sync((doc.path, doc, 0, len(doc.text)) for doc in python_doc_documents())
         corpus = LocalCorpus(index, "the Python reference documentation shipped with Python")
     else:
-        root = Path(spec).expanduser()
-        if not root.is_dir():
-            raise MissingArtifact(
-                f"corpus folder not found: {root}; pass a folder of .md/.txt/.html/.pdf or "
-                "python-docs"
-            )
-        root = root.resolve()
+        root = corpus_folder(spec)
         label = corpus_label(root.name)
         index = CorpusIndex(index_path(state, label, str(root)), label)
         index.sync(folder_documents(root, label, index.known()))
