@@ -17,7 +17,7 @@ import pytest
 from deep_research.brief import Brief, slugify, state_lock
 from deep_research.cli import main
 from deep_research.run.checkpoint import read_phase
-from deep_research.run.driver import RunRequest, start
+from deep_research.run.driver import RunRequest, RunResult, start
 from deep_research.run.governor import default_limits
 from deep_research.run.localcorpus import open_corpus
 from deep_research.run.progress import Progress
@@ -233,3 +233,37 @@ def test_runs_started_together_on_one_state_folder_take_turns(
     if refresh:
         # Each refresh moved the brief before it aside, whole.
         assert len(list((state / "briefs" / ".superseded").iterdir())) == 2
+
+
+# --- what the run prints ----------------------------------------------------------------------
+
+
+def test_run_json_keeps_progress_on_stderr(
+    tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", QUESTION, "--corpus", str(corpus), "--state", str(tmp_path / "s"), "--json"]
+    assert main(argv) in (0, 1)
+    out, err = capsys.readouterr()
+    assert json.loads(out)["slug"] == SLUG  # stdout is the JSON alone
+    assert "] plan " in err and "] verdict " in err  # progress, as without --json
+
+
+def test_the_summary_shows_every_verdict_reason(tmp_path: Path) -> None:
+    reasons = [f"rule {n} → HOLD: reason number {n}" for n in range(1, 8)]
+    result = RunResult(
+        slug=SLUG,
+        brief=tmp_path,
+        verdict="HOLD",
+        reasons=reasons,
+        claims=0,
+        stripped=0,
+        sources=0,
+        incomplete=[],
+        not_found=[],
+        reasoner="extractive",
+        adapter="local:docs",
+        report=None,
+        spend={},
+    )
+    lines = result.summary_lines()
+    assert [line.strip() for line in lines[1:8]] == reasons
