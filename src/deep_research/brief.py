@@ -263,9 +263,20 @@ def _has_surrogate(text: str) -> bool:
     return _SURROGATE.search(text) is not None
 
 
+#: Characters that change how the text around them shows without being seen: C0 and C1
+#: controls but tab and newline, bidirectional overrides, embeddings and isolates (U+202E makes
+#: "txt.exe" read "exe.txt"), zero-width spaces and joiners of words, line separators, the BOM.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+
+
 def printable_text(text: str) -> str:
-    """``text`` with lone surrogates shown as ``?``: safe to print or write in a report."""
-    return text.encode("utf-8", "replace").decode("utf-8")
+    """``text`` safe to print or write in a report: lone surrogates as ``?``, and every
+    invisible control or direction override as its visible code point (``\\u202e``)."""
+    cleaned = text.encode("utf-8", "replace").decode("utf-8")
+    return _INVISIBLE.sub(lambda found: f"\\u{ord(found.group()):04x}", cleaned)
 
 
 def json_path(location: Iterable[int | str]) -> str:

@@ -37,6 +37,7 @@ from deep_research.brief import (
 )
 from deep_research.decide.freshness import decide as freshness_decide
 from deep_research.errors import InputError
+from deep_research.gaps import NOT_FOUND
 from deep_research.gates.trace import emitted_claims
 from deep_research.models import Depth
 from deep_research.run.checkpoint import (
@@ -54,7 +55,7 @@ from deep_research.run.interface import (
     Reasoner,
     SearchAdapter,
 )
-from deep_research.run.phases import NOT_FOUND, PHASE_FUNCTIONS, Context, brief_rows
+from deep_research.run.phases import PHASE_FUNCTIONS, Context, brief_rows
 from deep_research.run.pipeline import phase_names, phases_for
 from deep_research.run.progress import Progress
 from deep_research.settings import Settings
