@@ -152,6 +152,26 @@ def test_a_resume_that_repeats_what_the_run_has_is_accepted(
     assert json.loads(capsys.readouterr().out)["slug"] == SLUG
 
 
+def test_a_run_that_recorded_no_corpus_is_told_it_once(
+    tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state"
+    start(  # through the library, which records what its caller gives: no corpus here
+        RunRequest(QUESTION, state),
+        open_corpus(str(corpus), state),
+        ExtractiveReasoner(),
+        load_settings(environ={}),
+        default_limits("quick"),
+        Progress(quiet=True),
+        stop_after="cast",
+    )
+    assert main(["run", "--resume", SLUG, "--state", str(state)]) == 2
+    assert "records no corpus; pass the --corpus it searched" in _error(capsys)
+    argv = ["run", "--resume", SLUG, "--state", str(state), "--corpus", str(corpus), "--json"]
+    assert main(argv) in (0, 1)
+    assert read_phase(Brief(state / "briefs" / SLUG), "run")["corpus"] == str(corpus.resolve())
+
+
 def test_resume_of_a_name_with_no_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     state = tmp_path / "state"
     assert main(["run", "--resume", "never-started", "--state", str(state)]) == 2

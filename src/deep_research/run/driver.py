@@ -449,8 +449,7 @@ def run_command(
                 )
             if key is None and not record.corpus:
                 raise InputError(
-                    f"--resume {resume}: the run records no corpus (it predates that); pass "
-                    "the --corpus it searched"
+                    f"--resume {resume}: the run records no corpus; pass the --corpus it searched"
                 )
             key = key or record.corpus
             depth = record.depth
