@@ -194,6 +194,18 @@ def test_a_repeated_quick_question_says_what_will_happen(
     assert "researching the question again at quick depth" in said
     assert "research at full depth" not in said  # what it did not then do
     assert json.loads(out)["reused"] is False
+    # Asked over another corpus, the brief is never taken for an answer from this one.
+    other = tmp_path / "other"
+    (other / "gamma").mkdir(parents=True)
+    (other / "gamma" / "notes.md").write_text(DOCS["alpha/comparisons.md"], encoding="utf-8")
+    assert main(["run", QUESTION, "--corpus", str(other), "--state", str(state), "--json"]) in (
+        0,
+        1,
+    )
+    out, err = capsys.readouterr()
+    said = next(line for line in err.splitlines() if " fresh " in line)
+    assert f"it was researched over {corpus.resolve()}, not {other.resolve()}" in said
+    assert json.loads(out)["adapter"] == "local:other"
 
 
 # --- runs on one state folder take turns ------------------------------------------------------
