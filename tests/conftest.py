@@ -116,18 +116,24 @@ def package_version() -> str:
     return str(project["version"])
 
 
-def install_launcher_env(home: Path) -> None:
-    """What bin/deep-research checks for an installed environment, pointing at this interpreter,
-    so the hooks Claude Code runs under ``home`` run the checkout under test."""
-    venv = home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv"
+def fake_launcher_env(venv: Path, stamp: str | None = None) -> None:
+    """What bin/deep-research checks for an installed environment, its Python running this
+    interpreter. A script, not a symlink: a symlinked virtualenv Python, moved out of its
+    environment, no longer finds that environment's packages."""
     (venv / "bin").mkdir(parents=True)
     python = venv / "bin" / "python"
     python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
     python.chmod(0o755)
     # bin/deep-research compares the stamp with "<version> <plugin root, symlinks resolved>".
     (venv / ".deep-research-stamp").write_text(
-        f"{package_version()} {REPO.resolve()}", encoding="utf-8"
+        stamp if stamp is not None else f"{package_version()} {REPO.resolve()}", encoding="utf-8"
     )
+
+
+def install_launcher_env(home: Path) -> None:
+    """The launcher's environment under ``home``, so the hooks Claude Code runs there run the
+    checkout under test."""
+    fake_launcher_env(home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv")
 
 
 def claude_env(home: Path, api_url: str) -> dict[str, str]:

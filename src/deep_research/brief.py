@@ -16,7 +16,7 @@ import tempfile
 import threading
 import unicodedata
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -263,9 +263,20 @@ def _has_surrogate(text: str) -> bool:
     return _SURROGATE.search(text) is not None
 
 
+#: Characters that change how the text around them shows without being seen: C0 and C1
+#: controls but tab and newline, bidirectional overrides, embeddings and isolates (U+202E makes
+#: "txt.exe" read "exe.txt"), zero-width spaces and joiners of words, line separators, the BOM.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+
+
 def printable_text(text: str) -> str:
-    """``text`` with lone surrogates shown as ``?``: safe to print or write in a report."""
-    return text.encode("utf-8", "replace").decode("utf-8")
+    """``text`` safe to print or write in a report: lone surrogates as ``?``, and every
+    invisible control or direction override as its visible code point (``\\u202e``)."""
+    cleaned = text.encode("utf-8", "replace").decode("utf-8")
+    return _INVISIBLE.sub(lambda found: f"\\u{ord(found.group()):04x}", cleaned)
 
 
 def json_path(location: Iterable[int | str]) -> str:
@@ -462,6 +473,63 @@ def _acquire(lock: Path) -> int:
         # we got is on a file nobody else will ever open. Take the current one instead.
         os.close(fd)
     raise BriefBusy(f"could not take {lock}; other runs keep taking it")
+
+
+#: The state folder's run lock: one headless run at a time per state folder.
+STATE_LOCK = ".run.lock"
+_STATE_HOLDS: dict[Path, tuple[threading.RLock, list[int]]] = {}
+
+
+@contextmanager
+def state_lock(state: Path, waiting: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold a state folder for one run; another run on it waits its turn instead of failing.
+
+    Runs share what lives at the state's top — the corpus indexes, ``briefs/`` and
+    ``briefs/.superseded/`` — so two at once could index the same documents twice or move the
+    same brief aside twice. The second run waits (``waiting`` is told once, with the holder's
+    process id) and then sees the first one's finished work. Held through ``flock``: the kernel
+    drops it when its holder dies, so a killed run never leaves the folder locked. Re-entrant in
+    the thread that holds it; other threads of the process wait like another process would.
+    """
+    path = (state / STATE_LOCK).resolve()
+    with _HELD_GUARD:
+        rlock, fds = _STATE_HOLDS.setdefault(path, (threading.RLock(), []))
+    if not rlock.acquire(blocking=False):
+        if waiting is not None:
+            waiting(f"another run holds {state} (process {os.getpid()})")
+        waiting = None
+        rlock.acquire()
+    try:
+        if fds:
+            fds.append(fds[0])
+        else:
+            fds.append(_flock_waiting(path, state, waiting))
+        try:
+            yield
+        finally:
+            held = fds.pop()
+            if not fds:
+                os.close(held)  # closing the last descriptor releases the flock
+    finally:
+        rlock.release()
+
+
+def _flock_waiting(path: Path, state: Path, waiting: Callable[[str], None] | None) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                holder = os.pread(fd, 64, 0).decode("utf-8", "replace").strip()
+                waiting(f"another run holds {state} (process {holder or 'unknown'})")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+    return fd
 
 
 def _names(path: Path, fd: int) -> bool:

@@ -85,12 +85,27 @@ def _cmd_normalize(args: argparse.Namespace) -> int:
     # Into a brief, new rows take their fetch fields from its record (normalize.enrich).
     normalizer = normalize_payload if options.brief is None else BriefNormalizer(options.brief)
     result = run_normalize(options, normalizer, stdin=sys.stdin.buffer)
-    for rejection in result.rejections:
-        print(f"rejected: {rejection.describe()}", file=sys.stderr)
-    for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    _print_capped("rejected", [rejection.describe() for rejection in result.rejections])
+    _print_capped("warning", result.warnings)
     print(result.summary(), file=sys.stderr)
     return EXIT_OK
+
+
+#: Lines of one kind a command prints on stderr, and characters of each: a file whose every
+#: line is rejected gets a sample and a count, not its own size again on the terminal.
+MAX_REPORTED_LINES = 20
+MAX_REPORTED_CHARS = 300
+
+
+def _print_capped(kind: str, lines: Sequence[str]) -> None:
+    for line in lines[:MAX_REPORTED_LINES]:
+        cut = line if len(line) <= MAX_REPORTED_CHARS else line[: MAX_REPORTED_CHARS - 1] + "…"
+        print(f"{kind}: {cut}", file=sys.stderr)
+    if len(lines) > MAX_REPORTED_LINES:
+        print(
+            f"{kind}: … and {len(lines) - MAX_REPORTED_LINES:,} more (--report FILE lists all)",
+            file=sys.stderr,
+        )
 
 
 def _cmd_gate(args: argparse.Namespace) -> int:
@@ -198,10 +213,13 @@ def _cmd_locate(args: argparse.Namespace) -> int:
     from deep_research.brief import read_text
     from deep_research.gates.locate import locate
 
+    if not args.quote.strip():
+        raise InputError("--quote is empty; give the words to locate")
     text = read_text(Path(args.text_file), what="text file")
     found = locate(args.quote, text)
     if found is None:
         _print_json(None)
+        print(f"not found: the quote is not in {args.text_file}", file=sys.stderr)
         return EXIT_VIOLATIONS
     _print_json(
         {
@@ -465,7 +483,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
             refresh=args.refresh,
             state=Path(args.state) if args.state else None,
             settings=_settings(args),
-            quiet=args.json,
         )
     finally:
         if previous is not None:
@@ -704,16 +721,26 @@ def build_parser(
         "(exit 0 READY/PARTIAL/PARTIAL_QUICK, 1 HOLD/FAIL)",
     )
     sub.add_argument("question", nargs="?", help="the research question (omit with --resume)")
-    sub.add_argument("--depth", choices=["quick", "full"], default="quick")
+    sub.add_argument(
+        "--depth",
+        choices=["quick", "full"],
+        help="quick (default) or full; a resumed run keeps its own",
+    )
     # Named backends come from the registry, read only when a run or its --help needs them:
     # scanning entry points would cost every hook call its time.
     sub.add_argument("--corpus", metavar="DIR|NAME", help=_LazyHelp("corpus"))
     sub.add_argument("--reasoner", metavar="NAME", default="auto", help=_LazyHelp("reasoner"))
     sub.add_argument("--max-usd", type=float, help="dollar cap (lowers the built-in cap only)")
-    sub.add_argument("--resume", metavar="SLUG", help="continue an interrupted run")
+    sub.add_argument(
+        "--resume",
+        metavar="SLUG",
+        help="continue an interrupted run: its question, depth and corpus are remembered",
+    )
     sub.add_argument("--refresh", action="store_true", help="never reuse an existing brief")
     sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
-    sub.add_argument("--json", action="store_true", help="print the summary as JSON only")
+    sub.add_argument(
+        "--json", action="store_true", help="print the summary as JSON (progress stays on stderr)"
+    )
     sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting")
 
     sub = add(

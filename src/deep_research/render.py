@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from deep_research.brief import Brief, atomic_write_text
+from deep_research.brief import Brief, atomic_write_text, printable_text
 from deep_research.errors import InputError
+from deep_research.gaps import NOT_FOUND, describe
 from deep_research.models import (
     PRIMARY_TYPES,
     Claim,
@@ -30,7 +31,7 @@ from deep_research.models import (
     SourceRow,
 )
 from deep_research.record import open_brief
-from deep_research.urls import source_urls, urls_in
+from deep_research.urls import is_web, source_urls, urls_in
 
 SUPPORT_RANK = {"Supported": 3, "Partially Supported": 2, "Uncertain": 1, "Unsupported": 0}
 FORCED_BANNER = "**FORCED RENDER OF A FAILED BRIEF — do not rely on any statement below.**"
@@ -40,6 +41,8 @@ class SourceView(BaseModel):
     id: str
     title: str | None
     url: str | None  # None: never fetched by this brief, so not shown
+    #: A local document this brief retained: its path inside the corpus (``file://`` sources).
+    path: str | None = None
     published: date | None
     retrieved: date | None
     type: str
@@ -123,6 +126,9 @@ class Report(BaseModel):
     generated: date | None
     freshness: date | None
     answer: str | None  # the synthesis sentences that passed; None when none was written
+    #: Shown instead of an answer that only repeats the key findings word for word (an
+    #: extractive digest): the most direct finding and what the others add up to.
+    summary: str | None = None
     answer_stripped: list[StrippedSentenceView]
     sub_questions: list[SubQuestionView]
     contradictions: list[ContradictionView]
@@ -130,6 +136,10 @@ class Report(BaseModel):
     verification: list[ClaimView]
     stripped: list[StrippedView]
     sources: list[SourceView]
+    #: What the headless run recorded (``trace.json`` ``phases.run``): the corpus its local
+    #: paths are inside, and who wrote the answer.
+    corpus: str | None = None
+    reasoner: str | None = None
 
 
 # --- building the model ---------------------------------------------------------------------
@@ -290,7 +300,25 @@ def logged_urls(log: Sequence[FetchLogEntry]) -> set[str]:
     return urls_in(" ".join(url for entry in log for url in (entry.url, entry.final_url) if url))
 
 
-def _source_view(source: SourceRow, logged: set[str]) -> SourceView:
+def logged_documents(log: Sequence[FetchLogEntry]) -> set[str]:
+    """The local documents (``file://<corpus>/<path>``) this brief retained."""
+    return {
+        url
+        for entry in log
+        if entry.outcome == "ok"
+        for url in (entry.url, entry.final_url)
+        if url and not is_web(url)
+    }
+
+
+def _local_path(source: SourceRow, documents: set[str]) -> str | None:
+    for url in (source.final_url, source.url):
+        if url and url in documents and url.startswith("file://"):
+            return url.removeprefix("file://").partition("/")[2] or None
+    return None
+
+
+def _source_view(source: SourceRow, logged: set[str], documents: set[str]) -> SourceView:
     shown = next(
         (url for url in (source.final_url, source.url) if url and urls_in(url) & logged), None
     )
@@ -300,6 +328,7 @@ def _source_view(source: SourceRow, logged: set[str]) -> SourceView:
         id=source.id,
         title=source.title,
         url=shown,
+        path=_local_path(source, documents) if shown is None else None,
         published=source.published_at,
         retrieved=source.retrieved_at.date() if source.retrieved_at else None,
         type=source.source_type,
@@ -314,8 +343,10 @@ def build_report(
     *,
     answer: Sequence[AnswerSentence],
     force: bool = False,
+    run: Mapping[str, object] | None = None,
 ) -> Report:
-    """The render model; ``answer`` is the synthesis as checked sentence by sentence."""
+    """The render model; ``answer`` is the synthesis as checked sentence by sentence, ``run``
+    the headless run's record when there is one."""
     if document.verdict is None:
         raise InputError("the brief has no verdict; run deep-research verdict first")
     if document.verdict == "FAIL" and not force:
@@ -347,8 +378,14 @@ def build_report(
             )
         )
     stripped = {entry.id: entry.claim for entry in document.stripped}
-    undetermined = list(document.coverage_gaps)
-    undetermined += [f"{sq.id}: no claim could be verified" for sq in sqs if not sq.findings]
+    questions = dict(_sub_questions(document))
+    undetermined = [describe(gap, questions) for gap in document.coverage_gaps]
+    not_found = {gap.removeprefix(NOT_FOUND).partition(":")[0] for gap in document.coverage_gaps}
+    undetermined += [
+        f"{sq.id}: no claim could be verified"
+        for sq in sqs
+        if not sq.findings and sq.id not in not_found
+    ]
     undetermined += [
         f"{c.id}: the skeptic panel could not reach a verdict (infrastructure)"
         for c in document.claims
@@ -357,8 +394,11 @@ def build_report(
     referenced = {s for c in document.claims for s in [*c.supporting, *c.contests]}
     referenced |= {e.source for s in document.stripped for e in s.evidence}
     logged = logged_urls(log)
+    documents = logged_documents(log)
+    passed = [sentence for sentence in answer if sentence.passed]
+    record = run or {}
     return Report(
-        title=document.topic,
+        title=_heading(document),
         question=document.question,
         verdict=document.verdict,
         verdict_reasons=list(document.verdict_reasons),
@@ -366,9 +406,8 @@ def build_report(
         depth=document.depth,
         generated=document.generated,
         freshness=document.freshness,
-        answer=None
-        if not document.synthesis
-        else " ".join(sentence.text for sentence in answer if sentence.passed),
+        answer=None if not document.synthesis else " ".join(sentence.text for sentence in passed),
+        summary=_summary(passed, sqs),
         answer_stripped=[
             StrippedSentenceView(text=sentence.text, reason=sentence.reason)
             for sentence in answer
@@ -383,10 +422,52 @@ def build_report(
         verification=list(views.values()),
         stripped=[StrippedView(id=e.id, claim=e.claim, reason=e.reason) for e in document.stripped],
         sources=[
-            _source_view(by_id[s], logged)
+            _source_view(by_id[s], logged, documents)
             for s in sorted(referenced & by_id.keys(), key=lambda s: int(s[1:]))
         ],
+        corpus=str(record["corpus"]) if record.get("corpus") else None,
+        reasoner=str(record["reasoner"]) if record.get("reasoner") else None,
     )
+
+
+#: A brief's name (``how-does-python-…-55726489``): a topic written so is no heading.
+_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+def _heading(document: ClaimsFile) -> str:
+    """The report's heading: the topic when it was written as a title, else the question."""
+    if document.question and (not document.topic or _SLUG.fullmatch(document.topic)):
+        return document.question
+    return document.topic
+
+
+_MARKERS = re.compile(r"\[S\d+\]")
+
+
+def _plain(text: str) -> str:
+    return " ".join(_MARKERS.sub(" ", text).strip().lstrip("-*• ").split()).casefold()
+
+
+def _summary(passed: Sequence[AnswerSentence], sqs: Sequence[SubQuestionView]) -> str | None:
+    """For an answer whose every sentence is a key finding word for word (an extractive
+    digest), what the answer section shows instead: the finding that answers most directly —
+    the first of the first sub-question that has one — and what the findings add up to. None
+    when the answer says something of its own (a model's synthesis)."""
+    findings = [view for sq in sqs for view in sq.findings]
+    known = {_plain(view.claim) for view in findings}
+    if not passed or not findings or any(_plain(s.text) not in known for s in passed):
+        return None
+    lead = findings[0]
+    sources = {source for view in findings for source in view.sources}
+    answered = sum(1 for sq in sqs if sq.findings)
+    others = len(findings) - 1
+    rest = (
+        f" It is one of {len(findings)} verified findings, from {len(sources)} source(s) "
+        f"across {answered} sub-question(s), listed under Key findings with their sources."
+        if others
+        else " It is the one verified finding; Key findings shows it with its source."
+    )
+    return f"**Most direct finding:** {lead.claim} {_markers(lead.sources)}\n\n{rest.strip()}"
 
 
 # --- markdown -------------------------------------------------------------------------------
@@ -419,7 +500,7 @@ def to_markdown(report: Report) -> str:
 
     if report.forced:
         out.extend([FORCED_BANNER, ""])
-    if report.question:
+    if report.question and report.question != report.title:
         out.extend([f"**Question:** {report.question}", ""])
     section(f"Verdict: {report.verdict}")
     out.extend(f"- {reason}" for reason in report.verdict_reasons)
@@ -431,7 +512,14 @@ def to_markdown(report: Report) -> str:
         ]
     )
     section("Answer")
-    if report.answer:
+    if not any(sq.findings for sq in report.sub_questions):
+        out.append(
+            "Not found: no verified finding in the sources answers the question; what was "
+            "searched and not found is under What could not be determined."
+        )
+    elif report.summary:
+        out.append(report.summary)
+    elif report.answer:
         out.append(report.answer)
     elif report.answer is None:
         out.append(
@@ -441,6 +529,14 @@ def to_markdown(report: Report) -> str:
         out.append(
             "No sentence of the synthesis passed the trace gate; the key findings below are "
             "its answer."
+        )
+    if report.reasoner and report.answer:
+        out.extend(
+            [
+                "",
+                f"*Written by the {report.reasoner} reasoner; every sentence shown is verified "
+                "against the retained text.*",
+            ]
         )
     if report.answer_stripped:
         out.extend(["", "Stripped from the answer (its citations do not pass the trace gate):", ""])
@@ -533,7 +629,7 @@ def to_markdown(report: Report) -> str:
                 [
                     s.id,
                     s.title,
-                    s.url or "(not fetched by this brief; URL withheld)",
+                    s.url or s.path or "(not fetched by this brief; URL withheld)",
                     s.published,
                     s.retrieved,
                     s.type,
@@ -543,7 +639,11 @@ def to_markdown(report: Report) -> str:
             ],
         )
     )
-    return "\n".join(out).rstrip() + "\n"
+    if any(s.path for s in report.sources):
+        where = f" {report.corpus}" if report.corpus else ""
+        out.extend(["", f"Local documents are shown by their path inside the corpus{where}."])
+    # Whatever a source or a model wrote, nothing in the report hides or reorders text.
+    return printable_text("\n".join(out).rstrip() + "\n")
 
 
 # --- the command ----------------------------------------------------------------------------
@@ -556,7 +656,15 @@ def render_brief(
     sources = brief.load_sources()
     log = brief.load_fetch_log()
     answer = check_answer(brief, document.synthesis) if document.synthesis else []
-    report = build_report(document, sources, log, answer=answer, force=force)
+    run = brief.load_trace().phases.get("run") if brief.trace_path.exists() else None
+    report = build_report(
+        document,
+        sources,
+        log,
+        answer=answer,
+        force=force,
+        run=run if isinstance(run, dict) else None,
+    )
     markdown = to_markdown(report)
     unlogged = sorted(urls_in(markdown) - logged_urls(log))
     if unlogged:

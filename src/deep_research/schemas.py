@@ -54,6 +54,14 @@ def render_schema(name: str) -> str:
 
 
 def write_schemas(directory: Path) -> list[Path]:
+    if directory.exists() and not directory.is_dir():
+        raise InputError(f"--dir {directory} is a file, not a folder; pass a folder")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot make {directory} ({exc.strerror or exc}); pass --dir DIR"
+        ) from None
     written = []
     for name in SCHEMA_MODELS:
         path = directory / f"{name}.schema.json"
@@ -114,6 +122,12 @@ def validate_brief(root: Path) -> ValidationReport:
     if not root.is_dir():
         raise MissingArtifact(f"brief directory not found: {root}")
     brief = Brief(root)
+    artifacts = (brief.claims_path, brief.sources_path, brief.trace_path, brief.fetch_log_path)
+    if not any(path.exists() for path in artifacts):
+        raise MissingArtifact(
+            f"{root} is not a brief: it holds none of claims.json, sources.jsonl, trace.json, "
+            "fetch-log.jsonl; pass a brief directory (state/briefs/<name>)"
+        )
     report = ValidationReport(brief=root)
     _validate_document(report, brief.claims_path, "claims")
     _validate_document(report, brief.trace_path, "trace")

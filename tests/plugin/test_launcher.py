@@ -4,7 +4,7 @@ The first call must create the environment and install the package; later calls 
 fast; a missing or old Python and a failed install must each give one actionable line.
 
 Tests talk only to this machine, so the install cannot fetch the dependencies: the environment
-sees this interpreter's packages (``--system-site-packages``) and pip installs, with no index, a
+sees this interpreter's packages (linked on ``PYTHONPATH``) and pip installs, with no index, a
 wheel of the package built here from the checkout (``DEEP_RESEARCH_PACKAGE``). Building the
 package from the plugin root with its dependencies needs the network; measured by hand, not here.
 Cost: about 5 s (creating a virtual environment with pip is most of it).
@@ -17,6 +17,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import sysconfig
 import time
 import tomllib
 import zipfile
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, fake_launcher_env
 
 LAUNCHER = REPO / "bin" / "deep-research"
 
@@ -68,6 +69,38 @@ def build_wheel(target: Path) -> Path:
     return wheel
 
 
+#: What the view of this interpreter's packages leaves out: the package under test (the
+#: environment must install its own copy) and the installer's own tools.
+NOT_DEPENDENCIES = (
+    "deep_research",
+    "__editable__",
+    "pip",
+    "setuptools",
+    "pkg_resources",
+    "_distutils_hack",
+    "_virtualenv",
+)
+
+
+def dependencies_view(target: Path) -> Path:
+    """A folder of links to this interpreter's installed packages but the package itself.
+
+    On ``PYTHONPATH`` it gives the launcher's new environment the dependencies it cannot fetch
+    here, whether this interpreter is a system Python or a virtualenv's: the packages of a
+    virtualenv are not its base interpreter's, so ``--system-site-packages`` would miss them.
+    """
+    target.mkdir()
+    folders = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    for folder in sorted(folders):
+        for entry in sorted(Path(folder).iterdir()):
+            name = entry.name
+            if name.endswith(".pth") or name.startswith(NOT_DEPENDENCIES):
+                continue
+            if not (target / name).exists():
+                (target / name).symlink_to(entry)
+    return target
+
+
 def clean_env(home: Path, python_dir: Path) -> dict[str, str]:
     """HOME is empty; PATH has only a python3 (this interpreter, not a shim) and the base tools."""
     return {
@@ -100,7 +133,7 @@ def test_first_call_installs_then_later_calls_start_fast(
 ) -> None:
     home, python_dir = sandbox
     env = clean_env(home, python_dir) | {
-        "DEEP_RESEARCH_VENV_ARGS": "--system-site-packages",
+        "PYTHONPATH": str(dependencies_view(tmp_path / "dependencies")),
         "DEEP_RESEARCH_PIP_ARGS": "--no-index --no-deps",
         "DEEP_RESEARCH_PACKAGE": str(build_wheel(tmp_path)),
     }
@@ -150,11 +183,7 @@ def test_plugin_data_is_preferred_and_no_bootstrap_never_installs(
 
 def _fake_env(venv: Path, stamp: str) -> None:
     """A ready-looking environment whose Python is this interpreter (the package is installed)."""
-    (venv / "bin").mkdir(parents=True)
-    python = venv / "bin" / "python"
-    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
-    python.chmod(0o755)
-    (venv / ".deep-research-stamp").write_text(stamp, encoding="utf-8")
+    fake_launcher_env(venv, stamp)
 
 
 @pytest.mark.parametrize("where", ["plugin-data", "user-cache"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -139,13 +140,15 @@ def _completed(state: Path) -> list[str]:
     return list(trace["phases"]["run"]["completed"])
 
 
-def _resume_and_compare(state: Path, corpus: Path, uninterrupted: dict[str, object]) -> None:
+def _resume_and_compare(
+    state: Path, corpus: Path, uninterrupted: dict[str, object], command: list[str] | None = None
+) -> None:
     brief = state / "briefs" / SLUG
     report = validate_brief(brief)
     assert report.ok, report.problems
-    resumed = _finish(
-        ["run", "--resume", SLUG, "--state", str(state), "--corpus", str(corpus), "--json"]
-    )
+    # The brief remembers its corpus and depth: --resume needs only its name and its state.
+    resumed = _finish([*(command or ["run", "--resume", SLUG, "--state", str(state)]), "--json"])
+    assert resumed["adapter"] == f"local:{corpus.name}"
     assert resumed["verdict"] == uninterrupted["verdict"]
     assert resumed["claims"] == uninterrupted["claims"]
     assert resumed["verdict_reasons"] == uninterrupted["verdict_reasons"]
@@ -222,8 +225,12 @@ def test_ctrl_c_or_sigterm_exits_130_with_one_line_and_leaves_a_resumable_brief(
     finally:
         process.kill()
     assert process.returncode == 130
-    # --json silences progress: after the pause line, stderr is the one interruption line.
-    assert err.splitlines() == ["deep-research: interrupted"], err
+    # After the pause line: where the run stopped, with the command that continues it, then
+    # the one interruption line. --json changes stdout only.
+    hint, last = err.splitlines()
+    assert last == "deep-research: interrupted", err
     assert "Traceback" not in err and out == ""
     assert not (state / "briefs" / SLUG / ".lock").exists()  # released, not left stale
-    _resume_and_compare(state, corpus, uninterrupted)
+    printed = hint.split("continue with: ", 1)[1]
+    assert printed == f"deep-research run --resume {SLUG} --state {shlex.quote(str(state))}"
+    _resume_and_compare(state, corpus, uninterrupted, shlex.split(printed)[1:])

@@ -86,7 +86,8 @@ def decide(document: ClaimsFile, today: date, settings: Settings) -> FreshnessDe
         return regenerate("no verdict yet (run deep-research verdict)")
     if verdict == "PARTIAL_QUICK" or document.depth == "quick":
         return regenerate(
-            f"a quick-depth brief ({verdict}) is never reused; research at full depth"
+            f"a quick-depth brief ({verdict}) is never reused (only a full-depth READY or "
+            "PARTIAL one is)"
         )
     if not is_reusable(verdict):
         return regenerate(f"verdict {verdict} is not reusable (only READY or PARTIAL are)")

@@ -31,6 +31,7 @@ from typing import Any
 from deep_research.brief import Brief
 from deep_research.decide.freshness import evidence_freshness
 from deep_research.errors import InputError
+from deep_research.gaps import VENDOR_MONOCULTURE
 from deep_research.gates.locate import Document, locate
 from deep_research.models import (
     PRIMARY_TYPES,
@@ -52,7 +53,7 @@ FULL_TEXT_TIERS = frozenset({"raw", "degraded"})
 SHINGLE = 5
 #: The shortest quote that may join two sources as near-copies (as short spans support nothing).
 MIN_SHARED_QUOTE = 40
-GAP_PREFIX = "vendor_monoculture:"
+GAP_PREFIX = VENDOR_MONOCULTURE
 
 _WORD = re.compile(r"\w+")
 _URL_IN_TEXT = re.compile(r"https?://[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deep_research.brief import Brief, atomic_write_json, parse_json, read_text
-from deep_research.errors import SchemaViolation
+from deep_research.errors import InputError, MissingArtifact, SchemaViolation
 from deep_research.urls import host_matches, host_of
 
 
@@ -75,6 +75,13 @@ def run_hosts(root: Path, action: str, urls: list[str], *, static: bool = False)
     """
     brief = Brief(root)
     if action == "add":
+        # The allow-list belongs to a run's brief: adding to a folder that is none would make
+        # one, and an item naming no host would be dropped while reported as added.
+        if not root.is_dir():
+            raise MissingArtifact(f"brief directory not found: {root}; start the run first")
+        for item in urls:
+            if host_of(item) is None:
+                raise InputError(f"{item!r} names no host; give a host name or an http(s) URL")
         add_hosts(brief, urls, static=static)
         return {url: True for url in urls}
     allowlist = load(brief)

@@ -196,8 +196,13 @@ def run_gate_file(
         results = run_gate(stdin, base_dir=Path.cwd())
     else:
         if not input_path.is_file():
-            from deep_research.errors import MissingArtifact
+            from deep_research.errors import MissingArtifact, UnreadableInput
 
+            if input_path.exists():
+                raise UnreadableInput(
+                    f"gate input {input_path} is not a file (a folder?); pass a pairs.jsonl "
+                    "file, or - for stdin"
+                )
             raise MissingArtifact(f"gate input not found: {input_path}")
         with input_path.open("rb") as handle:
             results = run_gate(handle, base_dir=input_path.parent)

@@ -34,11 +34,11 @@ from deep_research.brief import (
     sha256_bytes,
 )
 from deep_research.errors import DeepResearchError
+from deep_research.gaps import INCOMPLETE
 from deep_research.plugin.returns import Return, read_reply, saved, synthesis_path
 from deep_research.record import claims_json, load_trace_or_empty, open_brief
 
 INGEST = "ingest"
-INCOMPLETE = "incomplete:"
 
 
 @dataclass

@@ -35,7 +35,7 @@ from deep_research.brief import (
     supersede,
 )
 from deep_research.depth import Depth, normalize_depth
-from deep_research.errors import DeepResearchError, SchemaViolation
+from deep_research.errors import DeepResearchError, MissingArtifact, SchemaViolation
 from deep_research.fetch.hosts import add_hosts
 
 #: Hard ceilings. A requested cap above one of these is clamped to it, never honoured.
@@ -258,6 +258,9 @@ def finish_run(state: Path, brief_dir: Path) -> bool:
     """Clear the active-run pointer if it names ``brief_dir``; True when it did."""
     active = read_pointer(state)
     if active is None or active.resolve() != brief_dir.resolve():
+        if not brief_dir.is_dir():
+            # Nothing to end and nothing there: a mistyped name, not a finished run.
+            raise MissingArtifact(f"brief directory not found: {brief_dir}; name the run's brief")
         return False
     pointer_path(state).unlink(missing_ok=True)
     return True

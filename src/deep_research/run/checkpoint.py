@@ -33,6 +33,10 @@ class RunRecord(_Record):
     depth: Depth = "quick"
     adapter: str = ""
     reasoner: str = ""
+    #: What ``--resume`` reopens without being told again: the corpus as given to ``--corpus``
+    #: (a source's name, or the folder's absolute path) and the state folder's absolute path.
+    corpus: str = ""
+    state: str = ""
     completed: list[str] = Field(default_factory=list)
     incomplete: list[str] = Field(default_factory=list)
     wall_clock_seconds: float = 0.0

@@ -17,6 +17,7 @@ inside it): no other process writes claims.json or trace.json while it runs.
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,10 +32,12 @@ from deep_research.brief import (
     question_key,
     read_text,
     slugify,
+    state_lock,
     supersede,
 )
 from deep_research.decide.freshness import decide as freshness_decide
 from deep_research.errors import InputError
+from deep_research.gaps import NOT_FOUND
 from deep_research.gates.trace import emitted_claims
 from deep_research.models import Depth
 from deep_research.run.checkpoint import (
@@ -52,7 +55,7 @@ from deep_research.run.interface import (
     Reasoner,
     SearchAdapter,
 )
-from deep_research.run.phases import NOT_FOUND, PHASE_FUNCTIONS, Context, brief_rows
+from deep_research.run.phases import PHASE_FUNCTIONS, Context, brief_rows
 from deep_research.run.pipeline import phase_names, phases_for
 from deep_research.run.progress import Progress
 from deep_research.settings import Settings
@@ -110,7 +113,7 @@ class RunResult:
             + (" (reused)" if self.reused else "")
             + (" — PARTIAL RUN (a cap stopped it)" if self.partial else ""),
         ]
-        lines += [f"  {reason}" for reason in self.reasons[:4]]
+        lines += [f"  {reason}" for reason in self.reasons]
         lines.append(
             f"claims: {self.claims} emitted, {self.stripped} stripped · sources: "
             f"{self.sources} · reasoner: {self.reasoner} · corpus: {self.adapter}"
@@ -192,7 +195,7 @@ def execute(
         except KeyboardInterrupt:
             # Nothing to save: the checkpoints on disk are the resumable state, and a phase not
             # recorded as done is redone from its start. The CLI turns this into exit 130.
-            progress("interrupted", f"{where}; continue with: deep-research run --resume {slug}")
+            progress("interrupted", f"{where}; continue with: {resume_command(slug, state)}")
             raise
         state.wall_clock_seconds += time.monotonic() - ctx.started
         ctx.save_state()
@@ -206,6 +209,29 @@ class RunRequest:
     depth: Depth = "quick"
     resume: str | None = None
     refresh: bool = False
+    #: The corpus as the run records it (:func:`~deep_research.run.registry.source_key`).
+    corpus: str = ""
+
+
+def command(*words: str) -> str:
+    """A ``deep-research run`` command line, quoted so it works pasted as printed."""
+    return " ".join(shlex.quote(word) for word in ("deep-research", "run", *words))
+
+
+def resume_command(slug: str, record: RunRecord) -> str:
+    """The command that continues ``record``'s run: the brief remembers its corpus and depth,
+    so only the state folder (absolute, so it works from any directory) is repeated."""
+    return command("--resume", slug, *(("--state", record.state) if record.state else ()))
+
+
+def refresh_command(record: RunRecord) -> str:
+    """The command that researches ``record``'s question again from the start."""
+    words = [record.question, "--depth", record.depth]
+    if record.corpus:
+        words += ["--corpus", record.corpus]
+    if record.state:
+        words += ["--state", record.state]
+    return command(*words, "--refresh")
 
 
 PLUGIN_RUN = "run.json"  # written by the plugin's ``deep-research start``
@@ -227,6 +253,18 @@ def _plugin_record(brief: Brief) -> RunRecord | None:
     )
 
 
+def cannot_resume(brief: Brief) -> str:
+    """Why ``--resume`` finds nothing to continue at ``brief``."""
+    plugin = _plugin_record(brief)
+    if plugin is not None:
+        return (
+            f"{brief.root} is a Claude Code plugin run (deep-research start), not a headless one; "
+            "continue it in Claude Code, or research the question headless with "
+            f"{command(plugin.question, '--refresh')} and your --corpus"
+        )
+    return f"no run to resume at {brief.root}; start it without --resume"
+
+
 def start(
     request: RunRequest,
     adapter: SearchAdapter,
@@ -244,15 +282,12 @@ def start(
     recorded = read_record(brief, "run", RunRecord) if brief.trace_path.exists() else None
     plugin = _plugin_record(brief) if recorded is None else None
     if request.resume is not None:
-        if plugin:
-            raise InputError(
-                f"{brief.root} is a Claude Code plugin run (deep-research start), not a headless "
-                "one; continue it in Claude Code, or research the question headless with "
-                f'deep-research run "{plugin.question}" --refresh'
-            )
         if recorded is None:
-            raise InputError(f"no run to resume at {brief.root}; start it without --resume")
+            raise InputError(cannot_resume(brief))
         progress("resume", f"{slug}: done so far: {', '.join(recorded.completed) or 'nothing'}")
+        # A record written before the brief remembered its corpus and state learns them now.
+        recorded.corpus = recorded.corpus or request.corpus
+        recorded.state = recorded.state or str(request.state_dir.resolve())
         return execute(
             brief,
             slug,
@@ -264,6 +299,14 @@ def start(
             progress,
             stop_after=stop_after,
         )
+    state = RunRecord(
+        question=request.question,
+        depth=request.depth,
+        adapter=adapter.name,
+        reasoner=reasoner.name,
+        corpus=request.corpus,
+        state=str(request.state_dir.resolve()),
+    )
     if brief.root.exists():
         known = recorded or plugin
         if known is not None and question_key(known.question) != question_key(request.question):
@@ -281,42 +324,84 @@ def start(
                 decision = freshness_decide(
                     brief.load_claims(), today or datetime.now(UTC).date(), settings
                 )
-                if decision.decision == "reuse":
-                    progress("fresh", f"reusing {slug}: {decision.reason}")
+                why = decision.reason
+                other = recorded.corpus if recorded is not None else ""
+                if other and request.corpus and other != request.corpus:
+                    why = f"it was researched over {other}, not {request.corpus}"
+                elif decision.decision == "reuse":
+                    progress(
+                        "fresh",
+                        f"reusing the brief at {brief.root} ({why}); nothing is researched "
+                        "again (--refresh would)",
+                    )
                     return result_of(brief, known, slug, reused=True)
-                progress("fresh", f"regenerating {slug}: {decision.reason}")
-            elif plugin:
+                progress(
+                    "fresh",
+                    f"not reusing the brief at {brief.root}: {why}; researching the question "
+                    f"again at {request.depth} depth (the earlier brief is kept in "
+                    f"{brief.root.parent / '.superseded'})",
+                )
+            elif recorded is None:
                 raise InputError(
                     f"{brief.root} is a Claude Code plugin run with no verdict yet; finish it "
                     "there, or start over headless with --refresh"
                 )
             else:
                 raise InputError(
-                    f"{brief.root} holds an unfinished run; continue it with --resume {slug}, "
-                    "or start over with --refresh"
+                    f"{brief.root} holds an unfinished run; continue it with "
+                    f"{resume_command(slug, recorded)}, or start over with "
+                    f"{refresh_command(recorded)}"
                 )
         supersede(brief.root)
-    state = RunRecord(
-        question=request.question,
-        depth=request.depth,
-        adapter=adapter.name,
-        reasoner=reasoner.name,
-    )
     return execute(
         brief, slug, state, adapter, reasoner, settings, limits, progress, stop_after=stop_after
     )
 
 
 def state_root(state: Path | None) -> Path:
-    if state is not None:
-        return state
-    return Path(os.environ.get("DEEP_RESEARCH_STATE") or "state")
+    """The state folder (``--state``, else ``$DEEP_RESEARCH_STATE``, else ``./state``), created
+    when missing; one that cannot be a folder is an input error, before anything is written."""
+    root = state if state is not None else Path(os.environ.get("DEEP_RESEARCH_STATE") or "state")
+    if root.exists() and not root.is_dir():
+        raise InputError(f"--state {root} is a file, not a folder; pass a folder (made if missing)")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot make the state folder {root} ({exc.strerror or exc}); pass --state DIR, a "
+            "folder you can write"
+        ) from None
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise InputError(f"cannot write in the state folder {root}; pass --state DIR you can write")
+    return root
+
+
+def resume_record(root: Path, slug: str) -> RunRecord | None:
+    """The run record of the brief ``slug`` under ``root``, or None when it has none."""
+    brief = Brief(brief_dir(root, slug))
+    return read_record(brief, "run", RunRecord) if brief.trace_path.exists() else None
+
+
+def _resume_conflicts(
+    record: RunRecord, question: str, depth: str | None, corpus: str | None, refresh: bool
+) -> list[str]:
+    """What a ``--resume`` command line asks that the run it continues did not."""
+    found = []
+    if refresh:
+        found.append("--refresh starts the question over, --resume continues it: pass one")
+    if question and question_key(question) != question_key(record.question):
+        found.append(f"the run researches {record.question!r}, not {question!r}")
+    if depth is not None and depth != record.depth:
+        found.append(f"the run is at --depth {record.depth}, not {depth}")
+    if corpus is not None and record.corpus and corpus != record.corpus:
+        found.append(f"the run searches --corpus {record.corpus}, not {corpus}")
+    return found
 
 
 def run_command(
     question: str | None,
     *,
-    depth: str = "quick",
+    depth: str | None = None,
     corpus: str | None = None,
     reasoner: str = "auto",
     max_usd: float | None = None,
@@ -327,26 +412,58 @@ def run_command(
     quiet: bool = False,
     stream: TextIO | None = None,
 ) -> RunResult:
-    """``deep-research run``: build the seams from the registry, then :func:`start`."""
-    from deep_research.run.governor import default_limits
-    from deep_research.run.registry import open_reasoner, open_source
+    """``deep-research run``: build the seams from the registry, then :func:`start`.
 
-    if depth not in ("quick", "full"):
+    A resumed run takes its question, depth and corpus from its record; a command line that
+    asks for another one is refused rather than silently ignored. Runs on one state folder take
+    turns (:func:`~deep_research.brief.state_lock`).
+    """
+    from deep_research.run.governor import default_limits
+    from deep_research.run.registry import open_reasoner, open_source, source_key
+
+    if depth is not None and depth not in ("quick", "full"):
         raise InputError(f"--depth {depth!r}: use quick or full")
-    root = state_root(state)
     chosen = open_reasoner(reasoner)
-    if resume is None and not (question or "").strip():
+    asked = (question or "").strip()
+    if resume is None and not asked:
         raise InputError("give the research question, or --resume SLUG to continue a run")
-    adapter = open_source(corpus, root)
-    limits = default_limits(depth)
-    if max_usd is not None:
-        limits = limits.lowered(usd=max_usd)
-    request = RunRequest(
-        question=(question or "").strip(),
-        state_dir=root,
-        depth="full" if depth == "full" else "quick",
-        resume=resume,
-        refresh=refresh,
-    )
-    with Progress(stream, quiet=quiet) as progress:
+    if resume is not None and (not resume or "/" in resume or resume in (".", "..")):
+        raise InputError(f"--resume {resume!r}: give the brief's name (its folder under briefs/)")
+    key = source_key(corpus) if corpus is not None or resume is None else None
+    root = state_root(state)
+    with (
+        Progress(stream, quiet=quiet) as progress,
+        state_lock(
+            root, lambda holder: progress("wait", f"{holder}; this run starts when it ends")
+        ),
+    ):
+        if resume is not None:
+            record = resume_record(root, resume)
+            if record is None:
+                raise InputError(cannot_resume(Brief(brief_dir(root, resume))))
+            conflicts = _resume_conflicts(record, asked, depth, key, refresh)
+            if conflicts:
+                raise InputError(
+                    f"--resume {resume}: {'; '.join(conflicts)}; continue it with "
+                    f"{resume_command(resume, record)}, or research anew without --resume"
+                )
+            if key is None and not record.corpus:
+                raise InputError(
+                    f"--resume {resume}: the run records no corpus; pass the --corpus it searched"
+                )
+            key = key or record.corpus
+            depth = record.depth
+        run_depth: Depth = "full" if depth == "full" else "quick"
+        adapter = open_source(key, root)
+        limits = default_limits(run_depth)
+        if max_usd is not None:
+            limits = limits.lowered(usd=max_usd)
+        request = RunRequest(
+            question=asked,
+            state_dir=root,
+            depth=run_depth,
+            resume=resume,
+            refresh=refresh,
+            corpus=key or "",
+        )
         return start(request, adapter, chosen, settings, limits, progress)

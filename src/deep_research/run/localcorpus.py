@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ _LABEL_CHARS = re.compile(r"[^a-z0-9-]+")
 _MD_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*$")
 _UNDERLINE = re.compile(r"^(=+|\*+|-+|~+)$")
 _AUTHOR = re.compile(r"^author:\s*(.+?)\s*$", re.IGNORECASE)
+_TITLE = re.compile(r"^title:\s*(.+?)\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -84,11 +86,22 @@ def corpus_label(name: str) -> str:
 
 
 def title_of(text: str) -> str | None:
-    for line in text.splitlines()[:40]:
+    """A document's title: a ``title:`` in its leading ``---`` block, else its first heading or
+    first line after that block — never a metadata line such as ``author:``."""
+    lines = text.splitlines()[:80]
+    start = 0
+    if lines and lines[0].strip() == "---":
+        end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
+        if end is not None:
+            for line in lines[1:end]:
+                if match := _TITLE.match(line.strip()):
+                    return match.group(1).strip("\"'")[:200] or None
+            start = end + 1
+    for line in lines[start : start + 40]:
         stripped = line.strip()
         if match := _MD_HEADING.match(stripped):
             return match.group(1)
-        if stripped and not stripped.startswith("---"):
+        if stripped and not _UNDERLINE.match(stripped):
             return stripped[:200]
     return None
 
@@ -125,23 +138,28 @@ def declared_author(text: str) -> str | None:
     return None
 
 
-def file_text(path: Path) -> str | None:
-    """The text a local file contributes (HTML through the fetcher's extractor), or None."""
+def file_text(path: Path) -> tuple[str, str | None] | None:
+    """The text a local file contributes (HTML through the fetcher's extractor) and the title
+    it declares (an HTML page's ``<title>``), or None."""
     body = path.read_bytes()
     if path.suffix.lower() in {".html", ".htm"}:
         extracted = extract(body, "text/html", None)
-        return extracted.text if extracted else None
+        return (extracted.text, extracted.title) if extracted else None
     if path.suffix.lower() == ".pdf":
         extracted = pdf_text(body)
-        return extracted.text if extracted else None
+        return (extracted.text, extracted.title) if extracted else None
     text = decode(body, "utf-8").replace("\r\n", "\n").replace("\x00", "")
-    return text if text.strip() else None
+    return (text, None) if text.strip() else None
 
 
 def folder_documents(
     root: Path, label: str, known: dict[str, tuple[int, int]]
 ) -> Iterator[tuple[str, LocalDoc | None, int, int]]:
-    """(relative path, document or None when unchanged since ``known``, mtime_ns, size)."""
+    """(relative path, document or None when unchanged since ``known``, mtime_ns, size).
+
+    A file over :data:`MAX_FILE_BYTES` is not read; once the walk ends, one warning names them.
+    """
+    oversize: list[tuple[str, int]] = []
     for path in sorted(root.rglob("*")):
         if path.suffix.lower() not in SUFFIXES or not path.is_file():
             continue
@@ -150,18 +168,29 @@ def folder_documents(
             continue
         stat = path.stat()
         if stat.st_size > MAX_FILE_BYTES:
+            oversize.append((relative, stat.st_size))
             continue
         if known.get(relative) == (stat.st_mtime_ns, stat.st_size):
             yield relative, None, stat.st_mtime_ns, stat.st_size
             continue
-        text = file_text(path)
-        if text is None:
+        read = file_text(path)
+        if read is None:
             continue
+        text, declared = read
         parts = relative.split("/")
         owner = declared_author(text) or (parts[0] if len(parts) > 1 else label)
         url = f"file://{label}/{relative}"
-        doc = LocalDoc(url, title_of(text), text, owner, relative, stat.st_mtime_ns, stat.st_size)
+        title = declared or title_of(text)
+        doc = LocalDoc(url, title, text, owner, relative, stat.st_mtime_ns, stat.st_size)
         yield relative, doc, stat.st_mtime_ns, stat.st_size
+    if oversize:
+        shown = ", ".join(f"{name} ({size / 2**20:.1f} MB)" for name, size in oversize[:5])
+        more = f" and {len(oversize) - 5} more" if len(oversize) > 5 else ""
+        warnings.warn(
+            f"{len(oversize)} file(s) of {root} over the {MAX_FILE_BYTES // 2**20} MB cap are not "
+            f"searched: {shown}{more}; split each into smaller files to search it",
+            stacklevel=2,
+        )
 
 
 def python_doc_documents() -> list[LocalDoc]:
@@ -356,6 +385,16 @@ def index_path(state: Path, label: str, key: str) -> Path:
     return state / "corpora" / f"{label}-{digest}.sqlite"
 
 
+def corpus_folder(spec: str) -> Path:
+    """``--corpus DIR`` as an absolute folder; a missing one is an input error."""
+    root = Path(spec).expanduser()
+    if not root.is_dir():
+        raise MissingArtifact(
+            f"corpus folder not found: {root}; pass a folder of .md/.txt/.html/.pdf or python-docs"
+        )
+    return root.resolve()
+
+
 def open_corpus(spec: str, state: Path) -> LocalCorpus:
     """``python-docs`` or a folder path → a synced corpus; empty or missing is an input error."""
     if spec == PYTHON_DOCS:
@@ -363,13 +402,7 @@ def open_corpus(spec: str, state: Path) -> LocalCorpus:
         index.sync((doc.path, doc, 0, len(doc.text)) for doc in python_doc_documents())
         corpus = LocalCorpus(index, "the Python reference documentation shipped with Python")
     else:
-        root = Path(spec).expanduser()
-        if not root.is_dir():
-            raise MissingArtifact(
-                f"corpus folder not found: {root}; pass a folder of .md/.txt/.html/.pdf or "
-                "python-docs"
-            )
-        root = root.resolve()
+        root = corpus_folder(spec)
         label = corpus_label(root.name)
         index = CorpusIndex(index_path(state, label, str(root)), label)
         index.sync(folder_documents(root, label, index.known()))

@@ -29,6 +29,7 @@ from deep_research.brief import (
 )
 from deep_research.decide.samefact import FactGroups, claim_key
 from deep_research.errors import InputError
+from deep_research.gaps import INCOMPLETE, NOT_FOUND
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
 from deep_research.models import Claim, ClaimsFile, SourceRow, Via
 from deep_research.normalize import FindingDraft as IntakeFinding
@@ -67,10 +68,6 @@ from deep_research.run.interface import (
 from deep_research.run.pipeline import BY_NAME
 from deep_research.run.progress import Progress
 from deep_research.settings import Settings
-
-INCOMPLETE = "incomplete:"
-NOT_FOUND = "not_found:"
-
 
 # --- the run's shared context ------------------------------------------------------------
 

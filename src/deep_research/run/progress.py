@@ -12,6 +12,7 @@ import threading
 import time
 from typing import TextIO
 
+from deep_research.brief import printable_text
 from deep_research.run.governor import Budget
 
 CLEAR_LINE = "\r\x1b[K"  # carriage return, then erase to the end of the line
@@ -62,7 +63,9 @@ class Progress:
         if self.quiet:
             return
         elapsed = time.monotonic() - self.started
-        line = f"[{elapsed:6.1f}s] {phase:<11} {message}\n"
+        # A heading or title from the corpus reaches the terminal here: no control sequence
+        # or direction override of it is obeyed.
+        line = f"[{elapsed:6.1f}s] {phase:<11} {printable_text(message)}\n"
         with self._lock:
             if self.live:
                 # The event becomes a permanent line above the status line, then it is redrawn.

@@ -12,8 +12,8 @@
   ranks lower. Headings and fragments cut off a code block are never findings. The quote is
   the exact substring of the retained text; the claim is that sentence, whitespace collapsed;
 * the skeptic panel and CIBER are *skipped with a reason*, never recorded as passed;
-* the synthesis is an ordered digest of the verified claims with their ``[S#]`` markers, and it
-  says that the extractive reasoner wrote it.
+* the synthesis is an ordered digest of the verified claims with their ``[S#]`` markers; the
+  report says that the extractive reasoner wrote it.
 """
 
 from __future__ import annotations
@@ -165,11 +165,13 @@ def topic_stems(text: str) -> frozenset[str]:
 
 def stands_alone(sentence: Sentence) -> bool:
     """Whether the sentence can be a claim by itself: not a heading, not a fragment cut off
-    a code block (a lower-case start), and ending as a sentence ends."""
+    a code block (a lower-case start), and ending as a sentence ends — not with a colon that
+    points at a block it does not quote."""
     claim = sentence.claim
     if _HEADING_LINE.search(sentence.text) or claim[:1].islower():
         return False
-    return ends_a_sentence(claim)
+    # "… proceeds as follows:" introduces what the claim would not show.
+    return ends_a_sentence(claim) and not claim.rstrip("\"')]*’”").endswith(":")
 
 
 def depends_on_context(sentence: Sentence) -> bool:
@@ -333,18 +335,12 @@ class ExtractiveReasoner:
         return Skipped("extractive reasoner: no model to re-frame claims")
 
     def synthesize(self, question: str, claims: Sequence[CitedClaim]) -> str:
-        lines = [
-            "*Extractive digest, written by the extractive reasoner (no model): each line is a "
-            "sentence quoted from the cited source and verified against the retained text; "
-            "nothing here is paraphrased or inferred.*",
-            "",
-        ]
-        if not claims:
-            lines.append(f"No verified sentence in the sources answers: {question}")
-        for claim in claims:
-            markers = "".join(f"[{source}]" for source in claim.supporting)
-            lines.append(f"- {claim.claim} {markers}")
-        return "\n".join(lines)
+        # Cited lines only: an uncited one (who wrote the digest, or that nothing answers)
+        # would be stripped from the answer. The report says both, from the run's record.
+        return "\n".join(
+            f"- {claim.claim} {''.join(f'[{source}]' for source in claim.supporting)}"
+            for claim in claims
+        )
 
 
 def make_reasoner(name: str) -> Reasoner:

@@ -108,10 +108,21 @@ class Registry:
             raise InputError(f"reasoner {name!r} is not available here: {why}; {self._offer()}")
         return plugin.create()
 
-    def source(self, spec: str | None, state: Path) -> SearchAdapter:
+    def source_key(self, spec: str | None) -> str:
+        """The corpus as a run records it and a resumed run compares it: a source's name, or
+        a folder's absolute path. A missing one is an input error here, before anything is
+        written."""
         if spec is None:
             names = ", ".join(s.name for s in self.available_sources())
             raise InputError(f"no source: pass --corpus DIR (a folder) or --corpus NAME ({names})")
+        if spec in self.sources:
+            return spec
+        from deep_research.run.localcorpus import corpus_folder
+
+        return str(corpus_folder(spec))
+
+    def source(self, spec: str | None, state: Path) -> SearchAdapter:
+        spec = self.source_key(spec) if spec is None else spec
         plugin = self.sources.get(spec)
         if plugin is None:
             from deep_research.run.localcorpus import open_corpus
@@ -169,6 +180,10 @@ def open_reasoner(name: str) -> Reasoner:
 
 def open_source(spec: str | None, state: Path) -> SearchAdapter:
     return load_registry().source(spec, state)
+
+
+def source_key(spec: str | None) -> str:
+    return load_registry().source_key(spec)
 
 
 def help_lines(registry: Registry) -> tuple[str, str]:
