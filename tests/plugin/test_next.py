@@ -72,7 +72,7 @@ class Orchestrator:
                 row["round"] = int(scripted_run.fields(task.prompt)["round"])
                 runstate.append_ledger(Brief(self.brief), row)
             reply = getattr(self, "agent_" + (action.agent or "").split(":")[1])(task.prompt)
-            tail = self.trailer if action.agent != "deep-research:ciber" else ""
+            tail = self.trailer
             shown = reply if isinstance(reply, str) else json.dumps(reply)
             Path(task.save_to).write_text(shown + tail)
 
@@ -171,6 +171,34 @@ def test_a_round_short_of_its_floor_with_no_dispatch_left_ends_with_the_hold(
     assert done.verdict == "HOLD"
     assert any(r.startswith("floor round1_fetches") for r in done.reasons), done.reasons
     assert "floor round1_fetches: the work of phase cast" in done.rules, done.rules
+
+
+class GarbledCiber(Orchestrator):
+    """A CIBER agent whose first ``bad`` replies hold no JSON object."""
+
+    def __init__(self, *args: Any, bad: int = 1, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.bad = bad
+
+    def agent_ciber(self, prompt: str) -> Any:
+        if self.bad > 0:
+            self.bad -= 1
+            return "The diagnosis could not be completed."
+        return scripted_run.ciber_reply(prompt)
+
+
+@pytest.mark.parametrize(("bad", "verdict"), [(1, "READY"), (2, "HOLD")])
+def test_an_unusable_ciber_reply_is_retried_once_then_the_run_goes_on(
+    project: Path, web: Web, capsys: pytest.CaptureFixture[str], bad: int, verdict: str
+) -> None:
+    brief = start("full", capsys)
+    orchestrator = GarbledCiber(web, brief, "full", bad=bad)
+    done = orchestrator.run()
+    asked = [t.save_to for a in orchestrator.actions if a.phase == "ciber" for t in a.tasks]
+    assert [Path(p).name for p in asked] == ["ciber.json", "ciber-retry.json"]
+    assert done.verdict == verdict, done.reasons
+    if verdict == "HOLD":  # no diagnosis applied: CIBER did not run, and the verdict says so
+        assert any(r.startswith("rule 3") for r in done.reasons), done.reasons
 
 
 class Contradicting(Orchestrator):

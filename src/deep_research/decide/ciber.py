@@ -119,12 +119,23 @@ def apply_ciber(
     return updated, dict(counted)
 
 
-@writes_brief
 def run_ciber_apply(
     root: Path, input_path: Path | None, skip: str | None, settings: Settings
 ) -> dict[str, Any]:
+    """``deep-research ciber apply``: a diagnosis file (``--input``) or a skip reason."""
     if (input_path is None) == (skip is None):
         raise InputError("give exactly one of --input ciber.json or --skip <reason>")
+    raw = None
+    if input_path is not None:
+        raw = parse_json(read_text(input_path, what="CIBER output"), what=str(input_path))
+    return apply_diagnosis(root, raw, skip, settings, what=str(input_path))
+
+
+@writes_brief
+def apply_diagnosis(
+    root: Path, raw: Any, skip: str | None, settings: Settings, *, what: str = "CIBER output"
+) -> dict[str, Any]:
+    """Apply the CIBER agent's diagnosis ``raw`` (parsed JSON), or record ``skip``."""
     brief = open_brief(root)
     require_run_settings(brief.root, settings)
     document = brief.load_claims()
@@ -142,9 +153,7 @@ def run_ciber_apply(
         entry: dict[str, Any] = {"ciber_skipped": skip}
         result: dict[str, Any] = {"ciber_skipped": skip}
     else:
-        assert input_path is not None
-        raw = parse_json(read_text(input_path, what="CIBER output"), what=str(input_path))
-        output = validate_model(CiberOutput, raw, what=str(input_path))
+        output = validate_model(CiberOutput, raw, what=what)
         updated, counted = apply_ciber(document, output, brief.load_sources(), settings)
         passed = gate_passed(output)
         entry = {

@@ -8,6 +8,7 @@ fetcher:
   carry both); a return with ``"complete": false``, or one that is not a fetcher output at all,
   is an abstention: recorded as a coverage gap, never a crash and never evidence;
 * the skeptics' returns are collected per claim and recorded by the votes gate;
+* the CIBER agent's diagnosis is applied (an unusable one applies nothing: CIBER did not run);
 * the entailment judges' returns are checked by the entail gate (docs/contracts.md §4.1), each
   judging the (claim, source) its file name carries — whatever ids the reply itself names;
 * the orchestrator's ``synthesis.md`` becomes claims.json's ``synthesis``.
@@ -47,6 +48,7 @@ class IngestReport:
     rows_after: int = 0
     votes_for: list[str] = field(default_factory=list)
     entailment: dict[str, Any] | None = None
+    ciber: dict[str, Any] | None = None
     synthesis: bool = False
     gaps: list[str] = field(default_factory=list)
 
@@ -56,6 +58,7 @@ class IngestReport:
             "sources": self.rows_after,
             "votes_for": self.votes_for,
             "entailment": self.entailment,
+            "ciber": self.ciber,
             "synthesis": self.synthesis,
             "gaps": self.gaps,
         }
@@ -134,6 +137,18 @@ def _entail(root: Path, items: list[Return]) -> dict[str, Any]:
     }
 
 
+def _ciber(root: Path, item: Return, report: IngestReport) -> None:
+    from deep_research.decide.ciber import apply_diagnosis
+    from deep_research.settings import settings_for
+
+    reply = read_reply(item.path)
+    try:
+        report.ciber = apply_diagnosis(root, reply, None, settings_for(root), what=item.path.name)
+    except DeepResearchError as error:
+        # An unusable diagnosis applies nothing: CIBER did not run, and the verdict says so.
+        report.gaps.append(f"ciber: the CIBER reply was unusable ({str(error)[:200]})")
+
+
 def _synthesis(brief: Brief, path: Path) -> None:
     text = path.read_text(encoding="utf-8", errors="replace").strip()
     document = brief.load_claims()
@@ -153,6 +168,9 @@ def run_ingest(root: Path) -> IngestReport:
         judges = [item for item in items if item.kind == "verifier"]
         if any(item.kind == "verifier" for item in new) and brief.claims_path.exists():
             report.entailment = _entail(root, judges)
+        for item in new:
+            if item.kind == "ciber" and brief.claims_path.exists():
+                _ciber(root, item, report)
         skeptics = [item for item in items if item.kind == "skeptic"]
         if any(item.kind == "skeptic" for item in new) and brief.claims_path.exists():
             report.votes_for = _votes(root, skeptics)

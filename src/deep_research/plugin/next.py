@@ -638,30 +638,26 @@ def phase_ciber(view: View) -> Action | None:
                 "--skip",
                 reason,
             )
+    replies = [r for r in returns.saved(view.root) if r.kind == "ciber"]
+    if replies and pending(view.brief, replies):
+        return _command(view, "ciber", "the CIBER diagnosis is applied", "ingest", root)
     saved_to = returns.ciber_path(view.root)
-    if not saved_to.exists():
-        return Action(
-            action="dispatch",
-            phase="ciber",
-            why="the high-confidence claims are re-framed",
-            agent="deep-research:ciber",
-            tasks=[
-                Task(
-                    prompt=f"brief={view.root} top_n={CIBER_TOP_N} k_per_claim=3",
-                    save_to=str(saved_to),
-                )
-            ],
-            rules=["save the agent's final reply to its save_to file, then call next again"],
-        )
-    return _command(
-        view,
-        "ciber",
-        "the CIBER diagnosis is applied",
-        "ciber",
-        "apply",
-        root,
-        "--input",
-        str(saved_to),
+    if saved_to.exists():  # applied nothing: the reply was unusable; one retry, then go on
+        saved_to = returns.ciber_path(view.root, retry=True)
+        if saved_to.exists():
+            return None  # CIBER did not run; the verdict says so
+    return Action(
+        action="dispatch",
+        phase="ciber",
+        why="the high-confidence claims are re-framed",
+        agent="deep-research:ciber",
+        tasks=[
+            Task(
+                prompt=f"brief={view.root} top_n={CIBER_TOP_N} k_per_claim=3",
+                save_to=str(saved_to),
+            )
+        ],
+        rules=["save the agent's final reply to its save_to file, then call next again"],
     )
 
 

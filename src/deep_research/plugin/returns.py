@@ -64,8 +64,8 @@ def triangulator_path(brief: Path) -> Path:
     return returns_dir(brief) / "triangulator.json"
 
 
-def ciber_path(brief: Path) -> Path:
-    return returns_dir(brief) / "ciber.json"
+def ciber_path(brief: Path, *, retry: bool = False) -> Path:
+    return returns_dir(brief) / ("ciber-retry.json" if retry else "ciber.json")
 
 
 def synthesis_path(brief: Path) -> Path:
@@ -89,8 +89,8 @@ def parse_name(path: Path) -> Return | None:
         return Return("verifier", path, claim=m["claim"], source=m["source"])
     if name == "triangulator.json":
         return Return("triangulator", path)
-    if name == "ciber.json":
-        return Return("ciber", path)
+    if name in ("ciber.json", "ciber-retry.json"):
+        return Return("ciber", path, retry=name == "ciber-retry.json")
     return None
 
 
