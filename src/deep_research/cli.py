@@ -376,6 +376,7 @@ def _cmd_start(args: argparse.Namespace) -> int:
         state=state,
         requested=requested,
         static_hosts=args.allow_host or [],
+        mcp=args.mcp,
     )
     register_session(state)
     _print_json(record)
@@ -432,6 +433,10 @@ def _cmd_mcp_gate(args: argparse.Namespace) -> int:
     )
     if args.record or result.gate == "manifest-audit":
         print_review(result)  # the tool list a human reviews before (re-)recording
+    if args.brief:
+        from deep_research.plugin.mcpgate import record_gate
+
+        record_gate(Path(args.brief), result)
     _print_json(result.as_dict())
     return EXIT_OK if result.ok else EXIT_VIOLATIONS
 
@@ -689,6 +694,7 @@ def build_parser(
     sub.add_argument("--rounds", type=int, help="research rounds")
     sub.add_argument("--max-searches", type=int, help="WebSearch calls for the run")
     sub.add_argument("--allow-host", action="append", help="a host on the static allow-list")
+    sub.add_argument("--mcp", metavar="NAME", help="also research through this reviewed MCP server")
 
     sub = add("next", _cmd_next, "a plugin run's single next action, decided by code")
     sub.add_argument("brief", help="brief directory")
@@ -759,6 +765,7 @@ def build_parser(
     sub.add_argument(
         "--timeout", type=float, default=30.0, help="seconds the server gets to list its tools (30)"
     )
+    sub.add_argument("--brief", help="record the gate's result in this run's brief")
 
     sub = add(
         "mcp-fetch",

@@ -201,6 +201,60 @@ def test_an_unusable_ciber_reply_is_retried_once_then_the_run_goes_on(
         assert any(r.startswith("rule 3") for r in done.reasons), done.reasons
 
 
+def test_a_run_with_an_mcp_server_gates_it_first_then_runs_it_beside_each_fetcher(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from deep_research.plugin.mcpgate import GateResult, record_gate
+
+    assert main(["start", TOPIC, "--depth", "quick", "--state", "state", "--mcp", "docs"]) == 0
+    brief = Path(json.loads(capsys.readouterr().out)["brief"])
+    plan = {
+        "sub_questions": [
+            {"id": f"sq{n}", "question": "q", "scope": "s", "queries": ["a", "b"]}
+            for n in (1, 2, 3)
+        ]
+    }
+    (brief / "plan.json").write_text(json.dumps(plan))
+    gate = next_action(brief)
+    words = shlex.split(gate.command or "")
+    assert gate.action == "run" and words[1:3] == ["mcp-gate", "docs"]
+    assert words[words.index("--brief") + 1] == str(brief)
+    record_gate(brief, GateResult("docs", fingerprint="sha256:ab", tools=({"name": "search"},)))
+    first = next_action(brief)
+    assert first.agent == "deep-research:fetcher" and len(first.tasks) == 3
+    for task in first.tasks:
+        Path(task.save_to).write_text(json.dumps({"sub_question": "sq1", "sources": []}))
+    beside = next_action(brief)
+    assert beside.agent == "deep-research:mcp-fetcher" and len(beside.tasks) == 3
+    assert all(t.save_to.endswith("-r1-mcp.json") for t in beside.tasks)
+    assert all(' mcp=docs gate={"ok":true' in t.prompt for t in beside.tasks)
+    assert runstate.fetcher_budget(Brief(brief), runstate.clamp_caps("quick", {})[0]) == 3 * 4
+
+
+def test_a_failed_mcp_gate_is_recorded_and_the_run_goes_on_without_the_server(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from deep_research.plugin.mcpgate import GateResult, record_gate
+
+    assert main(["start", TOPIC, "--depth", "quick", "--state", "state", "--mcp", "docs"]) == 0
+    brief = Path(json.loads(capsys.readouterr().out)["brief"])
+    plan = {
+        "sub_questions": [
+            {"id": f"sq{n}", "question": "q", "scope": "s", "queries": ["a", "b"]}
+            for n in (1, 2, 3)
+        ]
+    }
+    (brief / "plan.json").write_text(json.dumps(plan))
+    record_gate(brief, GateResult("docs", gate="version-pin", reason="no pinned version"))
+    first = next_action(brief)
+    assert first.agent == "deep-research:fetcher"
+    for task in first.tasks:
+        Path(task.save_to).write_text(json.dumps({"sub_question": "sq1", "sources": []}))
+    after = next_action(brief)
+    assert after.agent != "deep-research:mcp-fetcher" and after.command is not None
+    assert shlex.split(after.command)[1] == "ingest"
+
+
 class Contradicting(Orchestrator):
     """A judge that finds the first claim's evidence against it — or answers nothing usable."""
 

@@ -1100,7 +1100,8 @@ def _check_cli_command(arguments: argparse.Namespace, context: _Context) -> Deci
                 f"{label} --record: recording a server's reviewed tool list is a human's step, "
                 "taken before a research run, not during one"
             )
-        return _in_the_run(label, arguments, context, brief=False)
+        # A gate result recorded during the run lands in the run's own brief.
+        return _in_the_run(label, arguments, context, brief=bool(arguments.brief))
     if command == "hosts" and arguments.action == "add":
         return deny(f"{label} add: during a run the allow-list grows only from search results")
     if command == "refetch" and arguments.archive_base:

@@ -428,3 +428,20 @@ def print_review(result: GateResult) -> None:
     # stderr, looked up at call time: stdout carries only the one JSON object.
     for line in tool_lines(result.tools):
         print(line, file=sys.stderr)
+
+
+#: Where a run's gate result is recorded (trace.json phases): code writes it, never a model.
+GATE_PHASE = "mcp_gate"
+
+
+def record_gate(root: Path, result: GateResult) -> None:
+    """Put the gate's result into the run's trace.json, so ``next`` decides from it."""
+    from deep_research.brief import model_dump
+    from deep_research.record import load_trace_or_empty, open_brief
+
+    brief = open_brief(root)
+    with brief.lock():
+        trace = load_trace_or_empty(brief)
+        phases = dict(trace.phases)
+        phases[GATE_PHASE] = result.as_dict()
+        atomic_write_json(brief.trace_path, model_dump(trace.model_copy(update={"phases": phases})))

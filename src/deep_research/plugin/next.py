@@ -213,17 +213,64 @@ def _fetch_tasks(view: View, round_: int) -> list[Task]:
         if first.exists() and retry.exists():
             continue  # retried once; the gap is recorded and the run goes on
         target = retry if first.exists() else first
-        prompt = " ".join(
-            [
-                f"brief={view.root}",
-                f"sub_question={sq.id}",
-                f"round={round_}",
-                "queries=" + json.dumps(list(queries), ensure_ascii=False),
-                f"scope={sq.scope}",
-            ]
-        )
-        tasks.append(Task(prompt=prompt, save_to=str(target)))
+        tasks.append(Task(prompt=_fetch_prompt(view, sq, round_, queries), save_to=str(target)))
     return tasks
+
+
+def _fetch_prompt(view: View, sq: Any, round_: int, queries: Any) -> str:
+    return " ".join(
+        [
+            f"brief={view.root}",
+            f"sub_question={sq.id}",
+            f"round={round_}",
+            "queries=" + json.dumps(list(queries), ensure_ascii=False),
+            f"scope={sq.scope}",
+        ]
+    )
+
+
+def _mcp(view: View, phase: str, round_: int) -> Action | None:
+    """With ``start --mcp NAME``: the server is gated once, by code, before the first dispatch;
+    if it passed, an mcp-fetcher runs each sub-question's queries beside its fetcher."""
+    from deep_research.plugin.mcpgate import GATE_PHASE
+    from deep_research.plugin.runstate import run_mcp
+
+    name = run_mcp(view.brief)
+    if name is None:
+        return None
+    gate = view.phases().get(GATE_PHASE)
+    if not isinstance(gate, dict):
+        state = str(view.root.parent.parent)
+        words = ["mcp-gate", name, "--brief", str(view.root), "--state", state]
+        why = f"the MCP server {name} is gated before its first use"
+        return _command(view, phase, why, *words)
+    if gate.get("ok") is not True:
+        return None  # the gate failed: the run goes on without the server (trace.json says why)
+    plan = _plan(view)
+    tasks = []
+    for sq in plan.sub_questions:
+        target = returns.fetcher_path(view.root, sq.id, round_, mcp=True)
+        if target.exists():
+            continue
+        queries = sq.queries if round_ == 1 else sq.counter_queries
+        prompt = _fetch_prompt(view, sq, round_, queries)
+        gate_json = json.dumps(gate, ensure_ascii=False, separators=(",", ":"))
+        tasks.append(Task(prompt=f"{prompt} mcp={name} gate={gate_json}", save_to=str(target)))
+    left = _dispatches_left(view)
+    if not tasks or left <= 0:
+        return None
+    return Action(
+        action="dispatch",
+        phase=phase,
+        why=f"round {round_}: {len(tasks)} MCP fetcher(s) through {name}",
+        agent="deep-research:mcp-fetcher",
+        tasks=tasks[: min(view.caps.max_fanout, left)],
+        rules=[
+            "dispatch every task below in ONE message",
+            "save each agent's final reply, exactly as returned, to its save_to file",
+            "then call deep-research next again",
+        ],
+    )
 
 
 def _incomplete(path: Path) -> bool:
@@ -257,6 +304,11 @@ def _task_sq(task: Task) -> str:
 
 
 def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
+    from deep_research.plugin.mcpgate import GATE_PHASE
+    from deep_research.plugin.runstate import run_mcp
+
+    if run_mcp(view.brief) is not None and GATE_PHASE not in view.phases():
+        return _mcp(view, phase, round_)  # the gate comes before any dispatch
     tasks = _fetch_tasks(view, round_)
     left = _dispatches_left(view)
     if tasks and left <= 0:
@@ -275,6 +327,9 @@ def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
                 "then call deep-research next again",
             ],
         )
+    beside = _mcp(view, phase, round_)
+    if beside is not None:
+        return beside
     waiting = [r for r in returns.saved(view.root) if r.kind == "fetcher" and r.round == round_]
     if pending(view.brief, waiting):
         return Action(
@@ -798,6 +853,8 @@ def _regenerate(view: View, record: dict[str, Any]) -> Action | None:
     for name, flag in flags.items():
         if isinstance(caps.get(name), int):
             words += [flag, str(caps[name])]
+    if isinstance(record.get("mcp"), str):
+        words += ["--mcp", record["mcp"]]
     return _command(view, "verdict", why + " in a new brief", *words)
 
 

@@ -44,11 +44,19 @@ def returns_dir(brief: Path) -> Path:
 
 
 def fetcher_path(
-    brief: Path, sub_question: str, round_: int, *, retry: bool = False, more: bool = False
+    brief: Path,
+    sub_question: str,
+    round_: int,
+    *,
+    retry: bool = False,
+    more: bool = False,
+    mcp: bool = False,
 ) -> Path:
     """A fetcher's reply; ``retry`` for the one retry of an incomplete fetcher, ``more`` for the
-    round's top-up fetcher (new queries when the round fell short of its floor)."""
+    round's top-up fetcher (new queries when the round fell short of its floor), ``mcp`` for the
+    mcp-fetcher beside the sub-question's fetcher."""
     suffix = "-retry" if retry else "-more" if more else ""
+    suffix += "-mcp" if mcp else ""
     return returns_dir(brief) / f"fetcher-{sub_question}-r{round_}{suffix}.json"
 
 

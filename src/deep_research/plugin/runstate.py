@@ -47,7 +47,7 @@ HARD_MAX_SEARCHES = 100
 HARD_MAX_SUB_QUESTIONS = 8
 #: Per sub-question and round: the fetcher, its one retry, the round's one top-up.
 FETCHERS_PER_TASK = 3
-HARD_MAX_FETCHER_DISPATCHES = FETCHERS_PER_TASK * HARD_MAX_SUB_QUESTIONS * HARD_MAX_ROUNDS
+HARD_MAX_FETCHER_DISPATCHES = (FETCHERS_PER_TASK + 1) * HARD_MAX_SUB_QUESTIONS * HARD_MAX_ROUNDS
 #: Defaults per depth (full meets the floors: ≥ 20 round-1 fetches, ≥ 30 sources, 2 rounds).
 #: Searches: a full run needs 2 scout searches + 5 sub-questions × 4 queries × 2 rounds (42)
 #: and ≥ 1 counter-query per sub-question (47); quick, 2 + 3 × 2 (8). The rest is headroom.
@@ -72,7 +72,7 @@ class RunCaps:
     max_rounds: int
     max_searches: int
 
-    def fetcher_dispatches(self, planned_sub_questions: int | None) -> int:
+    def fetcher_dispatches(self, planned_sub_questions: int | None, *, mcp: bool = False) -> int:
         """The run's fetcher dispatches, sized from its plan: per sub-question and round one
         fetcher, one retry if it comes back incomplete and one top-up if the round falls short
         of its floor — never above the hard ceiling. Before a plan exists, one fan-out per
@@ -80,7 +80,8 @@ class RunCaps:
         if planned_sub_questions is None:
             return self.max_fanout * self.max_rounds
         planned = max(1, min(planned_sub_questions, HARD_MAX_SUB_QUESTIONS))
-        return min(HARD_MAX_FETCHER_DISPATCHES, planned * self.max_rounds * FETCHERS_PER_TASK)
+        per_task = FETCHERS_PER_TASK + (1 if mcp else 0)  # an mcp-fetcher beside the fetcher
+        return min(HARD_MAX_FETCHER_DISPATCHES, planned * self.max_rounds * per_task)
 
 
 @dataclass(frozen=True)
@@ -185,8 +186,11 @@ def start_run(
     state: Path,
     requested: dict[str, int | None],
     static_hosts: list[str],
+    mcp: str | None = None,
 ) -> dict[str, Any]:
-    """Create (or reopen) the brief, record its caps, make it the active run."""
+    """Create (or reopen) the brief, record its caps, make it the active run. ``mcp``: a
+    reviewed MCP server the run also researches through (``next`` gates it, then dispatches an
+    mcp-fetcher beside each fetcher)."""
     run_depth = normalize_depth(depth)
     caps, notes = clamp_caps(run_depth, requested)
     # Imported here: the settings model is pydantic, and the hook path never starts a run.
@@ -213,6 +217,8 @@ def start_run(
         "clamped": notes,
         "settings": settings.as_record(),
     }
+    if mcp:
+        record["mcp"] = mcp
     if replaced:
         # What this run replaces: `next` regenerates a FAIL brief once, not a second time.
         record["replaces"] = replaced
@@ -352,9 +358,20 @@ def planned_sub_questions(brief: Brief) -> int | None:
         return None
 
 
+def run_mcp(brief: Brief) -> str | None:
+    """The MCP server ``start --mcp`` recorded for the run, if any."""
+    try:
+        value = json.loads((brief.root / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    name = value.get("mcp") if isinstance(value, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
 def fetcher_budget(brief: Brief, caps: RunCaps) -> int:
     """The one definition of a run's fetcher dispatches, read by the guard and by ``next``."""
-    return caps.fetcher_dispatches(planned_sub_questions(brief))
+    mcp = run_mcp(brief) is not None
+    return caps.fetcher_dispatches(planned_sub_questions(brief), mcp=mcp)
 
 
 def append_ledger(brief: Brief, row: dict[str, Any]) -> None:
