@@ -12,12 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from deep_research.cli import main
 from deep_research.plugin.mcpgate import fingerprint_path
 
 # Loopback HTTP servers and the socket tripwire, as fixtures for every test module.
 pytest_plugins = ["localhttp"]
+
+# Property tests judge answers, never speed: on a loaded machine input generation and each
+# example are slow, and that is no failure (speed is the benchmarks' business).
+settings.register_profile("project", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("project")
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
