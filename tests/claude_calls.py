@@ -173,7 +173,7 @@ def measure(state: Path, depth: str, monkeypatch_env: Callable[[str, str], None]
         sets = [word for item in FLOORS for word in ("--set", item)]
         args = ["run", QUESTION, "--reasoner", "claude", "--search", "web", "--depth", depth]
         printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
             code = main([*args, "--state", str(state), "--json", *sets])
     summary = json.loads(printed.getvalue())
     return {

@@ -115,18 +115,20 @@ def test_claude_and_web_are_offered_only_with_a_key(
     with pytest.raises(InputError, match="'claude' is not available here: ANTHROPIC_API_KEY"):
         registry.reasoner("claude")
     with pytest.raises(InputError, match="'web' is not available here: ANTHROPIC_API_KEY"):
-        registry.source(None, tmp_path, search="web")
+        registry.source(registry.source_key(None, search="web"), tmp_path)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
     assert [r.name for r in registry.available_reasoners()] == ["extractive", "claude"]
     assert type(registry.reasoner("auto")) is ExtractiveReasoner  # a key never spends by itself
     chosen = registry.reasoner("claude", Options({"skeptic": "claude-sonnet-5"}, batch=True))
     assert isinstance(chosen, ClaudeReasoner) and chosen.batch
     assert chosen.client.models["skeptic"] == "claude-sonnet-5"
-    assert isinstance(registry.source(None, tmp_path, search="web"), WebSearchAdapter)
+    # A run records the search source by its name, and a resumed run opens it by that name.
+    assert registry.source_key(None, search="web") == "web"
+    assert isinstance(registry.source("web", tmp_path), WebSearchAdapter)
     with pytest.raises(InputError, match="not both"):
-        registry.source(str(tmp_path), tmp_path, search="web")
+        registry.source_key(str(tmp_path), search="web")
     with pytest.raises(InputError, match="unknown --search 'python-docs'; use one of: web"):
-        registry.source(None, tmp_path, search="python-docs")
+        registry.source_key(None, search="python-docs")
     with pytest.raises(InputError, match="need a model-backed reasoner"):
         registry.reasoner("extractive", Options(batch=True))
 

@@ -262,5 +262,6 @@ def test_a_planner_that_answers_nonsense_gets_a_mechanical_plan(
     plan = read_phase(Brief(Path(summary["brief"])), "plan")
     assert plan["proportionality"]["depth"] == "quick"
     assert plan["proportionality"]["reason"].startswith("planner call failed: malformed answer")
-    assert [sq["queries"] for sq in plan["sub_questions"]] == [[TOPIC]]
+    # The question itself is the first query; the floors' top-up plans the rest mechanically.
+    assert plan["sub_questions"][0]["queries"][0] == TOPIC
     assert world.seen.count("plan") == 1 and code in (0, 1)
