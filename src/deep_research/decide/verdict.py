@@ -253,7 +253,7 @@ def check_consistency(
     if document.refetch_pass_rate is not None and c.refetch_sample == 0:
         problems.append("refetch_pass_rate is set but counters.refetch_sample is 0")
     refetched = trace.phases.get("refetch") or {}
-    # A sample whose every page was unreachable (too short, gone) has no rate: that is §8.
+    # A sample whose every page was unreachable (short, gone) has no rate (docs/contracts.md §8).
     all_excluded = refetched.get("excluded") == c.refetch_sample
     if document.refetch_pass_rate is None and c.refetch_sample > 0 and not all_excluded:
         problems.append(
