@@ -37,6 +37,10 @@ def _no_claude_session(
     runs inside a Claude Code session."""
     monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+    # No test reaches the real Messages API: a key or endpoint of the user's is never used (the
+    # one live check reads the key when its module loads, before this runs).
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
 
 
 def claude_binary() -> str:

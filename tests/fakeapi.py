@@ -22,20 +22,32 @@ dispatch's prompt, so :func:`first_of` a script for those (matched by :func:`sys
 for the main loop answers both. A model that works through many turns is a :class:`Conversation`:
 a generator that yields each message's tool calls and is sent their results
 (:func:`last_results`), answered by the results a request carries, so a retry gets the same reply.
+
+For the SDK-driven runner a script may also return a :class:`Reply`: its blocks with an explicit
+stop reason (``pause_turn``, ``refusal``, ``max_tokens``), usage, or an HTTP error (429, 529,
+500 — :func:`error`), a delay (a client timeout), or a body that is not JSON. With
+``usage="measured"`` every reply's usage is computed from the request as the real API bills it:
+input tokens from the request's size, output tokens from the reply's, prompt caching simulated
+(the request up to its last ``cache_control`` block is a prefix; the first request with a prefix
+of at least :data:`MIN_CACHEABLE` tokens writes it, every later one reads it), and one web search
+counted per ``server_tool_use`` block. ``api.billed`` lists the usage of every reply sent, so a
+test compares a ledger with what the API reported, call by call. Message Batches
+(``/v1/messages/batches``) are answered by the same script, each request's usage marked as batch.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Block = dict[str, Any]
-Script = Callable[[dict[str, Any]], list[Block] | None]
+Script = Callable[[dict[str, Any]], "list[Block] | Reply | None"]
 
 
 def text(value: str) -> Block:
@@ -67,6 +79,70 @@ def web_search(query: str, *urls: str, use_id: str = "srvtoolu_01") -> list[Bloc
         {"type": "server_tool_use", "id": use_id, "name": "web_search", "input": {"query": query}},
         {"type": "web_search_tool_result", "tool_use_id": use_id, "content": hits},
     ]
+
+
+def cited(value: str, document: str, *quotes: str, index: int = 0) -> Block:
+    """A text block citing ``quotes`` of a plain-text ``document`` (char_location offsets)."""
+    citations = []
+    for quote in quotes:
+        start = document.find(quote)
+        if start < 0:
+            raise ValueError(f"{quote[:40]!r} is not in the document")
+        citations.append(
+            {
+                "type": "char_location",
+                "cited_text": quote,
+                "document_index": index,
+                "document_title": None,
+                "start_char_index": start,
+                "end_char_index": start + len(quote),
+            }
+        )
+    return {"type": "text", "text": value, "citations": citations}
+
+
+@dataclass
+class Reply:
+    """A scripted reply beyond plain blocks: a stop reason, usage, an error, a delay."""
+
+    blocks: list[Block] = field(default_factory=list)
+    stop_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    status: int = 200
+    error_type: str = "api_error"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    raw: bytes | None = None  # sent as the body as it is (not JSON)
+
+
+def error(status: int, kind: str | None = None, retry_after_ms: int | None = 1) -> Reply:
+    """An API error reply: 429 rate_limit_error, 529 overloaded_error, 500 api_error, …"""
+    names = {429: "rate_limit_error", 529: "overloaded_error", 500: "api_error"}
+    headers = {"retry-after-ms": str(retry_after_ms)} if retry_after_ms is not None else {}
+    return Reply(status=status, error_type=kind or names.get(status, "api_error"), headers=headers)
+
+
+def document_text(body: Any) -> str:
+    """The text of the first plain-text document block a request carries ("" when none)."""
+    for message in body.get("messages") or [] if isinstance(body, dict) else []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "document":
+                source = block.get("source") or {}
+                if source.get("type") == "text":
+                    return str(source.get("data", ""))
+    return ""
+
+
+def output_schema(body: Any) -> dict[str, Any] | None:
+    """The JSON schema a structured-output request asks for, or None."""
+    config = body.get("output_config") if isinstance(body, dict) else None
+    fmt = config.get("format") if isinstance(config, dict) else None
+    return fmt.get("schema") if isinstance(fmt, dict) else None
+
+
+#: The fewest prefix tokens the simulated cache stores (the API's floor for the small models).
+MIN_CACHEABLE = 1024
 
 
 @dataclass(frozen=True)
@@ -236,8 +312,14 @@ class Conversation:
 # --- the replies ----------------------------------------------------------------------------
 
 
-def _message(blocks: list[Block], model: str) -> dict[str, Any]:
-    stop = "tool_use" if any(block["type"] == "tool_use" for block in blocks) else "end_turn"
+def _message(
+    blocks: list[Block],
+    model: str,
+    stop: str | None = None,
+    usage: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    if stop is None:
+        stop = "tool_use" if any(block["type"] == "tool_use" for block in blocks) else "end_turn"
     return {
         "id": f"msg_{uuid.uuid4().hex[:24]}",
         "type": "message",
@@ -246,8 +328,31 @@ def _message(blocks: list[Block], model: str) -> dict[str, Any]:
         "content": blocks,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "usage": usage or {"input_tokens": 10, "output_tokens": 5},
     }
+
+
+def _tokens(value: Any) -> int:
+    return max(1, len(json.dumps(value, sort_keys=True)) // 4)
+
+
+def _prefix(body: dict[str, Any]) -> Any:
+    """The request up to and including its last cache_control block (None when it has none):
+    what the API caches. Tools, then system, then messages, in the API's order."""
+    parts: list[Any] = [body.get("model"), body.get("tools") or []]
+    last = 1 if any(isinstance(t, dict) and "cache_control" in t for t in parts[1]) else None
+    system = body.get("system")
+    for block in system if isinstance(system, list) else [system]:
+        parts.append(block)
+        if isinstance(block, dict) and "cache_control" in block:
+            last = len(parts) - 1
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else [content]:
+            parts.append(block)
+            if isinstance(block, dict) and "cache_control" in block:
+                last = len(parts) - 1
+    return None if last is None else parts[: last + 1]
 
 
 def _events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -309,9 +414,14 @@ class _QuietServer(ThreadingHTTPServer):
 class FakeAnthropic:
     """``with FakeAnthropic(script) as api:`` … ``api.base_url``, ``api.requests``."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, usage: str = "fixed") -> None:
         self.script = script
+        self.usage_mode = usage
         self.requests: list[Request] = []
+        #: The usage of every reply sent (in order), with ``model`` and ``batch`` added.
+        self.billed: list[dict[str, Any]] = []
+        self._cached: set[str] = set()
+        self._batches: dict[str, list[dict[str, Any]]] = {}
         self._lock = threading.Lock()
         fake = self
 
@@ -359,20 +469,49 @@ class FakeAnthropic:
                 if path == "/v1/messages/count_tokens":
                     self._json(200, {"input_tokens": len(json.dumps(body)) // 4})
                 elif request.is_messages:
-                    blocks = fake.script(body)
-                    message = _message(
-                        blocks or [text("ok")], str(body.get("model", "claude-fake"))
-                    )
-                    if body.get("stream"):
-                        self._send(200, sse(message), "text/event-stream")
+                    reply = fake.answer(body)
+                    if reply.delay_s:
+                        time.sleep(reply.delay_s)
+                    if reply.status != 200:
+                        self._error(reply)
+                    elif reply.raw is not None:
+                        self._send(200, reply.raw, "application/json")
                     else:
-                        self._json(200, message)
+                        message = fake.message(body, reply)
+                        if body.get("stream"):
+                            self._send(200, sse(message), "text/event-stream")
+                        else:
+                            self._json(200, message)
+                elif path == "/v1/messages/batches":
+                    self._json(200, fake.create_batch(body))
+                elif path.startswith("/v1/messages/batches/") and path.endswith("/cancel"):
+                    self._json(200, fake.batch_status(path.split("/")[4]))
                 else:
                     self._not_found()
 
+            def _error(self, reply: Reply) -> None:
+                payload = json.dumps(
+                    {"type": "error", "error": {"type": reply.error_type, "message": "scripted"}}
+                ).encode()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
             def do_GET(self) -> None:
                 self._record()
-                self._not_found()
+                parts = self.path.split("?")[0].strip("/").split("/")
+                if parts[:3] == ["v1", "messages", "batches"] and len(parts) == 4:
+                    self._json(200, fake.batch_status(parts[3]))
+                elif parts[:3] == ["v1", "messages", "batches"] and parts[4:] == ["results"]:
+                    lines = fake._batches.get(parts[3], [])
+                    payload = "".join(json.dumps(line) + "\n" for line in lines).encode()
+                    self._send(200, payload, "application/binary")
+                else:
+                    self._not_found()
 
             def do_HEAD(self) -> None:
                 self._record()
@@ -394,6 +533,91 @@ class FakeAnthropic:
         self._thread = threading.Thread(
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
+
+    # --- replies ----------------------------------------------------------------------------
+
+    def answer(self, body: dict[str, Any]) -> Reply:
+        got = self.script(body)
+        if isinstance(got, Reply):
+            return got
+        return Reply(blocks=got or [text("ok")])
+
+    def message(self, body: dict[str, Any], reply: Reply, *, batch: bool = False) -> dict[str, Any]:
+        blocks = reply.blocks or [text("ok")]
+        usage = reply.usage
+        if usage is None and self.usage_mode == "measured":
+            usage = self._measure(body, blocks)
+        message = _message(blocks, str(body.get("model", "claude-fake")), reply.stop_reason, usage)
+        with self._lock:
+            self.billed.append({**message["usage"], "model": message["model"], "batch": batch})
+        return message
+
+    def _measure(self, body: dict[str, Any], blocks: list[Block]) -> dict[str, Any]:
+        total = _tokens({k: v for k, v in body.items() if k not in ("stream", "max_tokens")})
+        prefix = _prefix(body)
+        write = read = 0
+        if prefix is not None and _tokens(prefix) >= MIN_CACHEABLE:
+            key = json.dumps(prefix, sort_keys=True)
+            with self._lock:
+                hit = key in self._cached
+                self._cached.add(key)
+            if hit:
+                read = _tokens(prefix)
+            else:
+                write = _tokens(prefix)
+        searches = sum(
+            1
+            for b in blocks
+            if b.get("type") == "server_tool_use" and b.get("name") == "web_search"
+        )
+        usage: dict[str, Any] = {
+            "input_tokens": max(1, total - write - read),
+            "output_tokens": _tokens(blocks),
+            "cache_creation_input_tokens": write,
+            "cache_read_input_tokens": read,
+        }
+        if searches:
+            usage["server_tool_use"] = {"web_search_requests": searches, "web_fetch_requests": 0}
+        return usage
+
+    # --- Message Batches ---------------------------------------------------------------------
+
+    def create_batch(self, body: dict[str, Any]) -> dict[str, Any]:
+        batch_id = f"msgbatch_{uuid.uuid4().hex[:20]}"
+        lines = []
+        for item in body.get("requests") or []:
+            params = item.get("params") or {}
+            reply = self.answer(params)
+            if reply.status != 200:
+                result: dict[str, Any] = {
+                    "type": "errored",
+                    "error": {"type": "error", "error": {"type": reply.error_type, "message": "x"}},
+                }
+            else:
+                result = {"type": "succeeded", "message": self.message(params, reply, batch=True)}
+            lines.append({"custom_id": item.get("custom_id"), "result": result})
+        with self._lock:
+            self._batches[batch_id] = lines
+        return self.batch_status(batch_id)
+
+    def batch_status(self, batch_id: str) -> dict[str, Any]:
+        count = len(self._batches.get(batch_id, []))
+        return {
+            "id": batch_id,
+            "type": "message_batch",
+            "processing_status": "ended",
+            "request_counts": {
+                "processing": 0,
+                "succeeded": count,
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "created_at": "2026-01-01T00:00:00Z",
+            "ended_at": "2026-01-01T00:00:01Z",
+            "expires_at": "2026-01-02T00:00:00Z",
+            "results_url": f"{self.base_url}/v1/messages/batches/{batch_id}/results",
+        }
 
     @property
     def messages(self) -> list[Request]:

@@ -482,7 +482,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             args.question,
             depth=args.depth,
             corpus=args.corpus,
+            search=args.search,
             reasoner=args.reasoner,
+            models=args.model,
+            batch=args.batch,
             max_usd=args.max_usd,
             resume=args.resume,
             refresh=args.refresh,
@@ -510,10 +513,12 @@ class _LazyHelp(str):
     which: str
 
     def __mod__(self, params: object) -> str:
-        from deep_research.run.registry import help_lines, load_registry
+        from deep_research.run.registry import help_lines, load_registry, search_help
 
-        reasoners, sources = help_lines(load_registry())
-        return (reasoners if self.which == "reasoner" else sources).replace("%", "%%") % params
+        registry = load_registry()
+        reasoners, sources = help_lines(registry)
+        text = {"reasoner": reasoners, "corpus": sources}.get(self.which) or search_help(registry)
+        return text.replace("%", "%%") % params
 
 
 # --- parser ---------------------------------------------------------------------------------
@@ -729,13 +734,25 @@ def build_parser(
     sub.add_argument("question", nargs="?", help="the research question (omit with --resume)")
     sub.add_argument(
         "--depth",
-        choices=["quick", "full"],
-        help="quick (default) or full; a resumed run keeps its own",
+        choices=["quick", "full", "auto"],
+        help="quick (default) or full, or auto: the planner's first call chooses (within the "
+        "caps of full); a resumed run keeps its own",
     )
     # Named backends come from the registry, read only when a run or its --help needs them:
     # scanning entry points would cost every hook call its time.
     sub.add_argument("--corpus", metavar="DIR|NAME", help=_LazyHelp("corpus"))
+    sub.add_argument("--search", metavar="NAME", help=_LazyHelp("search"))
     sub.add_argument("--reasoner", metavar="NAME", default="auto", help=_LazyHelp("reasoner"))
+    sub.add_argument(
+        "--model",
+        action="append",
+        metavar="ROLE=ID",
+        help="the model of one role (plan, synthesize, triangulate, extract, search, skeptic, "
+        "ciber); repeatable",
+    )
+    sub.add_argument(
+        "--batch", action="store_true", help="skeptic votes as Message Batches (half price)"
+    )
     sub.add_argument("--max-usd", type=float, help="dollar cap (lowers the built-in cap only)")
     sub.add_argument(
         "--resume",

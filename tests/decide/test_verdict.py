@@ -682,3 +682,17 @@ def test_incomplete_quick_run_stays_partial_quick_with_the_reason(ready: Path) -
 def test_complete_run_record_fires_nothing(ready: Path) -> None:
     edit(ready, _capped())
     assert verdict(ready)[0] == "READY"
+
+
+def test_a_refetch_sample_of_unreachable_pages_has_no_rate_and_that_is_consistent() -> None:
+    from deep_research.decide.verdict import check_consistency
+    from deep_research.errors import DeepResearchError
+    from deep_research.models import ClaimsFile, Counters, TraceFile
+
+    document = ClaimsFile(topic="t", depth="full")
+    counters = Counters(refetch_sample=3)
+    every = TraceFile(counters=counters, phases={"refetch": {"sampled": 3, "excluded": 3}})
+    check_consistency(document, every, [], [])  # every page too short: null is the rate
+    some = TraceFile(counters=counters, phases={"refetch": {"sampled": 3, "excluded": 2}})
+    with pytest.raises(DeepResearchError, match="refetch_pass_rate is missing"):
+        check_consistency(document, some, [], [])

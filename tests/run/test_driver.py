@@ -130,11 +130,19 @@ def test_json_summary_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert summary["verdict"] == "PARTIAL_QUICK" and summary["reasoner"] == "extractive"
     assert summary["partial"] is False and summary["claims"] > 0
     assert (
-        main(["run", QUESTION, "--reasoner", "claude", "--corpus", "python-docs", "--state", state])
+        main(["run", QUESTION, "--reasoner", "nobody", "--corpus", "python-docs", "--state", state])
         == 2
     )
     # A reasoner that is not installed is named, with what is: never a traceback.
-    assert "unknown reasoner 'claude'; use one of: auto, extractive" in capsys.readouterr().err
+    assert "unknown reasoner 'nobody'; use one of: auto, extractive" in capsys.readouterr().err
+    # One that is installed but cannot run here says why (no key), and spends nothing.
+    assert (
+        main(["run", QUESTION, "--reasoner", "claude", "--corpus", "python-docs", "--state", state])
+        == 2
+    )
+    assert "'claude' is not available here: ANTHROPIC_API_KEY is not set" in (
+        capsys.readouterr().err
+    )
     assert main(["run", QUESTION, "--state", state]) == 2
     assert "--corpus" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()

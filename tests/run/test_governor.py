@@ -89,3 +89,18 @@ def test_fan_out_is_concurrent_and_survives_a_wedged_or_failing_worker() -> None
     assert "deadline" in (outcomes[1].error or "")
     assert "RuntimeError" in (outcomes[2].error or "")
     assert elapsed < 1.5
+
+
+def test_a_later_fan_out_is_preflighted_against_what_is_left() -> None:
+    from deep_research.run.governor import preflight_round
+
+    price = CallPrice(tokens=100, usd=0.01)
+    plan = [_sq(n, 2) for n in range(1, 4)]
+    # Fixed part $1.83, each worker $0.13: all three fit $2.30 when nothing is spent yet …
+    budget = new_budget(Limits(usd=2.3))
+    assert preflight_round(plan, price, budget).dropped == []
+    # … and only one once $0.30 has gone; with nothing left for the phases after, none.
+    budget.charge_call(CallPrice(tokens=0, usd=0.3))
+    assert preflight_round(plan, price, budget).dropped == ["sq2", "sq3"]
+    budget.charge_call(CallPrice(tokens=0, usd=0.1))
+    assert [sq.id for sq in preflight_round(plan, price, budget).admitted] == []

@@ -103,3 +103,42 @@ def test_a_named_source_and_a_folder(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "a.md").write_text("# A\n\nChained comparisons evaluate each operand once.\n")
     assert registry.source(str(folder), tmp_path / "state").name == "local:docs"
+
+
+def test_claude_and_web_are_offered_only_with_a_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deep_research.run.claude import ClaudeReasoner, WebSearchAdapter
+    from deep_research.run.registry import Options
+
+    registry = load_registry(entry_points=False)
+    with pytest.raises(InputError, match="'claude' is not available here: ANTHROPIC_API_KEY"):
+        registry.reasoner("claude")
+    with pytest.raises(InputError, match="'web' is not available here: ANTHROPIC_API_KEY"):
+        registry.source(registry.source_key(None, search="web"), tmp_path)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+    assert [r.name for r in registry.available_reasoners()] == ["extractive", "claude"]
+    assert type(registry.reasoner("auto")) is ExtractiveReasoner  # a key never spends by itself
+    chosen = registry.reasoner("claude", Options({"skeptic": "claude-sonnet-5"}, batch=True))
+    assert isinstance(chosen, ClaudeReasoner) and chosen.batch
+    assert chosen.client.models["skeptic"] == "claude-sonnet-5"
+    # A run records the search source by its name, and a resumed run opens it by that name.
+    assert registry.source_key(None, search="web") == "web"
+    assert isinstance(registry.source("web", tmp_path), WebSearchAdapter)
+    with pytest.raises(InputError, match="not both"):
+        registry.source_key(str(tmp_path), search="web")
+    with pytest.raises(InputError, match="unknown --search 'python-docs'; use one of: web"):
+        registry.source_key(None, search="python-docs")
+    with pytest.raises(InputError, match="need a model-backed reasoner"):
+        registry.reasoner("extractive", Options(batch=True))
+
+
+def test_model_options_are_role_equals_model(capsys: pytest.CaptureFixture[str]) -> None:
+    from deep_research.cli import main
+    from deep_research.run.claude.roles import parse_model_options
+
+    assert parse_model_options(["skeptic=claude-haiku-4-5"]) == {"skeptic": "claude-haiku-4-5"}
+    with pytest.raises(InputError, match="write ROLE=MODEL"):
+        parse_model_options(["skeptic"])
+    assert main(["run", "q", "--corpus", "python-docs", "--model", "skeptic"]) == 2
+    assert "write ROLE=MODEL" in capsys.readouterr().err

@@ -119,6 +119,16 @@ def _fetched_urls(brief: Brief) -> set[str]:
     }
 
 
+def refetchable(brief: Brief) -> list[Cited]:
+    """The cited sources the re-fetch may request: those this run fetched (a source row naming
+    a URL nothing fetched must not make the re-fetch phase request it)."""
+    fetched = _fetched_urls(brief)
+    document = brief.load_claims()
+    return [
+        c for c in cited_sources(document, brief.load_sources()) if source_urls(c.source) & fetched
+    ]
+
+
 def run_refetch(
     root: Path, *, policy: FetchPolicy | None = None, archive: str | None = None
 ) -> RefetchReport:
@@ -128,12 +138,8 @@ def run_refetch(
     brief = Brief(root)
     with brief.lock():
         document = brief.load_claims()
-        sources = brief.load_sources()
         trace = brief.load_trace() if brief.trace_path.exists() else TraceFile()
-        # Only a page this run fetched through the guarded fetcher is re-fetched: a source row
-        # naming a URL nothing fetched must not make the re-fetch phase request it.
-        fetched = _fetched_urls(brief)
-        cited = [c for c in cited_sources(document, sources) if source_urls(c.source) & fetched]
+        cited = refetchable(brief)
         if not cited:
             raise InputError(
                 f"{brief.claims_path} cites no source with a quote; nothing to re-fetch"

@@ -252,7 +252,10 @@ def check_consistency(
         problems.append(f"sources.jsonl has round {top_round} rows, counters.rounds is {c.rounds}")
     if document.refetch_pass_rate is not None and c.refetch_sample == 0:
         problems.append("refetch_pass_rate is set but counters.refetch_sample is 0")
-    if document.refetch_pass_rate is None and c.refetch_sample > 0:
+    refetched = trace.phases.get("refetch") or {}
+    # A sample whose every page was unreachable (short, gone) has no rate (docs/contracts.md §8).
+    all_excluded = refetched.get("excluded") == c.refetch_sample
+    if document.refetch_pass_rate is None and c.refetch_sample > 0 and not all_excluded:
         problems.append(
             f"counters.refetch_sample is {c.refetch_sample} but refetch_pass_rate is missing"
         )

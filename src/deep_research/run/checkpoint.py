@@ -17,6 +17,7 @@ from deep_research.models import Depth
 from deep_research.normalize import SourceDraft
 from deep_research.record import load_trace_or_empty
 from deep_research.run.interface import SubQuestionPlan
+from deep_research.run.ledger import LedgerRecord
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
@@ -44,6 +45,10 @@ class RunRecord(_Record):
     #: Steps the reasoner declared it cannot do (``panel``, ``ciber``) → its reason; the verdict
     #: says once what READY would need instead of holding for it (rule R).
     unable: dict[str, str] = Field(default_factory=dict)
+    #: Every metered model call, priced (absent for a run that called no model).
+    ledger: LedgerRecord | None = None
+    #: ``--depth auto``: the planner's first call chose the depth (recorded in ``phases.plan``).
+    auto_depth: bool = False
 
     @field_validator("depth", mode="before")
     @classmethod
@@ -92,6 +97,8 @@ class PlanRecord(_Record):
     sub_questions: list[SubQuestionRecord] = Field(default_factory=list)
     preflight: dict[str, Any] = Field(default_factory=dict)
     limits: dict[str, Any] = Field(default_factory=dict)
+    #: ``--depth auto``: the depth the planner chose and why (``{"depth": …, "reason": …}``).
+    proportionality: dict[str, str] | None = None
 
     def plans(self) -> list[SubQuestionPlan]:
         return [sq.plan() for sq in self.sub_questions]

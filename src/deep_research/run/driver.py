@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -50,13 +50,16 @@ from deep_research.run.governor import (
     CapReached,
     Limits,
     Spend,
+    bind_budget,
 )
 from deep_research.run.interface import (
+    CallFailed,
     Reasoner,
     SearchAdapter,
 )
+from deep_research.run.ledger import Ledger, LedgerRecord, spend_lines, totals_by
 from deep_research.run.phases import PHASE_FUNCTIONS, Context, brief_rows
-from deep_research.run.pipeline import phase_names, phases_for
+from deep_research.run.pipeline import Phase, phase_names, phases_for
 from deep_research.run.progress import Progress
 from deep_research.settings import Settings
 
@@ -83,6 +86,7 @@ class RunResult:
     report: Path | None
     spend: dict[str, float]
     reused: bool = False
+    ledger: LedgerRecord | None = None
 
     @property
     def partial(self) -> bool:
@@ -105,6 +109,7 @@ class RunResult:
             "report": str(self.report) if self.report else None,
             "spend": self.spend,
             "reused": self.reused,
+            "spend_by": _spend_by(self.ledger),
         }
 
     def summary_lines(self) -> list[str]:
@@ -120,9 +125,20 @@ class RunResult:
         )
         lines += [f"not found: {gap}" for gap in self.not_found[:5]]
         lines += [f"incomplete: {reason}" for reason in self.incomplete[:5]]
+        lines += spend_lines(self.ledger) if self.ledger is not None else []
         lines.append(f"brief: {self.brief}")
         lines.append(f"report: {self.report}" if self.report else "report: (not rendered)")
         return lines
+
+
+def _spend_by(ledger: LedgerRecord | None) -> dict[str, dict[str, float]]:
+    """Dollars per phase and per model, for ``--json``."""
+    if ledger is None:
+        return {}
+    return {
+        key: {name: round(t.usd, 6) for name, t in totals_by(ledger.entries, key).items()}
+        for key in ("phase", "model")
+    }
 
 
 def result_of(brief: Brief, state: RunRecord, slug: str, *, reused: bool = False) -> RunResult:
@@ -146,7 +162,28 @@ def result_of(brief: Brief, state: RunRecord, slug: str, *, reused: bool = False
         report=report if report.is_file() else None,
         spend=dict(state.spend),
         reused=reused,
+        ledger=state.ledger,
     )
+
+
+def _pending(state: RunRecord) -> Iterator[tuple[int, Phase]]:
+    """The phases not yet done, in order, numbered. The list is read again after each phase:
+    under ``--depth auto`` the plan phase decides which depth the rest of the run has."""
+    done: set[str] = set()
+    while True:
+        phases = phases_for(state.depth)
+        found = next(
+            (
+                (index, phase)
+                for index, phase in enumerate(phases, start=1)
+                if phase.name not in state.completed and phase.name not in done
+            ),
+            None,
+        )
+        if found is None:
+            return
+        done.add(found[1].name)
+        yield found
 
 
 def execute(
@@ -164,10 +201,13 @@ def execute(
     """Run every phase not yet completed, in the pipeline's order, checkpointing after each."""
     # Caps are per run, not per process: a resumed run starts from what it already spent.
     budget = Budget(
-        limits, time.monotonic() + limits.deadline_s, spend=Spend.from_record(state.spend)
+        limits,
+        time.monotonic() + limits.deadline_s,
+        spend=Spend.from_record(state.spend),
+        ledger=Ledger.from_record(state.ledger),
     )
+    bind_budget(budget, settings, "auto" if state.auto_depth else state.depth, reasoner, adapter)
     ctx = Context(brief, slug, adapter, reasoner, settings, limits, budget, state, progress)
-    phases = phases_for(state.depth)
     live = ctx.live()
     if live is not None:
         live.watch(budget)
@@ -175,10 +215,10 @@ def execute(
         ctx.save_state()
         where = "at the start"
         try:
-            for index, phase in enumerate(phases, start=1):
-                if phase.name in state.completed:
-                    continue
+            for index, phase in _pending(state):
+                phases = phases_for(state.depth)
                 where = f"during {phase.name}"
+                budget.phase = phase.name
                 if live is not None:
                     live.begin(phase.name, index, len(phases))
                 try:
@@ -187,6 +227,9 @@ def execute(
                 except CapReached as exc:
                     # A cap outside a worker (plan, synthesis): record it and go on to the gates.
                     ctx.mark_incomplete(f"{phase.name}: cap {exc.cap}: {exc.detail}")
+                except CallFailed as exc:
+                    # A model call that failed for good (round 2's queries): the same.
+                    ctx.mark_incomplete(f"{phase.name}: a model call failed: {exc}")
                 ctx.checkpoint(phase.name)
                 where = f"after {phase.name}"
                 crash_point("after", phase.name)
@@ -211,6 +254,7 @@ class RunRequest:
     refresh: bool = False
     #: The corpus as the run records it (:func:`~deep_research.run.registry.source_key`).
     corpus: str = ""
+    auto_depth: bool = False
 
 
 def command(*words: str) -> str:
@@ -306,6 +350,7 @@ def start(
         reasoner=reasoner.name,
         corpus=request.corpus,
         state=str(request.state_dir.resolve()),
+        auto_depth=request.auto_depth,
     )
     if brief.root.exists():
         known = recorded or plugin
@@ -403,7 +448,10 @@ def run_command(
     *,
     depth: str | None = None,
     corpus: str | None = None,
+    search: str | None = None,
     reasoner: str = "auto",
+    models: list[str] | None = None,
+    batch: bool = False,
     max_usd: float | None = None,
     resume: str | None = None,
     refresh: bool = False,
@@ -418,18 +466,21 @@ def run_command(
     asks for another one is refused rather than silently ignored. Runs on one state folder take
     turns (:func:`~deep_research.brief.state_lock`).
     """
+    from deep_research.run.claude.roles import parse_model_options
     from deep_research.run.governor import default_limits
-    from deep_research.run.registry import open_reasoner, open_source, source_key
+    from deep_research.run.registry import Options, open_reasoner, open_source, source_key
 
-    if depth is not None and depth not in ("quick", "full"):
-        raise InputError(f"--depth {depth!r}: use quick or full")
-    chosen = open_reasoner(reasoner)
+    if depth is not None and depth not in ("quick", "full", "auto"):
+        raise InputError(f"--depth {depth!r}: use quick, full or auto")
+    options = Options(parse_model_options(models), batch)
+    chosen = open_reasoner(reasoner, options)
     asked = (question or "").strip()
     if resume is None and not asked:
         raise InputError("give the research question, or --resume SLUG to continue a run")
     if resume is not None and (not resume or "/" in resume or resume in (".", "..")):
         raise InputError(f"--resume {resume!r}: give the brief's name (its folder under briefs/)")
-    key = source_key(corpus) if corpus is not None or resume is None else None
+    given = corpus is not None or search is not None
+    key = source_key(corpus, search=search) if given or resume is None else None
     root = state_root(state)
     with (
         Progress(stream, quiet=quiet) as progress,
@@ -437,11 +488,12 @@ def run_command(
             root, lambda holder: progress("wait", f"{holder}; this run starts when it ends")
         ),
     ):
+        auto = depth == "auto"
         if resume is not None:
             record = resume_record(root, resume)
             if record is None:
                 raise InputError(cannot_resume(Brief(brief_dir(root, resume))))
-            conflicts = _resume_conflicts(record, asked, depth, key, refresh)
+            conflicts = _resume_conflicts(record, asked, None if auto else depth, key, refresh)
             if conflicts:
                 raise InputError(
                     f"--resume {resume}: {'; '.join(conflicts)}; continue it with "
@@ -453,8 +505,10 @@ def run_command(
                 )
             key = key or record.corpus
             depth = record.depth
-        run_depth: Depth = "full" if depth == "full" else "quick"
-        adapter = open_source(key, root)
+            auto = False  # the record's depth was decided when it was planned
+        # auto: the caps of a full run are the ceiling; the planner may choose less.
+        run_depth: Depth = "full" if depth in ("full", "auto") else "quick"
+        adapter = open_source(key, root, options=options)
         limits = default_limits(run_depth)
         if max_usd is not None:
             limits = limits.lowered(usd=max_usd)
@@ -465,5 +519,6 @@ def run_command(
             resume=resume,
             refresh=refresh,
             corpus=key or "",
+            auto_depth=auto,
         )
         return start(request, adapter, chosen, settings, limits, progress)

@@ -27,10 +27,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from deep_research.errors import InputError
 from deep_research.run.interface import CallPrice, SubQuestionPlan
+from deep_research.run.ledger import Ledger
+from deep_research.settings import Settings
 
 MAX_WORKERS = 6
 MAX_SEARCHES_PER_WORKER = 12
@@ -109,15 +111,79 @@ def admit(plan: Sequence[SubQuestionPlan], limits: Limits) -> list[SubQuestionPl
     return list(plan[: limits.workers])
 
 
-def worker_calls(sub_question: SubQuestionPlan, limits: Limits) -> int:
-    """Worst-case model calls of one worker: per turn one follow-up and one read per hit, and
-    the last "anything more?" that tells a finished worker from one cut short."""
-    return turn_cap(sub_question, limits) * (1 + limits.hits_per_search) + 1
+@dataclass(frozen=True)
+class CallCosts:
+    """The worst case of one call of each kind. A reasoner that prices every call alike (or
+    costs nothing) is :meth:`uniform`; one whose roles run on different models prices each kind
+    on its own model, and a search adapter that calls a model prices ``search``."""
+
+    plan: CallPrice
+    follow_up: CallPrice
+    extract: CallPrice
+    vote: CallPrice
+    ciber: CallPrice
+    synthesize: CallPrice
+    search: CallPrice = field(default_factory=CallPrice)
+    #: The most follow-up calls a worker of this reasoner makes (None: one per turn and one
+    #: more, the most :func:`~deep_research.run.phases.research` can ask).
+    follow_ups: int | None = None
+
+    @classmethod
+    def uniform(cls, price: CallPrice) -> CallCosts:
+        return cls(price, price, price, price, price, price)
+
+    def is_free(self) -> bool:
+        return all(
+            p.usd == 0 and p.tokens == 0
+            for p in (
+                self.plan,
+                self.follow_up,
+                self.extract,
+                self.vote,
+                self.ciber,
+                self.synthesize,
+                self.search,
+            )
+        )
 
 
-def fixed_calls(limits: Limits) -> int:
-    """Worst-case calls outside the workers: decompose, panel, CIBER, digest."""
-    return 1 + limits.claims * PANEL_VOTES + 1 + 1
+@dataclass(frozen=True)
+class Worst:
+    """A worst case: model calls, tokens, dollars."""
+
+    calls: int = 0
+    tokens: int = 0
+    usd: float = 0.0
+
+    def __add__(self, other: Worst) -> Worst:
+        return Worst(self.calls + other.calls, self.tokens + other.tokens, self.usd + other.usd)
+
+
+def _times(count: int, price: CallPrice, *, model: bool = True) -> Worst:
+    return Worst(count if model else 0, count * price.tokens, count * price.usd)
+
+
+def worker_worst(sub_question: SubQuestionPlan, costs: CallCosts, limits: Limits) -> Worst:
+    """One worker at its clamped turn cap: per turn a search, a follow-up and a read per hit,
+    then the last "anything more?"."""
+    turns = turn_cap(sub_question, limits)
+    searched = costs.search.usd > 0 or costs.search.tokens > 0
+    follow_ups = turns + 1 if costs.follow_ups is None else min(turns + 1, costs.follow_ups)
+    return (
+        _times(turns, costs.search, model=searched)
+        + _times(follow_ups, costs.follow_up)
+        + _times(turns * limits.hits_per_search, costs.extract)
+    )
+
+
+def fixed_worst(costs: CallCosts, limits: Limits) -> Worst:
+    """Everything outside the workers: decompose, the panel, CIBER, the digest."""
+    return (
+        _times(1, costs.plan)
+        + _times(limits.claims * PANEL_VOTES, costs.vote)
+        + _times(1, costs.ciber)
+        + _times(1, costs.synthesize)
+    )
 
 
 @dataclass(frozen=True)
@@ -138,31 +204,54 @@ class Preflight:
         }
 
 
-def preflight(plan: Sequence[SubQuestionPlan], price: CallPrice, limits: Limits) -> Preflight:
-    """Keep the workers whose worst case fits the budget; refuse when not even one does."""
+def _admit(
+    plan: Sequence[SubQuestionPlan], costs: CallCosts, limits: Limits, start: Worst
+) -> Preflight:
+    free = costs.is_free()
     admitted: list[SubQuestionPlan] = []
-    calls = fixed_calls(limits)
+    total = start
     for sub_question in plan:
-        more = worker_calls(sub_question, limits)
-        if _fits(calls + more, price, limits):
+        more = worker_worst(sub_question, costs, limits)
+        if _fits(total + more, free, limits):
             admitted.append(sub_question)
-            calls += more
-    if plan and not admitted:
-        one = fixed_calls(limits) + worker_calls(plan[0], limits)
+            total = total + more
+    dropped = [sq.id for sq in plan if sq not in admitted]
+    return Preflight(admitted, dropped, total.usd, total.tokens, total.calls)
+
+
+def preflight(
+    plan: Sequence[SubQuestionPlan], price: CallPrice | CallCosts, limits: Limits
+) -> Preflight:
+    """Keep the workers whose worst case fits the budget; refuse when not even one does."""
+    costs = price if isinstance(price, CallCosts) else CallCosts.uniform(price)
+    check = _admit(plan, costs, limits, fixed_worst(costs, limits))
+    if plan and not check.admitted:
+        one = fixed_worst(costs, limits) + worker_worst(plan[0], costs, limits)
         raise InputError(
-            f"the budget cannot cover one worker: worst case ${one * price.usd:.2f}, "
-            f"{one * price.tokens} tokens, {one} model calls; raise --max-usd "
+            f"the budget cannot cover one worker: worst case ${one.usd:.2f}, "
+            f"{one.tokens} tokens, {one.calls} model calls; raise --max-usd "
             f"(at most ${MAX_USD:.2f}) or use --reasoner extractive"
         )
-    dropped = [sq.id for sq in plan if sq not in admitted]
-    return Preflight(admitted, dropped, calls * price.usd, calls * price.tokens, calls)
+    return check
 
 
-def _fits(calls: int, price: CallPrice, limits: Limits) -> bool:
+def preflight_round(
+    plan: Sequence[SubQuestionPlan], price: CallPrice | CallCosts, budget: Budget
+) -> Preflight:
+    """Before a later fan-out (round 2): the workers whose worst case fits what the run has
+    left once the phases after it (panel, CIBER, digest) are covered; none fitting is an
+    answer here (the round is cut), not an error."""
+    costs = price if isinstance(price, CallCosts) else CallCosts.uniform(price)
+    spent = budget.as_record()
+    already = Worst(int(spent["model_calls"]), int(spent["tokens"]), float(spent["usd"]))
+    return _admit(plan, costs, budget.limits, already + fixed_worst(costs, budget.limits))
+
+
+def _fits(worst: Worst, free: bool, limits: Limits) -> bool:
     return (
-        (calls <= limits.model_calls or (price.usd == 0 and price.tokens == 0))
-        and calls * price.usd <= limits.usd + 1e-9
-        and calls * price.tokens <= limits.tokens
+        (worst.calls <= limits.model_calls or free)
+        and worst.usd <= limits.usd + 1e-9
+        and worst.tokens <= limits.tokens
     )
 
 
@@ -197,6 +286,10 @@ class Budget:
     deadline: float  # time.monotonic() value
     spend: Spend = field(default_factory=Spend)
     hit: list[str] = field(default_factory=list)
+    #: Every metered call, priced (the driver saves it with the checkpoints).
+    ledger: Ledger = field(default_factory=Ledger)
+    #: The phase under way, so a metered call is booked to it (phases run one at a time).
+    phase: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def remaining_s(self) -> float:
@@ -238,6 +331,30 @@ class Budget:
             self.spend.tokens += price.tokens
             self.spend.usd += price.usd
 
+    def reserve(self, worst: CallPrice) -> None:
+        """Before a metered model call: count it at its worst case (refused over a cap). The
+        caller settles it with what the call really cost, or with nothing if it failed."""
+        with self._lock:
+            self._check_deadline()
+            if self.spend.model_calls + 1 > self.limits.model_calls:
+                self._refuse("model_calls", f"{self.limits.model_calls} model calls")
+            if self.spend.tokens + worst.tokens > self.limits.tokens:
+                self._refuse("tokens", f"{self.limits.tokens} tokens")
+            if self.spend.usd + worst.usd > self.limits.usd + 1e-9:
+                self._refuse("usd", f"${self.limits.usd:.2f}")
+            self.spend.model_calls += 1
+            self.spend.tokens += worst.tokens
+            self.spend.usd += worst.usd
+
+    def settle(self, worst: CallPrice, actual: CallPrice | None) -> None:
+        """Replace a reservation by the call's real cost; ``None`` (no answer) refunds it."""
+        with self._lock:
+            if actual is None:
+                self.spend.model_calls -= 1
+                actual = CallPrice()
+            self.spend.tokens += actual.tokens - worst.tokens
+            self.spend.usd += actual.usd - worst.usd
+
     def as_record(self) -> dict[str, float]:
         with self._lock:
             return {
@@ -251,6 +368,35 @@ class Budget:
 
 def new_budget(limits: Limits) -> Budget:
     return Budget(limits, time.monotonic() + limits.deadline_s)
+
+
+@runtime_checkable
+class Metered(Protocol):
+    """A reasoner or source that calls a model itself and books every call on the budget
+    (:meth:`Budget.reserve` before, :meth:`Budget.settle` after, an entry in its ledger). Its
+    ``price`` is zero, so the phases' per-step charge counts only the deadline, and
+    :meth:`costs` is what preflight prices."""
+
+    def bind(self, budget: Budget, settings: Settings, depth: str) -> None:
+        """Join a run: its budget, its settings and the depth asked (``auto`` included)."""
+        ...
+
+    def costs(self) -> CallCosts: ...
+
+
+def bind_budget(budget: Budget, settings: Settings, depth: str, *parts: object) -> None:
+    for part in parts:
+        if isinstance(part, Metered):
+            part.bind(budget, settings, depth)
+
+
+def run_costs(reasoner: object, price: CallPrice, adapter: object) -> CallCosts:
+    """What preflight prices: a metered reasoner's per-kind costs, else its flat ``price`` for
+    every call; a metered source adds what its searches cost."""
+    costs = reasoner.costs() if isinstance(reasoner, Metered) else CallCosts.uniform(price)
+    if isinstance(adapter, Metered):
+        costs = replace(costs, search=adapter.costs().search)
+    return costs
 
 
 # --- fan-out --------------------------------------------------------------------------------

@@ -12,12 +12,12 @@ A step a reasoner cannot do returns :class:`Skipped` with a reason, never a pass
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from deep_research.brief import Brief
-from deep_research.models import CiberOutput, Claim, Importance, SkepticVote
+from deep_research.models import CiberOutput, Claim, Depth, Importance, SkepticVote
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,11 @@ class SubQuestionPlan:
 class Plan:
     sub_questions: tuple[SubQuestionPlan, ...]
     rationale: str = ""
+    #: The planner's call on proportionality: ``quick`` when one round answers the question,
+    #: ``full`` when it needs the adversarial rounds; None when it does not say. Honoured only
+    #: under ``--depth auto``, and never above the caps.
+    depth: Depth | None = None
+    depth_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,19 @@ class Skipped:
     reason: str
 
 
+class CallFailed(Exception):
+    """A reasoner's or source's model call that produced no usable answer after its retries:
+    the worker it served ends ``complete: false`` (an infrastructure failure, not evidence)."""
+
+
+@dataclass(frozen=True)
+class Abstained:
+    """A skeptic vote that was not cast (the call failed, the answer was malformed): it neither
+    refutes nor upholds — an infrastructure failure is never evidence."""
+
+    reason: str
+
+
 @dataclass(frozen=True)
 class CallPrice:
     """Worst case of one reasoner call, for the governor's preflight and live accounting."""
@@ -93,10 +111,13 @@ class CallPrice:
 
 @dataclass(frozen=True)
 class EvidenceText:
-    """A claim's located evidence, as a judge reads it (text from the corpus, not a summary)."""
+    """A claim's located evidence, as a judge reads it (text from the corpus, not a summary):
+    the located quote, and the retained text around it (``before`` + quote + ``after``)."""
 
     source: str
     quote: str
+    before: str = ""
+    after: str = ""
 
 
 @dataclass(frozen=True)
@@ -175,8 +196,20 @@ class Reasoner(Protocol):
 
     def judge(
         self, claim: Claim, evidence: Sequence[EvidenceText]
-    ) -> list[SkepticVote] | Skipped: ...
+    ) -> Sequence[SkepticVote | Abstained] | Skipped: ...
 
     def reframe(self, claims: Sequence[Claim]) -> CiberOutput | Skipped: ...
 
     def synthesize(self, question: str, claims: Sequence[CitedClaim]) -> str: ...
+
+
+@runtime_checkable
+class PanelBatch(Protocol):
+    """A reasoner that can run every claim's panel at once (Message Batches), when
+    :meth:`batches` says this run asked for it: the votes per claim id."""
+
+    def batches(self) -> bool: ...
+
+    def judge_all(
+        self, items: Sequence[tuple[Claim, Sequence[EvidenceText]]]
+    ) -> Mapping[str, Sequence[SkepticVote | Abstained]]: ...

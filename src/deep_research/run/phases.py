@@ -31,7 +31,7 @@ from deep_research.decide.samefact import FactGroups, claim_key
 from deep_research.errors import InputError
 from deep_research.gaps import INCOMPLETE, NOT_FOUND
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
-from deep_research.models import Claim, ClaimsFile, SourceRow, Via
+from deep_research.models import Claim, ClaimsFile, SkepticVote, SourceRow, Via
 from deep_research.normalize import FindingDraft as IntakeFinding
 from deep_research.normalize import SourceDraft, merge_sources
 from deep_research.record import load_trace_or_empty, record_phase, save
@@ -46,6 +46,7 @@ from deep_research.run.checkpoint import (
     read_record,
     write_phase,
 )
+from deep_research.run.evidence import located
 from deep_research.run.floorplan import PlanFloors, counter_queries, meet_floors
 from deep_research.run.governor import (
     Budget,
@@ -54,12 +55,16 @@ from deep_research.run.governor import (
     admit,
     fan_out,
     preflight,
+    preflight_round,
+    run_costs,
     turn_cap,
 )
 from deep_research.run.interface import (
+    CallFailed,
     CitedClaim,
     EvidenceText,
     FindingDraft,
+    PanelBatch,
     Reasoner,
     SearchAdapter,
     Skipped,
@@ -94,6 +99,8 @@ class Context:
 
     def save_state(self) -> None:
         self.state.spend = self.budget.as_record()
+        ledger = self.budget.ledger.as_record()
+        self.state.ledger = ledger if ledger.entries or ledger.failed_attempts else None
         write_phase(self.brief, "run", self.state)
 
     def mark_incomplete(self, reason: str) -> None:
@@ -116,16 +123,22 @@ def load_plan(brief: Brief) -> list[SubQuestionPlan]:
 
 def phase_plan(ctx: Context) -> None:
     question = ctx.state.question
-    ctx.budget.charge_search()
-    survey = ctx.adapter.survey(question, ctx.limits.hits_per_search)
     try:
+        ctx.budget.charge_search()
+        survey = ctx.adapter.survey(question, ctx.limits.hits_per_search)
         ctx.budget.charge_call(ctx.reasoner.price)
+        plan = ctx.reasoner.decompose(question, survey)
     except CapReached as exc:
         raise InputError(
             f"the budget cannot cover one worker: planning alone hits the {exc.cap} cap "
             f"({exc.detail}); raise --max-usd or use --reasoner extractive"
         ) from None
-    plan = ctx.reasoner.decompose(question, survey)
+    proportionality = None
+    if ctx.state.auto_depth:
+        # The planner's call, within the caps: anything but a reasoned "full" is quick.
+        ctx.state.depth = "full" if plan.depth == "full" else "quick"
+        proportionality = {"depth": ctx.state.depth, "reason": plan.depth_reason or "not given"}
+        ctx.progress("plan", f"depth {ctx.state.depth}: {proportionality['reason']}")
     asked = list(plan.sub_questions)
     admitted = admit(asked, ctx.limits)
     if len(asked) > len(admitted):
@@ -145,7 +158,7 @@ def phase_plan(ctx: Context) -> None:
     topped = meet_floors(clamped, question, survey, floors, ctx.limits)
     if [(p.id, p.queries) for p in topped] != [(p.id, p.queries) for p in clamped]:
         ctx.progress("plan", "plan topped up to the floors (sub-questions, queries)")
-    check = preflight(topped, ctx.reasoner.price, ctx.limits)
+    check = preflight(topped, run_costs(ctx.reasoner, ctx.reasoner.price, ctx.adapter), ctx.limits)
     if check.dropped:
         ctx.mark_incomplete(f"usd: worst case over budget, sub-questions {check.dropped} dropped")
     kept = check.admitted
@@ -158,6 +171,7 @@ def phase_plan(ctx: Context) -> None:
         sub_questions=[SubQuestionRecord.of(sq) for sq in kept],
         preflight=check.as_record(),
         limits=ctx.limits.as_record(),
+        proportionality=proportionality,
     )
     write_phase(ctx.brief, "plan", record)
     document = ClaimsFile(
@@ -206,6 +220,11 @@ def research(
             ctx.budget.charge_search()
             hits = ctx.adapter.search(query, ctx.limits.hits_per_search + len(seen))
             report.queries.append(query)
+            if not hits and not pending:
+                # Nothing found and nothing planned: the worker ends here; asking for more
+                # queries after an empty search is how a research loop never stops.
+                report.reason = f"the search {query!r} returned nothing"
+                break
             fresh = [hit for hit in hits if hit.url not in seen][: ctx.limits.hits_per_search]
             for hit in fresh:
                 if hit.url in seen:
@@ -247,6 +266,9 @@ def research(
     except CapReached as exc:
         report.complete = False
         report.reason = f"cap {exc.cap}: {exc.detail}"
+    except CallFailed as exc:
+        report.complete = False
+        report.reason = f"a model call failed: {exc}"
     return report
 
 
@@ -299,6 +321,12 @@ def phase_round2(ctx: Context) -> None:
         ctx.mark_incomplete(BY_NAME["round2"].skip_reason("round-cap"))
         write_phase(ctx.brief, "round2", RoundRecord(round=2))
         return
+    check = preflight_round(
+        plans, run_costs(ctx.reasoner, ctx.reasoner.price, ctx.adapter), ctx.budget
+    )
+    if check.dropped:
+        ctx.mark_incomplete(f"usd: round 2's worst case over the budget left, {check.dropped} cut")
+    plans = check.admitted
     counters: dict[str, list[str]] = {}
     floors = PlanFloors.of(ctx.settings, "full")
     for sq in plans:
@@ -507,20 +535,30 @@ def phase_panel(ctx: Context) -> None:
     candidates = [c for c in document.claims if c.support_class == "Supported"]
     raw: dict[str, list[object]] = {}
     skipped: str | None = None
+
+    def evidence(claim: Claim) -> list[EvidenceText]:
+        return [located(ctx.brief, e) for e in claim.evidence if e.checks.outcome == "supported"]
+
     try:
+        batched = None
+        if isinstance(ctx.reasoner, PanelBatch) and ctx.reasoner.batches():
+            # The panel as Message Batches (--batch): every claim's votes at once.
+            batched = ctx.reasoner.judge_all([(c, evidence(c)) for c in candidates])
         for claim in candidates:
-            evidence = [
-                EvidenceText(e.source, e.quote)
-                for e in claim.evidence
-                if e.checks.outcome == "supported"
-            ]
             ctx.budget.charge_call(ctx.reasoner.price)
-            votes = ctx.reasoner.judge(claim, evidence)
+            votes = (
+                batched[claim.id]
+                if batched is not None
+                else ctx.reasoner.judge(claim, evidence(claim))
+            )
             if isinstance(votes, Skipped):
                 skipped = votes.reason
                 ctx.state.unable["panel"] = votes.reason
                 break
-            raw[claim.id] = [v.model_dump(by_alias=True) for v in votes[:3]]
+            raw[claim.id] = [
+                v.model_dump(by_alias=True) if isinstance(v, SkepticVote) else {"error": v.reason}
+                for v in votes[:3]
+            ]
     except CapReached as exc:
         ctx.mark_incomplete(f"panel stopped by cap {exc.cap}")
     trace = load_trace_or_empty(ctx.brief)
@@ -558,8 +596,13 @@ def phase_refetch(ctx: Context) -> None:
         reason = BY_NAME["refetch"].skip_reason("local-corpus")
         write_phase(ctx.brief, "run.refetch", SkipRecord(skipped=reason))
         return
-    from deep_research.decide.refetch import run_refetch
+    from deep_research.decide.refetch import refetchable, run_refetch
 
+    if not refetchable(ctx.brief):
+        reason = BY_NAME["refetch"].skip_reason("nothing-cited")
+        write_phase(ctx.brief, "run.refetch", SkipRecord(skipped=reason))
+        ctx.progress("refetch", f"skipped: {reason}")
+        return
     report = run_refetch(ctx.brief.root)
     ctx.progress("refetch", f"pass rate {report.pass_rate}")
 

@@ -35,6 +35,7 @@ SkipCondition = Literal[
     "no-supported-claim",  # no claim is Supported after the trace: nothing for the panel
     "no-entailment-judge",  # the run's reasoner has no entailment judge
     "local-corpus",  # no web source: nothing to re-fetch
+    "nothing-cited",  # no claim cites a source this run fetched: nothing to re-fetch
     "depth-quick",  # CIBER does not run at quick depth
     "insufficient-high-confidence-claims",  # CIBER needs at least two high-confidence claims
     "verdict-fail",  # a FAIL brief is not rendered
@@ -133,7 +134,10 @@ PIPELINE: tuple[Phase, ...] = (
         needs=("claims.json", "sources.jsonl"),
         writes=("trace.json",),
         depths=FULL_ONLY,  # a quick brief is never reused, so nothing is re-checked for it
-        skips=(SkipRule("local-corpus", "local corpus: no web source to re-fetch"),),
+        skips=(
+            SkipRule("local-corpus", "local corpus: no web source to re-fetch"),
+            SkipRule("nothing-cited", "no claim cites a fetched source: nothing to re-fetch"),
+        ),
     ),
     Phase(
         "ciber",

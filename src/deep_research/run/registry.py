@@ -15,7 +15,7 @@ starts a process per tool call, never pays for the scan.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -34,24 +34,40 @@ def _ready() -> str | None:
 
 
 @dataclass(frozen=True)
+class Options:
+    """What a run asks of a model-backed backend: models per role, Message Batches."""
+
+    models: Mapping[str, str] = field(default_factory=dict)
+    batch: bool = False
+
+    def given(self) -> bool:
+        return bool(self.models) or self.batch
+
+
+@dataclass(frozen=True)
 class ReasonerPlugin:
-    """A reasoner by name. ``rank`` orders ``auto``: the highest available one is chosen."""
+    """A reasoner by name. ``rank`` orders ``auto``: the highest available one is chosen.
+    ``configure``, when set, builds it with the run's :class:`Options`."""
 
     name: str
     summary: str
     create: Callable[[], Reasoner]
     unavailable: Callable[[], str | None] = _ready
     rank: int = 0
+    configure: Callable[[Options], Reasoner] | None = None
 
 
 @dataclass(frozen=True)
 class SourcePlugin:
-    """A named source for ``--corpus NAME``; anything else given to ``--corpus`` is a folder."""
+    """A named source for ``--corpus NAME`` (or ``--search NAME`` when ``search``); anything
+    else given to ``--corpus`` is a folder. ``configure`` builds it with the run's options."""
 
     name: str
     summary: str
     open: Callable[[Path], SearchAdapter]
     unavailable: Callable[[], str | None] = _ready
+    search: bool = False
+    configure: Callable[[Path, Options], SearchAdapter] | None = None
 
 
 def _extractive() -> Reasoner:
@@ -66,11 +82,36 @@ def _python_docs(state: Path) -> SearchAdapter:
     return open_corpus(PYTHON_DOCS, state)
 
 
+def _claude_missing() -> str | None:
+    from deep_research.run.claude.client import key_problem
+
+    return key_problem()
+
+
+def _claude(options: Options) -> Reasoner:
+    from deep_research.run.claude import open_reasoner as claude
+
+    return claude(options.models, options.batch)
+
+
+def _web(state: Path, options: Options) -> SearchAdapter:
+    from deep_research.run.claude import open_web
+
+    return open_web(state, options.models)
+
+
 BUILTIN_REASONERS = (
     ReasonerPlugin(
         "extractive",
         "quotes sentences verbatim from the retained text; no model, no key",
         _extractive,
+    ),
+    ReasonerPlugin(
+        "claude",
+        "Claude models per role (ANTHROPIC_API_KEY; priced, capped by --max-usd)",
+        lambda: _claude(Options()),
+        _claude_missing,
+        configure=_claude,
     ),
 )
 BUILTIN_SOURCES = (
@@ -78,6 +119,14 @@ BUILTIN_SOURCES = (
         "python-docs",
         "the reference documentation that ships with Python",
         _python_docs,
+    ),
+    SourcePlugin(
+        "web",
+        "the web, through Claude's web search tool; pages read by our fetcher (ANTHROPIC_API_KEY)",
+        lambda state: _web(state, Options()),
+        _claude_missing,
+        search=True,
+        configure=_web,
     ),
 )
 
@@ -96,32 +145,55 @@ class Registry:
     def available_sources(self) -> list[SourcePlugin]:
         return [s for s in self.sources.values() if s.unavailable() is None]
 
-    def reasoner(self, name: str) -> Reasoner:
+    def reasoner(self, name: str, options: Options | None = None) -> Reasoner:
+        options = options or Options()
         if name == AUTO:
             ready = self.available_reasoners()
             # max keeps the first of equals: a built-in wins a tie with a plugin.
-            return max(ready, key=lambda r: r.rank).create()
-        plugin = self.reasoners.get(name)
-        if plugin is None:
-            raise InputError(f"unknown reasoner {name!r}; {self._offer(self.broken.get(name))}")
-        if (why := plugin.unavailable()) is not None:
-            raise InputError(f"reasoner {name!r} is not available here: {why}; {self._offer()}")
+            plugin = max(ready, key=lambda r: r.rank)
+        else:
+            found = self.reasoners.get(name)
+            if found is None:
+                raise InputError(f"unknown reasoner {name!r}; {self._offer(self.broken.get(name))}")
+            if (why := found.unavailable()) is not None:
+                raise InputError(f"reasoner {name!r} is not available here: {why}; {self._offer()}")
+            plugin = found
+        if plugin.configure is not None:
+            return plugin.configure(options)
+        if options.given():
+            raise InputError(
+                f"--model and --batch need a model-backed reasoner; {plugin.name!r} has none "
+                "(use --reasoner claude)"
+            )
         return plugin.create()
 
-    def source_key(self, spec: str | None) -> str:
-        """The corpus as a run records it and a resumed run compares it: a source's name, or
-        a folder's absolute path. A missing one is an input error here, before anything is
-        written."""
+    def source_key(self, spec: str | None, *, search: str | None = None) -> str:
+        """The source as a run records it and a resumed run compares it: a search source's or
+        a source's name, or a folder's absolute path. A missing or unknown one is an input
+        error here, before anything is written."""
+        if spec is not None and search is not None:
+            raise InputError("give --corpus or --search, not both")
+        if search is not None:
+            plugin = self.sources.get(search)
+            if plugin is None or not plugin.search:
+                names = ", ".join(s.name for s in self.sources.values() if s.search)
+                raise InputError(f"unknown --search {search!r}; use one of: {names}")
+            return search
         if spec is None:
-            names = ", ".join(s.name for s in self.available_sources())
-            raise InputError(f"no source: pass --corpus DIR (a folder) or --corpus NAME ({names})")
+            names = ", ".join(s.name for s in self.available_sources() if not s.search)
+            raise InputError(
+                f"no source: pass --corpus DIR (a folder), --corpus NAME ({names}) or --search web"
+            )
         if spec in self.sources:
             return spec
         from deep_research.run.localcorpus import corpus_folder
 
         return str(corpus_folder(spec))
 
-    def source(self, spec: str | None, state: Path) -> SearchAdapter:
+    def source(
+        self, spec: str | None, state: Path, *, options: Options | None = None
+    ) -> SearchAdapter:
+        """The source a key names (:meth:`source_key`): a named one, or a folder."""
         spec = self.source_key(spec) if spec is None else spec
         plugin = self.sources.get(spec)
         if plugin is None:
@@ -129,7 +201,9 @@ class Registry:
 
             return open_corpus(spec, state)  # a folder path
         if (why := plugin.unavailable()) is not None:
-            raise InputError(f"source {spec!r} is not available here: {why}")
+            raise InputError(f"source {plugin.name!r} is not available here: {why}")
+        if plugin.configure is not None:
+            return plugin.configure(state, options or Options())
         return plugin.open(state)
 
     def _offer(self, broken: str | None = None) -> str:
@@ -174,23 +248,30 @@ def load_registry(*, entry_points: bool = True) -> Registry:
     return registry
 
 
-def open_reasoner(name: str) -> Reasoner:
-    return load_registry().reasoner(name)
+def open_reasoner(name: str, options: Options | None = None) -> Reasoner:
+    return load_registry().reasoner(name, options)
 
 
-def open_source(spec: str | None, state: Path) -> SearchAdapter:
-    return load_registry().source(spec, state)
+def open_source(spec: str | None, state: Path, *, options: Options | None = None) -> SearchAdapter:
+    return load_registry().source(spec, state, options=options)
 
 
-def source_key(spec: str | None) -> str:
-    return load_registry().source_key(spec)
+def source_key(spec: str | None, *, search: str | None = None) -> str:
+    return load_registry().source_key(spec, search=search)
 
 
 def help_lines(registry: Registry) -> tuple[str, str]:
     """The ``--reasoner`` and ``--corpus`` help: only what is installed and available."""
     reasoners = ", ".join(f"{r.name} ({r.summary})" for r in registry.available_reasoners())
-    sources = ", ".join(f"{s.name} ({s.summary})" for s in registry.available_sources())
+    sources = ", ".join(
+        f"{s.name} ({s.summary})" for s in registry.available_sources() if not s.search
+    )
     return (
         f"{AUTO} (the best available; default) or one of: {reasoners}",
         f"a folder of .md/.txt/.html/.pdf, or one of: {sources}",
     )
+
+
+def search_help(registry: Registry) -> str:
+    found = ", ".join(f"{s.name} ({s.summary})" for s in registry.sources.values() if s.search)
+    return f"search instead of a corpus: {found}"

@@ -1,0 +1,197 @@
+"""The metered client against the fake Messages API: every way a call goes wrong is a failed
+call with a reason — never an exception a phase did not ask for, never a verdict — and every
+answer is in the ledger exactly as the API billed it."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from deep_research.errors import InputError
+from deep_research.run.claude.client import MAX_ATTEMPTS, ClaudeClient, Failed
+from deep_research.run.claude.prices import PRICES_AS_OF, usd
+from deep_research.run.claude.roles import choose_models
+from deep_research.run.governor import CapReached, Limits, new_budget
+from deep_research.settings import Settings
+from fakeapi import Block, FakeAnthropic, Reply, error, output_schema, text
+
+MODELS = choose_models({}, environ={})
+
+
+class Answer(BaseModel):
+    refuted: bool
+    confidence: float
+
+
+REQUEST: dict[str, Any] = {
+    "max_tokens": 64,
+    "messages": [{"role": "user", "content": "vote"}],
+}
+
+
+def client_for(api: FakeAnthropic, **budget: float) -> ClaudeClient:
+    client = ClaudeClient(MODELS, api_key="test", base_url=api.base_url, backoff_s=0.001)
+    if budget:
+        client.bind(new_budget(Limits().lowered(**budget)))
+    return client
+
+
+def replies(*sequence: Reply | list[Block]) -> Callable[[dict[str, Any]], Reply | list[Block]]:
+    """A script answering with ``sequence`` in turn, then repeating its last reply."""
+    items: Iterator[Reply | list[Block]] = itertools.chain(sequence, itertools.repeat(sequence[-1]))
+    return lambda body: next(items)
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (Reply([text('{"refuted": true')]), "malformed answer"),
+        (Reply([text('{"refuted": "maybe", "confidence": 0.5}')]), "malformed answer: refuted"),
+        (Reply([text("I would rather not.")]), "malformed answer"),
+        (Reply([text('{"refuted": true, "confidence": 0.9}')], "refusal"), "refused"),
+        (Reply([text('{"refuted": true, "conf')], "max_tokens"), "max_tokens"),
+        (Reply(raw=b"<html>bad gateway</html>"), "not a message"),
+    ],
+    ids=["truncated-json", "wrong-type", "prose", "refusal", "max-tokens", "not-json-body"],
+)
+def test_a_bad_answer_is_a_failed_call(reply: Reply, reason: str) -> None:
+    with FakeAnthropic(lambda body: reply, usage="measured") as api:
+        client = client_for(api)
+        outcome = client.structured("skeptic", Answer, REQUEST)
+    assert isinstance(outcome, Failed) and reason in outcome.reason
+    # The request asked for the schema the SDK derives from the model.
+    schema = output_schema(api.messages[0].body)
+    assert schema is not None and set(schema["required"]) == {"refuted", "confidence"}
+    # A reply that came back is billed, and so booked, even when it is useless.
+    assert len(client.ledger.entries) == len(api.billed)
+
+
+def test_a_good_answer_is_validated_and_booked_as_billed() -> None:
+    good = Reply([text(json.dumps({"refuted": False, "confidence": 0.7}))])
+    with FakeAnthropic(lambda body: good, usage="measured") as api:
+        client = client_for(api, usd=1.0)
+        assert client.budget is not None
+        client.budget.phase = "panel"
+        outcome = client.structured("skeptic", Answer, REQUEST)
+    assert outcome == Answer(refuted=False, confidence=0.7)
+    (entry,) = client.ledger.entries
+    (billed,) = api.billed
+    assert (entry.input_tokens, entry.output_tokens) == (
+        billed["input_tokens"],
+        billed["output_tokens"],
+    )
+    assert entry.phase == "panel" and entry.model == MODELS["skeptic"]
+    assert entry.usd == usd(
+        MODELS["skeptic"],
+        input_tokens=billed["input_tokens"],
+        output_tokens=billed["output_tokens"],
+    )
+    # The reservation was settled to what the call cost: the budget holds the real spend.
+    assert client.budget.spend.usd == pytest.approx(entry.usd)
+    assert client.budget.spend.model_calls == 1
+    assert client.ledger.price_table == PRICES_AS_OF
+
+
+def test_429_and_529_are_retried_then_booked_once() -> None:
+    ok = Reply([text(json.dumps({"refuted": True, "confidence": 0.9}))])
+    with FakeAnthropic(replies(error(429), error(529), ok), usage="measured") as api:
+        client = client_for(api, usd=1.0)
+        outcome = client.structured("skeptic", Answer, REQUEST)
+    assert outcome == Answer(refuted=True, confidence=0.9)
+    assert len(api.messages) == 3 and len(api.billed) == 1
+    assert len(client.ledger.entries) == 1 and client.ledger.failed_attempts == 2
+
+
+def test_persistent_overload_fails_after_the_attempts_and_costs_nothing() -> None:
+    with FakeAnthropic(lambda body: error(529)) as api:
+        client = client_for(api, usd=1.0)
+        outcome = client.structured("skeptic", Answer, REQUEST)
+    assert isinstance(outcome, Failed) and "HTTP 529" in outcome.reason
+    assert len(api.messages) == MAX_ATTEMPTS
+    assert client.ledger.entries == [] and client.ledger.failed_attempts == MAX_ATTEMPTS
+    assert client.budget is not None
+    assert client.budget.spend.usd == 0 and client.budget.spend.model_calls == 0  # refunded
+
+
+def test_another_4xx_is_not_retried_and_a_refused_key_stops_the_run() -> None:
+    with FakeAnthropic(lambda body: error(400, "invalid_request_error")) as api:
+        outcome = client_for(api).structured("skeptic", Answer, REQUEST)
+        assert isinstance(outcome, Failed) and "HTTP 400" in outcome.reason
+        assert len(api.messages) == 1
+    with (
+        FakeAnthropic(lambda body: error(401, "authentication_error")) as api,
+        pytest.raises(InputError, match="refused the key"),
+    ):
+        client_for(api).structured("skeptic", Answer, REQUEST)
+
+
+def test_a_hung_api_cannot_outlive_the_deadline() -> None:
+    with FakeAnthropic(lambda body: Reply([text("{}")], delay_s=5.0)) as api:
+        client = client_for(api, deadline_s=0.6)
+        started = time.monotonic()
+        outcome = client.structured("skeptic", Answer, REQUEST)
+        took = time.monotonic() - started
+    assert isinstance(outcome, Failed) and "deadline" in outcome.reason
+    assert took < 5.0, "the call was cut at the run's deadline, not at the server's leisure"
+
+
+def test_a_call_over_the_budget_is_never_sent() -> None:
+    with FakeAnthropic(lambda body: [text("{}")]) as api:
+        client = client_for(api, usd=0.0001)
+        with pytest.raises(CapReached) as caught:
+            client.structured("skeptic", Answer, {**REQUEST, "max_tokens": 4096})
+        assert caught.value.cap == "usd"
+        assert api.messages == []
+        client = client_for(api, tokens=100)
+        with pytest.raises(CapReached, match="tokens"):
+            client.structured("skeptic", Answer, {**REQUEST, "max_tokens": 4096})
+        assert api.messages == []
+
+
+def test_models_per_role_default_to_the_tier_map_and_are_overridable() -> None:
+    models = choose_models({}, environ={})
+    assert models["plan"] == models["synthesize"] == "claude-opus-5"
+    assert models["triangulate"] == "claude-sonnet-5"
+    assert {models[r] for r in ("extract", "search", "skeptic", "ciber")} == {"claude-haiku-4-5"}
+    env = {"DEEP_RESEARCH_MODEL_SKEPTIC": "claude-sonnet-4-6"}
+    assert choose_models({}, environ=env)["skeptic"] == "claude-sonnet-4-6"
+    chosen = choose_models({"skeptic": "claude-opus-4-7"}, environ=env)
+    assert chosen["skeptic"] == "claude-opus-4-7"  # the flag beats the environment
+    with pytest.raises(InputError, match="unknown role"):
+        choose_models({"judge": "claude-opus-5"}, environ={})
+    with pytest.raises(InputError, match="not in the price table"):
+        choose_models({"skeptic": "claude-imaginary-9"}, environ={})
+
+
+def test_the_price_table_prices_each_kind_of_token() -> None:
+    # Haiku: $1 in, $5 out, $1.25 cache write, $0.10 cache read per MTok; $0.01 a search.
+    one = usd(
+        "claude-haiku-4-5",
+        input_tokens=1_000_000,
+        output_tokens=1_000_000,
+        cache_write_tokens=1_000_000,
+        cache_read_tokens=1_000_000,
+        web_searches=3,
+    )
+    assert one == pytest.approx(1 + 5 + 1.25 + 0.10 + 0.03)
+    batch = usd("claude-haiku-4-5", input_tokens=1_000_000, web_searches=1, batch=True)
+    assert batch == pytest.approx(0.5 + 0.01)  # half the tokens, not the searches
+    assert Settings().panel_size == 3
+
+
+def test_preflight_prices_each_role_on_its_own_model() -> None:
+    from deep_research.run.claude import open_reasoner
+
+    reasoner = open_reasoner()
+    costs = reasoner.costs()
+    assert costs.plan.usd > costs.follow_up.usd > costs.vote.usd  # opus, sonnet, haiku
+    assert costs.follow_ups == 1
+    batched = open_reasoner(batch=True).costs()
+    assert batched.vote.usd == pytest.approx(costs.vote.usd / 2)
+    assert batched.plan == costs.plan  # only the panel goes as batches
