@@ -129,12 +129,14 @@ def main() -> None:
     scales = [*SCALES, HUNDRED] if args.hundred else SCALES
     with tempfile.TemporaryDirectory() as scratch:
         work = args.dir or Path(scratch)
+        work.mkdir(parents=True, exist_ok=True)
         results: dict[float, dict[str, Usage]] = {}
         if args.only != "gate":
             for scale, claims, sources, megabytes in scales:
                 root = work / f"brief-{scale:g}x"
                 made = [__file__, "--make", "brief", str(root), str(claims), str(sources)]
-                run_child([*made, str(megabytes)])
+                if run_child([*made, str(megabytes)]).exit_code != 0:
+                    raise SystemExit(f"building the {scale:g}x brief failed")
                 results[scale] = measure_scale(root)
                 print(
                     f"{scale:g}x: {claims} claims, {sources} sources, {megabytes:g} MB — "
@@ -165,7 +167,9 @@ def main() -> None:
                 print("commands that failed: " + "; ".join(failed))
         if args.only != "briefs" and args.gate_rows > 0:
             pairs = work / "pairs.jsonl"
-            run_child([__file__, "--make", "pairs", str(pairs), str(args.gate_rows), "0", "0"])
+            made = [__file__, "--make", "pairs", str(pairs), str(args.gate_rows), "0", "0"]
+            if run_child(made).exit_code != 0:
+                raise SystemExit("making the gate rows failed")
             out = work / "results.jsonl"
             usage = run_child([*CLI, "gate", "--input", str(pairs), "--output", str(out)])
             with out.open(encoding="utf-8") as handle:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -87,8 +88,19 @@ class Resolution:
     infrastructure: bool = False
 
 
+#: Retained text a :class:`SourceIndex` keeps resolved beyond the document in use, in
+#: characters: enough for the few sources one answer or dossier cites, never the corpus.
+DOCUMENT_CACHE_CHARS = 8_000_000
+
+
 class SourceIndex:
-    """Sources, fetch log and corpus of one brief, with resolved documents cached."""
+    """Sources, fetch log and corpus of one brief, with resolved documents cached.
+
+    A resolution without a document (why the source cannot be read) is kept for the run; ones
+    with a document are kept least-recently-used up to :data:`DOCUMENT_CACHE_CHARS` of text (the
+    one in use always), and :meth:`release` drops one whose pairs are done, so memory is bounded
+    by the largest document rather than the corpus.
+    """
 
     def __init__(self, brief: Brief, sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]):
         self.brief = brief
@@ -104,11 +116,32 @@ class SourceIndex:
                 if canonical is not None:
                     self.attempts.setdefault(canonical, []).append(entry)
         self._cache: dict[str, Resolution] = {}
+        self._held: OrderedDict[str, int] = OrderedDict()  # source id → characters of text
+        self._held_chars = 0
 
     def resolve(self, source_id: str) -> Resolution:
-        if source_id not in self._cache:
-            self._cache[source_id] = self._resolve(source_id)
+        if source_id in self._held:
+            self._held.move_to_end(source_id)
+        elif source_id not in self._cache:
+            resolution = self._resolve(source_id)
+            self._cache[source_id] = resolution
+            if resolution.document is not None:
+                self._held[source_id] = len(resolution.document.text)
+                self._held_chars += len(resolution.document.text)
+                self._evict()
         return self._cache[source_id]
+
+    def release(self, source_id: str) -> None:
+        """Drop ``source_id``'s document (it is read again if asked for again)."""
+        if source_id in self._held:
+            self._held_chars -= self._held.pop(source_id)
+            del self._cache[source_id]
+
+    def _evict(self) -> None:
+        while len(self._held) > 1 and self._held_chars > DOCUMENT_CACHE_CHARS:
+            oldest, chars = self._held.popitem(last=False)
+            self._held_chars -= chars
+            del self._cache[oldest]
 
     def _resolve(self, source_id: str) -> Resolution:
         source = self.by_id.get(source_id)
@@ -276,16 +309,45 @@ def _derivation(derived: Derived | None) -> Derivation | None:
     )
 
 
-def trace_claim(index: SourceIndex, claim: Claim) -> tuple[Claim, list[PairResult]]:
-    """Check every cited source of ``claim``; return the updated claim and its pair results."""
+def _cited(claim: Claim) -> dict[str, list[str]]:
+    """The sources ``claim`` cites, each with the findings it names there (in citation order)."""
     by_source: dict[str, list[str]] = {source: [] for source in claim.supporting}
     for finding_id in claim.findings:
         by_source.setdefault(finding_id.split(".", 1)[0], []).append(finding_id)
-    derived = _derivation(claim.derived)
-    results = [
-        trace_pair(index, claim.id, claim.claim, source, findings, derived)
-        for source, findings in by_source.items()
+    return by_source
+
+
+def trace_claims(
+    index: SourceIndex, claims: Sequence[Claim]
+) -> list[tuple[Claim, list[PairResult]]]:
+    """Check every cited source of every claim; each claim updated, with its pair results.
+
+    Pairs run grouped by source, in the order sources are first cited, and a source's document
+    is released once its pairs are done: one document is held at a time, not the corpus. A
+    pair's result depends on its claim and its source only, so the order changes nothing.
+    """
+    cited = [list(_cited(claim).items()) for claim in claims]
+    derived = [_derivation(claim.derived) for claim in claims]
+    by_source: dict[str, list[tuple[int, int]]] = {}
+    for number, pairs in enumerate(cited):
+        for slot, (source, _) in enumerate(pairs):
+            by_source.setdefault(source, []).append((number, slot))
+    results: list[list[PairResult | None]] = [[None] * len(pairs) for pairs in cited]
+    for source, slots in by_source.items():
+        for number, slot in slots:
+            claim = claims[number]
+            findings = cited[number][slot][1]
+            results[number][slot] = trace_pair(
+                index, claim.id, claim.claim, source, findings, derived[number]
+            )
+        index.release(source)
+    return [
+        _traced(claim, [result for result in found if result is not None])
+        for claim, found in zip(claims, results, strict=True)
     ]
+
+
+def _traced(claim: Claim, results: list[PairResult]) -> tuple[Claim, list[PairResult]]:
     if not results:
         results = [PairResult(claim.id, "", "unresolvable", (NO_CITATION,))]
     violations = [v for result in results if (v := result.violation) is not None]
@@ -330,11 +392,11 @@ def retrace_mismatches(brief: Brief, document: ClaimsFile) -> list[str]:
     verdicts — an edit after the trace gate ran (a claim's words, a forged evidence item, a
     flipped class). Claims never traced are the verdict's own rule, not a mismatch."""
     index = SourceIndex(brief, brief.load_sources(), brief.load_fetch_log())
+    traced = [claim for claim in document.claims if claim.verify_passed is not None]
     return [
         mismatch
-        for claim in document.claims
-        if claim.verify_passed is not None
-        for mismatch in _compare(claim, trace_claim(index, claim)[0])
+        for claim, (again, _) in zip(traced, trace_claims(index, traced), strict=True)
+        for mismatch in _compare(claim, again)
     ]
 
 
@@ -544,8 +606,7 @@ def _run_claims(brief: Brief, index: SourceIndex, options: TraceOptions) -> Trac
     trace = brief.load_trace() if brief.trace_path.exists() else TraceFile()
     updated: list[Claim] = []
     pairs: list[PairResult] = []
-    for claim in document.claims:
-        new_claim, results = trace_claim(index, claim)
+    for new_claim, results in trace_claims(index, document.claims):
         updated.append(new_claim)
         pairs.extend(results)
     report = TraceReport(
