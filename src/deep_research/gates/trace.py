@@ -40,9 +40,15 @@ from deep_research.brief import (
 )
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetchlog import succeeded
-from deep_research.gates.literals import Derivation
+from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck
 from deep_research.gates.locate import Document
-from deep_research.gates.support import SourceFacts, Support, best_support, check_support
+from deep_research.gates.support import (
+    PLAIN,
+    SourceFacts,
+    Support,
+    best_support,
+    check_support,
+)
 from deep_research.models import (
     Checks,
     Claim,
@@ -115,6 +121,7 @@ class SourceIndex:
                 canonical = canonical_or_none(logged) if logged else None
                 if canonical is not None:
                     self.attempts.setdefault(canonical, []).append(entry)
+        self.steps = StepMemo()
         self._cache: dict[str, Resolution] = {}
         self._held: OrderedDict[str, int] = OrderedDict()  # source id → characters of text
         self._held_chars = 0
@@ -170,6 +177,43 @@ def _unfetched(source: SourceRow, attempts: Sequence[FetchLogEntry]) -> Resoluti
         # Every attempt errored (timeout, 5xx, 429): no evidence either way.
         return Resolution(source, None, FETCH_FAILED, infrastructure=True)
     return Resolution(source, None, NOT_FETCHED)
+
+
+class StepMemo:
+    """Steps 3 and 4 (literals, overlap) memoized for one run: a claim's sentence is often
+    located, word for word, in each page that carries it.
+
+    Overlap reads only the claim and the located text. The literal check also reads the
+    document around the located text, but only for a literal the located text does not
+    establish by itself; an answer where the located text established every literal is the
+    answer in any document, and only such answers are kept. Claims-sized."""
+
+    def __init__(self) -> None:
+        self._literals: dict[tuple[str, tuple[str, ...], Derivation | None], LiteralCheck] = {}
+        self._overlap: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    def literals(
+        self,
+        claim: str,
+        quotes: Sequence[str],
+        *,
+        derived: Derivation | None = None,
+        context: DocumentContext | None = None,
+    ) -> LiteralCheck:
+        key = (claim, tuple(quotes), derived)
+        answer = self._literals.get(key)
+        if answer is None:
+            answer = PLAIN.literals(claim, quotes, derived=derived, context=context)
+            if not answer.missing and not answer.context:
+                self._literals[key] = answer
+        return answer
+
+    def overlap(self, claim: str, located: str) -> tuple[str, ...]:
+        key = (claim, located)
+        answer = self._overlap.get(key)
+        if answer is None:
+            answer = self._overlap[key] = PLAIN.overlap(claim, located)
+        return answer
 
 
 # --- per-pair results -----------------------------------------------------------------------
@@ -266,7 +310,12 @@ def trace_pair(
     if finding_ids:
         chosen = [(fid, known[fid].quote) for fid in finding_ids]
         support = check_support(
-            claim_text, [q for _, q in chosen], resolution.document, derived=derived, facts=facts
+            claim_text,
+            [q for _, q in chosen],
+            resolution.document,
+            derived=derived,
+            facts=facts,
+            steps=index.steps,
         )
     else:
         if not source.findings:
@@ -278,6 +327,7 @@ def trace_pair(
             resolution.document,
             derived=derived,
             facts=facts,
+            steps=index.steps,
         )
         chosen = [pair for pair in candidates if pair[1] in {p.quote for p in support.quotes}]
     found = _evidence_from(source, chosen, support)
