@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from briefs import PageSpec, page, read_claims, write_brief
@@ -17,8 +17,10 @@ from deep_research.brief import Brief
 from deep_research.decide.triangulate import (
     SKETCH_SIZE,
     Corpus,
+    _smallest,
     confidence,
     dissemination,
+    dois,
     run_triangulate,
     shared_share,
     shingles,
@@ -556,3 +558,26 @@ def test_each_text_is_read_once_for_every_claim_together(tmp_path: Path) -> None
         {"a": "S1", "b": "S2", "reason": "near_copy"},
         {"a": "S1", "b": "S3", "reason": "near_copy"},
     ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.sets(st.integers(-(2**63), 2**63 - 1), max_size=3000)
+    | st.sets(st.integers(2**62, 2**63 - 1), max_size=3000),  # skewed: the bound holds too few
+    count=st.integers(1, 600),
+)
+def test_the_smallest_hashes_are_the_smallest(values: set[int], count: int) -> None:
+    assert _smallest(values, count) == sorted(values)[:count]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["10.", "1234", "5", "/", "a", "_", "é", " ", '"', ".", "x10.", ")"]),
+        max_size=40,
+    ).map("".join)
+)
+@example("x10.1234/a/10.5678/b")  # a DOI inside a run that does not start one
+@example("(10.1000/xyz) é10.1234/q _10.1234/r 10.12/x")
+def test_dois_are_found_as_the_boundary_pattern_finds_them(text: str) -> None:
+    assert dois(text) == re.findall(r"\b(10\.\d{4,9}/[^\s\"<>]+)", text)

@@ -41,7 +41,7 @@ from deep_research.brief import (
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck
-from deep_research.gates.locate import Document
+from deep_research.gates.locate import Document, Located
 from deep_research.gates.support import (
     PLAIN,
     SourceFacts,
@@ -243,19 +243,32 @@ class PairResult:
         )
 
 
-def _checks(outcome: PairOutcome, reasons: Sequence[str], support: Support | None) -> Checks:
-    literals = LiteralsReport()
-    if support is not None and support.literals is not None:
-        literals = LiteralsReport(
-            claim=[token.text for token in support.literals.claim_literals],
-            missing=[token.text for token in support.literals.missing],
-            missing_kinds=sorted({token.kind for token in support.literals.missing}),
-            context=[str(use) for use in support.literals.context],
-        )
+def _literals_report(support: Support | None) -> LiteralsReport:
+    if support is None or support.literals is None:
+        return LiteralsReport()
+    return LiteralsReport(
+        claim=[token.text for token in support.literals.claim_literals],
+        missing=[token.text for token in support.literals.missing],
+        missing_kinds=sorted({token.kind for token in support.literals.missing}),
+        context=[str(use) for use in support.literals.context],
+    )
+
+
+def _checks(
+    outcome: PairOutcome,
+    reasons: Sequence[str],
+    support: Support | None,
+    located: Located | None = None,
+    literals: LiteralsReport | None = None,
+) -> Checks:
+    """What each step found; with ``located``, also how the quote was placed."""
     return Checks(
         outcome=outcome,
         reasons=list(reasons),
-        literals=literals,
+        method=located.method if located is not None else None,
+        score=round(located.score, 2) if located is not None else None,
+        matched_chars=located.matched_chars if located is not None else None,
+        literals=literals if literals is not None else _literals_report(support),
         overlap=list(support.overlap) if support is not None else [],
     )
 
@@ -265,21 +278,14 @@ def _evidence_from(
 ) -> tuple[Evidence, ...]:
     items = []
     by_quote = {placed.quote: placed for placed in support.quotes}
-    shared = _checks(support.outcome, support.reasons, support)
+    literals = _literals_report(support)  # one report, shared by the pair's evidence items
     for finding_id, quote in findings:
         placed = by_quote.get(quote)
         located = placed.located if placed is not None else None
-        checks = shared
+        checks = _checks(support.outcome, support.reasons, support, located, literals)
         span = None
         if located is not None:
             span = Span(hash=located.hash, start=located.start, end=located.end)
-            checks = checks.model_copy(
-                update={
-                    "method": located.method,
-                    "score": round(located.score, 2),
-                    "matched_chars": located.matched_chars,
-                }
-            )
         items.append(
             Evidence(source=source.id, finding=finding_id, quote=quote, span=span, checks=checks)
         )
