@@ -454,7 +454,7 @@ def run_command(
             key = key or record.corpus
             depth = record.depth
         run_depth: Depth = "full" if depth == "full" else "quick"
-        adapter = open_source(key, root)
+        adapter = open_source(key, root, progress)  # indexing a large folder reports on it
         limits = default_limits(run_depth)
         if max_usd is not None:
             limits = limits.lowered(usd=max_usd)

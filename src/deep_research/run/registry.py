@@ -121,13 +121,16 @@ class Registry:
 
         return str(corpus_folder(spec))
 
-    def source(self, spec: str | None, state: Path) -> SearchAdapter:
+    def source(
+        self, spec: str | None, state: Path, report: Callable[[str, str], None] | None = None
+    ) -> SearchAdapter:
+        """The source ``--corpus`` names; ``report`` hears how far indexing a folder is."""
         spec = self.source_key(spec) if spec is None else spec
         plugin = self.sources.get(spec)
         if plugin is None:
             from deep_research.run.localcorpus import open_corpus
 
-            return open_corpus(spec, state)  # a folder path
+            return open_corpus(spec, state, report)  # a folder path
         if (why := plugin.unavailable()) is not None:
             raise InputError(f"source {spec!r} is not available here: {why}")
         return plugin.open(state)
@@ -178,8 +181,10 @@ def open_reasoner(name: str) -> Reasoner:
     return load_registry().reasoner(name)
 
 
-def open_source(spec: str | None, state: Path) -> SearchAdapter:
-    return load_registry().source(spec, state)
+def open_source(
+    spec: str | None, state: Path, report: Callable[[str, str], None] | None = None
+) -> SearchAdapter:
+    return load_registry().source(spec, state, report)
 
 
 def source_key(spec: str | None) -> str:
