@@ -3,17 +3,35 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from briefs import PageSpec, page, read_claims, write_brief
-from deep_research.decide.triangulate import confidence, dissemination, run_triangulate, tau
+from deep_research.brief import Brief
+from deep_research.decide.triangulate import (
+    SKETCH_SIZE,
+    Corpus,
+    _smallest,
+    confidence,
+    dissemination,
+    dois,
+    run_triangulate,
+    shared_share,
+    shingles,
+    sketch_of,
+    tau,
+    triangulate_claims,
+)
 from deep_research.decide.votes import run_votes
 from deep_research.errors import InputError
 from deep_research.gates.trace import TraceOptions, run_trace
-from deep_research.models import ClaimsFile, SourceRow
+from deep_research.models import ClaimsFile, SourceRow, TraceFile
 from deep_research.settings import Settings
 
 SETTINGS = Settings()
@@ -416,3 +434,150 @@ def test_worker_url_overlap_is_logged(tmp_path: Path) -> None:
         {"a": "sq1", "b": "sq2", "jaccard": 0.5}
     ]
     assert trace["settings_hash"].startswith("sha256:")
+
+
+# --- near-copies on a bounded sketch; one text at a time --------------------------------------
+
+
+def _prose(seed: int, words: int) -> str:
+    """Words no other seed's prose shares a 5-gram with (a vocabulary of 5,000)."""
+    rng = random.Random(seed)
+    return " ".join(f"w{rng.randrange(5000)}" for _ in range(words))
+
+
+def _counted_share(a: str, b: str) -> float:
+    """The overlap coefficient over every word 5-gram, as triangulation counted it before the
+    sketch (the test's oracle)."""
+
+    def grams(text: str) -> set[tuple[str, ...]]:
+        words = [w.casefold() for w in re.findall(r"\w+", text)]
+        return {tuple(words[i : i + 5]) for i in range(len(words) - 4)}
+
+    first, second = grams(a), grams(b)
+    if not first or not second:
+        return 0.0
+    return len(first & second) / min(len(first), len(second))
+
+
+def _sketched_share(a: str, b: str) -> float:
+    small, large = sorted((a, b), key=lambda text: len(shingles(text)))
+    return shared_share(sketch_of(shingles(small)), shingles(large))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    shared=st.integers(0, 150),
+    own=st.tuples(st.integers(0, 150), st.integers(0, 150)),
+    seed=st.integers(0, 10_000),
+)
+def test_the_sketch_is_exact_while_the_smaller_text_is_short(
+    shared: int, own: tuple[int, int], seed: int
+) -> None:
+    common = _prose(seed, shared)
+    a = f"{common} {_prose(seed + 1, own[0])}".upper()  # case does not matter
+    b = f"{_prose(seed + 2, own[1])}\n{common}"
+    assert _sketched_share(a, b) == _counted_share(a, b)
+
+
+@pytest.mark.parametrize("shared", [1500, 3000, 4500])
+def test_the_sketch_estimates_long_texts_close_to_the_count(shared: int) -> None:
+    common = _prose(7, shared)
+    a, b = f"{common} {_prose(8, 6000 - shared)}", f"{_prose(9, 5000 - shared)} {common}"
+    assert len(shingles(a)) > SKETCH_SIZE
+    # A bottom-k sample of 1,024: a standard error of ~0.016 at these shares.
+    assert abs(_sketched_share(a, b) - _counted_share(a, b)) < 0.06
+
+
+def _pair_only_their_words_join(tmp_path: Path, first: str, second: str) -> ClaimsFile:
+    # Each page carries its own sentence for the claim, which the other page does not hold: a
+    # link can only come from the rest of their text.
+    pages = [
+        PageSpec("https://one.example/a", f"{first}\n\n{BLOG_SENTENCE}\n", [("s", BLOG_SENTENCE)]),
+        PageSpec(
+            "https://two.example/b", f"{second}\n\n{OTHER_SENTENCE}\n", [("s", OTHER_SENTENCE)]
+        ),
+    ]
+    return _triangulate(tmp_path, pages, [_sales("S1", "S2")])
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "one_voice"),
+    [
+        # Long texts (sketched): three quarters shared, one quarter shared.
+        (_prose(1, 3000) + " " + _prose(2, 1000), _prose(3, 1000) + " " + _prose(1, 3000), True),
+        (_prose(1, 1000) + " " + _prose(2, 3000), _prose(3, 3000) + " " + _prose(1, 1000), False),
+        # A short text (whole in its sketch) inside a long one, and one that is not.
+        (_prose(4, 300), _prose(5, 3000) + " " + _prose(4, 300) + " " + _prose(6, 2000), True),
+        (_prose(4, 300), _prose(5, 3000) + " " + _prose(4, 100) + " " + _prose(6, 2000), False),
+    ],
+    ids=["long-shared", "long-apart", "short-inside", "short-apart"],
+)
+def test_near_copies_by_shared_words(
+    tmp_path: Path, first: str, second: str, one_voice: bool
+) -> None:
+    claim = _pair_only_their_words_join(tmp_path, first, second).claims[0]
+    assert claim.supporting == ["S1", "S2"]
+    assert claim.independent_count == (1 if one_voice else 2)
+    links = json.loads((tmp_path / "trace.json").read_text())["phases"]["triangulate"]["links"]
+    assert links == ([{"a": "S1", "b": "S2", "reason": "near_copy"}] if one_voice else [])
+
+
+class _CountingCorpus(Corpus):
+    def __init__(self, brief: Brief, sources: list[SourceRow]) -> None:
+        super().__init__(brief, sources)
+        self.reads: list[str] = []
+
+    def read(self, source_id: str) -> tuple[str | None, set[int]]:
+        self.reads.append(source_id)
+        return super().read(source_id)
+
+
+def test_each_text_is_read_once_for_every_claim_together(tmp_path: Path) -> None:
+    common = _prose(1, 400)
+    pages = [
+        PageSpec(
+            f"https://site{n}.example/p",
+            f"{common if n < 3 else _prose(n, 400)}\n\n{sentence}\n",
+            [("s", sentence)],
+        )
+        for n, sentence in enumerate([BLOG_SENTENCE, OTHER_SENTENCE, BLOG_SENTENCE], start=1)
+    ]
+    claims = [_sales("S1", "S2"), _sales("S2", "S3"), _sales("S1", "S3")]
+    write_brief(tmp_path, pages, claims)
+    run_trace(TraceOptions(brief=tmp_path))
+    brief = Brief(tmp_path)
+    sources = brief.load_sources()
+    corpus = _CountingCorpus(brief, sources)
+    document, report = triangulate_claims(
+        brief.load_claims(), sources, brief.load_fetch_log(), corpus, TraceFile(), SETTINGS
+    )
+    assert sorted(corpus.reads) == ["S1", "S2", "S3"]
+    # S1 and S2 share their words; S1 and S3 share a quote; S2 and S3 nothing.
+    assert [c.independent_count for c in document.claims] == [1, 2, 1]
+    assert report.links == [
+        {"a": "S1", "b": "S2", "reason": "near_copy"},
+        {"a": "S1", "b": "S3", "reason": "near_copy"},
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.sets(st.integers(-(2**63), 2**63 - 1), max_size=3000)
+    | st.sets(st.integers(2**62, 2**63 - 1), max_size=3000),  # skewed: the bound holds too few
+    count=st.integers(1, 600),
+)
+def test_the_smallest_hashes_are_the_smallest(values: set[int], count: int) -> None:
+    assert _smallest(values, count) == sorted(values)[:count]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["10.", "1234", "5", "/", "a", "_", "é", " ", '"', ".", "x10.", ")"]),
+        max_size=40,
+    ).map("".join)
+)
+@example("x10.1234/a/10.5678/b")  # a DOI inside a run that does not start one
+@example("(10.1000/xyz) é10.1234/q _10.1234/r 10.12/x")
+def test_dois_are_found_as_the_boundary_pattern_finds_them(text: str) -> None:
+    assert dois(text) == re.findall(r"\b(10\.\d{4,9}/[^\s\"<>]+)", text)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,9 @@ from hypothesis import strategies as st
 from briefs import page
 from conftest import FIXTURES
 from deep_research.cli import main
-from deep_research.gates.batch import check_pair
+from deep_research.errors import UnreadableInput
+from deep_research.gates import batch
+from deep_research.gates.batch import check_pair, run_gate_file
 
 BUDGET = page("city-budget.txt")
 BUDGET_QUOTE = (
@@ -319,3 +323,84 @@ def test_a_bad_title_is_an_invalid_field(tmp_path: Path, title: object) -> None:
     (result,) = _run(tmp_path, [_pair("t", "The council approved a budget.", title=title)])
     assert result["verdict"] == "unresolvable"
     assert result["reasons"][0].startswith("invalid_field: title")  # type: ignore[index]
+
+
+# --- streaming --------------------------------------------------------------------------------
+
+
+class _Watched(io.BytesIO):
+    """Input that records, at each line read, the bytes already in the output's temporary file
+    and what the output holds."""
+
+    def __init__(self, data: bytes, out: Path) -> None:
+        super().__init__(data)
+        self.out = out
+        self.seen: list[tuple[int, str]] = []
+
+    def readline(self, size: int | None = -1) -> bytes:
+        pending = sorted(self.out.parent.glob(f".{self.out.name}.*.tmp"))
+        self.seen.append((sum(p.stat().st_size for p in pending), self.out.read_text()))
+        return super().readline(size)
+
+
+def test_results_stream_into_a_temporary_file_renamed_at_the_end(tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    out.write_text("old results\n")
+    rows = 400  # ~200 KB of results: more than a write buffer holds
+    lines = [_pair(f"p{n}", "The council approved a $1.82 billion budget.") for n in range(rows)]
+    source = _Watched("".join(line + "\n" for line in lines).encode(), out)
+    assert run_gate_file(None, out, stdin=source).total == rows
+    written = [size for size, _ in source.seen]
+    # Results reach the disk while the input is still being read, never shrink, and the old
+    # output stands until the new one replaces it whole.
+    assert written[0] == 0 and written[rows // 2] > 0 and written == sorted(written)
+    assert {old for _, old in source.seen} == {"old results\n"}
+    assert len(out.read_text().splitlines()) == rows and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_refused_batch_leaves_the_old_output_and_no_temporary_file(tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    out.write_text("old results\n")
+    with pytest.raises(UnreadableInput):
+        run_gate_file(None, out, stdin=io.BytesIO(b"not json\n[1, 2]\n"))
+    assert out.read_text() == "old results\n" and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_leading_bad_lines_wait_until_the_input_proves_to_be_pairs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(batch, "SPOOL_BYTES", 100)  # the held results spill to disk
+    bad = b"not json\n" * 50
+    good = _pair("ok", "The council approved a $1.82 billion budget.").encode() + b"\n"
+    printed = io.StringIO()
+    run_gate_file(None, None, stdin=io.BytesIO(bad + good + bad), stdout=printed)
+    rows = [json.loads(line) for line in printed.getvalue().splitlines()]
+    assert [r["verdict"] for r in rows] == ["unresolvable"] * 50 + ["supported"] + [
+        "unresolvable"
+    ] * 50
+    refused = io.StringIO()
+    with pytest.raises(UnreadableInput):
+        run_gate_file(None, None, stdin=io.BytesIO(bad * 3), stdout=refused)
+    assert refused.getvalue() == ""  # nothing printed for an input that is not a pairs file
+
+
+class _Sink(io.StringIO):
+    def write(self, text: str) -> int:  # keeps nothing: what is measured is the gate's memory
+        return len(text)
+
+
+def _peak_bytes(rows: int) -> int:
+    line = _pair("p", "The council approved a $1.82 billion budget.").encode() + b"\n"
+    source = io.BytesIO(line * rows)
+    tracemalloc.start()
+    try:
+        run_gate_file(None, None, stdin=source, stdout=_Sink())
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_memory_does_not_grow_with_the_number_of_rows() -> None:
+    small, large = _peak_bytes(100), _peak_bytes(2000)
+    # Holding 2,000 results (~1 KB each) would add ~2 MB; streaming adds nothing per row.
+    assert large < small + 256 * 1024, (small, large)

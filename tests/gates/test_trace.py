@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import json
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from briefs import PageSpec, page, read_claims, write_brief
+from deep_research.brief import Brief
 from deep_research.cli import main
-from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace, split_dossier
+from deep_research.gates import trace as trace_module
+from deep_research.gates.literals import Derivation, DocumentContext, check
+from deep_research.gates.overlap import shared_tokens
+from deep_research.gates.trace import (
+    Resolution,
+    SourceIndex,
+    StepMemo,
+    TraceOptions,
+    emitted_claims,
+    run_trace,
+    split_dossier,
+    trace_claims,
+)
 from deep_research.models import ClaimsFile
 
 AGENCY = "https://www.northern-energy.example/reports/heat-pumps-2024"
@@ -422,3 +436,97 @@ def test_the_source_title_is_context_the_trace_reports(tmp_path: Path) -> None:
         assert checks["literals"]["context"] == (["Harbourton (title)"] if supported else [])
         shutil.rmtree(tmp_path)
         tmp_path.mkdir()
+
+
+# --- one document at a time -------------------------------------------------------------------
+
+
+class _CountingIndex(SourceIndex):
+    """Counts how often each source's text is read and the most documents held at once."""
+
+    def __init__(self, brief: Brief) -> None:
+        super().__init__(brief, brief.load_sources(), brief.load_fetch_log())
+        self.reads: dict[str, int] = {}
+        self.most_held = 0
+
+    def _resolve(self, source_id: str) -> Resolution:
+        self.reads[source_id] = self.reads.get(source_id, 0) + 1
+        return super()._resolve(source_id)
+
+    def resolve(self, source_id: str) -> Resolution:
+        found = super().resolve(source_id)
+        self.most_held = max(self.most_held, len(self._held))
+        return found
+
+
+def _interleaved(tmp_path: Path) -> Brief:
+    # Claims that cite the three pages in turns, so claim order and source order differ.
+    claims = [
+        {"claim": "Heat pump sales rose to 2.9 million units in 2023.", "supporting": ["S1", "S2"]},
+        {"claim": "The council approved a $1.82 billion budget.", "supporting": ["S3", "S1"]},
+        {"claim": "Makers shipped just under 2.9 million units in 2023.", "supporting": ["S2"]},
+        {"claim": "The council voted 9 to 4 on the budget.", "supporting": ["S3", "S4"]},
+    ]
+    write_brief(tmp_path, _pages(), claims)
+    return Brief(tmp_path)
+
+
+def test_pairs_run_by_source_with_one_document_held(tmp_path: Path) -> None:
+    brief = _interleaved(tmp_path)
+    claims = brief.load_claims().claims
+    index = _CountingIndex(brief)
+    together = trace_claims(index, claims)
+    assert index.reads == {"S1": 1, "S2": 1, "S3": 1, "S4": 1}  # each text read once
+    assert index.most_held == 1
+    # The same answers as tracing each claim on its own, in claim order.
+    alone = [trace_claims(_CountingIndex(brief), [claim])[0] for claim in claims]
+    assert [claim for claim, _ in together] == [claim for claim, _ in alone]
+    assert [pairs for _, pairs in together] == [pairs for _, pairs in alone]
+    assert [[p.outcome for p in pairs] for _, pairs in together] == [
+        ["supported", "partially_supported"],
+        ["supported", "unsupported"],
+        ["supported"],
+        ["supported", "unresolvable"],
+    ]
+
+
+def test_the_index_keeps_a_bounded_amount_of_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    brief = _interleaved(tmp_path)
+    monkeypatch.setattr(trace_module, "DOCUMENT_CACHE_CHARS", 1)
+    index = _CountingIndex(brief)
+    for source in ("S1", "S2", "S3", "S1"):
+        assert index.resolve(source).document is not None
+    assert index.most_held == 1 and index.reads["S1"] == 2  # evicted, then read again
+    index.release("S1")
+    assert not index._held
+
+
+def test_the_step_memo_answers_as_the_steps_do() -> None:
+    memo = StepMemo()
+    claim = "Sales rose to 2.9 million units in 2023."
+    spans = ["Sales rose to 2.9 million units in 2023, up from 2.4 million."]
+    other = ["Sales rose to 2.8 million units in 2023."]
+    derived = Derivation("difference", (Decimal("2.9"), Decimal("2.4")), Decimal("0.5"))
+    for quotes, derivation in [(spans, None), (other, None), (other, derived), (spans, None)]:
+        got = memo.literals(claim, quotes, derived=derivation)
+        assert got == check(claim, quotes, derived=derivation)
+        assert memo.overlap(claim, quotes[0]) == tuple(shared_tokens(claim, quotes[0]))
+    assert memo.literals(claim, other).missing and not memo.literals(claim, spans).missing
+    # Only the answer the located text gave alone is kept; the overlap of each text once.
+    assert list(memo._literals) == [(claim, tuple(spans), None)] and len(memo._overlap) == 2
+
+
+def test_an_answer_the_document_helped_with_is_not_reused_elsewhere() -> None:
+    memo = StepMemo()
+    span = "Councillor Ana Reyes, who chairs the finance committee, kept tax rates unchanged."
+    claim = "Ana Reyes chairs the finance committee of Harbourton."
+    text = f"Some page.\n\n{span}\n"
+    where = [(text.index(span), text.index(span) + len(span))]
+    titled = DocumentContext(text, where, title="Harbourton council budget")
+    untitled = DocumentContext(text, where, title="Council budget")
+    first = memo.literals(claim, [span], context=titled)
+    assert not first.missing and first.context  # the title established Harbourton
+    again = memo.literals(claim, [span], context=untitled)
+    assert again == check(claim, [span], context=untitled) and again.missing

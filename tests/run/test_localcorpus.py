@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ from deep_research.brief import Brief
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.gates.trace import SourceIndex
 from deep_research.models import SourceRow
+from deep_research.run import localcorpus
 from deep_research.run.localcorpus import (
     PYTHON_DOCS_OWNER,
     CorpusIndex,
@@ -175,3 +179,102 @@ def test_publishers_as_the_readme_lays_them_out(tmp_path: Path) -> None:
         "file://bridge-sources/loose.md": "bridge-sources",
     }
     assert corpus.capacity().documents == 4
+
+
+# --- reading in a process pool ----------------------------------------------------------------
+
+
+def _many(root: Path, count: int = 40) -> Path:
+    """Enough files for a pool: notes, pages, a text-less page, one declaring its author."""
+    _folder(root)
+    for number in range(count):
+        folder = root / f"part{number % 3}"
+        folder.mkdir(exist_ok=True)
+        if number % 4 == 0:
+            (folder / f"p{number}.html").write_text(
+                f"<html><body><article><h1>Page {number}</h1><p>Heat pump installers number "
+                f"{number * 7} in the region this year, the survey of firms found.</p>"
+                "</article></body></html>"
+            )
+        elif number % 4 == 1:
+            (folder / f"n{number}.md").write_text(
+                f"# Note {number}\n\nBoilers, {number} of them.\n"
+            )
+        elif number % 4 == 2:
+            (folder / f"e{number}.html").write_text("<html><body></body></html>")  # no text
+        else:
+            (folder / f"a{number}.txt").write_text(f"---\nauthor: Writer {number}\n---\nText.\n")
+    return root
+
+
+def test_a_pool_reads_the_same_documents_in_the_same_order(tmp_path: Path) -> None:
+    root = _many(tmp_path / "c")
+    listed = list(localcorpus._listed(root, {}))
+    assert len([path for _, path, _, _ in listed if path]) >= localcorpus.POOL_MIN_FILES
+    serial = list(localcorpus.read_changed(listed, "c", workers=1))
+    pooled = list(localcorpus.read_changed(listed, "c", workers=2))
+    assert pooled == serial
+    assert len(serial) == len(listed) - 10  # the ten text-less pages are left out
+    # And the index built from them is the same, row for row.
+    rows = []
+    for name, items in (("serial", serial), ("pooled", pooled)):
+        index = CorpusIndex(tmp_path / f"{name}.sqlite", "c")
+        index.sync(items)
+        with index.connect() as db:
+            rows.append(db.execute("SELECT * FROM docs ORDER BY path").fetchall())
+    assert rows[0] == rows[1] and len(rows[0]) == len(serial)
+
+
+def test_unchanged_files_are_not_read_again_by_the_pool(tmp_path: Path) -> None:
+    root = _many(tmp_path / "c")
+    index = CorpusIndex(tmp_path / "i.sqlite", "c")
+    first = index.sync(folder_documents(root, "c", index.known()))
+    again = list(localcorpus._listed(root, index.known()))
+    # Only the pages without text, which were never indexed, are read again.
+    assert {path.name for _, path, _, _ in again if path} == {f"e{n}.html" for n in range(2, 40, 4)}
+    assert index.sync(localcorpus.read_changed(again, "c", workers=2)).unchanged == first.total
+
+
+def crash_on_one(path: Path, *job: object) -> localcorpus.LocalDoc | None:
+    """A reader whose worker dies on one file (a pool worker killed mid-run)."""
+    if path.name == "n5.md" and multiprocessing.parent_process() is not None:
+        os._exit(1)
+    return localcorpus.local_document(path, *job)  # type: ignore[arg-type]
+
+
+def test_a_broken_pool_leaves_the_rest_to_this_process(tmp_path: Path) -> None:
+    root = _many(tmp_path / "c")
+    jobs = [
+        (path, "c", relative, mtime, size)
+        for relative, path, mtime, size in localcorpus._listed(root, {})
+        if path is not None
+    ]
+    crashing = next(job for job in jobs if job[0].name == "n5.md")
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=spawn) as pool, pytest.raises(BrokenProcessPool):
+        pool.submit(crash_on_one, *crashing).result()  # the reader does kill its worker
+    assert list(localcorpus.pooled(jobs, 2, crash_on_one)) == [
+        localcorpus.local_document(*job) for job in jobs
+    ]
+
+
+def test_long_indexing_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _many(tmp_path / "c", count=4)
+    heard: list[tuple[str, str]] = []
+    monkeypatch.setattr(localcorpus, "REPORT_EVERY_S", 0.0)
+    list(folder_documents(root, "c", {}, report=lambda *line: heard.append(line)))
+    files = len([p for _, p, _, _ in localcorpus._listed(root, {}) if p])
+    assert heard[0] == ("index", f"1/{files} files read")
+    assert heard[-1][1].startswith(f"{files}/{files} files read in ")
+    quiet: list[tuple[str, str]] = []
+    monkeypatch.setattr(localcorpus, "REPORT_EVERY_S", 3600.0)
+    list(folder_documents(root, "c", {}, report=lambda *line: quiet.append(line)))
+    assert quiet == []  # indexing that does not take long says nothing
+
+
+def test_the_pool_is_sized_to_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "process_cpu_count", lambda: 64, raising=False)
+    assert localcorpus.pool_size() == localcorpus.MAX_POOL
+    monkeypatch.setattr(os, "process_cpu_count", lambda: None, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert localcorpus.pool_size() == 1

@@ -9,7 +9,7 @@ holds no body content — no quote, and no stretch of any retained text.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from urllib.parse import unquote_plus
 
 from deep_research.brief import Brief, atomic_write_json, model_dump
@@ -94,33 +94,44 @@ def missing_urls(audit: AuditFile, shown: Iterable[str]) -> list[str]:
 
 
 def leaks(audit: AuditFile, bodies: Iterable[str]) -> list[str]:
-    """Quotes or retained-text windows found in the serialized record (should be none)."""
+    """Quotes or retained-text windows found in the serialized record (should be none).
+
+    Per body, the windows are its :data:`LEAK_WINDOW`-character stretches every
+    ``LEAK_WINDOW // 2`` characters (white space collapsed, case-folded); the one reported is the
+    first, in sorted order, that occurs in the record. Linear in the record plus the bodies: each
+    window is looked up among the hashes of every stretch of the record, and only a window that
+    hashes like one is confirmed by searching the record (smallest first, so once per leaking
+    body).
+    """
     # Decode URL escapes so page text smuggled into a query string is still recognised.
     serialized = unquote_plus(json.dumps(model_dump(audit), ensure_ascii=False))
     record = " ".join(serialized.split()).casefold()
+    stretches = {hash(record[i : i + LEAK_WINDOW]) for i in range(len(record) - LEAK_WINDOW + 1)}
+    step = LEAK_WINDOW // 2
     found = []
     for body in bodies:
         folded = " ".join(body.split()).casefold()
-        if len(folded) < LEAK_WINDOW:
-            continue
-        step = LEAK_WINDOW // 2
-        windows = {
-            folded[i : i + LEAK_WINDOW] for i in range(0, len(folded) - LEAK_WINDOW + 1, step)
+        candidates = {
+            window
+            for i in range(0, len(folded) - LEAK_WINDOW + 1, step)
+            if hash(window := folded[i : i + LEAK_WINDOW]) in stretches
         }
-        hit = next((window for window in sorted(windows) if window in record), None)
+        hit = next((window for window in sorted(candidates) if window in record), None)
         if hit is not None:
             found.append(hit)
     return found
 
 
-def bodies_of(brief: Brief, document: ClaimsFile, sources: Sequence[SourceRow]) -> list[str]:
-    """Every quote and retained text the brief holds."""
-    texts = [finding.quote for source in sources for finding in source.findings]
-    texts += [item.quote for claim in document.claims for item in claim.evidence]
+def bodies_of(brief: Brief, document: ClaimsFile, sources: Sequence[SourceRow]) -> Iterator[str]:
+    """Every quote and retained text the brief holds, one at a time (a corpus file is read when
+    its turn comes, so the check holds one document, not the corpus)."""
+    for source in sources:
+        yield from (finding.quote for finding in source.findings)
+    for claim in document.claims:
+        yield from (item.quote for item in claim.evidence)
     for source in sources:
         if source.content_hash and brief.corpus_path(source.content_hash).is_file():
-            texts.append(brief.read_corpus(source.content_hash))
-    return texts
+            yield brief.read_corpus(source.content_hash)
 
 
 def prove_audit(

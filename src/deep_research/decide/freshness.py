@@ -24,16 +24,23 @@ from deep_research.verdicts import is_reusable
 Decision = Literal["reuse", "regenerate"]
 
 
-def last_success(source: SourceRow, log: Sequence[FetchLogEntry]) -> date | None:
-    """The latest 2xx fetch of any of the source's URLs, else its recorded retrieval date."""
-    urls = source_urls(source)
-    dates = [
-        entry.retrieved_at.date()
-        for entry in log
-        if succeeded(entry)
-        and entry.retrieved_at is not None
-        and ({canonical_or_none(entry.url), canonical_or_none(entry.final_url)} & urls)
-    ]
+def successes_by_url(log: Sequence[FetchLogEntry]) -> dict[str, date]:
+    """Each canonical URL's latest dated 2xx fetch (by its URL or final URL), read once."""
+    latest: dict[str, date] = {}
+    for entry in log:
+        if not succeeded(entry) or entry.retrieved_at is None:
+            continue
+        day = entry.retrieved_at.date()
+        for url in (canonical_or_none(entry.url), canonical_or_none(entry.final_url)):
+            if url is not None and (url not in latest or day > latest[url]):
+                latest[url] = day
+    return latest
+
+
+def last_success(source: SourceRow, successes: dict[str, date]) -> date | None:
+    """The latest 2xx fetch of any of the source's URLs (``successes``: from
+    :func:`successes_by_url`), else its recorded retrieval date."""
+    dates = [successes[url] for url in source_urls(source) if url in successes]
     if dates:
         return max(dates)
     return source.retrieved_at.date() if source.retrieved_at else None
@@ -44,10 +51,11 @@ def evidence_freshness(
 ) -> date | None:
     """The oldest latest-success date among ``supporting`` source ids (None if none is dated)."""
     by_id = {source.id: source for source in sources}
+    successes = successes_by_url(log)
     dates = [
         day
         for source_id in sorted(set(supporting))
-        if source_id in by_id and (day := last_success(by_id[source_id], log)) is not None
+        if source_id in by_id and (day := last_success(by_id[source_id], successes)) is not None
     ]
     return min(dates) if dates else None
 

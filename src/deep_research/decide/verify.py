@@ -36,7 +36,7 @@ from pydantic_core import to_jsonable_python
 from deep_research.brief import Brief, parse_json, read_text, sha256_text
 from deep_research.decide.audit import build_audit
 from deep_research.decide.counters import compute, load_plan, read_run
-from deep_research.decide.triangulate import source_facts, triangulate_claims
+from deep_research.decide.triangulate import Corpus, triangulate_claims
 from deep_research.decide.verdict import decide
 from deep_research.decide.votes import apply_votes
 from deep_research.errors import InputError, MissingArtifact
@@ -166,7 +166,7 @@ def _compare_triangulation(stored: _Stored) -> list[str]:
             stored.document,
             stored.sources,
             stored.log,
-            source_facts(brief, stored.sources),
+            Corpus(brief, stored.sources),
             stored.trace,
             stored.settings,
         )

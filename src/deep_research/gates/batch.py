@@ -13,10 +13,14 @@ all: empty, or not one line of it is a JSON object.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import shutil
 import stat
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,8 +29,8 @@ from typing import IO, BinaryIO
 
 from pydantic import ValidationError
 
-from deep_research.brief import atomic_write_text, decode_utf8, jsonl_line, lone_surrogate_at
-from deep_research.errors import InputError, UnreadableInput
+from deep_research.brief import atomic_writer, decode_utf8, jsonl_line, lone_surrogate_at
+from deep_research.errors import InputError, MissingArtifact, UnreadableInput
 from deep_research.gates.locate import Document
 from deep_research.gates.support import SourceFacts, Support, check_support
 from deep_research.models import GateInput, GateLiterals, GateResult
@@ -35,6 +39,8 @@ from deep_research.models import GateInput, GateLiterals, GateResult
 MAX_LINE_BYTES = 64 * 1024 * 1024
 #: Largest source_path file read for one line.
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
+#: Results held in memory before the input is known to be a pairs file; past this, on disk.
+SPOOL_BYTES = 1024 * 1024
 
 
 def check_pair(
@@ -168,20 +174,40 @@ class GateSummary:
         return f"gate: {self.total} checked ({parts})"
 
 
-def run_gate(stream: BinaryIO, *, base_dir: Path) -> list[GateResult]:
-    results = [check_line(raw, base_dir=base_dir) for raw in _lines(stream)]
-    if not results:
+def run_gate(stream: BinaryIO, out: IO[str], *, base_dir: Path) -> GateSummary:
+    """Each input line's result written to ``out`` as it is made, in input order; memory stays
+    constant in the number of lines.
+
+    Whether the input is a pairs file at all is known only at its first JSON object line, so the
+    results before it wait in a spool (memory up to a cap, then a temporary file); an input
+    without one is refused with nothing written to ``out``.
+    """
+    counts: Counter[str] = Counter()
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, mode="w+", encoding="utf-8") as held:
+        accepted = False
+        for raw in _lines(stream):
+            result = check_line(raw, base_dir=base_dir)
+            counts[result.verdict] += 1
+            if not accepted and not _not_an_object(result):
+                accepted = True
+                held.seek(0)
+                shutil.copyfileobj(held, out)
+            (out if accepted else held).write(_dump(result))
+    if not counts:
         raise UnreadableInput(
             "gate input is empty; expected JSONL lines of {id, claim, quote, source_text}"
         )
-    if all(
-        result.reasons and result.reasons[0].startswith(("malformed_line", "line_too_long"))
-        for result in results
-    ):
+    if not accepted:
         raise UnreadableInput(
             "gate input has no JSON object lines; expected JSONL of {id, claim, quote, source_text}"
         )
-    return results
+    return GateSummary(counts)
+
+
+def _not_an_object(result: GateResult) -> bool:
+    return bool(result.reasons) and result.reasons[0].startswith(
+        ("malformed_line", "line_too_long")
+    )
 
 
 def run_gate_file(
@@ -191,27 +217,27 @@ def run_gate_file(
     stdin: BinaryIO,
     stdout: IO[str] = sys.stdout,
 ) -> GateSummary:
-    """Run the batch from a file (or stdin) and write results atomically (or to stdout)."""
-    if input_path is None:
-        results = run_gate(stdin, base_dir=Path.cwd())
-    else:
-        if not input_path.is_file():
-            from deep_research.errors import MissingArtifact, UnreadableInput
-
-            if input_path.exists():
-                raise UnreadableInput(
-                    f"gate input {input_path} is not a file (a folder?); pass a pairs.jsonl "
-                    "file, or - for stdin"
-                )
-            raise MissingArtifact(f"gate input not found: {input_path}")
-        with input_path.open("rb") as handle:
-            results = run_gate(handle, base_dir=input_path.parent)
-    lines = "".join(_dump(result) for result in results)
-    if output_path is None:
-        stdout.write(lines)
-    else:
-        atomic_write_text(output_path, lines)
-    return GateSummary(Counter(result.verdict for result in results))
+    """Run the batch from a file (or stdin), streaming results into a temporary file renamed over
+    ``output_path`` at the end (atomic: a refused or interrupted batch leaves it untouched), or to
+    stdout."""
+    if input_path is not None and not input_path.is_file():
+        if input_path.exists():
+            raise UnreadableInput(
+                f"gate input {input_path} is not a file (a folder?); pass a pairs.jsonl "
+                "file, or - for stdin"
+            )
+        raise MissingArtifact(f"gate input not found: {input_path}")
+    with contextlib.ExitStack() as stack:
+        if input_path is None:
+            stream, base_dir = stdin, Path.cwd()
+        else:
+            stream, base_dir = stack.enter_context(input_path.open("rb")), input_path.parent
+        out = stdout
+        if output_path is not None:
+            handle = stack.enter_context(atomic_writer(output_path))
+            out = io.TextIOWrapper(handle, encoding="utf-8", newline="")
+            stack.callback(out.detach)  # flushed, and the file left for the writer to close
+        return run_gate(stream, out, base_dir=base_dir)
 
 
 def _dump(result: GateResult) -> str:

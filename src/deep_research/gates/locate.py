@@ -181,11 +181,17 @@ class _Hit:
 def locate(quote: str, document: Document | str) -> Located | None:
     """Locate ``quote`` in ``document`` (see the module docstring), or ``None``."""
     doc = document if isinstance(document, Document) else Document(document)
+    # An ASCII quote with a letter or digit keeps one when normalized, so the exact stage may run
+    # before the quote is normalized (most quotes are found there).
+    plain = quote.isascii() and _has_alnum(quote)
+    found = doc.text.find(quote) if plain else -1
+    if found >= 0:
+        return Located(doc.content_hash, found, found + len(quote), "exact", 100.0, len(quote))
     nq = normalize(quote)
     # An empty or punctuation-only quote is a substring of nearly every page and supports nothing.
     if not _has_alnum(nq):
         return None
-    found = doc.text.find(quote)
+    found = -1 if plain else doc.text.find(quote)
     if found >= 0:
         return Located(doc.content_hash, found, found + len(quote), "exact", 100.0, len(quote))
     segments = _ellipsis_segments(nq)

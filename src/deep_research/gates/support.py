@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Literal
+from typing import Literal, Protocol
 
 from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck, check
 from deep_research.gates.locate import MIN_SUPPORT_CHARS, Document, Located, locate
@@ -35,6 +35,39 @@ NAME_MISSING = "name_missing"
 LOW_OVERLAP = "low_overlap"
 
 _RANK: dict[Outcome, int] = {"unsupported": 0, "partially_supported": 1, "supported": 2}
+
+
+class Steps(Protocol):
+    """Steps 3 and 4 on located text: what :data:`PLAIN` does, or a caller's memo of it."""
+
+    def literals(
+        self,
+        claim: str,
+        quotes: Sequence[str],
+        *,
+        derived: Derivation | None = None,
+        context: DocumentContext | None = None,
+    ) -> LiteralCheck: ...
+
+    def overlap(self, claim: str, located: str) -> tuple[str, ...]: ...
+
+
+class _Plain:
+    def literals(
+        self,
+        claim: str,
+        quotes: Sequence[str],
+        *,
+        derived: Derivation | None = None,
+        context: DocumentContext | None = None,
+    ) -> LiteralCheck:
+        return check(claim, quotes, derived=derived, context=context)
+
+    def overlap(self, claim: str, located: str) -> tuple[str, ...]:
+        return tuple(shared_tokens(claim, located))
+
+
+PLAIN: Steps = _Plain()
 
 
 @dataclass(frozen=True)
@@ -88,8 +121,10 @@ def check_support(
     *,
     derived: Derivation | None = None,
     facts: SourceFacts | None = None,
+    steps: Steps = PLAIN,
 ) -> Support:
-    """Steps 2–4 for ``claim`` against ``quotes`` taken together (one source's cited findings)."""
+    """Steps 2–4 for ``claim`` against ``quotes`` taken together (one source's cited findings);
+    ``steps`` does 3 and 4 once the quotes are located."""
     placed = tuple(place_quote(quote, document) for quote in quotes)
     usable = [p.located for p in placed if p.reason is None and p.located is not None]
     if not usable:
@@ -97,12 +132,12 @@ def check_support(
         # A span too short to support alone still gets its literals reported, so a reader sees
         # what the figure check would have said; the outcome stays decided by the span length.
         short = [p.located for p in placed if p.located is not None]
-        report = _literals(claim, short, document, derived, facts) if short else None
+        report = _literals(steps, claim, short, document, derived, facts) if short else None
         return Support("unsupported", failures, placed, report)
 
     spans = [document.text[found.start : found.end] for found in usable]
-    literal_check = _literals(claim, usable, document, derived, facts)
-    common = tuple(shared_tokens(claim, " ".join(spans)))
+    literal_check = _literals(steps, claim, usable, document, derived, facts)
+    common = steps.overlap(claim, " ".join(spans))
     on_topic = len(common) >= MIN_SHARED_TOKENS
 
     reasons: list[str] = []
@@ -124,6 +159,7 @@ def check_support(
 
 
 def _literals(
+    steps: Steps,
     claim: str,
     found: Sequence[Located],
     document: Document,
@@ -138,7 +174,7 @@ def _literals(
         published=facts.published,
     )
     spans = [document.text[f.start : f.end] for f in found]
-    return check(claim, spans, derived=derived, context=context)
+    return steps.literals(claim, spans, derived=derived, context=context)
 
 
 def best_support(
@@ -148,11 +184,13 @@ def best_support(
     *,
     derived: Derivation | None = None,
     facts: SourceFacts | None = None,
+    steps: Steps = PLAIN,
 ) -> Support:
     """The best outcome any single quote gives (used when no finding was cited explicitly)."""
     if not quotes:
         return Support("unsupported", (EMPTY_QUOTE,), ())
     results = [
-        check_support(claim, [quote], document, derived=derived, facts=facts) for quote in quotes
+        check_support(claim, [quote], document, derived=derived, facts=facts, steps=steps)
+        for quote in quotes
     ]
     return max(results, key=lambda result: result.rank)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -39,9 +40,15 @@ from deep_research.brief import (
 )
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetchlog import succeeded
-from deep_research.gates.literals import Derivation
-from deep_research.gates.locate import Document
-from deep_research.gates.support import SourceFacts, Support, best_support, check_support
+from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck
+from deep_research.gates.locate import Document, Located
+from deep_research.gates.support import (
+    PLAIN,
+    SourceFacts,
+    Support,
+    best_support,
+    check_support,
+)
 from deep_research.models import (
     Checks,
     Claim,
@@ -87,8 +94,19 @@ class Resolution:
     infrastructure: bool = False
 
 
+#: Retained text a :class:`SourceIndex` keeps resolved beyond the document in use, in
+#: characters: enough for the few sources one answer or dossier cites, never the corpus.
+DOCUMENT_CACHE_CHARS = 8_000_000
+
+
 class SourceIndex:
-    """Sources, fetch log and corpus of one brief, with resolved documents cached."""
+    """Sources, fetch log and corpus of one brief, with resolved documents cached.
+
+    A resolution without a document (why the source cannot be read) is kept for the run; ones
+    with a document are kept least-recently-used up to :data:`DOCUMENT_CACHE_CHARS` of text (the
+    one in use always), and :meth:`release` drops one whose pairs are done, so memory is bounded
+    by the largest document rather than the corpus.
+    """
 
     def __init__(self, brief: Brief, sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]):
         self.brief = brief
@@ -103,12 +121,34 @@ class SourceIndex:
                 canonical = canonical_or_none(logged) if logged else None
                 if canonical is not None:
                     self.attempts.setdefault(canonical, []).append(entry)
+        self.steps = StepMemo()
         self._cache: dict[str, Resolution] = {}
+        self._held: OrderedDict[str, int] = OrderedDict()  # source id → characters of text
+        self._held_chars = 0
 
     def resolve(self, source_id: str) -> Resolution:
-        if source_id not in self._cache:
-            self._cache[source_id] = self._resolve(source_id)
+        if source_id in self._held:
+            self._held.move_to_end(source_id)
+        elif source_id not in self._cache:
+            resolution = self._resolve(source_id)
+            self._cache[source_id] = resolution
+            if resolution.document is not None:
+                self._held[source_id] = len(resolution.document.text)
+                self._held_chars += len(resolution.document.text)
+                self._evict()
         return self._cache[source_id]
+
+    def release(self, source_id: str) -> None:
+        """Drop ``source_id``'s document (it is read again if asked for again)."""
+        if source_id in self._held:
+            self._held_chars -= self._held.pop(source_id)
+            del self._cache[source_id]
+
+    def _evict(self) -> None:
+        while len(self._held) > 1 and self._held_chars > DOCUMENT_CACHE_CHARS:
+            oldest, chars = self._held.popitem(last=False)
+            self._held_chars -= chars
+            del self._cache[oldest]
 
     def _resolve(self, source_id: str) -> Resolution:
         source = self.by_id.get(source_id)
@@ -139,6 +179,43 @@ def _unfetched(source: SourceRow, attempts: Sequence[FetchLogEntry]) -> Resoluti
     return Resolution(source, None, NOT_FETCHED)
 
 
+class StepMemo:
+    """Steps 3 and 4 (literals, overlap) memoized for one run: a claim's sentence is often
+    located, word for word, in each page that carries it.
+
+    Overlap reads only the claim and the located text. The literal check also reads the
+    document around the located text, but only for a literal the located text does not
+    establish by itself; an answer where the located text established every literal is the
+    answer in any document, and only such answers are kept. Claims-sized."""
+
+    def __init__(self) -> None:
+        self._literals: dict[tuple[str, tuple[str, ...], Derivation | None], LiteralCheck] = {}
+        self._overlap: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    def literals(
+        self,
+        claim: str,
+        quotes: Sequence[str],
+        *,
+        derived: Derivation | None = None,
+        context: DocumentContext | None = None,
+    ) -> LiteralCheck:
+        key = (claim, tuple(quotes), derived)
+        answer = self._literals.get(key)
+        if answer is None:
+            answer = PLAIN.literals(claim, quotes, derived=derived, context=context)
+            if not answer.missing and not answer.context:
+                self._literals[key] = answer
+        return answer
+
+    def overlap(self, claim: str, located: str) -> tuple[str, ...]:
+        key = (claim, located)
+        answer = self._overlap.get(key)
+        if answer is None:
+            answer = self._overlap[key] = PLAIN.overlap(claim, located)
+        return answer
+
+
 # --- per-pair results -----------------------------------------------------------------------
 
 
@@ -166,19 +243,32 @@ class PairResult:
         )
 
 
-def _checks(outcome: PairOutcome, reasons: Sequence[str], support: Support | None) -> Checks:
-    literals = LiteralsReport()
-    if support is not None and support.literals is not None:
-        literals = LiteralsReport(
-            claim=[token.text for token in support.literals.claim_literals],
-            missing=[token.text for token in support.literals.missing],
-            missing_kinds=sorted({token.kind for token in support.literals.missing}),
-            context=[str(use) for use in support.literals.context],
-        )
+def _literals_report(support: Support | None) -> LiteralsReport:
+    if support is None or support.literals is None:
+        return LiteralsReport()
+    return LiteralsReport(
+        claim=[token.text for token in support.literals.claim_literals],
+        missing=[token.text for token in support.literals.missing],
+        missing_kinds=sorted({token.kind for token in support.literals.missing}),
+        context=[str(use) for use in support.literals.context],
+    )
+
+
+def _checks(
+    outcome: PairOutcome,
+    reasons: Sequence[str],
+    support: Support | None,
+    located: Located | None = None,
+    literals: LiteralsReport | None = None,
+) -> Checks:
+    """What each step found; with ``located``, also how the quote was placed."""
     return Checks(
         outcome=outcome,
         reasons=list(reasons),
-        literals=literals,
+        method=located.method if located is not None else None,
+        score=round(located.score, 2) if located is not None else None,
+        matched_chars=located.matched_chars if located is not None else None,
+        literals=literals if literals is not None else _literals_report(support),
         overlap=list(support.overlap) if support is not None else [],
     )
 
@@ -188,21 +278,14 @@ def _evidence_from(
 ) -> tuple[Evidence, ...]:
     items = []
     by_quote = {placed.quote: placed for placed in support.quotes}
-    shared = _checks(support.outcome, support.reasons, support)
+    literals = _literals_report(support)  # one report, shared by the pair's evidence items
     for finding_id, quote in findings:
         placed = by_quote.get(quote)
         located = placed.located if placed is not None else None
-        checks = shared
+        checks = _checks(support.outcome, support.reasons, support, located, literals)
         span = None
         if located is not None:
             span = Span(hash=located.hash, start=located.start, end=located.end)
-            checks = checks.model_copy(
-                update={
-                    "method": located.method,
-                    "score": round(located.score, 2),
-                    "matched_chars": located.matched_chars,
-                }
-            )
         items.append(
             Evidence(source=source.id, finding=finding_id, quote=quote, span=span, checks=checks)
         )
@@ -233,7 +316,12 @@ def trace_pair(
     if finding_ids:
         chosen = [(fid, known[fid].quote) for fid in finding_ids]
         support = check_support(
-            claim_text, [q for _, q in chosen], resolution.document, derived=derived, facts=facts
+            claim_text,
+            [q for _, q in chosen],
+            resolution.document,
+            derived=derived,
+            facts=facts,
+            steps=index.steps,
         )
     else:
         if not source.findings:
@@ -245,6 +333,7 @@ def trace_pair(
             resolution.document,
             derived=derived,
             facts=facts,
+            steps=index.steps,
         )
         chosen = [pair for pair in candidates if pair[1] in {p.quote for p in support.quotes}]
     found = _evidence_from(source, chosen, support)
@@ -276,16 +365,45 @@ def _derivation(derived: Derived | None) -> Derivation | None:
     )
 
 
-def trace_claim(index: SourceIndex, claim: Claim) -> tuple[Claim, list[PairResult]]:
-    """Check every cited source of ``claim``; return the updated claim and its pair results."""
+def _cited(claim: Claim) -> dict[str, list[str]]:
+    """The sources ``claim`` cites, each with the findings it names there (in citation order)."""
     by_source: dict[str, list[str]] = {source: [] for source in claim.supporting}
     for finding_id in claim.findings:
         by_source.setdefault(finding_id.split(".", 1)[0], []).append(finding_id)
-    derived = _derivation(claim.derived)
-    results = [
-        trace_pair(index, claim.id, claim.claim, source, findings, derived)
-        for source, findings in by_source.items()
+    return by_source
+
+
+def trace_claims(
+    index: SourceIndex, claims: Sequence[Claim]
+) -> list[tuple[Claim, list[PairResult]]]:
+    """Check every cited source of every claim; each claim updated, with its pair results.
+
+    Pairs run grouped by source, in the order sources are first cited, and a source's document
+    is released once its pairs are done: one document is held at a time, not the corpus. A
+    pair's result depends on its claim and its source only, so the order changes nothing.
+    """
+    cited = [list(_cited(claim).items()) for claim in claims]
+    derived = [_derivation(claim.derived) for claim in claims]
+    by_source: dict[str, list[tuple[int, int]]] = {}
+    for number, pairs in enumerate(cited):
+        for slot, (source, _) in enumerate(pairs):
+            by_source.setdefault(source, []).append((number, slot))
+    results: list[list[PairResult | None]] = [[None] * len(pairs) for pairs in cited]
+    for source, slots in by_source.items():
+        for number, slot in slots:
+            claim = claims[number]
+            findings = cited[number][slot][1]
+            results[number][slot] = trace_pair(
+                index, claim.id, claim.claim, source, findings, derived[number]
+            )
+        index.release(source)
+    return [
+        _traced(claim, [result for result in found if result is not None])
+        for claim, found in zip(claims, results, strict=True)
     ]
+
+
+def _traced(claim: Claim, results: list[PairResult]) -> tuple[Claim, list[PairResult]]:
     if not results:
         results = [PairResult(claim.id, "", "unresolvable", (NO_CITATION,))]
     violations = [v for result in results if (v := result.violation) is not None]
@@ -330,11 +448,11 @@ def retrace_mismatches(brief: Brief, document: ClaimsFile) -> list[str]:
     verdicts — an edit after the trace gate ran (a claim's words, a forged evidence item, a
     flipped class). Claims never traced are the verdict's own rule, not a mismatch."""
     index = SourceIndex(brief, brief.load_sources(), brief.load_fetch_log())
+    traced = [claim for claim in document.claims if claim.verify_passed is not None]
     return [
         mismatch
-        for claim in document.claims
-        if claim.verify_passed is not None
-        for mismatch in _compare(claim, trace_claim(index, claim)[0])
+        for claim, (again, _) in zip(traced, trace_claims(index, traced), strict=True)
+        for mismatch in _compare(claim, again)
     ]
 
 
@@ -544,8 +662,7 @@ def _run_claims(brief: Brief, index: SourceIndex, options: TraceOptions) -> Trac
     trace = brief.load_trace() if brief.trace_path.exists() else TraceFile()
     updated: list[Claim] = []
     pairs: list[PairResult] = []
-    for claim in document.claims:
-        new_claim, results = trace_claim(index, claim)
+    for new_claim, results in trace_claims(index, document.claims):
         updated.append(new_claim)
         pairs.extend(results)
     report = TraceReport(

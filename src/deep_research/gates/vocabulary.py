@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # --------------------------------------------------------------------------------------------
 # Stop words
@@ -69,6 +70,8 @@ _SUFFIXES_BY_LAST: dict[str, tuple[str, ...]] = {
 }
 
 
+# Texts share most of their words: a word met again is stemmed once (a few thousand kept).
+@lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """A deliberately light stemmer: enough to match plural/tense variants, never a lemmatizer."""
     for suffix in _SUFFIXES_BY_LAST.get(word[-1:], ()):

@@ -508,7 +508,7 @@ def run_command(
             auto = False  # the record's depth was decided when it was planned
         # auto: the caps of a full run are the ceiling; the planner may choose less.
         run_depth: Depth = "full" if depth in ("full", "auto") else "quick"
-        adapter = open_source(key, root, options=options)
+        adapter = open_source(key, root, progress, options=options)  # indexing reports
         limits = default_limits(run_depth)
         if max_usd is not None:
             limits = limits.lowered(usd=max_usd)

@@ -14,10 +14,16 @@ fetch-log entry exactly as the web fetcher does, so every gate reads local docum
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import os
 import re
 import sqlite3
+import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -44,6 +50,9 @@ _MD_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*$")
 _UNDERLINE = re.compile(r"^(=+|\*+|-+|~+)$")
 _AUTHOR = re.compile(r"^author:\s*(.+?)\s*$", re.IGNORECASE)
 _TITLE = re.compile(r"^title:\s*(.+?)\s*$", re.IGNORECASE)
+
+#: Where indexing reports how far it is: (phase, message), as :class:`~.progress.Progress` takes.
+Report = Callable[[str, str], None]
 
 
 @dataclass(frozen=True)
@@ -153,12 +162,21 @@ def file_text(path: Path) -> tuple[str, str | None] | None:
 
 
 def folder_documents(
-    root: Path, label: str, known: dict[str, tuple[int, int]]
+    root: Path, label: str, known: dict[str, tuple[int, int]], *, report: Report | None = None
 ) -> Iterator[tuple[str, LocalDoc | None, int, int]]:
-    """(relative path, document or None when unchanged since ``known``, mtime_ns, size).
+    """(relative path, document or None when unchanged since ``known``, mtime_ns, size), in path
+    order. Changed files are read in a process pool when there are many (:func:`read_changed`);
+    ``report`` hears how far reading is when it takes long.
 
     A file over :data:`MAX_FILE_BYTES` is not read; once the walk ends, one warning names them.
     """
+    return read_changed(list(_listed(root, known)), label, report=report)
+
+
+def _listed(
+    root: Path, known: dict[str, tuple[int, int]]
+) -> Iterator[tuple[str, Path | None, int, int]]:
+    """(relative path, the file to read or None when unchanged, mtime_ns, size)."""
     oversize: list[tuple[str, int]] = []
     for path in sorted(root.rglob("*")):
         if path.suffix.lower() not in SUFFIXES or not path.is_file():
@@ -173,16 +191,7 @@ def folder_documents(
         if known.get(relative) == (stat.st_mtime_ns, stat.st_size):
             yield relative, None, stat.st_mtime_ns, stat.st_size
             continue
-        read = file_text(path)
-        if read is None:
-            continue
-        text, declared = read
-        parts = relative.split("/")
-        owner = declared_author(text) or (parts[0] if len(parts) > 1 else label)
-        url = f"file://{label}/{relative}"
-        title = declared or title_of(text)
-        doc = LocalDoc(url, title, text, owner, relative, stat.st_mtime_ns, stat.st_size)
-        yield relative, doc, stat.st_mtime_ns, stat.st_size
+        yield relative, path, stat.st_mtime_ns, stat.st_size
     if oversize:
         shown = ", ".join(f"{name} ({size / 2**20:.1f} MB)" for name, size in oversize[:5])
         more = f" and {len(oversize) - 5} more" if len(oversize) > 5 else ""
@@ -191,6 +200,122 @@ def folder_documents(
             f"searched: {shown}{more}; split each into smaller files to search it",
             stacklevel=2,
         )
+
+
+def local_document(
+    path: Path, label: str, relative: str, mtime_ns: int, size: int
+) -> LocalDoc | None:
+    """One file as indexed, or None when it has no text."""
+    read = file_text(path)
+    if read is None:
+        return None
+    text, declared = read
+    parts = relative.split("/")
+    owner = declared_author(text) or (parts[0] if len(parts) > 1 else label)
+    url = f"file://{label}/{relative}"
+    title = declared or title_of(text)
+    return LocalDoc(url, title, text, owner, relative, mtime_ns, size)
+
+
+#: Changed files below this many are read in this process (a pool costs its start-up).
+POOL_MIN_FILES = 16
+#: Most processes a pool uses, whatever the machine has.
+MAX_POOL = 8
+#: Seconds of reading before progress is reported, and between reports.
+REPORT_EVERY_S = 2.0
+
+
+def pool_size() -> int:
+    """The CPUs this process may run on (``os.process_cpu_count``), at most :data:`MAX_POOL`."""
+    counted = getattr(os, "process_cpu_count", None)
+    if counted is not None:
+        cpus = counted()
+    elif hasattr(os, "sched_getaffinity"):
+        cpus = len(os.sched_getaffinity(0))
+    else:
+        cpus = os.cpu_count()
+    return max(1, min(MAX_POOL, cpus or 1))
+
+
+def read_changed(
+    listed: list[tuple[str, Path | None, int, int]],
+    label: str,
+    *,
+    workers: int | None = None,
+    report: Report | None = None,
+) -> Iterator[tuple[str, LocalDoc | None, int, int]]:
+    """The documents of ``listed`` in its order, each changed file read by :func:`local_document`
+    — in a pool of ``workers`` processes (default :func:`pool_size`) when there are at least
+    :data:`POOL_MIN_FILES` of them, which gives the same documents as reading them here. A file
+    without text is left out, as when read here."""
+    jobs = [(path, label, relative, mtime, size) for relative, path, mtime, size in listed if path]
+    workers = pool_size() if workers is None else workers
+    if workers > 1 and len(jobs) >= POOL_MIN_FILES:
+        documents = pooled(jobs, workers)
+    else:
+        documents = (local_document(*job) for job in jobs)
+    progress = _Progress(len(jobs), report)
+    for relative, path, mtime, size in listed:
+        if path is None:
+            yield relative, None, mtime, size
+            continue
+        doc = next(documents)
+        progress.read()
+        if doc is not None:
+            yield relative, doc, mtime, size
+    progress.done()
+
+
+_Job = tuple[Path, str, str, int, int]
+
+
+def pooled(
+    jobs: list[_Job], workers: int, read: Callable[..., LocalDoc | None] = local_document
+) -> Iterator[LocalDoc | None]:
+    """``read`` (:func:`local_document`) of each job, in order, from a pool of ``workers``
+    processes (``read`` must be importable by name there); a few
+    jobs per worker are in flight, so memory holds a window of documents, not the corpus. A pool
+    that breaks (a worker killed) leaves the rest to this process."""
+    done = 0
+    try:
+        # Spawned, not forked: the parent may run threads (the progress line's ticker).
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            pending: deque[Future[LocalDoc | None]] = deque()
+            for job in jobs:
+                pending.append(pool.submit(read, *job))
+                if len(pending) >= 4 * workers:
+                    yield pending.popleft().result()
+                    done += 1
+            while pending:
+                yield pending.popleft().result()
+                done += 1
+    except BrokenProcessPool:
+        for job in jobs[done:]:
+            yield read(*job)
+
+
+class _Progress:
+    """Reports reading on ``report`` once it has taken :data:`REPORT_EVERY_S`, and then every
+    as long again; a last line when it was reported at all."""
+
+    def __init__(self, total: int, report: Report | None) -> None:
+        self.total, self.report = total, report
+        self.count = 0
+        self.started = self.last = time.monotonic()
+        self.reported = False
+
+    def read(self) -> None:
+        self.count += 1
+        now = time.monotonic()
+        if self.report is not None and now - self.last >= REPORT_EVERY_S:
+            self.last, self.reported = now, True
+            self.report("index", f"{self.count}/{self.total} files read")
+
+    def done(self) -> None:
+        if self.report is not None and self.reported:
+            elapsed = time.monotonic() - self.started
+            self.report("index", f"{self.count}/{self.total} files read in {elapsed:.1f} s")
 
 
 def python_doc_documents() -> list[LocalDoc]:
@@ -395,8 +520,9 @@ def corpus_folder(spec: str) -> Path:
     return root.resolve()
 
 
-def open_corpus(spec: str, state: Path) -> LocalCorpus:
-    """``python-docs`` or a folder path → a synced corpus; empty or missing is an input error."""
+def open_corpus(spec: str, state: Path, report: Report | None = None) -> LocalCorpus:
+    """``python-docs`` or a folder path → a synced corpus; empty or missing is an input error.
+    ``report`` hears how far indexing a folder is when it takes long."""
     if spec == PYTHON_DOCS:
         index = CorpusIndex(index_path(state, PYTHON_DOCS, PYTHON_DOCS), PYTHON_DOCS)
         index.sync((doc.path, doc, 0, len(doc.text)) for doc in python_doc_documents())
@@ -405,7 +531,7 @@ def open_corpus(spec: str, state: Path) -> LocalCorpus:
         root = corpus_folder(spec)
         label = corpus_label(root.name)
         index = CorpusIndex(index_path(state, label, str(root)), label)
-        index.sync(folder_documents(root, label, index.known()))
+        index.sync(folder_documents(root, label, index.known(), report=report))
         corpus = LocalCorpus(index, f"the folder {root}")
     if index.count() == 0:
         raise InputError(

@@ -191,15 +191,21 @@ class Registry:
         return str(corpus_folder(spec))
 
     def source(
-        self, spec: str | None, state: Path, *, options: Options | None = None
+        self,
+        spec: str | None,
+        state: Path,
+        report: Callable[[str, str], None] | None = None,
+        *,
+        options: Options | None = None,
     ) -> SearchAdapter:
-        """The source a key names (:meth:`source_key`): a named one, or a folder."""
+        """The source a key names (:meth:`source_key`): a named one, or a folder; ``report``
+        hears how far indexing a folder is."""
         spec = self.source_key(spec) if spec is None else spec
         plugin = self.sources.get(spec)
         if plugin is None:
             from deep_research.run.localcorpus import open_corpus
 
-            return open_corpus(spec, state)  # a folder path
+            return open_corpus(spec, state, report)  # a folder path
         if (why := plugin.unavailable()) is not None:
             raise InputError(f"source {plugin.name!r} is not available here: {why}")
         if plugin.configure is not None:
@@ -252,8 +258,14 @@ def open_reasoner(name: str, options: Options | None = None) -> Reasoner:
     return load_registry().reasoner(name, options)
 
 
-def open_source(spec: str | None, state: Path, *, options: Options | None = None) -> SearchAdapter:
-    return load_registry().source(spec, state, options=options)
+def open_source(
+    spec: str | None,
+    state: Path,
+    report: Callable[[str, str], None] | None = None,
+    *,
+    options: Options | None = None,
+) -> SearchAdapter:
+    return load_registry().source(spec, state, report, options=options)
 
 
 def source_key(spec: str | None, *, search: str | None = None) -> str:
