@@ -5,10 +5,12 @@ packages) that imports cleanly is rendered with :mod:`pydoc`'s plain-text render
 flat: what pydoc indents by nesting level starts at the margin, a declaration is set apart from
 its docstring by a blank line, and a docstring's own indented code keeps its indentation — so
 the sentence splitter reads docstring prose as prose and code as code. Left out, because they
-say nothing about the module or differ from machine to machine: the notice pydoc prints under
-every module reference, inherited members (documented where they are defined), the method
-resolution order, data values (a value such as ``os.environ`` is this machine's, not the
-library's) and the source file's path.
+say nothing about the module or differ from machine to machine: the module reference block
+(its notice, and a web address that would read as this document's), comments pydoc shows when
+a definition has no docstring (licences, ``# ...`` lines that would read as headings), inherited
+members (documented where they are defined), the method resolution order, data values (a value
+such as ``os.environ`` is this machine's, not the library's), the package listing, version,
+author and credit lines, and the source file's path.
 
 Importing a module can do anything, so the rendering runs in a child interpreter: isolated
 (``-I``: no user site, no environment variables, the working directory off ``sys.path`` so a
@@ -171,7 +173,7 @@ def clean(text: str) -> str:
 # descriptor it is given. Kept as source (run with -I -c) so it imports nothing of this package.
 _CHILD = (
     r"""
-import importlib, io, json, os, pkgutil, pydoc, re, signal, sys, time, warnings
+import importlib, inspect, io, json, os, pkgutil, pydoc, re, signal, sys, time, warnings
 
 out = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
 request = json.loads(sys.stdin.read())
@@ -206,10 +208,8 @@ class Flat(pydoc.TextDoc):
         return text.rstrip() if text else ""
 
     def section(self, title, contents):
-        if title in ("FILE", "DATA", "PACKAGE CONTENTS", "SUBMODULES"):
+        if title in OMITTED:
             return ""
-        if title == "MODULE REFERENCE":
-            contents = contents.split("\n", 1)[0]
         return title + "\n\n" + contents.strip() + "\n\n"
 
     def docroutine(self, *args, **kwargs):
@@ -220,11 +220,7 @@ class Flat(pydoc.TextDoc):
         title, _, rest = super().docclass(*args, **kwargs).partition("\n")
         # pydoc parts a class's sections with a rule: inherited members are documented where
         # they are defined, and the resolution order is a list of names.
-        kept = [
-            MRO.sub("", part)
-            for part in rest.split("-" * 70)
-            if not INHERITED.match(part.strip("\n").split("\n", 1)[0])
-        ]
+        kept = [INHERITED.split(MRO.sub("", part))[0] for part in rest.split("-" * 70)]
         return "\n" + title + "\n\n" + "\n".join(kept) + "\n"
 
     def docdata(self, *args, **kwargs):
@@ -236,7 +232,33 @@ class Flat(pydoc.TextDoc):
 
 
 flat = Flat()
-INHERITED = re.compile(r"[A-Z][A-Za-z ]+ inherited from .*:$")
+OMITTED = {
+    "MODULE REFERENCE", "FILE", "DATA", "PACKAGE CONTENTS", "SUBMODULES", "VERSION", "DATE",
+    "AUTHOR", "CREDITS",
+}
+
+
+def docstring(object):
+    """pydoc.getdoc without its fallback to the comments above a definition (a licence, a
+    copyright line, or '# ...' lines that would read as headings)."""
+    return re.sub("^ *\n", "", (inspect.getdoc(object) or "").rstrip())
+
+
+pydoc.getdoc = docstring
+
+
+def first_sentence(doc):
+    """pydoc's synopsis (a first line standing alone), else the docstring's first sentence."""
+    synopsis = pydoc.splitdoc(doc)[0]
+    if synopsis and "://" not in synopsis:
+        return synopsis
+    # A web address in a title would read as one the brief links to.
+    address = r"\s*(?:<https?://[^>\s]*>|https?://\S*[^\s.,;)])"
+    paragraph = re.sub(address, "", doc.split("\n\n", 1)[0])
+    paragraph = " ".join(paragraph.split())
+    match = re.match(r"(.{10,200}?[.!?])(?:\s|$)", paragraph)
+    return match.group(1) if match else paragraph[:200]
+INHERITED = re.compile(r"(?m)^[A-Z][A-Za-z ]+ inherited from .*:$")
 MRO = re.compile(r"(?m)^Method resolution order:\n(?:    .*\n)+")
 
 
@@ -260,7 +282,7 @@ while queue and time.monotonic() < deadline:
     try:
         module = importlib.import_module(name)
         text = pydoc.render_doc(module, title="%s", renderer=flat)
-        synopsis = pydoc.splitdoc(pydoc.getdoc(module))[0]
+        synopsis = first_sentence(pydoc.getdoc(module))
         if request["expand"] and hasattr(module, "__path__"):
             for info in pkgutil.iter_modules(module.__path__):
                 queue.append(name + "." + info.name)
