@@ -18,8 +18,12 @@ The three figures:
   guards against buying precision by emitting nothing);
 * not found = unanswerable questions that emitted no claim ÷ unanswerable questions.
 
-Markers are a proxy for reading each claim: ``--show`` prints every claim with its label, so a
-marker that is too loose or too strict can be seen and the labels corrected in the JSON file.
+Markers are a proxy for reading: a row's ``judged`` holds the label a reader gave each claim
+read (keyed by its first 80 characters), and that label is used wherever there is one. A claim
+is judged on topic when it states something about the very feature, statement, function or
+task asked about, so that it belongs in an answer; off topic when it is about something else
+that merely shares words with the question. ``--show`` prints every claim with its label (``?``:
+not yet read, labelled by markers), and the summary says how many were read.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from deep_research.cli import main as cli_main
 from deep_research.gates.trace import emitted_claims
 
 QUESTIONS = Path(__file__).resolve().parent / "extractive_questions.json"
+#: Characters of a claim that key a reader's label of it in a row's ``judged``.
+PREFIX = 80
 #: Exit codes of a run that completed: 0 READY/PARTIAL/PARTIAL_QUICK, 1 HOLD/FAIL (a question
 #: nothing answers is a HOLD brief, which is the right outcome for an unanswerable one).
 COMPLETED = (0, 1)
@@ -54,6 +60,7 @@ class Outcome:
     answerable: bool
     claims: list[str]
     on_topic: list[bool]
+    read: list[bool]  # whether each claim's label is a reader's (else its markers')
     verdict: str
     seconds: float
     failed: str = ""  # the run's error when it did not complete
@@ -80,9 +87,22 @@ def on_topic(claim: str, markers: list[Marker]) -> bool:
     )
 
 
+def read_label(claim: str, judged: dict[str, bool]) -> bool | None:
+    """The label a reader gave this claim (``judged``: its first :data:`PREFIX` characters →
+    on topic or not), or None when no one has read it."""
+    return judged.get(claim[:PREFIX])
+
+
+def label(claim: str, row: dict[str, Any]) -> tuple[bool, bool]:
+    """(on topic, read): a reader's label when there is one, else the markers'."""
+    read = read_label(claim, dict(row.get("judged", {})))
+    if read is not None:
+        return read, True
+    return on_topic(claim, list(row["markers"])), False
+
+
 def run_question(row: dict[str, Any], state: Path) -> Outcome:
     question = str(row["question"])
-    markers: list[Marker] = list(row["markers"])
     out, err = io.StringIO(), io.StringIO()
     argv = ["run", question, "--corpus", "python-docs", "--depth", "quick", "--json"]
     began = time.monotonic()
@@ -92,15 +112,19 @@ def run_question(row: dict[str, Any], state: Path) -> Outcome:
     if code not in COMPLETED:
         # Counted, never skipped: a run that fails answers nothing and finds nothing.
         error = err.getvalue().strip().splitlines()[-1] if err.getvalue().strip() else ""
-        return Outcome(question, bool(row["answerable"]), [], [], "", seconds, error or str(code))
+        return Outcome(
+            question, bool(row["answerable"]), [], [], [], "", seconds, error or str(code)
+        )
     summary: dict[str, Any] = json.loads(out.getvalue())
     document = Brief(Path(summary["brief"])).load_claims()
     claims = [claim.claim for claim in emitted_claims(document)]
+    labels = [label(c, row) for c in claims]
     return Outcome(
         question,
         bool(row["answerable"]),
         claims,
-        [on_topic(c, markers) for c in claims],
+        [on for on, _ in labels],
+        [read for _, read in labels],
         str(summary["verdict"]),
         seconds,
     )
@@ -121,6 +145,7 @@ def figures(outcomes: list[Outcome]) -> dict[str, Any]:
         "unanswerable": len(unanswerable),
         "claims": claims,
         "on_topic": hits,
+        "read": sum(sum(o.read) for o in outcomes),
         "precision": hits / claims if claims else None,
         "answered": sum(1 for o in answerable if o.hits),
         "answerable_not_found": sum(1 for o in answerable if not o.claims),
@@ -156,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                 "answerable": o.answerable,
                 "claims": len(o.claims),
                 "on_topic": o.hits,
+                "read": sum(o.read),
                 "verdict": o.verdict,
                 "seconds": round(o.seconds, 3),
                 "failed": o.failed,
@@ -176,8 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         if o.failed:
             print(f"    run failed: {o.failed}")
         if args.show:
-            for claim, ok in zip(o.claims, o.on_topic, strict=True):
-                print(f"    {'+' if ok else '-'} {claim}")
+            for claim, ok, read in zip(o.claims, o.on_topic, o.read, strict=True):
+                print(f"    {'+' if ok else '-'}{'' if read else '?'} {claim}")
     print(
         f"\nprecision (claims pooled): {total['on_topic']}/{total['claims']} = "
         f"{_percent(total['precision'])}"
@@ -187,6 +213,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{total['answerable_not_found']} of them ended not found"
     )
     print(f"not found: {total['not_found']}/{total['unanswerable']} unanswerable")
+    print(
+        f"labels: {total['read']} of {total['claims']} claims read and judged; the rest "
+        "(marked ? with --show) by their question's markers"
+    )
     print(f"runs that failed (counted as neither answered nor not found): {total['failed']}")
     print(
         f"runs: median {total['median_run_s']:.2f} s, slowest {total['slowest_run_s']:.2f} s; "

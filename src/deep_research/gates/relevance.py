@@ -45,7 +45,7 @@ QUESTION_WORDS = frozenset(
 )
 #: Words a question asks *with*, not *about*; matching them says nothing about the topic.
 ASKING_WORDS = frozenset(
-    """work works working worked use uses used using run runs happen happens mean means meaning
+    """work works use uses used using run runs happen happens mean means meaning
     difference differences differ explain describe purpose affect affects effect effects impact
     relate relates related relationship versus way ways best example examples tell find know
     show need want possible get good idiomatic exactly actually really basically simply quickly
@@ -54,12 +54,23 @@ ASKING_WORDS = frozenset(
 )
 #: Verbs that say which side of the topic a question asks about ("How are chained comparisons
 #: evaluated?"); an answer often says it in other words ("… stops at the first false one"), so
-#: each weighs :data:`ASPECT_WEIGHT` of what its frequency gives.
+#: each weighs :data:`ASPECT_WEIGHT` of what its frequency gives, and one no retained text uses
+#: weighs as if every text used it.
 ASPECT_WORDS = frozenset(
     """evaluate evaluated evaluates evaluating evaluation handle handled handles handling treat
     treated treats implement implemented implements implementation compute computed computes
     calculate calculated determine determined define defined represent represented store stored
-    perform performed behave behaves behaviour behavior""".split()
+    perform performed behave behaves behaviour behavior declare declared declares
+    declaration""".split()
+)
+#: Asking words that are the task itself right after "How do I…": "How does it run?" asks
+#: how it works, "How do I run a coroutine?" asks about running one.
+TASK_VERBS = frozenset({"run"})
+_TASK = re.compile(
+    r"\bhow\s+(?:(?:do|can|could|should|would)\s+(?:i|we|you|one)|to)\s+("
+    + "|".join(sorted(TASK_VERBS))
+    + r")\b",
+    re.IGNORECASE,
 )
 #: Words that name the corpus or the asker's setting rather than the topic: "What is a
 #: decorator in Python?" asks what "What is a decorator?" asks.
@@ -84,6 +95,13 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
         "parse deserialize",
         "delete remove",
         "tmp temp temporary",
+        # Verbs the library's docstrings use for what a question asks in other words.
+        "check test verify",
+        "pause sleep delay suspend",
+        "start begin launch spawn",
+        "stop terminate halt",
+        "join concatenate",
+        "convert transform",
         # The library calls a file object a stream ("Read and return a line from the stream").
         "file stream",
     )
@@ -100,12 +118,22 @@ MIN_CONCEPTS_TO_LEAVE_ONE = 3
 GENERIC_RATIO = 0.5
 #: A word written in capitals or a figure names one thing exactly; it weighs this much more.
 PRECISE_WEIGHT = 2.0
+#: ... and an aspect verb this much of what its frequency gives.
 ASPECT_WEIGHT = 0.5
 #: Endings that name a file's format rather than its subject.
 DOCUMENT_EXTENSIONS = frozenset({"md", "markdown", "txt", "html", "htm", "pdf", "rst"})
 #: Shortest part of an identifier that is a word of its own.
 _MIN_PART = 3
+#: Four or more items of one or two words, parted by commas ("list, tuple, set, frozenset");
+#: never a signature's parameters (no parentheses, no "=" in an item).
+_ITEM = r"[\w\"'.*`-]+(?:\s+[\w\"'.*`-]+)?"
+_ENUMERATION = re.compile(
+    rf"(?:{_ITEM},\s+){{2,}}{_ITEM},?\s+(?:and|or|nor)\s+{_ITEM}|(?:{_ITEM},\s+){{3,}}{_ITEM}"
+)
+_CALLED = re.compile(r"\b([A-Za-z][A-Za-z0-9_]{5,})\(")
 _IDENTIFIER = re.compile(r"\b[A-Za-z][a-z0-9]*(?:(?:[_.][A-Za-z0-9]+)|(?:[A-Z][a-z0-9]+))+\b")
+_SEPARATORS = re.compile(r"[._-]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _HUMPS = re.compile(r"[_.]+|(?<=[a-z0-9])(?=[A-Z])")
 #: Marks a run of initials among a text's words, so only an abbreviation is compared with it.
 INITIALS = "^"
@@ -134,8 +162,11 @@ def stems(text: str) -> frozenset[str]:
 
 def topic_terms(text: str) -> list[str]:
     """:func:`key_terms` without the words a question asks with or the corpus's filler —
-    unless that leaves nothing, when the filler is the topic ("What is Python?")."""
-    terms = [t for t in key_terms(text) if t not in ASKING_WORDS]
+    unless that leaves nothing, when the filler is the topic ("What is Python?") — but with
+    the task of a question asking how to do something ("How do I run a coroutine?")."""
+    task = _TASK.search(text)
+    kept = {task.group(1).lower()} if task else set()
+    terms = [t for t in key_terms(text) if t not in ASKING_WORDS or t in kept]
     return [t for t in terms if t not in FILLER_WORDS] or terms
 
 
@@ -245,11 +276,15 @@ class Question:
         self.abbreviates = any(c.abbreviation for c in self.concepts)
 
     def words(self, text: str) -> frozenset[str]:
-        """What of ``text`` can name a concept: its stems, the parts of its identifiers
-        (:meth:`parts`), and (marked, so only an abbreviation meets them) its initials when
-        the question holds an abbreviation."""
+        """What of ``text`` can name a concept: its stems outside lists of four names or more,
+        the parts of its identifiers (:meth:`parts`), and (marked, so only an abbreviation
+        meets them) its initials when the question holds an abbreviation."""
+        # A word named only in a list of names is mentioned in passing: "For container types
+        # such as list, tuple, set, frozenset, dict, …" says nothing about what a frozenset is.
+        text = _ENUMERATION.sub(" ", text)
         found = stems(text)
-        compounds = [t for t in found if len(t) >= 2 * _MIN_PART] + _IDENTIFIER.findall(text)
+        # Only code is split: "readline(…)" reads a line; "a readline history file" does not.
+        compounds = _CALLED.findall(text) + _IDENTIFIER.findall(text)
         if compounds:
             found = found.union(*(self.parts(token) for token in compounds))
         if self.figures:
@@ -260,21 +295,21 @@ class Question:
 
     def parts(self, token: str) -> frozenset[str]:
         """The stems of an identifier's parts: split at underscores, dots and capitals
-        ("lru_cache", "NamedTemporaryFile"), or — a run of lower-case letters — into two
-        words the question uses ("readline" → read, line; "copyfile" → copy, file; never
-        "thread" → read, nor "profile" → file)."""
+        ("lru_cache", "NamedTemporaryFile"), or — a name called, all lower-case — into two
+        words the question uses ("readline(" → read, line; "copyfile(" → copy, file; never
+        "thread(" → read, nor "profile(" → file)."""
         pieces = [p for p in _HUMPS.split(token) if p]
         if len(pieces) > 1:
             return frozenset(term_stem(p.lower()) for p in pieces if len(p) >= _MIN_PART)
         word = token.lower()
         for cut in range(_MIN_PART, len(word) - _MIN_PART + 1):
             left, right = term_stem(word[:cut]), term_stem(word[cut:])
-            if left in self._vocabulary and right in self._vocabulary:
+            if left in self.vocabulary and right in self.vocabulary:
                 return frozenset({left, right})
         return frozenset()
 
     @cached_property
-    def _vocabulary(self) -> frozenset[str]:
+    def vocabulary(self) -> frozenset[str]:
         """Every stem the question uses, asking words too, and each concept's spellings."""
         spellings = {s for c in self.concepts for s in c.spellings}
         return stems(self.text) | spellings
@@ -289,6 +324,8 @@ class Question:
         as if named by half a text."""
         return {
             c.stem: math.log(1.0 + max(total, 1) / max(counts.get(c.stem, 0), 0.5))
+            if counts.get(c.stem) or not c.aspect
+            else math.log(2.0)
             for c in self.concepts
         }
 
@@ -303,26 +340,27 @@ class Question:
         return self.weights(counts, total)
 
     def decide(self, named: Iterable[str], weights: Mapping[str, float] | None = None) -> Relevance:
-        """The rule: a claim answers when it names the question's most specific concept and
-        every other one, except — of a question naming three or more — generic ones (each
-        weighing at most :data:`GENERIC_RATIO` of the most specific) carrying at most
-        :data:`MAX_MISSING_SHARE` of the question's weight. A concept weighs what its
-        frequency gives (1 without ``weights``) times :attr:`Concept.factor`."""
+        """The rule over the concepts a claim names (``named``): it names the question's most
+        specific concept and every other one, except — of a question naming three or more —
+        generic ones (each weighing at most :data:`GENERIC_RATIO` of the most specific)
+        carrying at most :data:`MAX_MISSING_SHARE` of the question's weight. A concept weighs
+        what its frequency gives (1 without ``weights``) times :attr:`Concept.factor`."""
         named = frozenset(named)
         weight = {c.stem: (weights or {}).get(c.stem, 1.0) * c.factor for c in self.concepts}
         matched = tuple(c.stem for c in self.concepts if c.stem in named)
         missing = tuple(c.stem for c in self.concepts if c.stem not in named)
+        unnamed = [stem for stem in weight if stem not in named]
         total = math.fsum(weight.values())
-        share = math.fsum(weight[m] for m in missing) / total if total > 0 else 1.0
+        share = math.fsum(weight[m] for m in unnamed) / total if total > 0 else 1.0
         top = max(weight.values(), default=0.0)
-        specific = any(weight[m] >= top for m in matched)
+        specific = any(weight[stem] >= top for stem in weight if stem in named)
         # One or two concepts are all the question names: a claim names both or is elsewhere.
         # Of more, only a generic one may go unnamed — one much less specific than the most.
         leaves = len(self.concepts) >= MIN_CONCEPTS_TO_LEAVE_ONE and all(
-            weight[m] <= GENERIC_RATIO * top for m in missing
+            weight[m] <= GENERIC_RATIO * top for m in unnamed
         )
         allowed = MAX_MISSING_SHARE if leaves else 0.0
-        answers = bool(matched) and specific and share <= allowed + 1e-9
+        answers = specific and share <= allowed + 1e-9
         return Relevance(answers, matched, missing, share)
 
     def judge(
@@ -332,13 +370,20 @@ class Question:
         path), whose name counts as named by the claim (:func:`document_name`)."""
         words = self.words(claim)
         if source:
-            words |= self.words(document_name(source))
+            words |= name_words(document_name(source))
         return self.decide(self.named(words), weights)
 
     def answers(
         self, claim: str, weights: Mapping[str, float] | None = None, source: str = ""
     ) -> bool:
         return self.judge(claim, weights, source).answers
+
+
+def name_words(name: str) -> frozenset[str]:
+    """The stems of a name's words, split at dots, dashes, underscores and capitals
+    ("asyncio.tasks" → asyncio, task) but never into words it only happens to contain: the
+    ``readline`` module is not about reading lines."""
+    return stems(name) | stems(_CAMEL.sub(" ", _SEPARATORS.sub(" ", name)))
 
 
 def document_name(source: str) -> str:

@@ -36,6 +36,7 @@ from deep_research.gates.relevance import (
     Question,
     document_name,
     key_terms,
+    name_words,
     stems,
     topic_stems,
 )
@@ -159,11 +160,16 @@ def entry(text: str, previous: Sentence | None, sentence: Sentence) -> Sentence:
 
 
 def declared_words(question: Question, line: str) -> frozenset[str]:
-    """The words of the name a declaration line declares ("class NamedTemporaryFile(…)" →
-    named, temporary, file), as the question's concepts are matched."""
+    """The words the name a declaration line declares stands for, as the question's concepts
+    are matched: its parts when the question uses every one of them (``start_new_thread``
+    for "How do I start a new thread?"), else the name as one word — so
+    ``dataclass_transform`` is not ``dataclass``, nor ``read_history_file`` reading a file."""
     name = line.split("(", 1)[0].split()[-1].rsplit(".", 1)[-1]
     spaced = _CAMEL.sub(" ", name).replace("_", " ")
-    return question.words(name) | question.words(spaced)
+    parts = stems(spaced)
+    if parts and parts <= question.vocabulary:
+        return question.words(name) | parts
+    return stems(name)
 
 
 def _analyse(text: str, question: Question) -> _Analysed:
@@ -228,7 +234,7 @@ def rank(
     ranked: list[tuple[float, int, Sentence]] = []
     how_to = asks_how_to(question.text)
     asked = stems(question.text)
-    named_for = question.words(document_name(source)) if source else frozenset()
+    named_for = name_words(document_name(source)) if source else frozenset()
     on_subject = bool((question.words(title or "") | named_for) & naming)
     for candidate in document.candidates:
         sentence, owner = candidate.sentence, candidate.owner
