@@ -155,3 +155,37 @@ def test_relevant_rows_drop_only_the_findings_that_answer_nothing(tmp_path: Path
     # Adversarial: a corpus file edited after retention is not read as evidence of anything.
     brief.corpus_path(stored.content_hash).write_text("edited", encoding="utf-8")
     assert retained_texts(brief, rows) == []
+
+
+def test_a_word_named_only_in_a_list_is_a_passing_mention() -> None:
+    asked = Question("What is a frozenset?")
+    assert not asked.answers(
+        "For container types such as list, tuple, set, frozenset, dict, or deque, the "
+        "expression x in y tests membership."
+    )
+    assert not asked.answers("Empty containers (strings, tuples, lists, sets and frozensets).")
+    assert asked.answers("A frozenset is an immutable set of hashable objects.")
+    # Adversarial: a signature's parameters are no list; the called name still counts.
+    copying = Question("How do I copy a file?")
+    assert copying.answers("copyfile(src, dst, *, follow_symlinks=True) Copy data from src.")
+
+
+def test_an_aspect_verb_may_go_unnamed() -> None:
+    evaluated = Question("How are chained comparisons evaluated?")
+    assert evaluated.answers("A chained comparison stops at the first comparison that is false.")
+    assert not evaluated.answers("All comparison operators have the same priority.")
+    declared = Question("How are keyword-only parameters declared?")
+    weights = declared.weigh(["keyword-only parameters after *"] * 2 + ["parameters"] * 8)
+    assert declared.answers("Parameters after * are keyword-only parameters.", weights)
+
+
+def test_run_is_the_task_of_a_how_to_question_only() -> None:
+    assert [c.stem for c in Question("How do I run a coroutine?").concepts] == ["run", "coroutin"]
+    assert [c.stem for c in Question("How does the event loop run?").concepts] == ["event", "loop"]
+    assert not Question("How do I run a coroutine?").answers("A coroutine object is awaitable.")
+
+
+def test_only_code_is_split_into_the_question_s_words() -> None:
+    asked = Question(READ_LINES)
+    assert asked.answers("readline(size=-1) Read and return one line from the stream.")
+    assert not asked.answers("Load a readline history file from the home directory.")

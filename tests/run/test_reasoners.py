@@ -302,3 +302,13 @@ def test_a_sentence_that_points_back_is_never_a_finding() -> None:
     assert claims == [
         "The else clause of a loop runs when the loop ends without a break statement."
     ]
+
+
+def test_an_entry_is_entitled_only_by_its_whole_name() -> None:
+    text = (
+        "dataclass_transform(*, eq_default=True)\n\nDecorator that gives a class the dataclass "
+        "behaviour of another decorator.\n"
+    )
+    sq = SubQuestionPlan("sq1", "What does the dataclass decorator do?", ("dataclass",), 2)
+    doc = Retained("file://python-docs/library/typing", "typing", text, "sha256:" + "0" * 64, "o")
+    assert ExtractiveReasoner().extract(sq, doc) == []
