@@ -127,6 +127,7 @@ _MIN_PART = 3
 #: Four or more items of one or two words, parted by commas ("list, tuple, set, frozenset");
 #: never a signature's parameters (no parentheses, no "=" in an item).
 _ITEM = r"[\w\"'.*`-]+(?:\s+[\w\"'.*`-]+)?"
+_LIST_COMMAS = 2  # the fewest commas a list of four names holds ("a, b, c and d")
 _ENUMERATION = re.compile(
     rf"(?:{_ITEM},\s+){{2,}}{_ITEM},?\s+(?:and|or|nor)\s+{_ITEM}|(?:{_ITEM},\s+){{3,}}{_ITEM}"
 )
@@ -275,14 +276,22 @@ class Question:
         self.concepts = tuple(c for c in concepts if c.abbreviation or c.stem not in spelled)
         self.abbreviates = any(c.abbreviation for c in self.concepts)
 
-    def words(self, text: str) -> frozenset[str]:
-        """What of ``text`` can name a concept: its stems outside lists of four names or more,
-        the parts of its identifiers (:meth:`parts`), and (marked, so only an abbreviation
-        meets them) its initials when the question holds an abbreviation."""
-        # A word named only in a list of names is mentioned in passing: "For container types
-        # such as list, tuple, set, frozenset, dict, …" says nothing about what a frozenset is.
-        text = _ENUMERATION.sub(" ", text)
-        found = stems(text)
+    def words(self, text: str, *, mentions: bool = False) -> frozenset[str]:
+        """What of ``text`` can name a concept: its stems outside lists of four names or more
+        (inside them too with ``mentions``), the parts of its identifiers (:meth:`parts`),
+        and (marked, so only an abbreviation meets them) its initials when the question holds
+        an abbreviation."""
+        if mentions:
+            found = frozenset(
+                term_stem(term) for term in key_terms(" ".join(set(_WORD.findall(text))))
+            )
+        else:
+            # A word named only in a list of names is mentioned in passing: "For container
+            # types such as list, tuple, set, frozenset, dict, …" says nothing about what a
+            # frozenset is.
+            if text.count(",") >= _LIST_COMMAS:
+                text = _ENUMERATION.sub(" ", text)
+            found = stems(text)
         # Only code is split: "readline(…)" reads a line; "a readline history file" does not.
         compounds = _CALLED.findall(text) + _IDENTIFIER.findall(text)
         if compounds:
@@ -330,12 +339,13 @@ class Question:
         }
 
     def weigh(self, texts: Iterable[str]) -> dict[str, float]:
-        """:meth:`weights` over ``texts`` (each counted once, whatever its length)."""
+        """:meth:`weights` over ``texts`` (each counted once, whatever its length, and naming
+        a concept wherever it does)."""
         counts: dict[str, int] = {}
         total = 0
         for text in texts:
             total += 1
-            for stem in self.named(self.words(text)):
+            for stem in self.named(self.words(text, mentions=True)):
                 counts[stem] = counts.get(stem, 0) + 1
         return self.weights(counts, total)
 

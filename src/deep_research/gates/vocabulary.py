@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # --------------------------------------------------------------------------------------------
 # Stop words
@@ -80,6 +81,7 @@ def stem(word: str) -> str:
 
 # Apart from stem because only the reasoner's ranking gains from merging "evaluate"/"evaluated";
 # topical overlap keeps stem, whose shared tokens the gate reports.
+@lru_cache(maxsize=65536)  # the reasoner stems every word of every retained sentence
 def term_stem(word: str) -> str:
     """:func:`stem`, then a final ``e`` and a doubled final consonant dropped, so
     "evaluate"/"evaluated", "format"/"formatting" and "line"/"lines" meet."""

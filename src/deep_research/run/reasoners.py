@@ -29,6 +29,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 from deep_research.errors import InputError
@@ -196,6 +197,13 @@ def _analyse(text: str, question: Question) -> _Analysed:
     return _Analysed(tuple(every), tuple(candidates), frequency)
 
 
+@lru_cache(maxsize=64)
+def _analysed(text: str, question: str) -> _Analysed:
+    # Every sub-question's worker reads for the same research question, and many retain the
+    # same document: it is read once.
+    return _analyse(text, Question(question))
+
+
 def _weight(term: str, document: _Analysed) -> float:
     # Inverse sentence frequency inside the document: a term every sentence repeats says
     # little about which sentence answers.
@@ -220,7 +228,7 @@ def rank(
     research ``question`` (its relevance gate, the question's concepts weighed by how few of
     the document's sentences name them, the document's name counting as named by each), best
     first, scored higher when they also match the sub-question's own ``topic``."""
-    document = _analyse(text, question)
+    document = _analysed(text, question.text)
     vocabulary = frozenset(document.frequency)
     namers = {c.stem: c.named_by(vocabulary) for c in question.concepts}
     # A concept no sentence here names tells none of them apart: it weighs what one every
