@@ -189,3 +189,15 @@ def test_only_code_is_split_into_the_question_s_words() -> None:
     asked = Question(READ_LINES)
     assert asked.answers("readline(size=-1) Read and return one line from the stream.")
     assert not asked.answers("Load a readline history file from the home directory.")
+
+
+def test_a_question_of_several_parts_is_answered_part_by_part() -> None:
+    asked = Question("When did the Old Harbour Bridge open, how long is it and who designed it?")
+    assert asked.answers("The Old Harbour Bridge was opened to traffic in 1923.")
+    assert asked.answers("Measured between its abutments, the Old Harbour Bridge is 980 m long.")
+    assert asked.answers("The engineer Margaret Holloway designed the Old Harbour Bridge.")
+    # Adversarial: a part that points back ("it") needs the subject named too.
+    assert not asked.answers("Margaret Holloway designed the harbour railway line.")
+    assert not asked.answers("The bridge over the river is long.")
+    # A first part naming only the subject is no part of its own.
+    assert len(Question(GIL).facets) == 1

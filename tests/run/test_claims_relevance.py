@@ -81,6 +81,6 @@ def test_a_question_nothing_answers_is_a_not_found_brief(tmp_path: Path) -> None
     )
     document = Brief(result.brief).load_claims()
     assert result.claims == 0 and not emitted_claims(document)
-    assert len(result.not_found) == 2  # every sub-question says so
+    assert len(result.not_found) == len(document.sub_questions) >= 2  # each one says so
     assert result.verdict == "HOLD"
     assert_verified(result.brief)

@@ -102,6 +102,8 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
         "stop terminate halt",
         "join concatenate",
         "convert transform",
+        # "How long is it?" asks for its length.
+        "long length",
         # The library calls a file object a stream ("Read and return a line from the stream").
         "file stream",
     )
@@ -120,6 +122,13 @@ GENERIC_RATIO = 0.5
 PRECISE_WEIGHT = 2.0
 #: ... and an aspect verb this much of what its frequency gives.
 ASPECT_WEIGHT = 0.5
+#: Where a question asks its next part: a comma or "and" before a question word.
+_PARTS = re.compile(
+    r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:how|who|whom|whose|when|where|why|what|which)\b)",
+    re.IGNORECASE,
+)
+#: A part that points back at the first part's subject.
+_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|these|he|she|his|her)\b", re.I)
 #: Endings that name a file's format rather than its subject.
 DOCUMENT_EXTENSIONS = frozenset({"md", "markdown", "txt", "html", "htm", "pdf", "rst"})
 #: Shortest part of an identifier that is a word of its own.
@@ -275,6 +284,30 @@ class Question:
         concepts += [Concept(f, frozenset({f}), figure=True) for f in sorted(self.figures)]
         self.concepts = tuple(c for c in concepts if c.abbreviation or c.stem not in spelled)
         self.abbreviates = any(c.abbreviation for c in self.concepts)
+        self.facets = self._facets(text)
+
+    def _facets(self, text: str) -> tuple[Facet, ...]:
+        """The parts a question asks at once ("When did the bridge open, how long is it and
+        who designed it?"), each answerable alone; a part pointing back ("it") needs what the
+        first part names too. A first part naming one thing only is that subject, no part of
+        its own ("What is the GIL and how does it affect threads?")."""
+        parts = [p for p in _PARTS.split(text) if p.strip()]
+        every = tuple(c.stem for c in self.concepts)
+        if len(parts) < 2:
+            return (Facet(every),)
+        own = [self._stems_of(part) for part in parts]
+        subject = own[0]
+        facets = [Facet(subject)] if len(subject) > 1 else []
+        for part, stems_ in zip(parts[1:], own[1:], strict=True):
+            if not stems_:
+                continue
+            refers = _POINTS_BACK.search(part) is not None
+            facets.append(Facet(stems_, subject if refers else ()))
+        return tuple(facets) or (Facet(every),)
+
+    def _stems_of(self, part: str) -> tuple[str, ...]:
+        terms = {term_stem(t) for t in topic_terms(part)} | set(_FIGURE.findall(part))
+        return tuple(c.stem for c in self.concepts if c.spellings & terms or c.stem in terms)
 
     def words(self, text: str, *, mentions: bool = False) -> frozenset[str]:
         """What of ``text`` can name a concept: its stems outside lists of four names or more
@@ -350,27 +383,21 @@ class Question:
         return self.weights(counts, total)
 
     def decide(self, named: Iterable[str], weights: Mapping[str, float] | None = None) -> Relevance:
-        """The rule over the concepts a claim names (``named``): it names the question's most
-        specific concept and every other one, except — of a question naming three or more —
-        generic ones (each weighing at most :data:`GENERIC_RATIO` of the most specific)
-        carrying at most :data:`MAX_MISSING_SHARE` of the question's weight. A concept weighs
-        what its frequency gives (1 without ``weights``) times :attr:`Concept.factor`."""
+        """The rule over the concepts a claim names (``named``), for any one of the question's
+        :attr:`facets`: the claim names the facet's most specific concept and every other one,
+        except — of a facet naming three or more — generic ones (each weighing at most
+        :data:`GENERIC_RATIO` of the most specific) carrying at most :data:`MAX_MISSING_SHARE`
+        of the facet's weight; of a facet pointing back, at least half the subject's concepts
+        too. A concept weighs what its frequency gives (1 without ``weights``) times
+        :attr:`Concept.factor`."""
         named = frozenset(named)
-        weight = {c.stem: (weights or {}).get(c.stem, 1.0) * c.factor for c in self.concepts}
+        factor = {c.stem: c.factor for c in self.concepts}
+        weight = {stem: (weights or {}).get(stem, 1.0) * f for stem, f in factor.items()}
         matched = tuple(c.stem for c in self.concepts if c.stem in named)
         missing = tuple(c.stem for c in self.concepts if c.stem not in named)
-        unnamed = [stem for stem in weight if stem not in named]
-        total = math.fsum(weight.values())
-        share = math.fsum(weight[m] for m in unnamed) / total if total > 0 else 1.0
-        top = max(weight.values(), default=0.0)
-        specific = any(weight[stem] >= top for stem in weight if stem in named)
-        # One or two concepts are all the question names: a claim names both or is elsewhere.
-        # Of more, only a generic one may go unnamed — one much less specific than the most.
-        leaves = len(self.concepts) >= MIN_CONCEPTS_TO_LEAVE_ONE and all(
-            weight[m] <= GENERIC_RATIO * top for m in unnamed
-        )
-        allowed = MAX_MISSING_SHARE if leaves else 0.0
-        answers = specific and share <= allowed + 1e-9
+        outcomes = [_facet_rule(facet, named, weight) for facet in self.facets]
+        answers = any(ok for ok, _ in outcomes)
+        share = min((missed for _, missed in outcomes), default=1.0)
         return Relevance(answers, matched, missing, share)
 
     def judge(
@@ -406,6 +433,36 @@ def document_name(source: str) -> str:
     name = PurePosixPath(path.rstrip("/")).name
     stem, dot, extension = name.rpartition(".")
     return stem if dot and extension.lower() in DOCUMENT_EXTENSIONS else name
+
+
+@dataclass(frozen=True)
+class Facet:
+    """One part of a question: its concepts (by stem), and the subject's when it points back."""
+
+    stems: tuple[str, ...]
+    subject: tuple[str, ...] = ()
+
+
+def _facet_rule(
+    facet: Facet, named: frozenset[str], weight: Mapping[str, float]
+) -> tuple[bool, float]:
+    """(whether a claim naming ``named`` answers this facet, the share of its weight unnamed)."""
+    own = {stem: weight[stem] for stem in facet.stems}
+    unnamed = [stem for stem in own if stem not in named]
+    total = math.fsum(own.values())
+    share = math.fsum(own[m] for m in unnamed) / total if total > 0 else 1.0
+    top = max(own.values(), default=0.0)
+    specific = any(own[stem] >= top for stem in own if stem in named)
+    # One or two concepts are all the facet names: a claim names both or is elsewhere. Of
+    # more, only a generic one may go unnamed — one much less specific than the most.
+    leaves = len(own) >= MIN_CONCEPTS_TO_LEAVE_ONE and all(
+        own[m] <= GENERIC_RATIO * top for m in unnamed
+    )
+    allowed = MAX_MISSING_SHARE if leaves else 0.0
+    answers = specific and share <= allowed + 1e-9
+    if answers and facet.subject:
+        answers = 2 * len(named.intersection(facet.subject)) >= len(facet.subject)
+    return answers, share
 
 
 def _spelled_out(text: str, abbreviation: str) -> set[str]:
