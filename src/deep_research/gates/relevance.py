@@ -52,10 +52,10 @@ ASKING_WORDS = frozenset(
     easily efficiently safely properly correctly automatically manually programmatically
     dynamically""".split()
 )
-#: Verbs that say which side of the topic a question asks about ("How are chained comparisons
-#: evaluated?"); an answer often says it in other words ("… stops at the first false one"), so
-#: each weighs :data:`ASPECT_WEIGHT` of what its frequency gives, and one no retained text uses
-#: weighs as if every text used it.
+#: Verbs that say which side of the topic a question asking "how" asks about ("How are chained
+#: comparisons evaluated?"); an answer often says it in other words ("… stops at the first
+#: false one"), so each weighs :data:`ASPECT_WEIGHT` of what its frequency gives, and one no
+#: retained text uses weighs as if every text used it.
 ASPECT_WORDS = frozenset(
     """evaluate evaluated evaluates evaluating evaluation handle handled handles handling treat
     treated treats implement implemented implements implementation compute computed computes
@@ -97,6 +97,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
         "tmp temp temporary",
         # Verbs the library's docstrings use for what a question asks in other words.
         "check test verify",
+        "evaluate calculate compute",
         "pause sleep delay suspend",
         "start begin launch spawn",
         "stop terminate halt",
@@ -262,6 +263,7 @@ class Question:
     def __init__(self, text: str) -> None:
         self.text = text
         capitals = {m.group(0).lower().removesuffix("s") for m in _CAPITALS.finditer(text)}
+        manner = text.lstrip().lower().startswith("how")
         concepts: list[Concept] = []
         for term in topic_terms(text):
             stem = term_stem(term)
@@ -271,7 +273,9 @@ class Question:
             abbreviation = term.removesuffix("s") in capitals
             if abbreviation:
                 spellings.add(INITIALS + term.removesuffix("s"))
-            aspect = term in ASPECT_WORDS
+            # "How are they evaluated?" asks about their evaluation in general; "When are
+            # they evaluated?" asks about exactly that.
+            aspect = term in ASPECT_WORDS and manner
             concepts.append(Concept(stem, frozenset(spellings), abbreviation, aspect=aspect))
         # A question that spells an abbreviation out beside it ("global interpreter lock
         # (GIL)") names one thing: the spelled-out words are not concepts of their own.
