@@ -1,34 +1,29 @@
-"""On-topic precision of the extractive reasoner on the python-docs corpus (a script, not a test).
+"""Relevance of the headless pipeline's claims over python-docs (a script, not a test).
 
 Each question in ``extractive_questions.json`` goes through the real pipeline — ``deep-research
 run QUESTION --corpus python-docs --depth quick --json --state <tmp>`` — and every emitted claim
-is checked against the question's on-topic markers (terms a sentence answering the question uses
-in the documentation, judged by reading it; matched case-insensitively as substrings, and a
-marker given as a list needs all of its parts):
+is labelled by the question's on-topic markers: terms a sentence answering the question uses in
+the documentation, chosen by reading the documents the row names (matched case-insensitively as
+substrings; a marker given as a list needs all of its parts). A question the corpus cannot
+answer has no markers, so every claim emitted for it is off topic; its right outcome is a brief
+with no claim (``not found``).
 
     python benchmarks/extractive_eval.py            # per question and overall
     python benchmarks/extractive_eval.py --show     # also every claim, marked on/off topic
 
-precision = emitted claims containing a marker ÷ emitted claims. A question with no emitted claim
-has no precision and counts as unanswered; "answered" (at least one on-topic claim) guards
-against buying precision by emitting nothing.
+The three figures:
 
-Measured (on-topic / emitted claims), before → after the extractive reasoner ranked sentences by
-the research question rather than by each sub-question's heading:
+* precision = on-topic claims ÷ emitted claims, pooled over every question (answerable or not);
+* answered = answerable questions with at least one on-topic claim ÷ answerable questions (it
+  guards against buying precision by emitting nothing);
+* not found = unanswerable questions that emitted no claim ÷ unanswerable questions.
 
-    chained comparisons        2/8   → 3/3     else clause of a for loop   4/15 → 4/8
-    with / context manager     6/11  → 5/6     finally clause of try       6/15 → 7/13
-    generators and yield       7/27  → 7/8     integer floor division      3/20 → 3/3
-    global and nonlocal       10/14  → 9/9     string formatting           6/8  → 6/6
-    slicing a sequence         4/24  → 8/8     lambda expression           4/22 → 4/4
-    function decorators        3/19  → 3/3     is and == equality          6/20 → 1/1
-    assert statement           2/13  → 2/2
-    overall                   63/216 = 29.2% → 62/74 = 83.8% (mean per question 33.0% → 90.4%);
-    answered 13/13 → 13/13; each run about 0.2 s.
-
-The two weakest questions name a clause of a statement ("else" of "for", "finally" of "try"):
-their other words ("clause", "statement", "loop") are shared by sibling clauses, which word
-overlap alone cannot tell apart.
+Markers are a proxy for reading: a row's ``judged`` holds the label a reader gave each claim
+read (keyed by its first 80 characters), and that label is used wherever there is one. A claim
+is judged on topic when it states something about the very feature, statement, function or
+task asked about, so that it belongs in an answer; off topic when it is about something else
+that merely shares words with the question. ``--show`` prints every claim with its label (``?``:
+not yet read, labelled by markers), and the summary says how many were read.
 """
 
 from __future__ import annotations
@@ -49,15 +44,26 @@ from deep_research.cli import main as cli_main
 from deep_research.gates.trace import emitted_claims
 
 QUESTIONS = Path(__file__).resolve().parent / "extractive_questions.json"
+#: Characters of a claim that key a reader's label of it in a row's ``judged``.
+PREFIX = 80
+#: Exit codes of a run that completed: 0 READY/PARTIAL/PARTIAL_QUICK, 1 HOLD/FAIL (a question
+#: nothing answers is a HOLD brief, which is the right outcome for an unanswerable one).
+COMPLETED = (0, 1)
+
+#: A marker is a phrase, or a list of phrases that must all appear (``["else", "loop"]``).
+Marker = str | list[str]
 
 
 @dataclass(frozen=True)
 class Outcome:
     question: str
+    answerable: bool
     claims: list[str]
     on_topic: list[bool]
+    read: list[bool]  # whether each claim's label is a reader's (else its markers')
     verdict: str
     seconds: float
+    failed: str = ""  # the run's error when it did not complete
 
     @property
     def hits(self) -> int:
@@ -67,9 +73,10 @@ class Outcome:
     def precision(self) -> float | None:
         return self.hits / len(self.claims) if self.claims else None
 
-
-#: A marker is a phrase, or a list of phrases that must all appear (``["else", "loop"]``).
-Marker = str | list[str]
+    @property
+    def right(self) -> bool:
+        """Answered with an on-topic claim, or (unanswerable) ended with none."""
+        return self.hits > 0 if self.answerable else not (self.claims or self.failed)
 
 
 def on_topic(claim: str, markers: list[Marker]) -> bool:
@@ -80,35 +87,73 @@ def on_topic(claim: str, markers: list[Marker]) -> bool:
     )
 
 
-def run_question(question: str, markers: list[Marker], state: Path) -> Outcome:
+def read_label(claim: str, judged: dict[str, bool]) -> bool | None:
+    """The label a reader gave this claim (``judged``: its first :data:`PREFIX` characters →
+    on topic or not), or None when no one has read it."""
+    return judged.get(claim[:PREFIX])
+
+
+def label(claim: str, row: dict[str, Any]) -> tuple[bool, bool]:
+    """(on topic, read): a reader's label when there is one, else the markers'."""
+    read = read_label(claim, dict(row.get("judged", {})))
+    if read is not None:
+        return read, True
+    return on_topic(claim, list(row["markers"])), False
+
+
+def run_question(row: dict[str, Any], state: Path) -> Outcome:
+    question = str(row["question"])
     out, err = io.StringIO(), io.StringIO()
-    argv = [
-        "run",
-        question,
-        "--corpus",
-        "python-docs",
-        "--depth",
-        "quick",
-        "--json",
-        "--state",
-        str(state),
-    ]
+    argv = ["run", question, "--corpus", "python-docs", "--depth", "quick", "--json"]
     began = time.monotonic()
     with redirect_stdout(out), redirect_stderr(err):
-        code = cli_main(argv)
+        code = cli_main([*argv, "--state", str(state)])
     seconds = time.monotonic() - began
-    if code != 0:
-        raise SystemExit(f"run failed ({code}) for {question!r}:\n{err.getvalue()}")
+    if code not in COMPLETED:
+        # Counted, never skipped: a run that fails answers nothing and finds nothing.
+        error = err.getvalue().strip().splitlines()[-1] if err.getvalue().strip() else ""
+        return Outcome(
+            question, bool(row["answerable"]), [], [], [], "", seconds, error or str(code)
+        )
     summary: dict[str, Any] = json.loads(out.getvalue())
     document = Brief(Path(summary["brief"])).load_claims()
     claims = [claim.claim for claim in emitted_claims(document)]
+    labels = [label(c, row) for c in claims]
     return Outcome(
-        question, claims, [on_topic(c, markers) for c in claims], str(summary["verdict"]), seconds
+        question,
+        bool(row["answerable"]),
+        claims,
+        [on for on, _ in labels],
+        [read for _, read in labels],
+        str(summary["verdict"]),
+        seconds,
     )
 
 
 def _percent(value: float | None) -> str:
     return "   n/a" if value is None else f"{100 * value:5.1f}%"
+
+
+def figures(outcomes: list[Outcome]) -> dict[str, Any]:
+    answerable = [o for o in outcomes if o.answerable]
+    unanswerable = [o for o in outcomes if not o.answerable]
+    claims = sum(len(o.claims) for o in outcomes)
+    hits = sum(o.hits for o in outcomes)
+    return {
+        "questions": len(outcomes),
+        "answerable": len(answerable),
+        "unanswerable": len(unanswerable),
+        "claims": claims,
+        "on_topic": hits,
+        "read": sum(sum(o.read) for o in outcomes),
+        "precision": hits / claims if claims else None,
+        "answered": sum(1 for o in answerable if o.hits),
+        "answerable_not_found": sum(1 for o in answerable if not o.claims),
+        "not_found": sum(1 for o in unanswerable if not o.claims and not o.failed),
+        "failed": sum(1 for o in outcomes if o.failed),
+        "slowest_run_s": round(max(o.seconds for o in outcomes), 3),
+        "median_run_s": round(sorted(o.seconds for o in outcomes)[len(outcomes) // 2], 3),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,61 +166,61 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp) / "state"
-        # The first run builds the corpus index; index once so every timing is a run's own.
-        run_question(str(rows[0]["question"]), list(rows[0]["markers"]), Path(tmp) / "warm")
+        # The first run builds the corpus index; build it once so every timing is a run's own.
+        began = time.monotonic()
+        run_question(rows[0], state)
+        index_seconds = time.monotonic() - began
         for row in rows:
-            outcomes.append(run_question(str(row["question"]), list(row["markers"]), state))
-    claims = sum(len(o.claims) for o in outcomes)
-    hits = sum(o.hits for o in outcomes)
-    answered = sum(1 for o in outcomes if o.hits)
-    scored = [p for o in outcomes if (p := o.precision) is not None]
-    micro = hits / claims if claims else None
-    macro = sum(scored) / len(scored) if scored else None
-    slowest = max(o.seconds for o in outcomes)
+            outcomes.append(run_question(row, state))
+    total = figures(outcomes)
+    total["first_run_with_index_build_s"] = round(index_seconds, 1)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "questions": [
-                        {
-                            "question": o.question,
-                            "claims": len(o.claims),
-                            "on_topic": o.hits,
-                            "precision": o.precision,
-                            "verdict": o.verdict,
-                            "seconds": round(o.seconds, 3),
-                        }
-                        for o in outcomes
-                    ],
-                    "overall": {
-                        "claims": claims,
-                        "on_topic": hits,
-                        "precision": micro,
-                        "macro_precision": macro,
-                        "answered": answered,
-                        "questions": len(outcomes),
-                        "slowest_run_s": round(slowest, 3),
-                    },
-                },
-                indent=2,
-            )
-        )
+        per_question = [
+            {
+                "question": o.question,
+                "answerable": o.answerable,
+                "claims": len(o.claims),
+                "on_topic": o.hits,
+                "read": sum(o.read),
+                "verdict": o.verdict,
+                "seconds": round(o.seconds, 3),
+                "failed": o.failed,
+            }
+            for o in outcomes
+        ]
+        print(json.dumps({"questions": per_question, "overall": total}, indent=2))
         return 0
     width = max(len(o.question) for o in outcomes)
-    print(f"{'question':<{width}}  claims  on-topic  precision  verdict        run")
+    print(f"{'question':<{width}}  kind  claims  on-topic  precision  verdict        run")
     for o in outcomes:
+        kind = "ans" if o.answerable else "none"
+        mark = "" if o.right else "  ✗"
         print(
-            f"{o.question:<{width}}  {len(o.claims):>6}  {o.hits:>8}     {_percent(o.precision)}"
-            f"  {o.verdict:<13}  {o.seconds:.2f} s"
+            f"{o.question:<{width}}  {kind:<4}  {len(o.claims):>6}  {o.hits:>8}     "
+            f"{_percent(o.precision)}  {o.verdict:<13}  {o.seconds:.2f} s{mark}"
         )
+        if o.failed:
+            print(f"    run failed: {o.failed}")
         if args.show:
-            for claim, ok in zip(o.claims, o.on_topic, strict=True):
-                print(f"    {'+' if ok else '-'} {claim}")
-    print(f"{'overall (claims pooled)':<{width}}  {claims:>6}  {hits:>8}     {_percent(micro)}")
-    print(f"{'mean of per-question precision':<{width}}  {'':>6}  {'':>8}     {_percent(macro)}")
+            for claim, ok, read in zip(o.claims, o.on_topic, o.read, strict=True):
+                print(f"    {'+' if ok else '-'}{'' if read else '?'} {claim}")
     print(
-        f"answered (at least one on-topic claim): {answered}/{len(outcomes)}; "
-        f"slowest run {slowest:.2f} s"
+        f"\nprecision (claims pooled): {total['on_topic']}/{total['claims']} = "
+        f"{_percent(total['precision'])}"
+    )
+    print(
+        f"answered (an on-topic claim): {total['answered']}/{total['answerable']} answerable; "
+        f"{total['answerable_not_found']} of them ended not found"
+    )
+    print(f"not found: {total['not_found']}/{total['unanswerable']} unanswerable")
+    print(
+        f"labels: {total['read']} of {total['claims']} claims read and judged; the rest "
+        "(marked ? with --show) by their question's markers"
+    )
+    print(f"runs that failed (counted as neither answered nor not found): {total['failed']}")
+    print(
+        f"runs: median {total['median_run_s']:.2f} s, slowest {total['slowest_run_s']:.2f} s; "
+        f"first run with the index build {total['first_run_with_index_build_s']} s"
     )
     return 0
 

@@ -165,8 +165,17 @@ def _workers(brief: Path) -> list[dict[str, object]]:
 
 
 def test_plan_asking_for_50_workers_and_ten_million_searches_is_clamped(tmp_path: Path) -> None:
+    # A small folder: every worker runs out of new documents long before the fetch cap, so
+    # what stops it is the clamp on its searches (python-docs holds enough to reach the cap).
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("a", "b", "c"):
+        (docs / f"{name}.md").write_text(
+            f"# {name}\n\nChained comparisons evaluate each operand once; comparison operators "
+            f"bind alike ({name}).\n"
+        )
     reasoner = ScriptedReasoner(workers=50, max_searches=10_000_000, endless=True)
-    result = _run(tmp_path, reasoner)
+    result = _run(tmp_path / "state", reasoner, corpus=open_corpus(str(docs), tmp_path / "state"))
     plan = read_phase(Brief(result.brief), "plan")
     assert plan["asked"] == 50
     assert len(plan["sub_questions"]) == MAX_WORKERS

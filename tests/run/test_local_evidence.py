@@ -61,8 +61,9 @@ AGREE = {
         "the harbour railway.",
     ],
     "rail-society/notes.md": [
-        "Traffic began to cross the Old Harbour Bridge in 1923, after its six years of "
-        "construction.",
+        # Each wording names what the question asks (opened), as the relevance gate needs.
+        "Traffic began to cross the Old Harbour Bridge when it opened in 1923, after its six "
+        "years of construction.",
         "With its approach viaducts, the Old Harbour Bridge reaches a total length of 1,240 m.",
         "Margaret Holloway, the engineer who planned the harbour railway, also designed the Old "
         "Harbour Bridge.",

@@ -16,6 +16,7 @@ from deep_research.gates.trace import SourceIndex
 from deep_research.models import SourceRow
 from deep_research.run import localcorpus
 from deep_research.run.localcorpus import (
+    PYTHON_DOCS,
     PYTHON_DOCS_OWNER,
     CorpusIndex,
     declared_author,
@@ -108,6 +109,35 @@ def test_retained_document_resolves_in_the_trace_gate(tmp_path: Path) -> None:
     # Adversarial: the same document never retained in this brief does not resolve.
     other = SourceIndex(Brief(tmp_path / "other"), [row], []).resolve("S1")
     assert other.reason == "not_fetched"
+
+
+def test_python_docs_holds_the_library_beside_the_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pydoc_data.topics import topics
+
+    from deep_research.run import localcorpus
+
+    state = tmp_path / "state"
+    # An index built before the library was added (the old key) is never reused.
+    stale = CorpusIndex(index_path(state, PYTHON_DOCS, PYTHON_DOCS), PYTHON_DOCS)
+    stale.sync([("x", localcorpus.LocalDoc("file://python-docs/x", "x", "x\n", "o", "x"), 0, 2)])
+    corpus = open_corpus(PYTHON_DOCS, state)
+    assert corpus.index.db_path != stale.db_path
+    urls = [hit.url for hit in corpus.search("json encoder decoder serialize", 5)]
+    assert any(url.startswith("file://python-docs/library/json") for url in urls), urls
+    threading = corpus.index.document("file://python-docs/library/threading")
+    assert (
+        threading is not None
+        and threading.title
+        == "threading — Thread module emulating a subset of Java's threading model."
+    )
+    assert threading.owner == PYTHON_DOCS_OWNER
+    library = corpus.index.count() - len(topics)
+    assert library > 200 and corpus.index.document("file://python-docs/comparisons") is not None
+    # A built index is opened as it is: nothing is rendered again.
+    monkeypatch.setattr(localcorpus, "python_doc_documents", lambda: pytest.fail("re-rendered"))
+    assert open_corpus(PYTHON_DOCS, state).index.count() == corpus.index.count()
 
 
 def test_headings_and_declared_author() -> None:

@@ -253,3 +253,62 @@ def test_reasoner_choice() -> None:
         make_reasoner("claude")
     with pytest.raises(InputError, match="unknown reasoner"):
         make_reasoner("gpt")
+
+
+LIBRARY_DOC = (
+    "module functools\n\nFUNCTIONS\n\n"
+    "lru_cache(maxsize=128, typed=False)\n\nLeast-recently-used cache decorator.\n\n"
+    "If *maxsize* is set to None, the LRU features are disabled and the cache can grow.\n\n"
+    "singledispatch(func)\n\nSingle-dispatch generic function decorator.\n\n"
+    "The decorated function acts as the default implementation of the generic function.\n\n"
+    "loads(s)\n\nDeserialize a JSON document held in a string to a Python object.\n"
+)
+
+
+def _library(question: str, url: str = "file://python-docs/library/functools") -> list[str]:
+    sq = SubQuestionPlan("sq1", question, (question,), 2, question)
+    document = Retained(url, "functools — Tools.", LIBRARY_DOC, "sha256:" + "0" * 64, "o")
+    return [f.claim for f in ExtractiveReasoner().extract(sq, document)]
+
+
+def test_an_entry_s_first_sentence_comes_with_its_declaration() -> None:
+    claims = _library("What does the lru_cache decorator do?")
+    assert claims[0] == "lru_cache(maxsize=128, typed=False) Least-recently-used cache decorator."
+    assert LIBRARY_DOC.find("lru_cache(maxsize") < LIBRARY_DOC.find("Least-recently")
+
+
+def test_an_entry_about_another_name_does_not_answer_what_something_is() -> None:
+    # "What is a decorator?" is not answered by what singledispatch is...
+    assert _library("What is a decorator?") == []
+    # ... but "How do I …" is answered by an entry's summary in a module about the question.
+    json = "file://python-docs/library/json"
+    assert _library("How do I deserialize a JSON document?", json) == [
+        "loads(s) Deserialize a JSON document held in a string to a Python object."
+    ]
+    # Adversarial: not by a sentence deeper in an entry the question does not name.
+    assert not any(
+        "default implementation" in c
+        for c in _library("How do I use a generic function decorator?")
+    )
+
+
+def test_a_sentence_that_points_back_is_never_a_finding() -> None:
+    text = (
+        "This repeatedly tests the expression and runs the else clause of the loop.\n\n"
+        "The else clause of a loop runs when the loop ends without a break statement.\n"
+    )
+    sq = SubQuestionPlan("sq1", "When does the else clause of a loop run?", ("else",), 2)
+    claims = [f.claim for f in ExtractiveReasoner().extract(sq, _doc(text))]
+    assert claims == [
+        "The else clause of a loop runs when the loop ends without a break statement."
+    ]
+
+
+def test_an_entry_is_entitled_only_by_its_whole_name() -> None:
+    text = (
+        "dataclass_transform(*, eq_default=True)\n\nDecorator that gives a class the dataclass "
+        "behaviour of another decorator.\n"
+    )
+    sq = SubQuestionPlan("sq1", "What does the dataclass decorator do?", ("dataclass",), 2)
+    doc = Retained("file://python-docs/library/typing", "typing", text, "sha256:" + "0" * 64, "o")
+    assert ExtractiveReasoner().extract(sq, doc) == []

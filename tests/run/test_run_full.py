@@ -33,7 +33,8 @@ from fakereasoner import PanelReasoner
 QUESTION = "How are chained comparisons evaluated?"
 ONCE = "A chained comparison evaluates each operand at most once."
 STOPS = "A chained comparison stops at the first comparison that is false."
-PRIORITY = "All comparison operators have the same priority, below arithmetic operators."
+# Every claim answers the question: the relevance gate would drop one about comparisons alone.
+PRIORITY = "The operators of a chained comparison share the same priority, below arithmetic ones."
 PLANTED = "Chained comparisons were introduced in Python 3.0."
 
 # Three owners (top-level folders) saying the same things in their own words.
@@ -50,8 +51,8 @@ DOCS = {
             STOPS,
         ),
         (
-            "All comparison operators share one priority level, which is lower than that of "
-            "arithmetic operators.",
+            "All comparison operators in a chained comparison share one priority level, which is "
+            "lower than that of arithmetic operators.",
             PRIORITY,
         ),
         (
@@ -72,8 +73,8 @@ DOCS = {
             STOPS,
         ),
         (
-            "Comparison operators all have the same priority, below arithmetic, shifting and "
-            "bitwise operators.",
+            "Inside a chained comparison every operator binds equally, and each binds more loosely "
+            "than arithmetic, shifting and bitwise operators.",
             PRIORITY,
         ),
     ],
@@ -84,8 +85,8 @@ DOCS = {
             ONCE,
         ),
         (
-            "Every comparison operator has an equal priority that sits below all arithmetic "
-            "operators.",
+            "Precedence is uniform across the links of a chained comparison, and it sits under all "
+            "arithmetic operators.",
             PRIORITY,
         ),
     ],

@@ -83,11 +83,12 @@ def stem(word: str) -> str:
 
 # Apart from stem because only the reasoner's ranking gains from merging "evaluate"/"evaluated";
 # topical overlap keeps stem, whose shared tokens the gate reports.
+@lru_cache(maxsize=65536)  # the reasoner stems every word of every retained sentence
 def term_stem(word: str) -> str:
     """:func:`stem`, then a final ``e`` and a doubled final consonant dropped, so
-    "evaluate"/"evaluated" and "format"/"formatting" meet."""
+    "evaluate"/"evaluated", "format"/"formatting" and "line"/"lines" meet."""
     base = stem(word)
-    if len(base) > 4 and base.endswith("e"):
+    if len(base) > 3 and base.endswith("e"):
         base = base[:-1]
     if len(base) > 4 and base[-1] == base[-2] and base[-1] not in "aeioulsz":
         base = base[:-1]

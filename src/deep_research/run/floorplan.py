@@ -25,10 +25,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from deep_research.gates.relevance import key_terms
 from deep_research.models import Depth
 from deep_research.run.governor import Limits
 from deep_research.run.interface import SubQuestionPlan, SurveyDoc
-from deep_research.run.reasoners import ExtractiveReasoner, key_phrases, key_terms
+from deep_research.run.reasoners import ExtractiveReasoner, key_phrases
 from deep_research.settings import Settings
 
 

@@ -13,11 +13,13 @@ fetch-log entry exactly as the web fetcher does, so every gate reads local docum
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import multiprocessing
 import os
 import re
 import sqlite3
+import sys
 import time
 import warnings
 from collections import deque
@@ -40,6 +42,11 @@ SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"})
 PYTHON_DOCS = "python-docs"
 #: The built-in corpus's publisher: every topic is one owner (the same voice, for independence).
 PYTHON_DOCS_OWNER = "docs.python.org"
+#: Where the library's module documents sit inside python-docs (``library/json``).
+LIBRARY = "library"
+#: Part of the python-docs index key: a change to what the corpus holds (v2: the library's
+#: module documentation beside the language reference) builds a new index, never reuses one.
+PYTHON_DOCS_CONTENT = "reference+library-v2"
 #: Largest local file indexed; a bigger one is skipped (and counted), never half-read.
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_HEADINGS = 12
@@ -318,9 +325,17 @@ class _Progress:
             self.report("index", f"{self.count}/{self.total} files read in {elapsed:.1f} s")
 
 
-def python_doc_documents() -> list[LocalDoc]:
-    """The reference documentation that ships with the interpreter, one document per topic."""
+@functools.cache
+def python_doc_documents() -> tuple[LocalDoc, ...]:
+    """The documentation that ships with the interpreter: one document per language-reference
+    topic (``pydoc_data``, as ``help("TOPIC")`` shows it), then one per standard-library module
+    as pydoc renders it (:mod:`deep_research.run.pydocs`), under ``library/<module>``.
+
+    Rendered once per process (it takes seconds): a process that opens python-docs under
+    several state folders indexes the same documents into each."""
     from pydoc_data.topics import topics
+
+    from deep_research.run.pydocs import render_library
 
     docs = []
     for name in sorted(topics):
@@ -328,7 +343,13 @@ def python_doc_documents() -> list[LocalDoc]:
         docs.append(
             LocalDoc(f"file://{PYTHON_DOCS}/{name}", title_of(text), text, PYTHON_DOCS_OWNER, name)
         )
-    return docs
+    for module in render_library():
+        path = f"{LIBRARY}/{module.name}"
+        title = f"{module.name} — {module.synopsis}" if module.synopsis else module.name
+        docs.append(
+            LocalDoc(f"file://{PYTHON_DOCS}/{path}", title, module.text, PYTHON_DOCS_OWNER, path)
+        )
+    return tuple(docs)
 
 
 # --- the index ------------------------------------------------------------------------------
@@ -524,9 +545,15 @@ def open_corpus(spec: str, state: Path, report: Report | None = None) -> LocalCo
     """``python-docs`` or a folder path → a synced corpus; empty or missing is an input error.
     ``report`` hears how far indexing a folder is when it takes long."""
     if spec == PYTHON_DOCS:
-        index = CorpusIndex(index_path(state, PYTHON_DOCS, PYTHON_DOCS), PYTHON_DOCS)
-        index.sync((doc.path, doc, 0, len(doc.text)) for doc in python_doc_documents())
-        corpus = LocalCorpus(index, "the Python reference documentation shipped with Python")
+        # What the interpreter ships is fixed for its version: the key names both, and a
+        # built index (synced in one transaction, so never half-built) is not rendered again.
+        key = f"{PYTHON_DOCS}:{PYTHON_DOCS_CONTENT}:{sys.version}"
+        index = CorpusIndex(index_path(state, PYTHON_DOCS, key), PYTHON_DOCS)
+        if index.count() == 0:
+            index.sync((doc.path, doc, 0, len(doc.text)) for doc in python_doc_documents())
+        corpus = LocalCorpus(
+            index, "the Python documentation shipped with Python (language reference and library)"
+        )
     else:
         root = corpus_folder(spec)
         label = corpus_label(root.name)

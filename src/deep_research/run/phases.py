@@ -30,6 +30,7 @@ from deep_research.brief import (
 from deep_research.decide.samefact import FactGroups, claim_key
 from deep_research.errors import InputError
 from deep_research.gaps import INCOMPLETE, NOT_FOUND
+from deep_research.gates.relevance import relevant_rows, retained_texts
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
 from deep_research.models import Claim, ClaimsFile, SkepticVote, SourceRow, Via
 from deep_research.normalize import FindingDraft as IntakeFinding
@@ -479,10 +480,13 @@ def build_claims(
     return claims
 
 
-def _gaps(ctx: Context, reports: Sequence[WorkerRecord]) -> list[str]:
+def _gaps(ctx: Context, reports: Sequence[WorkerRecord], kept: set[str]) -> list[str]:
+    """A sub-question none of whose findings answers the question (``kept``: the claim keys
+    that do) is not found."""
     gaps = []
     for report in reports:
-        if not report.findings():
+        found = (claim_key(f.claim) for source in report.sources for f in source.findings)
+        if not kept.intersection(found):
             gaps.append(
                 f"{NOT_FOUND}{report.id}: no passage in {ctx.adapter.name} answers it "
                 f"after {len(report.queries)} search(es)"
@@ -493,10 +497,13 @@ def _gaps(ctx: Context, reports: Sequence[WorkerRecord]) -> list[str]:
 
 def phase_claims(ctx: Context) -> None:
     rows = brief_rows(ctx.brief)
+    # The relevance gate: a finding that does not answer the research question is no claim.
+    rows = relevant_rows(rows, ctx.state.question, retained_texts(ctx.brief, rows))
+    kept = {claim_key(f.claim) for row in rows for f in row.findings}
     reports = _worker_reports(ctx.brief, "cast") + _worker_reports(ctx.brief, "round2")
     claims = build_claims(rows, ctx.limits.claims, finders_of(reports))
     document = ctx.brief.load_claims()
-    gaps = _gaps(ctx, _worker_reports(ctx.brief, "cast"))
+    gaps = _gaps(ctx, _worker_reports(ctx.brief, "cast"), kept)
     updated = document.model_copy(update={"claims": claims, "coverage_gaps": gaps})
     with ctx.brief.lock():
         atomic_write_text(

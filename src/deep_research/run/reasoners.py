@@ -4,13 +4,20 @@
 
 * sub-questions come from the question's key phrases and the scout survey's headings; each
   one's ``scope`` is the research question itself, because every sub-question serves it;
-* findings are sentences (at least 40 characters) that answer the *research question*: a
-  sentence must hold two of its content terms, one of them among the question's most specific
-  terms in that document, and not only the words a heading adds. Among those, terms rare in the
-  document weigh more than terms every sentence repeats, the question's terms weigh more than
-  the sub-question's, and a sentence that opens by pointing back ("This is…", "However, if…")
-  ranks lower. Headings and fragments cut off a code block are never findings. The quote is
-  the exact substring of the retained text; the claim is that sentence, whitespace collapsed;
+* findings are sentences (at least 40 characters) that answer the *research question* by its
+  relevance gate (:mod:`deep_research.gates.relevance`), the question's concepts weighed by how
+  few of the document's sentences name them — never by the words a heading adds. Among those,
+  concepts rare in the document weigh more than words every sentence repeats, the question's
+  concepts weigh more than the sub-question's words, and a sentence that opens by pointing back
+  ("This is…", "However, if…") ranks lower. Headings and fragments cut off a code block are
+  never findings. The quote is the exact substring of the retained text; the claim is that
+  sentence, whitespace collapsed;
+* in the library's documentation a docstring's first sentence says what its declaration line
+  declares without naming it ("Least-recently-used cache decorator." under
+  ``lru_cache(maxsize=128, typed=False)``): the finding is the two together. Every sentence
+  under a declaration documents that name: it ranks higher when the question names it, and
+  when the question asks what something is or how it works (not how to do something) a
+  sentence documenting another name is no answer;
 * the skeptic panel and CIBER are *skipped with a reason*, never recorded as passed;
 * the synthesis is an ordered digest of the verified claims with their ``[S#]`` markers; the
   report says that the extractive reasoner wrote it.
@@ -22,16 +29,19 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import pairwise
 
 from deep_research.errors import InputError
-from deep_research.gates.vocabulary import (
-    STOP_WORDS,
-    Sentence,
-    ends_a_sentence,
-    sentences,
-    term_stem,
+from deep_research.gates.relevance import (
+    Question,
+    document_name,
+    key_terms,
+    name_words,
+    stems,
+    topic_stems,
 )
+from deep_research.gates.vocabulary import Sentence, ends_a_sentence, sentences
 from deep_research.models import CiberOutput, Claim, SkepticVote
 from deep_research.run.interface import (
     CallPrice,
@@ -52,68 +62,21 @@ EXTRACTIVE = "extractive"
 MIN_SENTENCE = 40
 MAX_SENTENCE = 360
 FINDINGS_PER_DOCUMENT = 2
-#: A sentence must share this many distinct content stems with the sub-question to be a finding
-#: (all of them when the sub-question names fewer).
-MIN_MATCHED_TERMS = 2
-#: ... and this many with the research question itself (fewer when the question has fewer): a
-#: sub-question serves the question, so a sentence that only matches a heading answers nothing.
-MIN_FOCUS_TERMS = 2
-#: Weight of a matched term of the research question against one only the sub-question names.
+#: Weight of a concept of the research question against a word only the sub-question names.
 FOCUS_WEIGHT = 2.0
-#: Score factor of a sentence that leans on the one before it ("This is…", "However, if…").
-DEPENDENT_PENALTY = 0.5
-QUESTION_WORDS = frozenset(
-    {
-        "how",
-        "what",
-        "why",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "does",
-        "do",
-        "did",
-        "is",
-        "are",
-        "was",
-        "were",
-        "can",
-        "could",
-        "should",
-        "would",
-        "will",
-    }
+#: A declaration line as pydoc writes one: ``name(args)``, ``class Name(bases)``, perhaps
+#: ``async``, a return annotation or pydoc's "from …"/"method of …" note.
+_DECLARATION = re.compile(
+    r"^(?:async\s+)?(?:class\s+)?[A-Za-z_][\w.]*(?:\s+=\s+[\w.]+)?\(.*\)"
+    r"(?:\s+->\s+\S.*)?(?:\s+(?:from|method of|unbound)\s+\S.*)?$"
 )
-#: Words a question asks *with*, not *about*; matching them says nothing about the topic.
-ASKING_WORDS = frozenset(
-    {
-        "work",
-        "works",
-        "working",
-        "use",
-        "uses",
-        "used",
-        "using",
-        "run",
-        "runs",
-        "happen",
-        "happens",
-        "mean",
-        "means",
-        "meaning",
-        "difference",
-        "differences",
-        "differ",
-        "explain",
-        "describe",
-        "purpose",
-    }
+_PARAGRAPH_BREAK = re.compile(r"[ \t]*\n[ \t]*\n\s*")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_HOW_TO = re.compile(
+    r"\b(?:how\s+(?:do|can|could|should|would|shall|may|might)\s+(?:i|we|you|one)|how\s+to"
+    r"|what(?:'s|\s+is)\s+the\s+(?:best\s+|right\s+|easiest\s+)?way\s+to)\b",
+    re.IGNORECASE,
 )
-
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
 #: A heading's underline or a markdown heading: a title, not a statement.
 _HEADING_LINE = re.compile(r"^[ \t]*(?:([=*~^+#-])\1{2,}[ \t]*$|#{1,6}[ \t])", re.MULTILINE)
 #: Openings that point back at an earlier sentence; quoted keywords ("finally") are not openings.
@@ -135,32 +98,11 @@ _DEPENDENT = re.compile(
 )
 
 
-def key_terms(text: str) -> list[str]:
-    """Content words of ``text`` in order, without stop-words, question words or repeats."""
-    seen: list[str] = []
-    for word in _WORD.findall(text):
-        lower = word.lower().strip("'-")
-        if len(lower) < 3 or lower in STOP_WORDS or lower in QUESTION_WORDS:
-            continue
-        if lower not in seen:
-            seen.append(lower)
-    return seen
-
-
 def key_phrases(text: str) -> list[str]:
     """Adjacent content-word pairs, then single content words (most specific first)."""
     terms = key_terms(text)
     pairs = [f"{a} {b}" for a, b in pairwise(terms)]
     return pairs + terms
-
-
-def stems(text: str) -> frozenset[str]:
-    return frozenset(term_stem(term) for term in key_terms(text))
-
-
-def topic_stems(text: str) -> frozenset[str]:
-    """:func:`stems` without the words a question asks with."""
-    return frozenset(term_stem(t) for t in key_terms(text) if t not in ASKING_WORDS)
 
 
 def stands_alone(sentence: Sentence) -> bool:
@@ -181,25 +123,85 @@ def depends_on_context(sentence: Sentence) -> bool:
 
 
 @dataclass(frozen=True)
+class _Candidate:
+    """A sentence that may be a finding: its words, the words of the name it documents (None
+    outside any entry), and whether it is that entry's summary (its declaration and first
+    sentence)."""
+
+    sentence: Sentence
+    words: frozenset[str]
+    owner: frozenset[str] | None
+    summary: bool
+
+
+@dataclass(frozen=True)
 class _Analysed:
-    """A document's candidate sentences, their stems, and how many sentences hold each stem."""
+    """A document's sentences with their words, the candidates among them, and how many
+    sentences hold each word."""
 
-    candidates: tuple[tuple[Sentence, frozenset[str]], ...]
+    every: tuple[frozenset[str], ...]
+    candidates: tuple[_Candidate, ...]
     frequency: Mapping[str, int]
-    total: int
+
+    @property
+    def total(self) -> int:
+        return len(self.every)
 
 
-def _analyse(text: str) -> _Analysed:
+def entry(text: str, previous: Sentence | None, sentence: Sentence) -> Sentence:
+    """``sentence``, or — when it opens the docstring right under a declaration line, as in
+    the library's documentation ("lru_cache(maxsize=128, typed=False)" then "Least-recently-
+    used cache decorator.") — the declaration and it together: the docstring's sentence says
+    what the declared name does without naming it."""
+    if previous is None or not _DECLARATION.match(previous.text):
+        return sentence
+    if _PARAGRAPH_BREAK.fullmatch(text[previous.end : sentence.start]) is None:
+        return sentence
+    return Sentence(previous.start, sentence.end, text[previous.start : sentence.end])
+
+
+def declared_words(question: Question, line: str) -> frozenset[str]:
+    """The words the name a declaration line declares stands for, as the question's concepts
+    are matched: its parts when the question uses every one of them (``start_new_thread``
+    for "How do I start a new thread?"), else the name as one word — so
+    ``dataclass_transform`` is not ``dataclass``, nor ``read_history_file`` reading a file."""
+    name = line.split("(", 1)[0].split()[-1].rsplit(".", 1)[-1]
+    spaced = _CAMEL.sub(" ", name).replace("_", " ")
+    parts = stems(spaced)
+    if parts and parts <= question.vocabulary:
+        return question.words(name) | parts
+    return stems(name)
+
+
+def _analyse(text: str, question: Question) -> _Analysed:
     frequency: dict[str, int] = {}
+    every = []
     candidates = []
-    every = sentences(text)
-    for sentence in every:
-        own = stems(sentence.text)
+    previous: Sentence | None = None
+    # In the library's documentation every sentence under a declaration line documents the
+    # name declared there, until the next one.
+    owner: frozenset[str] | None = None
+    for sentence in sentences(text):
+        own = question.words(sentence.text)
+        every.append(own)
         for item in own:
             frequency[item] = frequency.get(item, 0) + 1
-        if MIN_SENTENCE <= len(sentence.claim) <= MAX_SENTENCE and stands_alone(sentence):
-            candidates.append((sentence, own))
-    return _Analysed(tuple(candidates), frequency, len(every))
+        if _DECLARATION.match(sentence.text):
+            owner = declared_words(question, sentence.text)
+        unit = entry(text, previous, sentence)
+        if MIN_SENTENCE <= len(unit.claim) <= MAX_SENTENCE and stands_alone(sentence):
+            summary = unit is not sentence
+            words = question.words(unit.text) if summary else own
+            candidates.append(_Candidate(unit, words, owner, summary))
+        previous = sentence
+    return _Analysed(tuple(every), tuple(candidates), frequency)
+
+
+@lru_cache(maxsize=64)
+def _analysed(text: str, question: str) -> _Analysed:
+    # Every sub-question's worker reads for the same research question, and many retain the
+    # same document: it is read once.
+    return _analyse(text, Question(question))
 
 
 def _weight(term: str, document: _Analysed) -> float:
@@ -208,39 +210,64 @@ def _weight(term: str, document: _Analysed) -> float:
     return math.log(1.0 + document.total / document.frequency.get(term, 1))
 
 
-def specific_terms(focus: frozenset[str], document: _Analysed) -> frozenset[str]:
-    """The question's most specific terms in this document: those present in no more sentences
-    than the median question term present. A sentence must hold one of them."""
-    present = sorted(document.frequency[t] for t in focus if t in document.frequency)
-    if not present:
-        return focus
-    median = present[(len(present) - 1) // 2]
-    return frozenset(t for t in focus if 0 < document.frequency.get(t, 0) <= median)
+def asks_how_to(question: str) -> bool:
+    """Whether the question asks how to do something ("How do I…", "How can I…", "How to…"):
+    then an entry of the library documenting a means answers it; otherwise the question asks
+    what something is or how it works, and an entry answers it only by naming that thing."""
+    return _HOW_TO.search(question) is not None
 
 
-def rank(text: str, focus: frozenset[str], topic: frozenset[str]) -> list[tuple[float, Sentence]]:
-    """Sentences of ``text`` that answer the research question (``focus``), best first, scored
-    higher when they also match the sub-question's own ``topic``."""
-    document = _analyse(text)
-    need_focus = min(MIN_FOCUS_TERMS, len(focus))
-    need_all = min(MIN_MATCHED_TERMS, len(focus | topic))
-    anchors = specific_terms(focus, document)
+def rank(
+    text: str,
+    question: Question,
+    topic: frozenset[str],
+    title: str | None = None,
+    source: str = "",
+) -> list[tuple[float, Sentence]]:
+    """Sentences of ``text`` (the document at ``source``, titled ``title``) that answer the
+    research ``question`` (its relevance gate, the question's concepts weighed by how few of
+    the document's sentences name them, the document's name counting as named by each), best
+    first, scored higher when they also match the sub-question's own ``topic``."""
+    document = _analysed(text, question.text)
+    vocabulary = frozenset(document.frequency)
+    namers = {c.stem: c.named_by(vocabulary) for c in question.concepts}
+    # A concept no sentence here names tells none of them apart: it weighs what one every
+    # sentence names does (the relevance gate over all retained texts weighs it on its own).
+    counts = {
+        stem: sum(1 for own in document.every if own & words) or document.total
+        for stem, words in namers.items()
+    }
+    weights = question.weights(counts, document.total)
+    naming = frozenset().union(*namers.values())
     ranked: list[tuple[float, int, Sentence]] = []
-    for sentence, own in document.candidates:
-        matched_focus = own & focus
-        matched = own & (focus | topic)
-        if len(matched_focus) < need_focus or len(matched) < need_all:
+    how_to = asks_how_to(question.text)
+    asked = stems(question.text)
+    named_for = name_words(document_name(source)) if source else frozenset()
+    on_subject = bool((question.words(title or "") | named_for) & naming)
+    for candidate in document.candidates:
+        sentence, owner = candidate.sentence, candidate.owner
+        own = candidate.words | named_for
+        named = [stem for stem, words in namers.items() if own & words]
+        if not question.decide(named, weights).answers:
             continue
-        if not matched_focus & anchors:
+        # An entry documenting a name the question asks about is about it (``start()`` for
+        # "How do I start a thread?"), more than a sentence that mentions it in passing.
+        entitled = [stem for stem, words in namers.items() if owner and owner & words]
+        # A sentence documenting a name the question does not ask about answers it only as
+        # that entry's summary, in a module about the question, to a question asking how to
+        # do something: "How do I parse JSON?" by ``loads()``, never "What is a decorator?"
+        # by ``singledispatch``, though its entry calls it a decorator.
+        elsewhere = owner is not None and not entitled and not owner & asked
+        if elsewhere and not (how_to and candidate.summary and on_subject):
             continue
         # fsum is exact whatever the set's iteration order (which varies with the hash seed),
         # so equal scores stay equal and fall back to document order.
         points = math.fsum(
-            [FOCUS_WEIGHT * _weight(t, document) for t in matched_focus]
-            + [_weight(t, document) for t in matched - focus]
+            [FOCUS_WEIGHT * weights[stem] for stem in named + entitled]
+            + [_weight(t, document) for t in sorted((own & topic) - naming)]
         )
         if depends_on_context(sentence):
-            points *= DEPENDENT_PENALTY
+            continue  # quoted alone it does not say what it is about: no claim
         ranked.append((-points, sentence.start, sentence))
     ranked.sort(key=lambda item: (item[0], item[1]))
     return [(-points, sentence) for points, _, sentence in ranked]
@@ -319,13 +346,15 @@ class ExtractiveReasoner:
     def extract(self, sub_question: SubQuestionPlan, document: Retained) -> list[FindingDraft]:
         # The plan's scope holds the research question every sub-question serves; a plan
         # without one (written by another reasoner) is its own focus.
-        focus = topic_stems(sub_question.scope or sub_question.question)
+        question = Question(sub_question.scope or sub_question.question)
         # The queries name the sub-question's topic without the wording around it ("What does
         # the corpus say about…").
         topic = topic_stems(" ".join(sub_question.queries) or sub_question.question)
         return [
             FindingDraft(claim=sentence.claim, quote=sentence.text)
-            for _, sentence in rank(document.text, focus or topic, topic)[:FINDINGS_PER_DOCUMENT]
+            for _, sentence in rank(document.text, question, topic, document.title, document.url)[
+                :FINDINGS_PER_DOCUMENT
+            ]
         ]
 
     def judge(self, claim: Claim, evidence: Sequence[EvidenceText]) -> list[SkepticVote] | Skipped:

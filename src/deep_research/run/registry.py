@@ -117,7 +117,7 @@ BUILTIN_REASONERS = (
 BUILTIN_SOURCES = (
     SourcePlugin(
         "python-docs",
-        "the reference documentation that ships with Python",
+        "the documentation that ships with Python: language reference and standard library",
         _python_docs,
     ),
     SourcePlugin(
