@@ -485,16 +485,37 @@ def answers(question: str, claim: str) -> bool:
 
 
 def relevant_rows(
-    rows: Sequence[SourceRow], question: str, texts: Iterable[str] = ()
+    rows: Sequence[SourceRow],
+    question: str,
+    texts: Iterable[str] = (),
+    sub_questions: Mapping[str, str] | None = None,
 ) -> list[SourceRow]:
     """``rows`` keeping only the findings whose claim answers ``question``, the question's
     concepts weighed by the retained ``texts`` (every concept the same without them): what
-    claims are built from, whichever reasoner wrote the findings."""
+    claims are built from, whichever reasoner wrote the findings. ``sub_questions`` (id → text):
+    a plan a model wrote, whose sub-questions word the question's parts in their own words — a
+    finding that answers the sub-question it was found for answers the question too."""
+    corpus = list(texts)
     asked = Question(question)
-    weights = asked.weigh(texts) if texts else None
+    weights = asked.weigh(corpus) if corpus else None
+    parts = {
+        sq: (Question(text), Question(text).weigh(corpus) if corpus else None)
+        for sq, text in (sub_questions or {}).items()
+    }
+
+    def answers(claim: str, row: SourceRow) -> bool:
+        if asked.answers(claim, weights, row.url):
+            return True
+        return any(
+            part.answers(claim, weighed, row.url)
+            for sq in row.sub_questions
+            if sq in parts
+            for part, weighed in [parts[sq]]
+        )
+
     kept = []
     for row in rows:
-        findings = [f for f in row.findings if asked.answers(f.claim, weights, row.url)]
+        findings = [f for f in row.findings if answers(f.claim, row)]
         if len(findings) != len(row.findings):
             row = row.model_copy(update={"findings": findings})
         kept.append(row)

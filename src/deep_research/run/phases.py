@@ -498,7 +498,13 @@ def _gaps(ctx: Context, reports: Sequence[WorkerRecord], kept: set[str]) -> list
 def phase_claims(ctx: Context) -> None:
     rows = brief_rows(ctx.brief)
     # The relevance gate: a finding that does not answer the research question is no claim.
-    rows = relevant_rows(rows, ctx.state.question, retained_texts(ctx.brief, rows))
+    # A model's plan words the question's parts itself; the extractive plan only repeats it.
+    planned = (
+        {sq.id: sq.question for sq in load_plan(ctx.brief)}
+        if ctx.reasoner.name != "extractive"
+        else None
+    )
+    rows = relevant_rows(rows, ctx.state.question, retained_texts(ctx.brief, rows), planned)
     kept = {claim_key(f.claim) for row in rows for f in row.findings}
     reports = _worker_reports(ctx.brief, "cast") + _worker_reports(ctx.brief, "round2")
     claims = build_claims(rows, ctx.limits.claims, finders_of(reports))
