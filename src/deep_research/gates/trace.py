@@ -22,10 +22,11 @@ claim: such a pair is ``uncertain``, and a claim whose only failures are of that
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -654,6 +655,22 @@ def run_trace(options: TraceOptions) -> TraceReport:
         return _run_claims(brief, index, options)
 
 
+@contextlib.contextmanager
+def _long_lived_frozen() -> Iterator[None]:
+    """The objects alive before the pairs loop (modules, the loaded brief) kept out of the cyclic
+    collector's passes while it runs.
+
+    The loop makes many short-lived objects, which reference counting frees, and each of the
+    collector's full passes would walk every long-lived object again for no garbage: measured,
+    about a tenth of a cold trace. The objects the loop makes are still collected as usual.
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def _run_claims(brief: Brief, index: SourceIndex, options: TraceOptions) -> TraceReport:
     claims_path = options.claims or brief.claims_path
     document = brief.load_claims(claims_path)
@@ -662,9 +679,10 @@ def _run_claims(brief: Brief, index: SourceIndex, options: TraceOptions) -> Trac
     trace = brief.load_trace() if brief.trace_path.exists() else TraceFile()
     updated: list[Claim] = []
     pairs: list[PairResult] = []
-    for new_claim, results in trace_claims(index, document.claims):
-        updated.append(new_claim)
-        pairs.extend(results)
+    with _long_lived_frozen():
+        for new_claim, results in trace_claims(index, document.claims):
+            updated.append(new_claim)
+            pairs.extend(results)
     report = TraceReport(
         mode="claims",
         pairs=pairs,
