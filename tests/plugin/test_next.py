@@ -114,6 +114,17 @@ def start(depth: str, capsys: pytest.CaptureFixture[str]) -> Path:
     return Path(json.loads(capsys.readouterr().out)["brief"])
 
 
+def write_three_question_plan(brief: Path) -> None:
+    """Three sub-questions with two queries each: short of the floors, enough to dispatch."""
+    plan = {
+        "sub_questions": [
+            {"id": f"sq{n}", "question": "q", "scope": "s", "queries": ["a", "b"]}
+            for n in (1, 2, 3)
+        ]
+    }
+    (brief / "plan.json").write_text(json.dumps(plan))
+
+
 def test_a_full_run_that_does_only_what_next_says_reaches_ready(
     project: Path, web: Web, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -208,13 +219,7 @@ def test_a_run_with_an_mcp_server_gates_it_first_then_runs_it_beside_each_fetche
 
     assert main(["start", TOPIC, "--depth", "quick", "--state", "state", "--mcp", "docs"]) == 0
     brief = Path(json.loads(capsys.readouterr().out)["brief"])
-    plan = {
-        "sub_questions": [
-            {"id": f"sq{n}", "question": "q", "scope": "s", "queries": ["a", "b"]}
-            for n in (1, 2, 3)
-        ]
-    }
-    (brief / "plan.json").write_text(json.dumps(plan))
+    write_three_question_plan(brief)
     gate = next_action(brief)
     words = shlex.split(gate.command or "")
     assert gate.action == "run" and words[1:3] == ["mcp-gate", "docs"]
@@ -238,13 +243,7 @@ def test_a_failed_mcp_gate_is_recorded_and_the_run_goes_on_without_the_server(
 
     assert main(["start", TOPIC, "--depth", "quick", "--state", "state", "--mcp", "docs"]) == 0
     brief = Path(json.loads(capsys.readouterr().out)["brief"])
-    plan = {
-        "sub_questions": [
-            {"id": f"sq{n}", "question": "q", "scope": "s", "queries": ["a", "b"]}
-            for n in (1, 2, 3)
-        ]
-    }
-    (brief / "plan.json").write_text(json.dumps(plan))
+    write_three_question_plan(brief)
     record_gate(brief, GateResult("docs", gate="version-pin", reason="no pinned version"))
     first = next_action(brief)
     assert first.agent == "deep-research:fetcher"
@@ -332,13 +331,7 @@ def test_a_spent_dispatch_budget_goes_on_with_what_was_gathered(
 ) -> None:
 
     brief = start("quick", capsys)
-    plan = {
-        "sub_questions": [
-            {"id": f"sq{n}", "question": "q", "scope": "s", "queries": ["a", "b"]}
-            for n in (1, 2, 3)
-        ]
-    }
-    (brief / "plan.json").write_text(json.dumps(plan))
+    write_three_question_plan(brief)
     assert next_action(brief).action == "dispatch"
     budget = runstate.fetcher_budget(Brief(brief), runstate.clamp_caps("quick", {})[0])
     assert budget == 3 * 1 * 3  # three sub-questions, one round: a fetcher, a retry, a top-up

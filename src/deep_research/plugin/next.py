@@ -259,17 +259,36 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
     left = _dispatches_left(view)
     if not tasks or left <= 0:
         return None
+    why = f"round {round_}: {len(tasks)} MCP fetcher(s) through {name}"
+    return _dispatch(view, phase, why, "mcp-fetcher", tasks, left=left, then_next=True)
+
+
+def _dispatch(
+    view: View,
+    phase: str,
+    why: str,
+    agent: str,
+    tasks: list[Task],
+    *,
+    left: int | None = None,
+    then_next: bool = False,
+) -> Action:
+    """One message of parallel ``agent`` tasks: at most the fan-out cap, and at most ``left``
+    where a budget counts the dispatches (the fetchers')."""
+    limit = view.caps.max_fanout if left is None else min(view.caps.max_fanout, left)
+    rules = [
+        "dispatch every task below in ONE message",
+        "save each agent's final reply, exactly as returned, to its save_to file",
+    ]
+    if then_next:
+        rules.append("then call deep-research next again")
     return Action(
         action="dispatch",
         phase=phase,
-        why=f"round {round_}: {len(tasks)} MCP fetcher(s) through {name}",
-        agent="deep-research:mcp-fetcher",
-        tasks=tasks[: min(view.caps.max_fanout, left)],
-        rules=[
-            "dispatch every task below in ONE message",
-            "save each agent's final reply, exactly as returned, to its save_to file",
-            "then call deep-research next again",
-        ],
+        why=why,
+        agent=f"deep-research:{agent}",
+        tasks=tasks[:limit],
+        rules=rules,
     )
 
 
@@ -314,19 +333,8 @@ def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
     if tasks and left <= 0:
         tasks = []  # a spent budget goes on with what was gathered; the gaps say what is missing
     if tasks:
-        batch = tasks[: min(view.caps.max_fanout, left)]
-        return Action(
-            action="dispatch",
-            phase=phase,
-            why=f"round {round_}: {len(tasks)} fetcher(s) still to run",
-            agent="deep-research:fetcher",
-            tasks=batch,
-            rules=[
-                "dispatch every task below in ONE message",
-                "save each agent's final reply, exactly as returned, to its save_to file",
-                "then call deep-research next again",
-            ],
-        )
+        why = f"round {round_}: {len(tasks)} fetcher(s) still to run"
+        return _dispatch(view, phase, why, "fetcher", tasks, left=left, then_next=True)
     beside = _mcp(view, phase, round_)
     if beside is not None:
         return beside
@@ -434,18 +442,8 @@ def _top_up(view: View, phase: str, round_: int) -> Action | None:
         tasks.append(Task(prompt=prompt, save_to=str(target)))
     if not tasks or left <= 0:
         return None  # topped up once (or out of dispatches): the round is done
-    return Action(
-        action="dispatch",
-        phase=phase,
-        why=f"round {round_} top-up: {len(tasks)} fetcher(s) with new queries",
-        agent="deep-research:fetcher",
-        tasks=tasks[: min(view.caps.max_fanout, left)],
-        rules=[
-            "dispatch every task below in ONE message",
-            "save each agent's final reply, exactly as returned, to its save_to file",
-            "then call deep-research next again",
-        ],
-    )
+    why = f"round {round_} top-up: {len(tasks)} fetcher(s) with new queries"
+    return _dispatch(view, phase, why, "fetcher", tasks, left=left, then_next=True)
 
 
 def phase_cast(view: View) -> Action | None:
@@ -577,17 +575,8 @@ def phase_entail(view: View) -> Action | None:
         if not returns.verifier_path(view.root, claim, source).exists()
     ]
     if tasks:
-        return Action(
-            action="dispatch",
-            phase="entail",
-            why=f"{len(tasks)} (claim, source) pair(s) still to be judged for entailment",
-            agent="deep-research:verifier",
-            tasks=tasks[: view.caps.max_fanout],
-            rules=[
-                "dispatch every task below in ONE message",
-                "save each agent's final reply, exactly as returned, to its save_to file",
-            ],
-        )
+        why = f"{len(tasks)} (claim, source) pair(s) still to be judged for entailment"
+        return _dispatch(view, "entail", why, "verifier", tasks)
     judged = [r for r in returns.saved(view.root) if r.kind == "verifier"]
     if judged and pending(view.brief, judged):
         return _command(view, "entail", "the judgements are checked", "ingest", str(view.root))
@@ -632,17 +621,8 @@ def phase_panel(view: View) -> Action | None:
         return None
     tasks = _panel_tasks(view, document)
     if tasks:
-        return Action(
-            action="dispatch",
-            phase="panel",
-            why=f"{len(tasks)} skeptic vote(s) still to cast on the traced central claims",
-            agent="deep-research:skeptic",
-            tasks=tasks[: view.caps.max_fanout],
-            rules=[
-                "dispatch every task below in ONE message",
-                "save each agent's final reply, exactly as returned, to its save_to file",
-            ],
-        )
+        why = f"{len(tasks)} skeptic vote(s) still to cast on the traced central claims"
+        return _dispatch(view, "panel", why, "skeptic", tasks)
     votes = [r for r in returns.saved(view.root) if r.kind == "skeptic"]
     if votes and pending(view.brief, votes):
         return _command(view, "panel", "the votes are recorded", "ingest", str(view.root))
