@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from claude_world import role_of
+from claude_world import asked_claims, role_of, vote, votes_reply
 from fakeapi import Block, FakeAnthropic, cited, document_text, text, user_text, web_search
 from localhttp import LocalServer, Route, article
 from scripted_run import filler
@@ -129,10 +129,10 @@ class Counting:
             queries = [{"sq": sq, "queries": [f"larkmere {sq} disputed"]} for sq in wanted]
             return [text(json.dumps({"queries": queries}))]
         if role == "skeptic":
-            said = re.search(r"^Claim C\d+: (.*)$", asked, re.MULTILINE)
-            refuted = said is not None and said.group(1) in {claim(*r) for r in REFUTED}
-            vote = {"refuted": refuted, "evidence": "the quoted count", "confidence": 0.8}
-            return [text(json.dumps(vote))]
+            refuted = {claim(*r) for r in REFUTED}
+            return votes_reply(
+                {cid: vote(said in refuted) for cid, said in asked_claims(body).items()}
+            )
         if role == "ciber":
             return [text(json.dumps({"ciber_passed": True, "consistency_failures": []}))]
         if role == "synthesize":

@@ -40,6 +40,26 @@ _SQ_LINE = re.compile(r"^(sq\d+): ", re.MULTILINE)
 _CLAIM = re.compile(r"^Claim (C\d+): (.*)$", re.MULTILINE)
 
 
+def asked_claims(body: dict[str, Any]) -> dict[str, str]:
+    """The claims a skeptic call carries: claim id → its text, as the message lists them."""
+    return dict(_CLAIM.findall(user_text(body)))
+
+
+def vote_number(body: dict[str, Any]) -> int:
+    """Which vote of each claim a skeptic call asks for (from 1)."""
+    return int(user_text(body).split("Vote ", 1)[1].split(" ", 1)[0])
+
+
+def vote(refuted: bool, evidence: str = "the quoted figure", confidence: float = 0.8) -> Any:
+    return {"refuted": refuted, "evidence": evidence, "confidence": confidence}
+
+
+def votes_reply(votes: dict[str, Any]) -> list[Block]:
+    """A skeptic call's answer: the vote object of each claim id, in the reply's list."""
+    cast = [{"claim_id": claim_id, "vote": given} for claim_id, given in votes.items()]
+    return [text(json.dumps({"votes": cast}))]
+
+
 def role_of(body: dict[str, Any]) -> str:
     """Which role a request is for, read from what it sends (tools, document, system prompt)."""
     if "web_search" in tool_names(body):
@@ -133,15 +153,12 @@ class World:
         return [text(json.dumps({"queries": queries}))]
 
     def _skeptic(self, body: dict[str, Any]) -> list[Block]:
-        found = _CLAIM.search(user_text(body))
-        claim = found.group(2) if found else ""
-        vote = {
-            "refuted": claim in self.refute,
-            "evidence": "each quote states the figure exactly as claimed",
-            "confidence": 0.8,
-            "counterSource": None,
-        }
-        return [text(json.dumps(vote))]
+        return votes_reply(
+            {
+                claim_id: vote(claim in self.refute, "each quote states the figure as claimed")
+                for claim_id, claim in asked_claims(body).items()
+            }
+        )
 
     def _ciber(self, body: dict[str, Any]) -> list[Block]:
         return [text(json.dumps({"ciber_passed": True, "consistency_failures": []}))]

@@ -42,14 +42,14 @@ UPHOLD = VoteRecord(refuted=False, status="valid")
 ABSTAIN = VoteRecord(status="abstained")
 
 
-def read_vote(raw: object) -> tuple[VoteRecord, str | None]:
-    """One vote as cast, and why it abstains (None when it counts)."""
+def check_vote(raw: object) -> SkepticVote | str:
+    """One vote as cast — its confidence clamped, its evidence cut — or why it abstains."""
     if raw is None:
-        return ABSTAIN, "null: the skeptic returned no vote"
+        return "null: the skeptic returned no vote"
     if not isinstance(raw, Mapping):
-        return ABSTAIN, f"not a JSON object but {type(raw).__name__}"
+        return f"not a JSON object but {type(raw).__name__}"
     if "error" in raw:
-        return ABSTAIN, f"the skeptic call errored: {str(raw['error'])[:200]}"
+        return f"the skeptic call errored: {str(raw['error'])[:200]}"
     payload = dict(raw)
     confidence = payload.get("confidence")
     if isinstance(confidence, int | float) and not isinstance(confidence, bool):
@@ -58,13 +58,20 @@ def read_vote(raw: object) -> tuple[VoteRecord, str | None]:
     if isinstance(payload.get("evidence"), str):
         payload["evidence"] = payload["evidence"][:MAX_EVIDENCE_CHARS]
     try:
-        vote = SkepticVote.model_validate(payload)
+        return SkepticVote.model_validate(payload)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or "vote"
         given = f" (got {first['input']!r:.60})" if first["type"] != "missing" else ""
         hint = " — a number from 0 to 1" if field == "confidence" else ""
-        return ABSTAIN, f"{field}: {first['msg']}{given}{hint}"
+        return f"{field}: {first['msg']}{given}{hint}"
+
+
+def read_vote(raw: object) -> tuple[VoteRecord, str | None]:
+    """One vote as cast, and why it abstains (None when it counts)."""
+    vote = check_vote(raw)
+    if isinstance(vote, str):
+        return ABSTAIN, vote
     record = VoteRecord(
         refuted=vote.refuted,
         evidence=vote.evidence,

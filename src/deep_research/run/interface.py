@@ -203,13 +203,18 @@ class Reasoner(Protocol):
     def synthesize(self, question: str, claims: Sequence[CitedClaim]) -> str: ...
 
 
+@dataclass(frozen=True)
+class Panels:
+    """Every claim's votes as far as they were cast; ``stopped`` is the cap (the governor's
+    ``CapReached``) that ended the panel before every claim was settled, if one did."""
+
+    votes: Mapping[str, Sequence[SkepticVote | Abstained]]
+    stopped: Exception | None = None
+
+
 @runtime_checkable
 class PanelBatch(Protocol):
-    """A reasoner that can run every claim's panel at once (Message Batches), when
-    :meth:`batches` says this run asked for it: the votes per claim id."""
+    """A reasoner that sits every claim's panel at once — several claims per call, rounds of
+    votes, Message Batches if the run asked for them — instead of claim by claim."""
 
-    def batches(self) -> bool: ...
-
-    def judge_all(
-        self, items: Sequence[tuple[Claim, Sequence[EvidenceText]]]
-    ) -> Mapping[str, Sequence[SkepticVote | Abstained]]: ...
+    def judge_all(self, items: Sequence[tuple[Claim, Sequence[EvidenceText]]]) -> Panels: ...

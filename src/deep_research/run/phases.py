@@ -553,25 +553,29 @@ def phase_panel(ctx: Context) -> None:
         return [located(ctx.brief, e) for e in claim.evidence if e.checks.outcome == "supported"]
 
     try:
-        batched = None
-        if isinstance(ctx.reasoner, PanelBatch) and ctx.reasoner.batches():
-            # The panel as Message Batches (--batch): every claim's votes at once.
-            batched = ctx.reasoner.judge_all([(c, evidence(c)) for c in candidates])
+        panels = None
+        if isinstance(ctx.reasoner, PanelBatch):
+            # Every claim's panel at once: several claims per call, round by round.
+            panels = ctx.reasoner.judge_all([(c, evidence(c)) for c in candidates])
         for claim in candidates:
             ctx.budget.charge_call(ctx.reasoner.price)
             votes = (
-                batched[claim.id]
-                if batched is not None
+                panels.votes.get(claim.id, [])
+                if panels is not None
                 else ctx.reasoner.judge(claim, evidence(claim))
             )
             if isinstance(votes, Skipped):
                 skipped = votes.reason
                 ctx.state.unable["panel"] = votes.reason
                 break
+            if panels is not None and not votes:
+                continue  # a cap stopped the panel before this claim's first vote
             raw[claim.id] = [
                 v.model_dump(by_alias=True) if isinstance(v, SkepticVote) else {"error": v.reason}
                 for v in votes[:3]
             ]
+        if panels is not None and panels.stopped is not None:
+            raise panels.stopped
     except CapReached as exc:
         ctx.mark_incomplete(f"panel stopped by cap {exc.cap}")
     trace = load_trace_or_empty(ctx.brief)

@@ -1,34 +1,49 @@
-"""The skeptic panel and CIBER on Claude: votes cast one by one until the outcome is settled.
+"""The skeptic panel and CIBER on Claude: rounds of votes, several claims per call, each claim
+voted on until its outcome is settled.
 
 A claim reaches the panel only after the mechanical gates passed it (the phase sends only traced
-``Supported`` claims). Each vote is one call on the skeptic role whose prefix — the skeptic
-contract, the claim and its located evidence (the text the trace gate found in the retained
-pages, never a summary) — is identical for every vote of that claim and marked for prompt
-caching, so the second and third votes read it from the cache; only a short vote-specific angle
-follows it. After each vote :func:`deep_research.decide.votes.settled` says whether the
-remaining votes could still change the outcome; when they cannot, no more are cast (the tests
-of that function prove stopping early never changes an outcome).
+``Supported`` claims). A skeptic call judges up to :data:`MAX_CLAIMS_PER_SKEPTIC_CALL` claims at
+once, each shown with its own located evidence (the text the trace gate found in the retained
+pages, never a summary), and answers one vote per claim id (:class:`PanelReply`: a list of the
+contract's per-claim vote objects, each tagged with its claim's id). Round 1 asks every claim's
+first vote, round 2 every second vote, and a third round only the claims whose votes are still
+split: after each round :func:`deep_research.decide.votes.settled` says, claim by claim, whether
+the remaining votes could still change the outcome (the tests of that function prove stopping
+early never changes an outcome). Each call is a fresh request, so the votes of one claim stay
+independent of each other. A call's prefix — the skeptic contract, then its claims and their
+evidence — is marked for prompt caching; a round asking the same claims as the one before reads
+it from the cache, and only a short vote-specific angle follows it.
 
 A call that fails (after its retries), refuses, is cut short or does not validate is an
-:class:`~deep_research.run.interface.Abstained` vote: it neither refutes nor upholds. With
-``--batch``, the panel's first two votes of every claim go out as one Message Batch at half
-price, and the third only for the claims they left unsettled.
+:class:`~deep_research.run.interface.Abstained` vote for every claim it carried: it neither
+refutes nor upholds. Within a reply that validates, a claim it casts no vote for (or more than
+one) abstains, a malformed vote abstains for its claim alone, a vote for a claim the call did
+not carry is ignored and counted, and each vote is clamped as any vote is
+(:func:`~deep_research.decide.votes.check_vote`). With ``--batch``, each round's calls go out as
+one Message Batch at half price. A cap reached mid-panel keeps the votes cast so far.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from deep_research.decide.votes import ABSTAIN, read_vote, settled
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+
+from deep_research.decide.votes import ABSTAIN, check_vote, read_vote, settled
 from deep_research.models import CiberOutput, Claim, SkepticVote, VoteRecord
 from deep_research.run.claude.client import Answer, ClaudeClient, Failed, read_structured
 from deep_research.run.claude.roles import MAX_OUTPUT_TOKENS, instructions
-from deep_research.run.interface import Abstained, EvidenceText
+from deep_research.run.governor import CapReached
+from deep_research.run.interface import Abstained, EvidenceText, Panels
 from deep_research.settings import Settings
 
 MAX_EVIDENCE_ITEMS = 4
 MAX_EVIDENCE_CHARS = 1500
+#: The most claims one skeptic call judges; a round asks ⌈claims / this⌉ calls.
+MAX_CLAIMS_PER_SKEPTIC_CALL = 8
+#: The most items of a reply that are read (the list's length is the model's to choose).
+MAX_REPLY_ITEMS = 2 * MAX_CLAIMS_PER_SKEPTIC_CALL
 #: CIBER reads at most this many claims (the contract's ``top_n``) and quotes per claim.
 CIBER_TOP_N = 10
 CIBER_QUOTES = 4
@@ -40,6 +55,25 @@ ANGLES = (
 )
 
 Vote = SkepticVote | Abstained
+Item = tuple[Claim, Sequence[EvidenceText]]
+
+
+class ClaimVote(BaseModel):
+    """One claim's vote in a reply: the contract's vote object, tagged with the claim's id. The
+    vote is read by :func:`check_vote`, so a malformed one abstains for its claim alone."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    claim_id: str = Field(description="the id of the claim voted on, as the message gives it")
+    vote: Annotated[Any, WithJsonSchema(SkepticVote.model_json_schema())]
+
+
+class PanelReply(BaseModel):
+    """A skeptic call's answer: one vote per claim it was given."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    votes: list[ClaimVote]
 
 
 def _cached(text: str) -> dict[str, Any]:
@@ -61,24 +95,66 @@ def evidence_text(claim: Claim, evidence: Sequence[EvidenceText]) -> str:
     return "\n".join(lines)
 
 
-def vote_request(
-    claim: Claim, evidence: Sequence[EvidenceText], number: int, size: int
-) -> dict[str, Any]:
-    """Vote ``number`` (from 0): the shared, cached prefix, then this vote's angle."""
+def claims_text(items: Sequence[Item]) -> str:
+    """The claims of one call, each with its own evidence."""
+    head = (
+        f"{len(items)} claim(s) to judge. Judge each on its own evidence alone, as if it were "
+        "the only one: another claim's evidence neither clears nor condemns it."
+    )
+    return "\n\n".join([head, *(evidence_text(claim, evidence) for claim, evidence in items)])
+
+
+def vote_request(items: Sequence[Item], number: int, size: int) -> dict[str, Any]:
+    """Vote ``number`` (from 0) of each of ``items``: the cached prefix, then this vote's angle."""
     angle = ANGLES[number % len(ANGLES)]
+    ids = ", ".join(claim.id for claim, _ in items)
+    ask = f"Vote {number + 1} of {size}. {angle} One vote for each of: {ids}."
     return {
-        "max_tokens": MAX_OUTPUT_TOKENS["skeptic"],
+        "max_tokens": MAX_OUTPUT_TOKENS["skeptic"] * len(items),
         "system": [_cached(instructions("skeptic"))],
         "messages": [
             {
                 "role": "user",
                 "content": [
-                    _cached(evidence_text(claim, evidence)),
-                    {"type": "text", "text": f"Vote {number + 1} of {size}. {angle}"},
+                    _cached(claims_text(items)),
+                    {"type": "text", "text": ask},
                 ],
             }
         ],
     }
+
+
+def chunks(items: Sequence[Item]) -> list[list[Item]]:
+    """``items`` grouped by sub-question (in order of first appearance), then cut into calls of
+    at most :data:`MAX_CLAIMS_PER_SKEPTIC_CALL` claims."""
+    first: dict[str | None, int] = {}
+    for claim, _ in items:
+        first.setdefault(claim.sq, len(first))
+    ordered = sorted(items, key=lambda item: first[item[0].sq])
+    size = MAX_CLAIMS_PER_SKEPTIC_CALL
+    return [ordered[start : start + size] for start in range(0, len(ordered), size)]
+
+
+def read_votes(outcome: PanelReply | Failed, asked: Sequence[str]) -> tuple[dict[str, Vote], int]:
+    """Each asked claim's vote in ``outcome``, and how many of its votes were ignored."""
+    if isinstance(outcome, Failed):
+        return {claim_id: Abstained(outcome.reason) for claim_id in asked}, 0
+    cast: dict[str, list[object]] = {claim_id: [] for claim_id in asked}
+    for item in outcome.votes[:MAX_REPLY_ITEMS]:
+        if item.claim_id.strip() in cast:
+            cast[item.claim_id.strip()].append(item.vote)
+    ignored = len(outcome.votes) - sum(len(given) for given in cast.values())
+    votes: dict[str, Vote] = {}
+    for claim_id, given in cast.items():
+        if len(given) != 1:
+            how = "no vote" if not given else f"{len(given)} votes"
+            votes[claim_id] = Abstained(f"the reply cast {how} for this claim")
+            continue
+        checked = check_vote(given[0])
+        votes[claim_id] = (
+            Abstained(f"malformed vote: {checked}") if isinstance(checked, str) else checked
+        )
+    return votes, ignored
 
 
 def _record(vote: Vote) -> VoteRecord:
@@ -87,59 +163,58 @@ def _record(vote: Vote) -> VoteRecord:
     return read_vote(vote.model_dump(by_alias=True))[0]
 
 
-def _as_vote(outcome: SkepticVote | Failed) -> Vote:
-    return Abstained(outcome.reason) if isinstance(outcome, Failed) else outcome
-
-
-def cast_vote(
-    client: ClaudeClient, claim: Claim, evidence: Sequence[EvidenceText], number: int, size: int
-) -> Vote:
-    request = vote_request(claim, evidence, number, size)
-    return _as_vote(client.structured("skeptic", SkepticVote, request))
-
-
-def judge(
-    client: ClaudeClient, claim: Claim, evidence: Sequence[EvidenceText], settings: Settings
-) -> list[Vote]:
-    """Votes one at a time until :func:`settled` says the rest cannot change the outcome."""
-    votes: list[Vote] = []
-    for number in range(settings.panel_size):
-        if settled([_record(v) for v in votes], settings) is not None:
-            break
-        votes.append(cast_vote(client, claim, evidence, number, settings.panel_size))
-    return votes
-
-
-def judge_batch(
-    client: ClaudeClient,
-    items: Sequence[tuple[Claim, Sequence[EvidenceText]]],
-    settings: Settings,
-) -> dict[str, list[Vote]]:
-    """Every claim's panel through Message Batches: one batch per round of votes, each round
-    only for the claims the earlier votes left unsettled."""
+def _batched(client: ClaudeClient, requests: Sequence[dict[str, Any]]) -> list[PanelReply | Failed]:
     import anthropic
 
-    schema = anthropic.transform_schema(SkepticVote.model_json_schema())
+    schema = anthropic.transform_schema(PanelReply.model_json_schema())
     fmt = {"format": {"type": "json_schema", "schema": schema}}
+    answers = client.batch("skeptic", [{**request, "output_config": fmt} for request in requests])
+    return [
+        read_structured(answer, PanelReply) if isinstance(answer, Answer) else answer
+        for answer in answers
+    ]
+
+
+def _cast(
+    client: ClaudeClient,
+    votes: dict[str, list[Vote]],
+    chunk: Sequence[Item],
+    reply: PanelReply | Failed,
+) -> None:
+    cast, ignored = read_votes(reply, [claim.id for claim, _ in chunk])
+    if ignored:
+        client.ledger.count("skeptic_votes_ignored", ignored)
+    for claim_id, vote in cast.items():
+        votes[claim_id].append(vote)
+
+
+def run_panels(
+    client: ClaudeClient, items: Sequence[Item], settings: Settings, *, batch: bool = False
+) -> Panels:
+    """Every claim's panel, round by round, each round only for the claims the earlier votes
+    left unsettled; with ``batch`` each round is one Message Batch."""
     votes: dict[str, list[Vote]] = {claim.id: [] for claim, _ in items}
-    for number in range(settings.panel_size):
-        open_items = [
-            (claim, evidence)
-            for claim, evidence in items
-            if settled([_record(v) for v in votes[claim.id]], settings) is None
-        ]
-        if not open_items:
-            break
-        requests = [
-            {**vote_request(claim, evidence, number, settings.panel_size), "output_config": fmt}
-            for claim, evidence in open_items
-        ]
-        for (claim, _), outcome in zip(open_items, client.batch("skeptic", requests), strict=True):
-            parsed = (
-                read_structured(outcome, SkepticVote) if isinstance(outcome, Answer) else outcome
-            )
-            votes[claim.id].append(_as_vote(parsed))
-    return votes
+    try:
+        for number in range(settings.panel_size):
+            open_items = [
+                (claim, evidence)
+                for claim, evidence in items
+                if settled([_record(v) for v in votes[claim.id]], settings) is None
+            ]
+            if not open_items:
+                break
+            calls = chunks(open_items)
+            requests = [vote_request(chunk, number, settings.panel_size) for chunk in calls]
+            if batch:
+                for chunk, reply in zip(calls, _batched(client, requests), strict=True):
+                    _cast(client, votes, chunk, reply)
+                continue
+            # One call at a time: a cap reached mid-round keeps the votes already cast.
+            for chunk, request in zip(calls, requests, strict=True):
+                _cast(client, votes, chunk, client.structured("skeptic", PanelReply, request))
+    except CapReached as exc:
+        return Panels(votes, stopped=exc)
+    return Panels(votes)
 
 
 # --- CIBER ----------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ Each method is one role (:mod:`deep_research.run.claude.roles`) and produces dat
 * ``follow_up`` — gap-fill, asked once per sub-question and only when its planned searches found
   nothing (the adversarial round is round 2's job);
 * ``counter_queries`` — one triangulate call returns the negation queries of every sub-question;
-* ``judge`` and ``reframe`` — the panel and CIBER (:mod:`deep_research.run.claude.panel`);
+* ``judge_all`` and ``reframe`` — the panel, several claims per call, and CIBER
+  (:mod:`deep_research.run.claude.panel`);
 * ``synthesize`` — the digest of the emitted claims; a failed call falls back to listing them.
 
 A failed call is an abstention, a skip or ``CallFailed`` (the worker ends ``complete: false``),
@@ -20,7 +21,7 @@ never a verdict. Every number the model returns is clamped before it bounds anyt
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -29,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from deep_research.models import CiberOutput, Claim, SkepticVote
 from deep_research.run.claude.client import CallFailed, ClaudeClient, Failed
 from deep_research.run.claude.extract import extraction_request, findings_from
-from deep_research.run.claude.panel import judge, judge_batch, reframe
+from deep_research.run.claude.panel import reframe, run_panels
 from deep_research.run.claude.roles import MAX_OUTPUT_TOKENS, instructions
 from deep_research.run.governor import (
     MAX_SEARCHES_PER_WORKER,
@@ -43,6 +44,7 @@ from deep_research.run.interface import (
     CitedClaim,
     EvidenceText,
     FindingDraft,
+    Panels,
     Plan,
     Retained,
     Skipped,
@@ -298,16 +300,14 @@ class ClaudeReasoner:
     def judge(
         self, claim: Claim, evidence: Sequence[EvidenceText]
     ) -> Sequence[SkepticVote | Abstained] | Skipped:
-        return judge(self.client, claim, evidence, self.settings)
+        panels = self.judge_all([(claim, evidence)])
+        if panels.stopped is not None:
+            raise panels.stopped
+        return panels.votes[claim.id]
 
-    def batches(self) -> bool:
-        return self.batch
-
-    def judge_all(
-        self, items: Sequence[tuple[Claim, Sequence[EvidenceText]]]
-    ) -> Mapping[str, Sequence[SkepticVote | Abstained]]:
-        """Every claim's panel through Message Batches (``--batch``)."""
-        return judge_batch(self.client, items, self.settings)
+    def judge_all(self, items: Sequence[tuple[Claim, Sequence[EvidenceText]]]) -> Panels:
+        """Every claim's panel, several claims per call (as Message Batches under ``--batch``)."""
+        return run_panels(self.client, items, self.settings, batch=self.batch)
 
     def reframe(self, claims: Sequence[Claim]) -> CiberOutput | Skipped:
         outcome = reframe(self.client, claims)

@@ -10,7 +10,7 @@ synthesize     the digest of the verified claims         strongest          this
 triangulate    gap-fill and negation queries             middle             triangulator.md
 extract        findings cited into one retained page     small              fetcher.md
 search         one web search (server tool)              small              fetcher.md
-skeptic        one vote of the panel                     small              skeptic.md
+skeptic        one vote on each claim of the call        small              skeptic.md
 ciber          re-framings of the high claims            small              ciber.md
 =============  ========================================  =================  =================
 
@@ -55,7 +55,8 @@ MODEL_ENV = "DEEP_RESEARCH_MODEL_"
 
 #: Output tokens a call of the role may emit (``max_tokens``), and the input tokens its worst
 #: case assumes for preflight — what this module sends is bounded so these hold (characters
-#: sent / 2, a conservative tokens-per-character ratio, plus the instructions).
+#: sent / 2, a conservative tokens-per-character ratio, plus the instructions). A skeptic call
+#: judges several claims: its figures are per claim it carries (one vote's share of the call).
 MAX_OUTPUT_TOKENS: dict[Role, int] = {
     "plan": 4096,
     "synthesize": 4096,
@@ -108,9 +109,9 @@ HEADLESS_NOTES: dict[Role, str] = {
         "independence and stripping are decided by code."
     ),
     "skeptic": (
-        "Headless run: the claim and its located evidence — the exact text the trace gate "
-        "found in the retained pages, not a summary — are in the message. Answer with the vote "
-        "as the JSON the response schema describes."
+        "Headless run: the claims, each with its id and its located evidence — the exact text "
+        "the trace gate found in the retained pages, not a summary — are in the message. "
+        "Answer with one vote per claim id, as the JSON the response schema describes."
     ),
     "ciber": (
         "Headless run: the claims and the located evidence of each are in the message; search "
