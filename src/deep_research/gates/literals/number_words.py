@@ -209,7 +209,28 @@ _VAGUE_RE = re.compile(
 )
 
 
-def vague_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
+def count_word_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
+    """Vague counts (``thousands``) and counts of times (``twice``)."""
+    # Each form contains one of these words: a text with none (nearly every text) is spared
+    # both patterns. Spelled out: a chain of ``in`` tests is the cheapest check in Python.
+    low = text.lower()
+    tokens: list[LiteralToken] = []
+    if (
+        "ozens" in low
+        or "undreds" in low
+        or "ousands" in low
+        or "illions" in low
+        or "several" in low
+        or "few" in low
+        or "many" in low
+    ):
+        tokens += _vague_tokens(text, taken)
+    if "once" in low or "twice" in low or "thrice" in low:
+        tokens += _times_tokens(text, taken)
+    return tokens
+
+
+def _vague_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
     """``thousands``, ``several hundred``, ``tens of millions``: more than one and fewer than
     ten of the scale (:mod:`.intervals` reads the range; like ``about``, any quote figure in it
     establishes it)."""
@@ -252,7 +273,7 @@ _ONCE_COUNTS_RE = re.compile(
 )
 
 
-def times_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
+def _times_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
     """``twice``, ``thrice``: counts of times; ``once`` too when bounded ("more than once") or
     closing its clause ("won the cup once.") or a rate ("once a year") — elsewhere it means
     "formerly" or "as soon as" ("once the capital", "once the vote closed")."""
