@@ -194,6 +194,7 @@ def word_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
     return tokens
 
 
+#: The scales a vague count is counted in ("dozens", "several hundred", "tens of thousands").
 _VAGUE_SCALES: dict[str, int] = {
     "dozen": 12, "hundred": 10**2, "thousand": 10**3, "million": 10**6, "billion": 10**9,
     "trillion": 10**12,
@@ -261,6 +262,7 @@ def _vague_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
     return tokens
 
 
+#: Adverbs that count times.
 _TIMES: dict[str, int] = {"once": 1, "twice": 2, "thrice": 3}
 _TIMES_RE = re.compile(r"(?<![\w-])(?=[otOT])(?:once|twice|thrice)(?![\w-])", re.IGNORECASE)
 #: After "once" as a count: the end of its clause, or a rate ("once a year", "once every
