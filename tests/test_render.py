@@ -6,6 +6,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -161,6 +162,34 @@ def test_a_claim_true_for_another_period_says_so_in_the_ciber_column(tmp_path: P
     report, markdown = render_brief(Brief(root), check_answer=check_answer)
     assert [v.ciber for v in report.verification] == ["—", "another period in S4"]
     assert report.contradictions == [] and "None unresolved." in markdown
+
+
+def test_checks_name_the_literals_only_a_documents_context_established(example: Path) -> None:
+    report, markdown = render_brief(Brief(example), check_answer=check_answer)
+    checks = {view.id: view.checks for view in report.verification}
+    # C5's quote gives the share but not the year; the paragraph it sits in states 2023
+    assert checks["C5"].endswith("; established by context: 2023 (S1 paragraph)")
+    assert "context" not in checks["C4"]  # its quote states every literal itself
+    row = next(line for line in markdown.splitlines() if line.startswith("| C5 |"))
+    assert "established by context: 2023 (S1 paragraph)" in row
+
+
+def test_context_of_a_citation_that_no_longer_supports_is_not_shown(tmp_path: Path) -> None:
+    root = build(tmp_path / "brief")
+    run_verdict(root, SETTINGS)
+    titled = {"literal": "2023", "established_by": "context", "passage": "title"}
+
+    def establish(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+        first = claims["claims"][0]
+        for item in first["evidence"]:
+            item["checks"]["literals"]["context"] = [titled]
+        first["supporting"] = ["S2"]  # S1's citation was dropped: its checks are not shown
+
+    edit(root, establish)
+    report, _ = render_brief(Brief(root), check_answer=check_answer)
+    checks = {view.id: view.checks for view in report.verification}
+    assert checks["C1"].endswith("; established by context: 2023 (S2 title)")
+    assert "context" not in checks["C2"]
 
 
 def test_render_needs_a_verdict(tmp_path: Path) -> None:

@@ -11,9 +11,9 @@ ignored key. Agent returns are strict too — drift is the normalizer's job, not
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, NonNegativeInt
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, NonNegativeInt
 
 from deep_research.depth import Depth as Depth
 
@@ -146,13 +146,41 @@ CheckOutcome = Literal[
 ]
 
 
+#: The passages of a document around a located quote that may establish a claim's year, season
+#: or name (docs/contracts.md §5.4), nearest first.
+ContextPassage = Literal["paragraph", "paragraph before", "heading", "title", "publication date"]
+
+
+class ContextLiteral(Strict):
+    """A claim literal the located text leaves out and the document's context establishes."""
+
+    literal: str
+    established_by: Literal["context"] = "context"
+    passage: ContextPassage
+
+
+def _context_literal(value: Any) -> Any:
+    """Briefs written before ``established_by`` recorded ``"2020 (title)"``: read it as one."""
+    if isinstance(value, str):
+        literal, _, passage = value.rpartition(" (")
+        return {"literal": literal, "passage": passage.removesuffix(")")}
+    return value
+
+
+ContextLiteralRead = Annotated[
+    ContextLiteral,
+    BeforeValidator(_context_literal, json_schema_input_type=ContextLiteral | str),
+]
+
+
 class LiteralsReport(Strict):
     claim: list[str] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
     missing_kinds: list[str] = Field(default_factory=list)
-    #: Claim literals the located text leaves out and the document's context establishes, each
-    #: with the passage ("2020 (title)"; docs/contracts.md §5.4).
-    context: list[str] = Field(default_factory=list)
+    #: Claim literals only the document's context establishes, each ``established_by:
+    #: "context"`` with the passage that did (docs/contracts.md §5.4); a string is the older
+    #: form, ``"2020 (title)"``, read as one.
+    context: list[ContextLiteralRead] = Field(default_factory=list)
 
 
 class Checks(Strict):
@@ -536,7 +564,7 @@ class GateLiterals(Strict):
     claim: list[str] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
     #: As LiteralsReport.context: what only the document's context establishes.
-    context: list[str] = Field(default_factory=list)
+    context: list[ContextLiteralRead] = Field(default_factory=list)
 
 
 class GateResult(Strict):

@@ -169,6 +169,14 @@ def _checks(claim: Claim) -> str:
     missing = sorted({m for e in passing for m in e.checks.literals.missing})
     parts = [f"quote {'/'.join(methods)}" if methods else "no located quote"]
     parts.append(f"missing {', '.join(missing)}" if missing else "literals ok")
+    # What the quote alone does not say, and which passage of which source said it instead.
+    from_context = [
+        f"{item.literal} ({e.source} {item.passage})"
+        for e in passing
+        for item in e.checks.literals.context
+    ]
+    if from_context:
+        parts.append("established by context: " + ", ".join(dict.fromkeys(from_context)))
     return "; ".join(parts)
 
 

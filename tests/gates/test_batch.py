@@ -292,10 +292,14 @@ def test_document_context_establishes_a_year_or_a_name_and_says_where(tmp_path: 
     )
     by_id = {result["id"]: result for result in results}
     assert by_id["year"]["verdict"] == "supported"
-    assert by_id["year"]["literals"]["context"] == ["2025 (paragraph before)"]  # type: ignore[index]
+    assert by_id["year"]["literals"]["context"] == [  # type: ignore[index]
+        {"literal": "2025", "established_by": "context", "passage": "paragraph before"}
+    ]
     assert by_id["earlier-year"]["reasons"] == ["literal_missing"]
     assert by_id["name"]["verdict"] == "supported"
-    assert by_id["name"]["literals"]["context"] == ["Harbourton (title)"]  # type: ignore[index]
+    assert by_id["name"]["literals"]["context"] == [  # type: ignore[index]
+        {"literal": "Harbourton", "established_by": "context", "passage": "title"}
+    ]
     assert by_id["untitled"]["reasons"] == ["name_missing"]
     assert by_id["wrong-title"]["reasons"] == ["name_missing"]
     assert by_id["wrong-title"]["literals"]["context"] == []  # type: ignore[index]

@@ -140,6 +140,14 @@ def test_table_pairs_every_happy_case_with_an_adversarial_one() -> None:
         ("the twenty-first race", "ordinal", "21", None, "eq"),
         ("before the 71st minute", "ordinal", "71", None, "lt"),
         ("a temperature of −5 degrees", "number", "-5", None, "eq"),
+        ("hundreds of gulls", "number", "100", None, "approx"),
+        ("Tens of thousands marched", "number", "10000", None, "approx"),
+        ("hundreds of millions of viewers", "number", "100000000", None, "approx"),
+        ("a few dozen gulls", "number", "12", None, "approx"),
+        ("it cost billions of dollars", "money", "1000000000", "USD", "approx"),
+        ("the line was hit twice", "number", "2", None, "eq"),
+        ("the line was hit more than once", "number", "1", None, "gt"),
+        ("the line floods once a year", "number", "1", None, "eq"),
     ],
 )
 def test_extract_figures(
@@ -266,6 +274,14 @@ def test_title_number_is_not_a_figure() -> None:
 )
 def test_number_after_a_sentence_opening_word_is_a_figure(text: str) -> None:
     assert [t.kind for t in extract(text)] == ["number"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The hall was once a school.", "Once the vote closed, the hall emptied.", "a hundredsfold"],
+)
+def test_once_meaning_formerly_and_words_inside_words_are_no_count(text: str) -> None:
+    assert not [token for token in extract(text) if token.numeric]
 
 
 def test_pronoun_one_is_not_a_count() -> None:
@@ -608,6 +624,26 @@ def test_a_yearless_quote_date_takes_the_year_the_title_states(day: Any, off: in
     result = check(claim, [quote], context=titled(day.year))
     assert result.ok and [use.where for use in result.context] == ["title"]
     assert not check(claim, [quote], context=titled(day.year + off)).ok
+
+
+_SCALES = {"hundreds": 100, "thousands": 1000, "millions": 10**6, "billions": 10**9}
+
+
+@_PROPERTY
+@given(st.sampled_from(sorted(_SCALES)), st.integers(min_value=1, max_value=10**4))
+def test_a_vague_count_is_more_than_one_and_fewer_than_ten_of_its_scale(word: str, n: int) -> None:
+    """ "thousands of gulls" is established by a figure strictly between one and ten thousand,
+    and establishes a bound exactly when the whole range satisfies it."""
+    scale = _SCALES[word]
+    figure = Decimal(n) * scale / 1000  # 0.001 to 10 of the scale
+    quote = _embed_quote(f"{figure.normalize():f}")
+    inside = scale < figure < 10 * scale
+    assert check(_embed_claim(word), [quote]).ok is inside
+    said = [_embed_quote(word)]
+    assert check(_embed_claim(f"more than {figure.normalize():f}"), said).ok is (figure <= scale)
+    assert check(_embed_claim(f"less than {figure.normalize():f}"), said).ok is (
+        figure >= 10 * scale
+    )
 
 
 # --------------------------------------------------------------------------------------------

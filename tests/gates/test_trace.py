@@ -8,6 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from briefs import PageSpec, page, read_claims, write_brief
 from deep_research.brief import Brief
@@ -26,6 +27,7 @@ from deep_research.gates.trace import (
     trace_claims,
 )
 from deep_research.models import ClaimsFile
+from deep_research.schemas import validate_brief
 
 AGENCY = "https://www.northern-energy.example/reports/heat-pumps-2024"
 TRADE = "https://trade-heating.example/news/installers-struggle"
@@ -433,9 +435,36 @@ def test_the_source_title_is_context_the_trace_reports(tmp_path: Path) -> None:
         _trace(tmp_path)
         checks = _claim(tmp_path, "C1")["evidence"][0]["checks"]
         assert (checks["outcome"] == "supported") is supported, checks
-        assert checks["literals"]["context"] == (["Harbourton (title)"] if supported else [])
+        established = {"literal": "Harbourton", "established_by": "context", "passage": "title"}
+        assert checks["literals"]["context"] == ([established] if supported else [])
         shutil.rmtree(tmp_path)
         tmp_path.mkdir()
+
+
+def test_a_brief_that_recorded_context_as_text_still_reads_and_validates(tmp_path: Path) -> None:
+    """Briefs written before ``established_by`` recorded "Harbourton (title)"; they still load,
+    as the same record, and pass validation. A passage the contract does not name does not."""
+    quote = (
+        "Councillor Ana Reyes, who chairs the finance committee, said the budget keeps property "
+        "tax rates unchanged for the third consecutive year."
+    )
+    city = PageSpec(CITY, page("city-budget.txt"), [("Reyes", quote)], title="Harbourton budget")
+    claim = "Ana Reyes chairs the finance committee of Harbourton."
+    write_brief(tmp_path, _pages(city=city), [{"claim": claim, "supporting": ["S3"]}])
+    _trace(tmp_path)
+    path = tmp_path / "claims.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    written = document["claims"][0]["evidence"][0]["checks"]["literals"]
+    current = written["context"]
+    written["context"] = ["Harbourton (title)"]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    assert validate_brief(tmp_path).ok
+    read = Brief(tmp_path).load_claims().claims[0].evidence[0].checks.literals.context
+    assert [item.model_dump() for item in read] == current
+    written["context"] = ["Harbourton (footnote)"]
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ValidationError):
+        ClaimsFile.model_validate(document)
 
 
 # --- one document at a time -------------------------------------------------------------------

@@ -33,7 +33,7 @@ from deep_research.brief import atomic_writer, decode_utf8, jsonl_line, lone_sur
 from deep_research.errors import InputError, MissingArtifact, UnreadableInput
 from deep_research.gates.locate import Document
 from deep_research.gates.support import SourceFacts, Support, check_support
-from deep_research.models import GateInput, GateLiterals, GateResult
+from deep_research.models import ContextLiteral, GateInput, GateLiterals, GateResult
 
 #: Longest input line read; a longer line is reported unresolvable, not loaded into memory.
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -63,7 +63,10 @@ def _result(pair_id: str | int | None, support: Support) -> GateResult:
         literals = GateLiterals(
             claim=[token.text for token in support.literals.claim_literals],
             missing=[token.text for token in support.literals.missing],
-            context=[str(use) for use in support.literals.context],
+            context=[
+                ContextLiteral(literal=use.token.text, passage=use.where)
+                for use in support.literals.context
+            ],
         )
     return GateResult(
         id=pair_id,

@@ -54,6 +54,7 @@ from deep_research.models import (
     Checks,
     Claim,
     ClaimsFile,
+    ContextLiteral,
     Derived,
     Evidence,
     FetchLogEntry,
@@ -251,7 +252,10 @@ def _literals_report(support: Support | None) -> LiteralsReport:
         claim=[token.text for token in support.literals.claim_literals],
         missing=[token.text for token in support.literals.missing],
         missing_kinds=sorted({token.kind for token in support.literals.missing}),
-        context=[str(use) for use in support.literals.context],
+        context=[
+            ContextLiteral(literal=use.token.text, passage=use.where)
+            for use in support.literals.context
+        ],
     )
 
 

@@ -14,9 +14,9 @@ about one film), the year or the season (the section is about 2020). The check m
 5. ``publication date``: only as the year of a date the text states without one.
 
 Paragraphs are the blocks between blank lines, or lines where the text has no blank lines. What a
-passage establishes is reported with the passage's name (``2020 (title)``), so a reader sees
-where it came from. Nothing here is ever invented: every passage is text of the document or of
-its own record.
+passage establishes is reported with the passage's name (``2020``, established by the
+``title``), so a reader sees where it came from. Nothing here is ever invented: every passage is
+text of the document or of its own record.
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
-from typing import Literal
 
-Where = Literal["paragraph", "paragraph before", "heading", "title", "publication date"]
+from deep_research.models import ContextPassage
+
+#: The passage a context literal came from, as the literal check records it.
+Where = ContextPassage
 
 #: How far back a heading is looked for, and how much of a paragraph is read.
 _HEADING_REACH = 20_000

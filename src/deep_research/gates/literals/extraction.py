@@ -5,7 +5,7 @@ from __future__ import annotations
 from deep_research.gates.literals.dates import date_tokens, infer_years
 from deep_research.gates.literals.memo import memoized
 from deep_research.gates.literals.names import identifier_tokens, name_tokens
-from deep_research.gates.literals.number_words import word_tokens
+from deep_research.gates.literals.number_words import count_word_tokens, word_tokens
 from deep_research.gates.literals.numbers import number_tokens
 from deep_research.gates.literals.tokens import LiteralToken, TakenSpans
 
@@ -28,6 +28,7 @@ def literals_of(text: str) -> tuple[LiteralToken, ...]:
     tokens = identifier_tokens(text, taken)
     tokens += date_tokens(text, taken)
     tokens += number_tokens(text, taken)
+    tokens += count_word_tokens(text, taken)
     tokens += word_tokens(text, taken)
     tokens += name_tokens(text, taken)
     tokens.sort(key=lambda token: token.start)

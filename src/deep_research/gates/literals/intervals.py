@@ -3,7 +3,7 @@
 ``eq X`` → {X}; ``more than X`` → (X, ∞); ``at least X`` → [X, ∞); ``less than X`` → (−∞, X);
 ``at most X`` → (−∞, X]; ``about X`` → X ± max(5% of X, half a unit of the last written digit) —
 the latter is the rounding rule, so it only applies under ``about``; ``nearly X`` → the same band
-capped at X.
+capped at X; a vague count (``hundreds``) → (100, 1,000), in a claim and in a quote alike.
 
 A quote is read at face value, as a careful reader reads a figure its writer chose: ``about Y`` is
 {Y}, and a one-sided bound is Y to one unit of its last written digit on the open side — ``over
@@ -32,6 +32,8 @@ _INFINITY = Decimal("Infinity")
 #: How far "about X" reaches beyond rounding: a twentieth of X, the band within which writers
 #: round a figure they call approximate ("about 4,300" for 4,12x would be "about 4,100").
 _APPROX_SHARE = Decimal("0.05")
+#: A vague count (``hundreds``) is fewer than ten of its scale: the next scale word would name it.
+_VAGUE_RANGE = Decimal(10)
 
 
 @dataclass(frozen=True)
@@ -81,9 +83,17 @@ def tolerance(token: LiteralToken) -> Decimal:
     return max(abs(token.value) * _APPROX_SHARE, quantum(token) / 2)
 
 
+def _vague_interval(token: LiteralToken) -> Interval:
+    """``thousands``: more than one thousand, fewer than ten — on either side of the check."""
+    assert token.value is not None
+    return Interval(token.value, token.value * _VAGUE_RANGE, low_open=True, high_open=True)
+
+
 def claim_interval(token: LiteralToken) -> Interval:
     assert token.value is not None
     value = token.value
+    if token.vague:
+        return _vague_interval(token)
     match token.qualifier:
         case "gt":
             return Interval(value, _INFINITY, low_open=True)
@@ -104,6 +114,8 @@ def claim_interval(token: LiteralToken) -> Interval:
 def quote_interval(token: LiteralToken) -> Interval:
     assert token.value is not None
     value = token.value
+    if token.vague:
+        return _vague_interval(token)
     if token.qualifier in ("eq", "approx"):
         return Interval(value, value)
     unit = quantum(token)

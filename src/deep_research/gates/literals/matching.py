@@ -15,12 +15,16 @@ quote would establish ``more than X``): the quote figure nearest in value (relat
 figures, days for dates) — a writer bounds the figure they paraphrase — and between figures
 exactly as near, the ones sharing more neighbouring lower-case words with the claim figure
 (``more than 100 seats`` between ``95 seats`` and ``105 votes`` is judged against the seats).
-Equality and ``about`` accept any matching figure.
+When figures remain exactly as near and as alike, the quote does not say which one the claim
+bounds, and the bound must hold for each: ``before 9 May`` is not established by a quote dating
+its count ``as of 11 May`` beside a note ``as of 7 May``. Equality and ``about`` accept any
+matching figure.
 
-Compatible kinds: number with number and ordinal (the 26th year makes 26 years), and with a year
-only for equality; percent with percent; money with money of the same currency; ordinal with
-ordinal; date and year claims with quote dates and years (a bare four-digit quote number may be
-a year). A claim date without a year compares day and month only.
+Compatible kinds: number with number, ordinal (the 26th year makes 26 years) and money (a claim
+may leave out a sum's currency, never add one), and with a year only for equality; percent with
+percent; money with money of the same currency; ordinal with ordinal; date and year claims with
+quote dates and years (a bare four-digit quote number may be a year). A claim date without a
+year compares day and month only.
 
 Names: satisfied when the normalized name (case, diacritics, punctuation and possessive ``'s``
 removed) occurs as a whole-word phrase in the normalized quotes. A shorter claim name inside a
@@ -154,14 +158,16 @@ def _judge(qualifier: Qualifier, outer: Interval, candidates: list[_Candidate]) 
     """Equality-like claims need any contained quote literal. A bound is judged only against its
     referent, else any larger figure would establish "more than X": the figure nearest in
     value (a writer bounds the figure they paraphrase), and between figures equally near, the
-    ones sharing the most context words with the claim figure."""
+    ones sharing the most context words with the claim figure. Referents still tied must each
+    satisfy the bound: an ambiguous referent is no evidence for either reading."""
     if not candidates:
         return False
     if qualifier in ("gt", "ge", "lt", "le"):
         nearest = min(candidate.distance for candidate in candidates)
         pool = [candidate for candidate in candidates if candidate.distance == nearest]
         most = max(candidate.shared for candidate in pool)
-        candidates = [candidate for candidate in pool if candidate.shared == most]
+        referents = [candidate for candidate in pool if candidate.shared == most]
+        return all(candidate.interval.within(outer) for candidate in referents)
     return any(candidate.interval.within(outer) for candidate in candidates)
 
 
@@ -172,8 +178,9 @@ def _compatible(claim: LiteralToken, quote: LiteralToken) -> bool:
         if quote.kind == "year":
             # a year is a count only by coincidence: it can equal a figure, never bound one
             return claim.qualifier not in ("gt", "ge", "lt", "le")
-        # the 26th consecutive year makes 26 consecutive years; a count does not make a rank
-        return quote.kind in ("number", "ordinal")
+        # the 26th consecutive year makes 26 consecutive years; a count does not make a rank; a
+        # claim that leaves out a sum's currency ("earned 40 million") says less, not otherwise
+        return quote.kind in ("number", "ordinal", "money")
     if claim.kind == "money":
         return quote.kind == "money" and quote.unit == claim.unit
     return quote.kind == claim.kind

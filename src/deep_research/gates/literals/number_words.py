@@ -3,6 +3,19 @@
 Number words (``three``, ``twenty-five``, ``two hundred and five``, ``a dozen``, ``two
 million``), perhaps as a percentage or an amount of money (``five percent``, ``ten dollars``);
 the pronoun ``one of`` is not a count. Ordinal words (``third``, ``twenty-first``) are ordinals.
+
+Vague counts name a range of a scale, not a figure: a plural scale word (``hundreds``,
+``thousands of``, ``millions``, ``dozens``) or ``several``/``a few``/``many`` before one
+(``several thousand``) is more than one of the scale and fewer than ten — ``thousands of
+visitors`` is established by ``4,200 visitors``, never by ``800`` or ``25,000``; ``tens of`` and
+``hundreds of`` before a plural scale multiply both ends (``tens of thousands``: more than
+10,000, fewer than 100,000). A vague count followed by ``of`` and a currency (``millions of
+euros``) is money.
+
+Counts of times: ``twice`` is 2 and ``thrice`` 3; ``once`` is 1 where it counts — bounded
+(``more than once``), closing its clause (``has flooded once.``) or a rate (``once a year``) —
+and no figure where it means "formerly" or "as soon as" (``once a school``, ``once the gates
+shut``).
 """
 
 from __future__ import annotations
@@ -178,6 +191,109 @@ def word_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
             if token is not None and taken.free(token.start, token.end):
                 taken.take(token.start, token.end)
                 tokens.append(token)
+    return tokens
+
+
+#: The scales a vague count is counted in ("dozens", "several hundred", "tens of thousands").
+_VAGUE_SCALES: dict[str, int] = {
+    "dozen": 12, "hundred": 10**2, "thousand": 10**3, "million": 10**6, "billion": 10**9,
+    "trillion": 10**12,
+}  # fmt: skip
+_VAGUE_SCALE = "|".join(_VAGUE_SCALES)
+_VAGUE_RE = re.compile(
+    r"(?<![\w-])(?=[dhtmbsaf])"  # the first letters of the forms below: most words fail here
+    r"(?:(?P<times>tens|hundreds)\s+of\s+(?P<of>" + _VAGUE_SCALE + r")s"
+    r"|(?P<plural>" + _VAGUE_SCALE + r")s"
+    r"|(?:several|a\s+few|many)\s+(?P<scale>" + _VAGUE_SCALE + r"))"
+    r"(?![\w-])(?:\s+of\s+(?P<cur>" + CURRENCY_SUFFIX + r"))?",
+    re.IGNORECASE,
+)
+
+
+def count_word_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
+    """Vague counts (``thousands``) and counts of times (``twice``)."""
+    # Each form contains one of these words: a text with none (nearly every text) is spared
+    # both patterns. Spelled out: a chain of ``in`` tests is the cheapest check in Python.
+    low = text.lower()
+    tokens: list[LiteralToken] = []
+    if (
+        "ozens" in low
+        or "undreds" in low
+        or "ousands" in low
+        or "illions" in low
+        or "several" in low
+        or "few" in low
+        or "many" in low
+    ):
+        tokens += _vague_tokens(text, taken)
+    if "once" in low or "twice" in low or "thrice" in low:
+        tokens += _times_tokens(text, taken)
+    return tokens
+
+
+def _vague_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
+    """``thousands``, ``several hundred``, ``tens of millions``: more than one and fewer than
+    ten of the scale (:mod:`.intervals` reads the range; like ``about``, any quote figure in it
+    establishes it)."""
+    tokens: list[LiteralToken] = []
+    for found in _VAGUE_RE.finditer(text):
+        start, end = found.span()
+        word = (found.group("of") or found.group("plural") or found.group("scale")).lower()
+        scale = _VAGUE_SCALES[word]
+        if found.group("times"):
+            scale *= 10 if found.group("times").lower() == "tens" else 100
+        unit = money_unit(None, found.group("cur")) if found.group("cur") else None
+        if not taken.free(start, end):
+            continue
+        taken.take(start, end)
+        tokens.append(
+            LiteralToken(
+                kind="money" if unit else "number",
+                text=text[start:end],
+                start=start,
+                end=end,
+                value=Decimal(scale),
+                unit=unit,
+                date=None,
+                qualifier="approx",
+                vague=True,
+            )
+        )
+    return tokens
+
+
+#: Adverbs that count times.
+_TIMES: dict[str, int] = {"once": 1, "twice": 2, "thrice": 3}
+_TIMES_RE = re.compile(r"(?<![\w-])(?=[otOT])(?:once|twice|thrice)(?![\w-])", re.IGNORECASE)
+#: After "once" as a count: the end of its clause, or a rate ("once a year", "once every
+#: season" — "once a school" is "formerly").
+_ONCE_COUNTS_RE = re.compile(
+    r"\s*(?:[.,;:!?)]|$|(?:a|an|per|every|each)\s+(?:other\s+)?"
+    r"(?:minute|hour|day|night|week|fortnight|month|quarter|term|season|year|decade|century)s?"
+    r"(?!\w))",
+    re.IGNORECASE,
+)
+
+
+def _times_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
+    """``twice``, ``thrice``: counts of times; ``once`` too when bounded ("more than once") or
+    closing its clause ("won the cup once.") or a rate ("once a year") — elsewhere it means
+    "formerly" or "as soon as" ("once the capital", "once the vote closed")."""
+    tokens: list[LiteralToken] = []
+    for found in _TIMES_RE.finditer(text):
+        start, end = found.span()
+        word = found.group(0).lower()
+        qualifier = qualifier_before(text, start, dated=False)
+        if word == "once" and qualifier == "eq" and not _ONCE_COUNTS_RE.match(text, end):
+            continue
+        if not taken.free(start, end):
+            continue
+        taken.take(start, end)
+        tokens.append(
+            LiteralToken(
+                "number", text[start:end], start, end, Decimal(_TIMES[word]), None, None, qualifier
+            )
+        )
     return tokens
 
 

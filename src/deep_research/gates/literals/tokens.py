@@ -20,7 +20,8 @@ class LiteralToken:
 
     ``alternatives`` are the other values a numeral written ambiguously may stand for
     (``300.000`` is three hundred written to three decimals, or three hundred thousand grouped
-    with dots), each with its ``step`` — one unit of its last written digit.
+    with dots), each with its ``step`` — one unit of its last written digit. A ``vague`` count
+    (``thousands``) is more than one and fewer than ten of its scale, ``value``.
     """
 
     kind: LiteralKind
@@ -34,6 +35,7 @@ class LiteralToken:
     alternatives: tuple[tuple[Decimal, Decimal], ...] = ()
     step: Decimal | None = None
     edge: Edge | None = None
+    vague: bool = False
 
     @property
     def numeric(self) -> bool:
