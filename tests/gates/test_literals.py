@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import time
 from datetime import date
 from decimal import Decimal
@@ -705,3 +706,34 @@ def test_extract_never_raises_and_offsets_hold(text: str) -> None:
 )
 def test_characters_that_ignorecase_folds_to_ascii(text: str) -> None:
     assert extract(text) is not None
+
+
+# The scanners' patterns are written for speed; these are the plain forms they must equal.
+_PLAIN_NAME_WORD = r"[^\W_](?:[\w&+]|['’\-./](?=\w))*"
+_SCANNER_ALPHABET = st.sampled_from(list("aZ9_&+'’-./ \n,é1$€−USDRs%"))
+
+
+@_PROPERTY
+@given(st.text(alphabet=_SCANNER_ALPHABET, max_size=40))
+def test_the_word_scanner_finds_the_words_its_plain_form_finds(text: str) -> None:
+    from deep_research.gates.literals.names import _NAME_WORD_RE
+
+    plain = re.compile(_PLAIN_NAME_WORD)
+    assert [m.span() for m in _NAME_WORD_RE.finditer(text)] == [
+        m.span() for m in plain.finditer(text)
+    ]
+
+
+@_PROPERTY
+@given(st.text(alphabet=_SCANNER_ALPHABET, max_size=40))
+def test_the_figure_scanner_finds_what_it_finds_without_its_first_character_test(
+    text: str,
+) -> None:
+    from deep_research.gates.literals.numbers import _NUMBER_RE
+
+    first_test, rest = _NUMBER_RE.pattern.split(")", 1)
+    assert first_test.startswith("(?=[")  # the test this property is about is still first
+    plain = re.compile(rest, re.VERBOSE)
+    assert [m.groupdict() | {"at": m.span()} for m in _NUMBER_RE.finditer(text)] == [
+        m.groupdict() | {"at": m.span()} for m in plain.finditer(text)
+    ]

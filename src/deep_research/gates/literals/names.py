@@ -19,7 +19,10 @@ import re
 from deep_research.gates.literals.tokens import LiteralToken, TakenSpans
 from deep_research.gates.vocabulary import MONTHS, WEEKDAYS
 
-_NAME_WORD_RE = re.compile(r"[^\W_](?:[\w&+]|['’\-./](?=\w))*")
+#: A word: a letter or digit, then word characters, ``&`` and ``+``, and inner ``'’-./`` that a
+#: word character follows (O'Brien, AT&T, U.S., e-mail). Written as runs of a character class,
+#: which the engine scans far faster than one alternation per character.
+_NAME_WORD_RE = re.compile(r"[^\W_][\w&+]*(?:['’\-./](?=\w)[\w&+]*)*")
 #: Characters after which a capitalized word is capitalized because it starts something (a
 #: sentence, a quotation, a bracket, a list item), not because it is a name.
 _SENTENCE_END = frozenset(".!?\n\r`\"“”'‘’(*•:;[{|")

@@ -76,8 +76,10 @@ NUMERAL = r"""
 """
 # Each alternation below starts with a lookahead on its possible first characters: without it
 # the regex engine tries every alternative at every word start, which dominated extraction time.
+#: The characters a currency written before its figure can start with.
+_CUR_PREFIX_FIRST = "$€£¥₹₩₽₺UACHNSR" + "".join(sorted({code[0] for code in _CURRENCY_CODES}))
 _CUR_PREFIX = (
-    r"(?=[$€£¥₹₩₽₺UACHNSR" + "".join(sorted({code[0] for code in _CURRENCY_CODES})) + r"])"
+    r"(?=[" + _CUR_PREFIX_FIRST + r"])"
     r"(?:(?:US\s?|AU|CA|HK|NZ|A|C|S|R)?\$|€|£|¥|₹|₩|₽|₺|Rs\.?|(?:"
     + "|".join(_CURRENCY_CODES)
     + r")(?![A-Za-z]))"
@@ -95,6 +97,9 @@ _MULT = (
 )
 
 _NUMBER_RE = re.compile(
+    # Every figure starts with a digit, a sign or a currency: the first test at each position,
+    # so the look-behinds below run only there (it changes no match, and halves the scan).
+    r"(?=[\d−\-" + _CUR_PREFIX_FIRST + r"])"
     r"(?<![\w.])(?<![^\W\d_][-–])(?!(?<=\d,)\d{3}(?!\d))"  # not inside a word/grouped numeral
     r"(?<!\d/)(?<!\d\x20/)(?<!\d\x20/\x20)"  # nor the denominator of a rating: 7.5/10
     r"(?:(?P<cur>" + _CUR_PREFIX + r")\s?)?"
