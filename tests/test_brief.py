@@ -10,15 +10,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from briefs import held_elsewhere
+from briefs import EXAMPLE, held_elsewhere
 from deep_research.brief import (
     Brief,
     atomic_write_text,
+    claims_chunks,
     load_sources,
     parse_json,
     sha256_text,
     slugify,
+    write_claims,
 )
 from deep_research.errors import (
     BriefBusy,
@@ -28,6 +32,9 @@ from deep_research.errors import (
     SchemaViolation,
     UnreadableInput,
 )
+from deep_research.models import Claim, ClaimsFile
+
+EXAMPLE_CLAIMS = EXAMPLE / "brief" / "claims.json"
 
 
 def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path: Path) -> None:
@@ -325,3 +332,70 @@ def test_a_writer_takes_the_lock_before_it_reads_anything(
         assert main(args) == 3
         after = {path: path.read_bytes() for path in root.rglob("*") if path.is_file()}
     assert after == before
+
+
+# --- claims.json written a claim at a time -------------------------------------------------
+
+
+def _whole(document: ClaimsFile) -> str:
+    return document.model_dump_json(by_alias=True, indent=2) + "\n"
+
+
+def test_claims_chunks_are_the_document_as_one_dump_writes_it() -> None:
+    example = ClaimsFile.model_validate_json(EXAMPLE_CLAIMS.read_bytes())
+    assert example.claims
+    assert "".join(claims_chunks(example)) == _whole(example)
+    empty = ClaimsFile(topic="nothing yet")
+    assert "".join(claims_chunks(empty)) == _whole(empty)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    topic=st.text(),
+    texts=st.lists(st.text(min_size=1), min_size=1, max_size=4),
+    questions=st.lists(st.dictionaries(st.sampled_from(["claims", "q"]), st.text()), max_size=2),
+)
+def test_claims_chunks_hold_any_text_as_one_dump_does(
+    topic: str, texts: list[str], questions: list[dict[str, str]]
+) -> None:
+    # Text that looks like the layout (a "claims" key, newlines, quotes) stays inside its string.
+    document = ClaimsFile(
+        topic=topic + '\n  "claims": []',
+        claims=[Claim(id=f"C{n}", claim=text) for n, text in enumerate(texts, start=1)],
+        sub_questions=list(questions),
+    )
+    assert "".join(claims_chunks(document)) == _whole(document)
+
+
+def test_write_claims_replaces_the_file_or_leaves_the_old_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "claims.json"
+    document = ClaimsFile(topic="t", claims=[Claim(id="C1", claim="one")])
+    write_claims(target, document)
+    assert target.read_text(encoding="utf-8") == _whole(document)
+
+    def explode(*_: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "fsync", explode)
+    with pytest.raises(OSError):
+        write_claims(target, ClaimsFile(topic="t", claims=[Claim(id="C2", claim="two")]))
+    assert target.read_text(encoding="utf-8") == _whole(document)
+    assert os.listdir(tmp_path) == ["claims.json"]
+
+
+def test_loaded_models_share_one_set_of_field_names_and_still_copy_and_compare() -> None:
+    # A set per instance was half a large brief's memory (docs: README, scale).
+    example = ClaimsFile.model_validate_json(EXAMPLE_CLAIMS.read_bytes())
+    first, second = example.claims[0], example.claims[1]
+    assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__
+    assert first.__pydantic_fields_set__ == set(Claim.model_fields)
+    before = second.model_dump()
+    first.importance = "central" if first.importance != "central" else "supporting"
+    changed = first.model_copy(update={"claim": "changed"})
+    assert changed.claim == "changed" and first.claim != "changed"
+    assert second.model_dump() == before
+    assert first.__pydantic_fields_set__ == set(Claim.model_fields)
+    again = ClaimsFile.model_validate_json(EXAMPLE_CLAIMS.read_bytes()).claims[1]
+    assert again == second

@@ -143,6 +143,36 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+#: Where the claims go in claims.json as a model with none writes it: the document's only
+#: line that opens with two spaces and its ``"claims"`` key (a string cannot hold a newline).
+_NO_CLAIMS = '\n  "claims": []'
+
+
+def claims_chunks(document: ClaimsFile) -> Iterator[str]:
+    """claims.json's text — exactly ``model_dump_json(by_alias=True, indent=2)`` and a newline
+    — in pieces: the document around its claims, then each claim. Writing a brief of 50,000
+    claims then holds one claim's JSON at a time, not the whole file's twice (text and bytes)."""
+    shell = document.model_copy(update={"claims": []}).model_dump_json(by_alias=True, indent=2)
+    if not document.claims:
+        yield shell + "\n"
+        return
+    before, found, after = shell.partition(_NO_CLAIMS)
+    if not found:  # pragma: no cover - the serializer's layout changed; this test's guard
+        raise AssertionError("claims.json's layout has no top-level claims list")
+    yield before + '\n  "claims": ['
+    for position, claim in enumerate(document.claims):
+        item = claim.model_dump_json(by_alias=True, indent=2).replace("\n", "\n    ")
+        yield ("\n    " if position == 0 else ",\n    ") + item
+    yield "\n  ]" + after + "\n"
+
+
+def write_claims(path: Path, document: ClaimsFile) -> None:
+    """claims.json written atomically, claim by claim (:func:`claims_chunks`)."""
+    with atomic_writer(path) as handle:
+        for chunk in claims_chunks(document):
+            handle.write(chunk.encode("utf-8"))
+
+
 def dump_json(value: Any) -> str:
     """The one JSON style of every artifact: UTF-8, two-space indent, trailing newline."""
     return json.dumps(value, ensure_ascii=False, indent=2) + "\n"

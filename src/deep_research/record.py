@@ -13,7 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from deep_research.brief import Brief, atomic_write_json, atomic_write_text, model_dump
+from deep_research.brief import (
+    Brief,
+    atomic_write_json,
+    model_dump,
+    write_claims,
+)
 from deep_research.errors import MissingArtifact
 from deep_research.models import ClaimsFile, TraceFile
 from deep_research.settings import Settings, settings_hash
@@ -46,10 +51,6 @@ def load_trace_or_empty(brief: Brief) -> TraceFile:
     return brief.load_trace() if brief.trace_path.exists() else TraceFile()
 
 
-def claims_json(document: ClaimsFile) -> str:
-    return document.model_dump_json(by_alias=True, indent=2) + "\n"
-
-
 def record_phase(
     trace: TraceFile, phase: str, entry: dict[str, Any], settings: Settings
 ) -> TraceFile:
@@ -64,5 +65,5 @@ def record_phase(
 
 def save(brief: Brief, claims: ClaimsFile, trace: TraceFile) -> None:
     """Write claims.json and trace.json; call inside ``brief.lock()`` (see :func:`writes_brief`)."""
-    atomic_write_text(brief.claims_path, claims_json(claims))
+    write_claims(brief.claims_path, claims)
     atomic_write_json(brief.trace_path, model_dump(trace))

@@ -658,9 +658,16 @@ def to_markdown(report: Report) -> str:
 
 
 def render_brief(
-    brief: Brief, *, check_answer: AnswerCheck, force: bool = False
+    brief: Brief,
+    *,
+    check_answer: AnswerCheck,
+    force: bool = False,
+    document: ClaimsFile | None = None,
 ) -> tuple[Report, str]:
-    document = brief.load_claims()
+    """``document``: claims.json as the caller already read it (a second copy of a large
+    brief's claims is most of its memory); read from the brief otherwise."""
+    if document is None:
+        document = brief.load_claims()
     sources = brief.load_sources()
     log = brief.load_fetch_log()
     answer = check_answer(brief, document.synthesis) if document.synthesis else []

@@ -129,7 +129,7 @@ def validate_brief(root: Path) -> ValidationReport:
             "fetch-log.jsonl; pass a brief directory (state/briefs/<name>)"
         )
     report = ValidationReport(brief=root)
-    _validate_document(report, brief.claims_path, "claims")
+    claims = _validate_document(report, brief.claims_path, "claims")
     _validate_document(report, brief.trace_path, "trace")
     source_ids, hashes = _validate_lines(report, brief.sources_path, "source-row")
     _, fetched = _validate_lines(
@@ -143,7 +143,7 @@ def validate_brief(root: Path) -> ValidationReport:
             report.problems.append(
                 f"fetch-log.jsonl logs a fetch of {content_hash} but corpus/ has no such file"
             )
-    _cross_check(report, brief, source_ids, hashes)
+    _cross_check(report, brief, claims, source_ids, hashes)
     return report
 
 
@@ -152,18 +152,20 @@ def _describe(error: ValidationError, prefix: str) -> str:
     return f"{path}: {error.message}"
 
 
-def _validate_document(report: ValidationReport, path: Path, name: str) -> None:
+def _validate_document(report: ValidationReport, path: Path, name: str) -> Any:
+    """The document as parsed (None if absent or not JSON), its problems in ``report``."""
     if not path.exists():
-        return
+        return None
     try:
         value = parse_json(read_text(path, what=path.name), what=str(path))
     except InputError as exc:
         report.problems.append(str(exc))
-        return
+        return None
     report.checked[path.name] = 1
     error = best_error(name, value)
     if error is not None:
         report.problems.append(f"{path.name} {_describe(error, '$')}")
+    return value
 
 
 def _validate_lines(
@@ -230,18 +232,14 @@ def _validate_corpus(report: ValidationReport, brief: Brief) -> None:
 
 
 def _cross_check(
-    report: ValidationReport, brief: Brief, source_ids: set[str], hashes: set[str]
+    report: ValidationReport, brief: Brief, claims: Any, source_ids: set[str], hashes: set[str]
 ) -> None:
     for content_hash in sorted(hashes):
         if not brief.corpus_path(content_hash).is_file():
             report.problems.append(
                 f"sources.jsonl cites {content_hash} but corpus/ has no such file"
             )
-    if not brief.claims_path.exists() or not source_ids:
-        return
-    try:
-        claims = parse_json(read_text(brief.claims_path, what="claims.json"), what="claims.json")
-    except InputError:
+    if claims is None or not source_ids:
         return
     for index, claim in enumerate(_claims(claims)):
         for position, source in enumerate(claim.get("supporting") or []):

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
 from urllib.parse import quote, unquote_plus
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deep_research.brief import model_dump
+from deep_research.decide import audit as audit_module
 from deep_research.decide.audit import LEAK_WINDOW, leaks
 from deep_research.models import AuditFile, AuditSource
 
@@ -33,6 +37,18 @@ def searched_leaks(audit: AuditFile, bodies: Iterable[str]) -> list[str]:
         if hit is not None:
             found.append(hit)
     return found
+
+
+@contextmanager
+def patched(module: ModuleType, name: str, value: Any) -> Iterator[None]:
+    # Hypothesis runs many examples in one test call, so pytest's function-scoped monkeypatch
+    # would not restore between them; this does.
+    old = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, old)
 
 
 def audit_of(urls: list[str]) -> AuditFile:
@@ -99,3 +115,15 @@ def test_a_leak_and_a_clean_record_are_told_apart() -> None:
 def test_a_body_shorter_than_a_window_is_never_a_leak() -> None:
     short = "sales in 2023"
     assert leaks(audit_of(["https://x.example/?q=" + short.replace(" ", "+")]), [short]) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(briefs())
+def test_leaks_match_the_plain_search_when_the_record_is_hashed_in_many_runs(
+    brief: tuple[AuditFile, list[str]],
+) -> None:
+    # A large record's stretches are hashed in sorted runs that are merged; runs of 7 positions
+    # make every record here several runs, and the bitmap at its smallest fills up.
+    audit, texts = brief
+    with patched(audit_module, "_RUN", 7), patched(audit_module, "_BITS_PER_STRETCH", 1):
+        assert leaks(audit, texts) == searched_leaks(audit, texts)

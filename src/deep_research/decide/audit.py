@@ -8,11 +8,15 @@ holds no body content — no quote, and no stretch of any retained text.
 
 from __future__ import annotations
 
+import heapq
 import json
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 from urllib.parse import unquote_plus
 
-from deep_research.brief import Brief, atomic_write_json, model_dump
+from deep_research.brief import Brief, atomic_write_json, claims_chunks, model_dump
 from deep_research.errors import InconsistentArtifacts
 from deep_research.models import (
     AuditFetch,
@@ -99,27 +103,64 @@ def leaks(audit: AuditFile, bodies: Iterable[str]) -> list[str]:
     Per body, the windows are its :data:`LEAK_WINDOW`-character stretches every
     ``LEAK_WINDOW // 2`` characters (white space collapsed, case-folded); the one reported is the
     first, in sorted order, that occurs in the record. Linear in the record plus the bodies: each
-    window is looked up among the hashes of every stretch of the record, and only a window that
-    hashes like one is confirmed by searching the record (smallest first, so once per leaking
-    body).
+    window is looked up among the hashes of every stretch of the record (:class:`_Stretches`),
+    and only a window that hashes like one is confirmed by searching the record (smallest first,
+    so once per leaking body).
     """
     # Decode URL escapes so page text smuggled into a query string is still recognised.
     serialized = unquote_plus(json.dumps(model_dump(audit), ensure_ascii=False))
     record = " ".join(serialized.split()).casefold()
-    stretches = {hash(record[i : i + LEAK_WINDOW]) for i in range(len(record) - LEAK_WINDOW + 1)}
+    stretches = _Stretches(record)
+    bitmap, mask, holds = stretches.bitmap, stretches.mask, stretches.holds
     step = LEAK_WINDOW // 2
     found = []
     for body in bodies:
         folded = " ".join(body.split()).casefold()
-        candidates = {
-            window
-            for i in range(0, len(folded) - LEAK_WINDOW + 1, step)
-            if hash(window := folded[i : i + LEAK_WINDOW]) in stretches
-        }
+        candidates = set()
+        for i in range(0, len(folded) - LEAK_WINDOW + 1, step):
+            window = folded[i : i + LEAK_WINDOW]
+            value = hash(window)
+            # The bitmap rules out most windows before the sorted hashes are searched.
+            if bitmap[(value & mask) >> 3] >> (value & 7) & 1 and holds(value):
+                candidates.add(window)
         hit = next((window for window in sorted(candidates) if window in record), None)
         if hit is not None:
             found.append(hit)
     return found
+
+
+#: Record positions hashed per sorted run before the runs are merged (bounds the ints alive).
+_RUN = 1 << 16
+#: Bitmap bits per record stretch: about 3% of the windows that miss reach the sorted hashes.
+_BITS_PER_STRETCH = 32
+
+
+class _Stretches:
+    """The hashes of every :data:`LEAK_WINDOW`-character stretch of ``record``, compactly.
+
+    A set of them costs ~70 bytes a stretch (an int and its slot): 1 GB for the record of a
+    20,000-source brief. Here they are a sorted array of 8-byte hashes behind a bitmap of
+    :data:`_BITS_PER_STRETCH` bits a stretch, which rules out most misses without a search.
+    """
+
+    def __init__(self, record: str) -> None:
+        count = max(len(record) - LEAK_WINDOW + 1, 0)
+        bits = 1 << max(16, (count * _BITS_PER_STRETCH).bit_length())
+        self.mask = bits - 1
+        self.bitmap = bytearray(bits >> 3)
+        runs = []
+        for begin in range(0, count, _RUN):
+            run = sorted(
+                {hash(record[i : i + LEAK_WINDOW]) for i in range(begin, min(begin + _RUN, count))}
+            )
+            for value in run:
+                self.bitmap[(value & self.mask) >> 3] |= 1 << (value & 7)
+            runs.append(array("q", run))
+        self.hashes = runs[0] if len(runs) == 1 else array("q", heapq.merge(*runs))
+
+    def holds(self, value: int) -> bool:
+        at = bisect_left(self.hashes, value)
+        return at < len(self.hashes) and self.hashes[at] == value
 
 
 def bodies_of(brief: Brief, document: ClaimsFile, sources: Sequence[SourceRow]) -> Iterator[str]:
@@ -142,11 +183,13 @@ def prove_audit(
     shown: Sequence[str] = (),
 ) -> None:
     """Both directions, or an error before anything is written."""
-    from deep_research.record import claims_json
-
-    texts = [claims_json(document), *shown]
-    if brief.root.joinpath("report.md").is_file():
-        texts.append(brief.root.joinpath("report.md").read_text(encoding="utf-8"))
+    report = brief.root / "report.md"
+    # claims.json as it will be written, read a claim at a time (no URL spans two pieces).
+    texts = chain(
+        claims_chunks(document),
+        shown,
+        [report.read_text(encoding="utf-8")] if report.is_file() else [],
+    )
     missing = missing_urls(audit, texts)
     if missing:
         raise InconsistentArtifacts(

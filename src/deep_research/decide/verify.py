@@ -275,7 +275,9 @@ def _compare_report(stored: _Stored) -> list[str]:
     try:
         # Only a forced render writes a FAIL brief's report; a forced one is what it must be.
         forced = stored.document.verdict == "FAIL"
-        _, markdown = render_brief(stored.brief, check_answer=check_answer, force=forced)
+        _, markdown = render_brief(
+            stored.brief, check_answer=check_answer, force=forced, document=stored.document
+        )
     except InputError as exc:
         return [f"report.md: the brief no longer renders ({exc})"]
     written = sha256_text(read_text(path, what="report.md"))

@@ -35,9 +35,9 @@ from typing import Any, Literal
 from deep_research.brief import (
     Brief,
     atomic_write_json,
-    atomic_write_text,
     model_dump,
     read_text,
+    write_claims,
 )
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetchlog import succeeded
@@ -705,7 +705,7 @@ def _write_claims(path: Path, document: ClaimsFile, claims: list[Claim]) -> None
     new = document.model_copy(
         update={"claims": claims, "violations": violations, "verify_passed": not violations}
     )
-    atomic_write_text(path, new.model_dump_json(by_alias=True, indent=2) + "\n")
+    write_claims(path, new)
 
 
 def _record_phase(brief: Brief, trace: TraceFile, report: TraceReport) -> None:

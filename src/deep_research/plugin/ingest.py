@@ -30,14 +30,14 @@ from pydantic import JsonValue
 from deep_research.brief import (
     Brief,
     atomic_write_json,
-    atomic_write_text,
     model_dump,
     sha256_bytes,
+    write_claims,
 )
 from deep_research.errors import DeepResearchError
 from deep_research.gaps import INCOMPLETE
 from deep_research.plugin.returns import Return, read_reply, saved, synthesis_path
-from deep_research.record import claims_json, load_trace_or_empty, open_brief
+from deep_research.record import load_trace_or_empty, open_brief
 
 INGEST = "ingest"
 
@@ -153,7 +153,7 @@ def _synthesis(brief: Brief, path: Path) -> None:
     text = path.read_text(encoding="utf-8", errors="replace").strip()
     document = brief.load_claims()
     updated = document.model_copy(update={"synthesis": text})
-    atomic_write_text(brief.claims_path, claims_json(updated))
+    write_claims(brief.claims_path, updated)
 
 
 def run_ingest(root: Path) -> IngestReport:
