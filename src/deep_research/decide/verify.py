@@ -103,13 +103,16 @@ def run_verify(
         raise MissingArtifact(f"brief directory not found: {root}")
     with network_off() if offline else contextlib.nullcontext():
         brief = Brief(root)
+        # Before the claims are loaded: a large brief's parsed claims.json and its models
+        # are never in memory together.
+        problems = validate_brief(root).problems
         document = brief.load_claims()
         if document.claims and all(claim.verify_passed is None for claim in document.claims):
             raise InputError(
                 f"{brief.claims_path} holds no stored verdicts; run deep-research trace first"
             )
         report = VerifyReport(claims=len(document.claims), offline=offline)
-        report.problems.extend(validate_brief(root).problems)
+        report.problems.extend(problems)
         trace = brief.load_trace() if brief.trace_path.exists() else TraceFile()
         try:
             settings = Settings.model_validate(trace.settings) if trace.settings else Settings()
