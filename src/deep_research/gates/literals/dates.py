@@ -112,7 +112,11 @@ _EDGES: dict[str, Edge] = {"start": "first", "beginning": "first", "end": "last"
 
 def edge_before(text: str, start: int) -> tuple[Edge | None, int]:
     """The edge ("the end of") right before a date at ``start``, and where its qualifier ends."""
-    found = _EDGE_RE.search(text, max(0, start - 30), start)
+    lowest = max(0, start - 30)
+    # Every edge phrase holds an "of" (in any case): most figures have none before them.
+    if "of" not in text[lowest:start].lower():
+        return None, start
+    found = _EDGE_RE.search(text, lowest, start)
     if found is None:
         return None, start
     return _EDGES[found.group("edge").lower()], found.start()

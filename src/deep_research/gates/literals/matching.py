@@ -233,7 +233,11 @@ def _name_phrases(claim: str, token: LiteralToken) -> tuple[str, ...]:
     if not token.text.isdigit():
         return ()
     phrases = []
-    before = _WORD_BEFORE_RE.search(claim, max(0, token.start - 40), token.start)
+    # The word holds no space and ends one or two characters before the figure: searching from
+    # the last space before that finds what a search from 40 characters back finds.
+    lowest = max(0, token.start - 40)
+    lowest = max(lowest, claim.rfind(" ", lowest, token.start - 2) + 1)
+    before = _WORD_BEFORE_RE.search(claim, lowest, token.start)
     if before is not None and before.group(1)[0].isupper():
         phrases.append(_normalize_name(f"{before.group(1)} {token.text}"))
     after = _CAPITALIZED_AFTER_RE.match(claim, token.end)

@@ -61,7 +61,10 @@ def title_number(text: str, start: int) -> bool:
     sentence ("Along 310 kilometres"): then nothing says it is a name."""
     if start < 2 or text[start - 1] != " " or text[start - 2] in " \t\n":
         return False
-    found = _TITLE_WORD_RE.search(text, max(0, start - 60), start)
+    # The word ends at the space before ``start`` and holds no space: searching from the space
+    # before it finds the same match as from 60 characters back, without trying each position.
+    lowest = max(0, start - 60)
+    found = _TITLE_WORD_RE.search(text, max(lowest, text.rfind(" ", lowest, start - 1) + 1), start)
     if found is None:
         return False
     word = found.group(1)

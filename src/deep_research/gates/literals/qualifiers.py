@@ -17,6 +17,7 @@ rise as of June 3, which a rise as of June 2 does not establish.
 from __future__ import annotations
 
 import re
+import string
 
 from deep_research.gates.literals.tokens import Qualifier
 
@@ -106,7 +107,7 @@ _QUALIFIER_ENDINGS = tuple(
 )
 
 
-_LAST_WORD_RE = re.compile(r"[a-z]+$")
+_LOWER_ASCII = string.ascii_lowercase
 
 
 def qualifier_before(text: str, start: int, *, dated: bool) -> Qualifier:
@@ -115,8 +116,10 @@ def qualifier_before(text: str, start: int, *, dated: bool) -> Qualifier:
     window = text[max(0, start - _QUALIFIER_WINDOW) : start].rstrip().lower()
     if not window or not (window[-1].isalpha() or window[-1] in "~≈."):
         return "eq"
-    if not dated and (last := _LAST_WORD_RE.search(window)) is not None:
-        verb = _BOUNDING_VERBS.get(last.group(0))
+    if not dated:
+        # The ASCII lower-case letters ending the window (a search for ``[a-z]+$`` would try
+        # every position of it).
+        verb = _BOUNDING_VERBS.get(window[len(window.rstrip(_LOWER_ASCII)) :])
         if verb is not None:
             return verb
     if not window.endswith(_QUALIFIER_ENDINGS):
