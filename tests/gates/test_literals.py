@@ -737,3 +737,32 @@ def test_the_figure_scanner_finds_what_it_finds_without_its_first_character_test
     assert [m.groupdict() | {"at": m.span()} for m in _NUMBER_RE.finditer(text)] == [
         m.groupdict() | {"at": m.span()} for m in plain.finditer(text)
     ]
+
+
+@_PROPERTY
+@given(st.text(alphabet=_SCANNER_ALPHABET, max_size=40))
+def test_the_lower_word_skip_stops_where_the_first_other_word_begins(text: str) -> None:
+    # The name reader skips, in one match, the words it would only pass over; from the text's
+    # start or any word's end it must stop exactly at the next word not opening with a-z.
+    from deep_research.gates.literals.names import _LOWER_WORDS_RE, _NAME_WORD_RE
+
+    for start in [0, *(m.end() for m in _NAME_WORD_RE.finditer(text))]:
+        words = _NAME_WORD_RE.finditer(text, start)
+        stop = next((m.start() for m in words if not "a" <= m.group(0)[0] <= "z"), len(text))
+        skipped = _LOWER_WORDS_RE.match(text, start)
+        assert skipped is not None and skipped.end() == stop, (text, start)
+
+
+def test_every_number_word_holds_a_piece_the_word_reader_looks_for_first() -> None:
+    from deep_research.gates.literals.number_words import _WORD_NUMBERS, NUMBER_WORD_PIECES
+
+    assert all(any(piece in word for piece in NUMBER_WORD_PIECES) for word in _WORD_NUMBERS)
+    # Without a piece there is no number word; with one, in any case, it is read.
+    assert not [t for t in extract("The council met often.") if t.kind == "number"]
+    assert [t.value for t in extract("The council had FORTY-TWO members.")] == [Decimal(42)]
+
+
+def test_a_label_is_read_only_where_its_mark_is() -> None:
+    assert [t.text for t in extract("Vol. 2 of the report")] == ["Vol. 2"]
+    assert [t.text for t in extract("Vol 2 of the report")] == ["2"]
+    assert [t.text for t in extract("see #3")] == ["#3"]

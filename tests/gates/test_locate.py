@@ -278,3 +278,16 @@ def test_a_window_never_prefers_a_fuzzy_match_to_a_normalized_one_elsewhere() ->
     found = locate(quote, Document(text))
     assert found is not None and found.method == "normalized"
     assert found.start == text.index("# Ryan")
+
+
+@pytest.mark.parametrize(
+    ("text", "piece"),
+    [("a" * 17, "aa"), ("a" * 18, "aa"), ("xaxax" * 3, "xax"), ("abc", "d"), ("ab" * 20, "ab")],
+)
+def test_a_pieces_places_are_kept_only_while_str_count_finds_it_rare(text: str, piece: str) -> None:
+    # One scan counts the piece (without overlaps, as str.count does) and places it (with them).
+    from deep_research.gates.locate import _MAX_ANCHOR_HITS, _occurrences
+
+    every = [at for at in range(len(text)) if text.startswith(piece, at)]
+    expected = every if 0 < text.count(piece) <= _MAX_ANCHOR_HITS else []
+    assert _occurrences(piece, text) == expected

@@ -430,7 +430,7 @@ def check(
     missing: list[LiteralToken] = []
     used: list[ContextUse] = []
     for token in claim_tokens:
-        item = claim_evidence.get(token, Evidence(token, frozenset()))
+        item = claim_evidence.get(token) or Evidence(token, frozenset())
         phrases = _name_phrases(claim, token)
         if _satisfied(item, evidence, quote_text, derived, phrases):
             continue

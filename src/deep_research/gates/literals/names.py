@@ -23,6 +23,10 @@ from deep_research.gates.vocabulary import MONTHS, WEEKDAYS
 #: word character follows (O'Brien, AT&T, U.S., e-mail). Written as runs of a character class,
 #: which the engine scans far faster than one alternation per character.
 _NAME_WORD_RE = re.compile(r"[^\W_][\w&+]*(?:['’\-./](?=\w)[\w&+]*)*")
+#: From the end of a word (or the text's start): the words that begin with a lower-case ASCII
+#: letter, each as ``_NAME_WORD_RE`` reads it, and what lies between them. It stops where a word
+#: begins with any other letter or digit, which is where the word scan resumes.
+_LOWER_WORDS_RE = re.compile(r"[\W_]*(?:[a-z][\w&+]*(?:['’\-./](?=\w)[\w&+]*)*[\W_]*)*")
 #: Characters after which a capitalized word is capitalized because it starts something (a
 #: sentence, a quotation, a bracket, a list item), not because it is a name.
 _SENTENCE_END = frozenset(".!?\n\r`\"“”'‘’(*•:;[{|")
@@ -52,6 +56,7 @@ _PREVIOUS_CAPITAL_RE = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]* $")
 #: Label abbreviations: each names the item its number picks out (number, volume, part, chapter,
 #: opus, episode, book, article, section, figure, mark), never a quantity.
 _LABELS = ("No", "Nos", "Vol", "Vols", "Pt", "Ch", "Op", "Ep", "Bk", "Art", "Sec", "Fig", "Mk")
+_IDENTIFIER_MARKS = ("#", *(label + "." for label in _LABELS))
 _IDENTIFIER_RE = re.compile(r"(?:#|(?<![\w.])(?:" + "|".join(_LABELS) + r")\.)\s?\d+(?![\d.,]?\d)")
 
 
@@ -80,6 +85,8 @@ def title_number(text: str, start: int) -> bool:
 
 def identifier_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
     """Labels such as "#3" and "No. 3" name something; they are not quantities."""
+    if not any(mark in text for mark in _IDENTIFIER_MARKS):
+        return []  # the pattern's every match holds one (most texts have none)
     tokens: list[LiteralToken] = []
     for found in _IDENTIFIER_RE.finditer(text):
         start, end = found.span()
@@ -136,11 +143,19 @@ def name_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
 
     pending_connector: re.Match[str] | None = None
     previous_end = -1
-    for found in _NAME_WORD_RE.finditer(text):
+    position = 0
+    while True:
+        if not run:
+            # Most words: with no run open, a word that is neither capitalized nor a number only
+            # ends an (empty) run, and where it ended is never read: skip such words in one scan.
+            skipped = _LOWER_WORDS_RE.match(text, position)  # it matches, if only emptily
+            position = skipped.end() if skipped is not None else position
+        found = _NAME_WORD_RE.search(text, position)
+        if found is None:
+            break
+        position = found.end()
         word = found.group(0)
         if not run and not word[0].isupper() and not word[0].isdigit():
-            # Most words: with no run open, a word that is neither capitalized nor a number
-            # only ends an (empty) run; skip the work below.
             previous_end = found.end()
             continue
         gap = text[previous_end : found.start()] if previous_end >= 0 else ""
