@@ -753,13 +753,16 @@ def test_the_lower_word_skip_stops_where_the_first_other_word_begins(text: str) 
         assert skipped is not None and skipped.end() == stop, (text, start)
 
 
-def test_every_number_word_holds_a_piece_the_word_reader_looks_for_first() -> None:
-    from deep_research.gates.literals.number_words import _WORD_NUMBERS, NUMBER_WORD_PIECES
+def test_every_number_word_begins_with_a_start_the_word_reader_looks_for_first() -> None:
+    from deep_research.gates.literals.number_words import _WORD_NUMBERS, NUMBER_WORD_STARTS
 
-    assert all(any(piece in word for piece in NUMBER_WORD_PIECES) for word in _WORD_NUMBERS)
-    # Without a piece there is no number word; with one, in any case, it is read.
-    assert not [t for t in extract("The council met often.") if t.kind == "number"]
+    assert all(word.startswith(NUMBER_WORD_STARTS) for word in _WORD_NUMBERS)
+    # Inside a word a start begins no number word ("network", "training"); at a word's start,
+    # in any case, after any character but a word character or a hyphen, it does.
+    assert not [t for t in extract("The network kept training often.") if t.kind == "number"]
     assert [t.value for t in extract("The council had FORTY-TWO members.")] == [Decimal(42)]
+    assert [t.value for t in extract("Members (two) and a dozen")] == [Decimal(2), Decimal(12)]
+    assert [t.value for t in extract("x_two and re-two")] == []
 
 
 def test_a_label_is_read_only_where_its_mark_is() -> None:

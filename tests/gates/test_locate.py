@@ -291,3 +291,13 @@ def test_a_pieces_places_are_kept_only_while_str_count_finds_it_rare(text: str, 
     every = [at for at in range(len(text)) if text.startswith(piece, at)]
     expected = every if 0 < text.count(piece) <= _MAX_ANCHOR_HITS else []
     assert _occurrences(piece, text) == expected
+
+
+@given(st.text(alphabet=st.sampled_from(list(". ()[]a…\n")), max_size=30))
+def test_an_ellipsis_is_looked_for_only_where_it_can_be(text: str) -> None:
+    # The ellipsis pattern is searched only in quotes holding ".." or ". .": it never matches
+    # anywhere else.
+    from deep_research.gates.locate import _ELLIPSIS
+
+    if _ELLIPSIS.search(text):
+        assert ".." in text or ". ." in text

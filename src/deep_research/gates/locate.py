@@ -366,7 +366,9 @@ def _ellipsis_segments(nq: str) -> list[str] | None:
 
     An empty list means the quote is degenerate and must not be located.
     """
-    if not _ELLIPSIS.search(nq):
+    # Every ellipsis holds ".." or ". ." (the pattern's leading white space would otherwise have
+    # it tried at every position of every quote).
+    if (".." not in nq and ". ." not in nq) or not _ELLIPSIS.search(nq):
         return None
     segments = [part.strip() for part in _ELLIPSIS.split(nq)]
     segments = [part for part in segments if part]
