@@ -769,3 +769,31 @@ def test_a_label_is_read_only_where_its_mark_is() -> None:
     assert [t.text for t in extract("Vol. 2 of the report")] == ["Vol. 2"]
     assert [t.text for t in extract("Vol 2 of the report")] == ["2"]
     assert [t.text for t in extract("see #3")] == ["#3"]
+
+
+_DATE_PIECES = st.sampled_from(
+    ["Mar", "march", "MAY", "Sept", "sep", "ember", "k", "\u212a", "ſ", "ı", "İ", "é", ".", ",",
+     " ", "\t", "0", "1990", "2010", "s", "'", "’", "-", "–", "/", "5", "of ", "_", "x", "Dec"]
+)  # fmt: skip
+
+
+@_PROPERTY
+@given(st.lists(_DATE_PIECES, max_size=12).map("".join))
+def test_the_date_pattern_runs_wherever_it_may_match(text: str) -> None:
+    # The date reader runs its pattern only where may_hold_dates says it may match: a text it
+    # turns away must hold no match.
+    from deep_research.gates.literals.dates import _DATE_RE, may_hold_dates
+
+    if _DATE_RE.search(text):
+        assert may_hold_dates(text), text
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [("the market fell in 2003", False), ("5 Mar 2020", True), ("in 2010 storage", False),
+     ("the 1990s", True), ("2019-20 season", True), ("may rise", True), ("5 ſep 2020", True)],
+)  # fmt: skip
+def test_what_may_hold_a_date(text: str, holds: bool) -> None:
+    from deep_research.gates.literals.dates import may_hold_dates
+
+    assert may_hold_dates(text) is holds
