@@ -63,9 +63,6 @@ _YEAR_CONTEXT = frozenset(
 
 
 _ASCII_LETTERS = string.ascii_letters
-#: The ASCII letters as a set: a one-character slice is tested against it (a slice past the end
-#: of the text, "", is none of them).
-_ASCII_LETTER_SET = frozenset(_ASCII_LETTERS)
 _FOUR_DIGITS_RE = re.compile(r"\d{4}")
 _POSSESSIVE_RE = re.compile(r"\s?['’]s(?![A-Za-z])")
 
@@ -145,25 +142,21 @@ def _date_token(
 _DAY_FORMS = ((1, "dmy"), (2, "mdy"), (4, "dmyl"), (5, "mdyl"))
 
 
-#: Each month's names by their first three letters, which every one of them begins with.
-_MONTH_FORMS: dict[str, tuple[str, ...]] = {
-    first: tuple(name for name in MONTHS if name.startswith(first))
-    for first in dict.fromkeys(name[:3] for name in MONTHS)
-}
-
-
-def _word_start(text: str, at: int) -> bool:
-    return at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_")
+#: A month's name (a form with one needs it at a word's start, with no ASCII letter after it).
+_MONTH_AT_RE = re.compile(
+    r"(?i:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")(?![A-Za-z])"
+)
+#: What follows the ``0`` of a decade: perhaps a white space and an apostrophe, then an ``s``.
+_DECADE_END_RE = re.compile(r"\s?['’]?s(?![A-Za-z])")
 
 
 def may_hold_dates(text: str) -> bool:
-    """Whether ``_DATE_RE`` may match in ``text``: most texts hold none of what each of its forms
-    needs, and these tests cost a fraction of the pattern, which tries every position.
+    """Whether ``_DATE_RE`` may match in ``text``: what each of its forms needs, looked for with
+    substring searches. Most texts hold none of it, and the pattern is tried at every position.
 
-    * ISO dates and seasons: a digit right before ``-``, ``–`` or ``/``;
-    * decades: a ``0``, perhaps a white space and an apostrophe, then ``s`` and no ASCII letter;
-    * the forms with a month: a month's name at a word's start (in any case) and no ASCII letter
-      after it.
+    ISO dates and seasons need a digit right before ``-``, ``–`` or ``/``; decades a ``0`` and
+    :data:`_DECADE_END_RE`; the other forms a month's name at a word's start
+    (:data:`_MONTH_AT_RE`), which begins with a month's first three letters, in any case.
     """
     for mark in "-–/":
         at = text.find(mark, 1)
@@ -173,31 +166,23 @@ def may_hold_dates(text: str) -> bool:
             at = text.find(mark, at + 1)
     at = text.find("0")
     while at >= 0:
-        after = at + 1
-        if text[after : after + 1].isspace():
-            after += 1
-        if text[after : after + 1] in ("'", "’"):
-            after += 1
-        if text.startswith("s", after) and text[after + 1 : after + 2] not in _ASCII_LETTER_SET:
+        if _DECADE_END_RE.match(text, at + 1):
             return True
         at = text.find("0", at + 1)
-    # Lower-cased, with the two characters that match ASCII letters only when case is ignored
-    # (the Kelvin sign lower-cases to "k" by itself); "İ" lower-cases to two characters, and
-    # then the offsets would not line up: the pattern decides.
-    low = text.lower().replace("ſ", "s").replace("ı", "i")
-    if len(low) != len(text):
-        return True
-    for first, forms in _MONTH_FORMS.items():
+    if "ſ" in text or "ı" in text or "\u212a" in text or "İ" in text:
+        return True  # letters only case-insensitive matching reads as ASCII: the pattern decides
+    low = text.lower()
+    for first in _MONTH_FIRSTS:
         at = low.find(first)
         while at >= 0:
-            if _word_start(text, at) and any(
-                low.startswith(form, at)
-                and text[at + len(form) : at + len(form) + 1] not in _ASCII_LETTER_SET
-                for form in forms
-            ):
+            before = text[at - 1] if at else " "
+            if not (before.isalnum() or before == "_") and _MONTH_AT_RE.match(text, at):
                 return True
             at = low.find(first, at + 1)
     return False
+
+
+_MONTH_FIRSTS = tuple(dict.fromkeys(name[:3] for name in MONTHS))
 
 
 def date_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
