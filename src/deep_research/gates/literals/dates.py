@@ -63,7 +63,6 @@ _YEAR_CONTEXT = frozenset(
 
 
 _ASCII_LETTERS = string.ascii_letters
-_FOUR_DIGITS_RE = re.compile(r"\d{4}")
 _POSSESSIVE_RE = re.compile(r"\s?['’]s(?![A-Za-z])")
 
 
@@ -78,9 +77,12 @@ def _previous_word(text: str, start: int) -> str:
 
 
 def is_year(text: str, start: int, raw: str) -> bool:
-    if not _FOUR_DIGITS_RE.fullmatch(raw) or not YEAR_MIN <= int(raw) <= YEAR_MAX:
-        return False
-    if _POSSESSIVE_RE.match(text, start + 4):
+    # Plain string tests before the patterns: most figures are no four-digit integer, and most
+    # years have no apostrophe after them.
+    if len(raw) != 4 or not raw.isdecimal() or not YEAR_MIN <= int(raw) <= YEAR_MAX:
+        return False  # \d is a decimal digit, as isdecimal() tests
+    after = text[start + 4 : start + 6]
+    if ("'" in after or "’" in after) and _POSSESSIVE_RE.match(text, start + 4):
         return True
     previous = _previous_word(text, start)
     if previous == "(" or previous in _YEAR_CONTEXT:

@@ -103,9 +103,10 @@ _NAME_AFTER_RE = re.compile(r" ([^\W\d_][\w&+'’-]*)")
 
 def event_year(text: str, start: int, end: int) -> bool:
     """A year between "the" and a capitalized word names an event: the 1998 Winter Olympics."""
+    before = max(0, start - 5)
+    if "he " not in text[before:start] or not _THE_BEFORE_RE.search(text, before, start):
+        return False  # the substring test first: most figures follow no "the"
     if not _EVENT_YEAR_RE.fullmatch(text, start, end):
-        return False
-    if not _THE_BEFORE_RE.search(text, max(0, start - 5), start):
         return False
     after = _NAME_AFTER_RE.match(text, end)
     if after is None:

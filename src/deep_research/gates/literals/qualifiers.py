@@ -98,6 +98,8 @@ _POST_QUALIFIER_RE = re.compile(
     r"(?![\w])",
     re.IGNORECASE,
 )
+#: The characters those phrases start with, after white space (\s is what lstrip() strips).
+_POST_QUALIFIER_FIRST = frozenset("oO+-")
 #: Characters before a figure searched for its qualifier: longer than the longest phrase.
 _QUALIFIER_WINDOW = 40
 # A window can only end a qualifier phrase if it ends with the phrase's last word ("the" may be
@@ -139,7 +141,10 @@ def qualifier_before(text: str, start: int, *, dated: bool) -> Qualifier:
 
 
 def qualifier_after(text: str, end: int) -> Qualifier | None:
-    found = _POST_QUALIFIER_RE.match(text, end, min(len(text), end + 20))
+    limit = min(len(text), end + 20)
+    if text[end:limit].lstrip()[:1] not in _POST_QUALIFIER_FIRST:
+        return None  # what follows starts none of the phrases (most figures)
+    found = _POST_QUALIFIER_RE.match(text, end, limit)
     if found is None:
         return None
     return "ge" if found.group("ge") else "le"
