@@ -258,10 +258,10 @@ def _satisfied(
     if token.kind == "name":
         name = _normalize_name(token.text)
         return bool(name) and f" {name} " in quote_text
-    if any(f" {phrase} " in quote_text for phrase in phrases):
+    if phrases and any(f" {phrase} " in quote_text for phrase in phrases):
         return True
     for reading in token.readings():
-        evidence = Evidence(reading, claim.context)
+        evidence = claim if reading is token else Evidence(reading, claim.context)
         # a bare four-digit claim number may be a year ("the 2019 floods"), as in a quote
         if _may_be_dated(reading) and _date_satisfied(evidence, quotes):
             return True
@@ -453,6 +453,8 @@ def _regrouped(
     quote_text: str,
 ) -> list[LiteralToken]:
     """A claim's ``12 500`` missing as two figures may be established as the one 12,500."""
+    if not missing:
+        return missing
     absent = set(missing)
     for first, second in itertools.pairwise(tokens):
         if first not in absent and second not in absent:

@@ -215,5 +215,8 @@ def _name_from_run(text: str, run: list[re.Match[str]]) -> LiteralToken | None:
 
 
 def _is_acronym(word: str) -> bool:
+    second = word[1:2]
+    if second.islower() and second.isalpha():
+        return False  # a lower-case letter (most capitalized words have one second)
     letters = [char for char in word if char.isalpha()]
     return len(letters) >= 2 and all(char.isupper() for char in letters)
