@@ -337,8 +337,11 @@ def _snap_forward(text: str, position: int) -> int:
     return end if end - position < _WINDOW_MARGIN else position
 
 
+_ALNUM = re.compile(r"[^\W_]")  # \w is a letter or digit (isalnum) or "_"
+
+
 def _has_alnum(text: str) -> bool:
-    return any(char.isalnum() for char in text)
+    return _ALNUM.search(text) is not None
 
 
 def _located(

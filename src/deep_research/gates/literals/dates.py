@@ -242,6 +242,8 @@ def _season(text: str, found: re.Match[str], first: int) -> list[LiteralToken]:
 
 def infer_years(tokens: list[LiteralToken]) -> list[LiteralToken]:
     """A day-month without a year takes the year of the nearest earlier (else later) year."""
+    if not any(token.date is not None and token.date[0] == 0 for token in tokens):
+        return tokens  # nothing to infer (most texts)
     years = [
         (token.start, token.date[0])
         for token in tokens
