@@ -154,24 +154,27 @@ def name_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
         found = _NAME_WORD_RE.search(text, position)
         if found is None:
             break
-        position = found.end()
+        start, position = found.span()
         word = found.group(0)
-        if not run and not word[0].isupper() and not word[0].isdigit():
-            previous_end = found.end()
+        first = word[0]
+        if not run and not first.isupper() and not first.isdigit():
+            previous_end = position
             continue
-        gap = text[previous_end : found.start()] if previous_end >= 0 else ""
-        adjacent = previous_end >= 0 and gap.strip() == "" and "\n" not in gap
-        if word[0].isdigit():
-            if run and pending_connector is None and title_number(text, found.start()):
+        adjacent = False
+        if run:  # only a word that may join an open run reads the gap before it
+            gap = text[previous_end:start]
+            adjacent = gap.strip() == "" and "\n" not in gap
+        if first.isdigit():
+            if run and pending_connector is None and title_number(text, start):
                 run.append(found)
             else:
                 flush()
                 pending_connector = None
-                if event_year(text, found.start(), found.end()):
+                if event_year(text, start, position):
                     run.append(found)
-            previous_end = found.end()
+            previous_end = position
             continue
-        capitalized = word[0].isupper() and _is_name_word(word) and taken.free(*found.span())
+        capitalized = first.isupper() and _is_name_word(word) and taken.free(start, position)
         if capitalized:
             if run and adjacent:
                 if pending_connector is not None:
@@ -186,7 +189,7 @@ def name_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
         else:
             flush()
             pending_connector = None
-        previous_end = found.end()
+        previous_end = position
     flush()
     return tokens
 
