@@ -73,6 +73,8 @@ def title_number(text: str, start: int) -> bool:
     if found is None:
         return False
     word = found.group(1)
+    if not word[0].isupper():
+        return False  # the last test below, first: most words before a figure are lower-case
     if found.group(2) and not (
         len(word) <= 4
         and _PREVIOUS_CAPITAL_RE.search(text, max(0, found.start() - 60), found.start())
