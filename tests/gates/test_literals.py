@@ -737,3 +737,63 @@ def test_the_figure_scanner_finds_what_it_finds_without_its_first_character_test
     assert [m.groupdict() | {"at": m.span()} for m in _NUMBER_RE.finditer(text)] == [
         m.groupdict() | {"at": m.span()} for m in plain.finditer(text)
     ]
+
+
+@_PROPERTY
+@given(st.text(alphabet=_SCANNER_ALPHABET, max_size=40))
+def test_the_lower_word_skip_stops_where_the_first_other_word_begins(text: str) -> None:
+    # The name reader skips, in one match, the words it would only pass over; from the text's
+    # start or any word's end it must stop exactly at the next word not opening with a-z.
+    from deep_research.gates.literals.names import _LOWER_WORDS_RE, _NAME_WORD_RE
+
+    for start in [0, *(m.end() for m in _NAME_WORD_RE.finditer(text))]:
+        words = _NAME_WORD_RE.finditer(text, start)
+        stop = next((m.start() for m in words if not "a" <= m.group(0)[0] <= "z"), len(text))
+        skipped = _LOWER_WORDS_RE.match(text, start)
+        assert skipped is not None and skipped.end() == stop, (text, start)
+
+
+def test_every_number_word_begins_with_a_start_the_word_reader_looks_for_first() -> None:
+    from deep_research.gates.literals.number_words import _WORD_NUMBERS, NUMBER_WORD_STARTS
+
+    assert all(word.startswith(NUMBER_WORD_STARTS) for word in _WORD_NUMBERS)
+    # Inside a word a start begins no number word ("network", "training"); at a word's start,
+    # in any case, after any character but a word character or a hyphen, it does.
+    assert not [t for t in extract("The network kept training often.") if t.kind == "number"]
+    assert [t.value for t in extract("The council had FORTY-TWO members.")] == [Decimal(42)]
+    assert [t.value for t in extract("Members (two) and a dozen")] == [Decimal(2), Decimal(12)]
+    assert [t.value for t in extract("x_two and re-two")] == []
+
+
+def test_a_label_is_read_only_where_its_mark_is() -> None:
+    assert [t.text for t in extract("Vol. 2 of the report")] == ["Vol. 2"]
+    assert [t.text for t in extract("Vol 2 of the report")] == ["2"]
+    assert [t.text for t in extract("see #3")] == ["#3"]
+
+
+_DATE_PIECES = st.sampled_from(
+    ["Mar", "march", "MAY", "Sept", "sep", "ember", "k", "\u212a", "ſ", "ı", "İ", "é", ".", ",",
+     " ", "\t", "0", "1990", "2010", "s", "'", "’", "-", "–", "/", "5", "of ", "_", "x", "Dec"]
+)  # fmt: skip
+
+
+@_PROPERTY
+@given(st.lists(_DATE_PIECES, max_size=12).map("".join))
+def test_the_date_pattern_runs_wherever_it_may_match(text: str) -> None:
+    # The date reader runs its pattern only where may_hold_dates says it may match: a text it
+    # turns away must hold no match.
+    from deep_research.gates.literals.dates import _DATE_RE, may_hold_dates
+
+    if _DATE_RE.search(text):
+        assert may_hold_dates(text), text
+
+
+@pytest.mark.parametrize(
+    ("text", "holds"),
+    [("the market fell in 2003", False), ("5 Mar 2020", True), ("in 2010 storage", False),
+     ("the 1990s", True), ("2019-20 season", True), ("may rise", True), ("5 ſep 2020", True)],
+)  # fmt: skip
+def test_what_may_hold_a_date(text: str, holds: bool) -> None:
+    from deep_research.gates.literals.dates import may_hold_dates
+
+    assert may_hold_dates(text) is holds

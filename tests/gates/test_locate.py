@@ -278,3 +278,26 @@ def test_a_window_never_prefers_a_fuzzy_match_to_a_normalized_one_elsewhere() ->
     found = locate(quote, Document(text))
     assert found is not None and found.method == "normalized"
     assert found.start == text.index("# Ryan")
+
+
+@pytest.mark.parametrize(
+    ("text", "piece"),
+    [("a" * 17, "aa"), ("a" * 18, "aa"), ("xaxax" * 3, "xax"), ("abc", "d"), ("ab" * 20, "ab")],
+)
+def test_a_pieces_places_are_kept_only_while_str_count_finds_it_rare(text: str, piece: str) -> None:
+    # One scan counts the piece (without overlaps, as str.count does) and places it (with them).
+    from deep_research.gates.locate import _MAX_ANCHOR_HITS, _occurrences
+
+    every = [at for at in range(len(text)) if text.startswith(piece, at)]
+    expected = every if 0 < text.count(piece) <= _MAX_ANCHOR_HITS else []
+    assert _occurrences(piece, text) == expected
+
+
+@given(st.text(alphabet=st.sampled_from(list(". ()[]a…\n")), max_size=30))
+def test_an_ellipsis_is_looked_for_only_where_it_can_be(text: str) -> None:
+    # The ellipsis pattern is searched only in quotes holding ".." or ". .": it never matches
+    # anywhere else.
+    from deep_research.gates.locate import _ELLIPSIS
+
+    if _ELLIPSIS.search(text):
+        assert ".." in text or ". ." in text

@@ -559,3 +559,32 @@ def test_an_answer_the_document_helped_with_is_not_reused_elsewhere() -> None:
     assert not first.missing and first.context  # the title established Harbourton
     again = memo.literals(claim, [span], context=untitled)
     assert again == check(claim, [span], context=untitled) and again.missing
+
+
+def test_pairs_a_kept_answer_serves_share_its_report_and_only_checks_that_read_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One claim's quote, placed exactly in two pages and only after normalization in a third:
+    # the three items share one literals report; the two exact ones share their checks, the
+    # normalized one keeps its own (its method differs), and each reads as built alone.
+    text = f"Heat pumps.\n\n{SALES_QUOTE}\n"
+    spaced = SALES_QUOTE.replace(" ", "  ", 2)
+    pages = [
+        PageSpec(f"https://site{n}.example/page", text, [("Sales", quote)])
+        for n, quote in enumerate([SALES_QUOTE, SALES_QUOTE, spaced], start=1)
+    ]
+    claim = "Heat pump sales rose to 2.9 million units in 2023."
+    write_brief(tmp_path, pages, [{"claim": claim, "supporting": ["S1", "S2", "S3"]}])
+    brief = Brief(tmp_path)
+    [(traced, _)] = trace_claims(_CountingIndex(brief), brief.load_claims().claims)
+    first, second, third = (item.checks for item in traced.evidence)
+    assert [c.method for c in (first, second, third)] == ["exact", "exact", "normalized"]
+    assert first is second and third is not first
+    assert first.literals is third.literals
+    # Built with nothing shared, every item reads the same.
+    monkeypatch.setattr(
+        StepMemo, "report", lambda self, support: (trace_module._literals_report(support), False)
+    )
+    [(unshared, _)] = trace_claims(_CountingIndex(brief), brief.load_claims().claims)
+    assert unshared.evidence == traced.evidence
+    assert unshared.evidence[0].checks is not unshared.evidence[1].checks

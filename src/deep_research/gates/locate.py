@@ -276,25 +276,24 @@ def _windows(quote: str, doc: Document, ellipses: int) -> list[tuple[int, int]]:
     anchor = _rare_piece(quote.lower(), lowered) if lowered is not None else None
     if lowered is None or anchor is None:
         return []
-    piece, offset = anchor
+    offset, occurrences = anchor
     text = doc.text
     reach = len(quote) + _WINDOW_MARGIN + 2 * ELLIPSIS_MAX_GAP * ellipses
     windows: list[tuple[int, int]] = []
-    at = lowered.find(piece)
-    while at >= 0:
+    for at in occurrences:
         start = _snap_back(text, max(0, at - offset - reach))
         end = _snap_forward(text, min(len(text), at - offset + len(quote) + reach))
         if windows and start <= windows[-1][1]:
             windows[-1] = (windows[-1][0], end)
         else:
             windows.append((start, end))
-        at = lowered.find(piece, at + 1)
     return windows
 
 
-def _rare_piece(quote: str, text: str) -> tuple[str, int] | None:
-    """A plain piece of the (lower-cased) quote and its offset in it, occurring at least once and
-    at most :data:`_MAX_ANCHOR_HITS` times in the (lower-cased) ``text``."""
+def _rare_piece(quote: str, text: str) -> tuple[int, list[int]] | None:
+    """A plain piece of the (lower-cased) quote occurring at least once and at most
+    :data:`_MAX_ANCHOR_HITS` times (counted without overlaps) in the (lower-cased) ``text``: its
+    offset in the quote, and every place it occurs (overlapping ones too)."""
     if len(quote) < 2 * _ANCHOR_CHARS:
         return None
     last = len(quote) - _ANCHOR_CHARS
@@ -302,9 +301,29 @@ def _rare_piece(quote: str, text: str) -> tuple[str, int] | None:
         piece = quote[offset : offset + _ANCHOR_CHARS]
         if not _PLAIN_PIECE.fullmatch(piece):
             continue
-        if 0 < text.count(piece) <= _MAX_ANCHOR_HITS:
-            return piece, offset
+        occurrences = _occurrences(piece, text)
+        if occurrences:
+            return offset, occurrences
     return None
+
+
+def _occurrences(piece: str, text: str) -> list[int]:
+    """Where ``piece`` occurs in ``text``; none when it occurs more than
+    :data:`_MAX_ANCHOR_HITS` times without overlaps (``str.count``'s reckoning). One scan both
+    counts and places it, stopping as soon as it is too common."""
+    found: list[int] = []
+    count = 0
+    free_from = 0  # where the next occurrence that does not overlap a counted one may start
+    at = text.find(piece)
+    while at >= 0:
+        if at >= free_from:
+            count += 1
+            if count > _MAX_ANCHOR_HITS:
+                return []
+            free_from = at + len(piece)
+        found.append(at)
+        at = text.find(piece, at + 1)
+    return found
 
 
 def _snap_back(text: str, position: int) -> int:
@@ -318,8 +337,11 @@ def _snap_forward(text: str, position: int) -> int:
     return end if end - position < _WINDOW_MARGIN else position
 
 
+_ALNUM = re.compile(r"[^\W_]")  # \w is a letter or digit (isalnum) or "_"
+
+
 def _has_alnum(text: str) -> bool:
-    return any(char.isalnum() for char in text)
+    return _ALNUM.search(text) is not None
 
 
 def _located(
@@ -347,7 +369,9 @@ def _ellipsis_segments(nq: str) -> list[str] | None:
 
     An empty list means the quote is degenerate and must not be located.
     """
-    if not _ELLIPSIS.search(nq):
+    # Every ellipsis holds ".." or ". ." (the pattern's leading white space would otherwise have
+    # it tried at every position of every quote).
+    if (".." not in nq and ". ." not in nq) or not _ELLIPSIS.search(nq):
         return None
     segments = [part.strip() for part in _ELLIPSIS.split(nq)]
     segments = [part for part in segments if part]

@@ -193,6 +193,10 @@ class StepMemo:
     def __init__(self) -> None:
         self._literals: dict[tuple[str, tuple[str, ...], Derivation | None], LiteralCheck] = {}
         self._overlap: dict[tuple[str, str], tuple[str, ...]] = {}
+        # What the evidence items of a kept answer report, built once for every pair it serves:
+        # by the answer's identity (kept answers live for the run, so no other object takes it).
+        self._reports: dict[int, tuple[LiteralCheck, LiteralsReport]] = {}
+        self._checks: dict[tuple[object, ...], Checks] = {}
 
     def literals(
         self,
@@ -208,6 +212,7 @@ class StepMemo:
             answer = PLAIN.literals(claim, quotes, derived=derived, context=context)
             if not answer.missing and not answer.context:
                 self._literals[key] = answer
+                self._reports[id(answer)] = (answer, _report_of(answer))
         return answer
 
     def overlap(self, claim: str, located: str) -> tuple[str, ...]:
@@ -216,6 +221,31 @@ class StepMemo:
         if answer is None:
             answer = self._overlap[key] = PLAIN.overlap(claim, located)
         return answer
+
+    def report(self, support: Support) -> tuple[LiteralsReport, bool]:
+        """The literals report of ``support``, and whether it is the one report every pair
+        answered by the same kept answer shares (only then may its checks be shared too)."""
+        kept = self._reports.get(id(support.literals))
+        if kept is not None and kept[0] is support.literals:
+            return kept[1], True
+        return _literals_report(support), False
+
+    def checks(self, support: Support, located: Located | None, report: LiteralsReport) -> Checks:
+        """:func:`_checks` for an evidence item whose report is shared: one instance for every
+        item whose checks read the same (a claim's quote placed alike in each page carrying it)."""
+        key = (
+            support.outcome,
+            support.reasons,
+            support.overlap,
+            None if located is None else (located.method, located.score, located.matched_chars),
+            id(report),
+        )
+        found = self._checks.get(key)
+        if found is None:
+            found = self._checks[key] = _checks(
+                support.outcome, support.reasons, support, located, report
+            )
+        return found
 
 
 # --- per-pair results -----------------------------------------------------------------------
@@ -248,13 +278,16 @@ class PairResult:
 def _literals_report(support: Support | None) -> LiteralsReport:
     if support is None or support.literals is None:
         return LiteralsReport()
+    return _report_of(support.literals)
+
+
+def _report_of(literals: LiteralCheck) -> LiteralsReport:
     return LiteralsReport(
-        claim=[token.text for token in support.literals.claim_literals],
-        missing=[token.text for token in support.literals.missing],
-        missing_kinds=sorted({token.kind for token in support.literals.missing}),
+        claim=[token.text for token in literals.claim_literals],
+        missing=[token.text for token in literals.missing],
+        missing_kinds=sorted({token.kind for token in literals.missing}),
         context=[
-            ContextLiteral(literal=use.token.text, passage=use.where)
-            for use in support.literals.context
+            ContextLiteral(literal=use.token.text, passage=use.where) for use in literals.context
         ],
     )
 
@@ -279,15 +312,23 @@ def _checks(
 
 
 def _evidence_from(
-    source: SourceRow, findings: Sequence[tuple[str | None, str]], support: Support
+    source: SourceRow,
+    findings: Sequence[tuple[str | None, str]],
+    support: Support,
+    steps: StepMemo,
 ) -> tuple[Evidence, ...]:
     items = []
     by_quote = {placed.quote: placed for placed in support.quotes}
-    literals = _literals_report(support)  # one report, shared by the pair's evidence items
+    # One report, shared by the pair's evidence items (and, for a kept answer, by every pair it
+    # answers, with their checks when those read the same).
+    literals, shared = steps.report(support)
     for finding_id, quote in findings:
         placed = by_quote.get(quote)
         located = placed.located if placed is not None else None
-        checks = _checks(support.outcome, support.reasons, support, located, literals)
+        if shared:
+            checks = steps.checks(support, located, literals)
+        else:
+            checks = _checks(support.outcome, support.reasons, support, located, literals)
         span = None
         if located is not None:
             span = Span(hash=located.hash, start=located.start, end=located.end)
@@ -341,7 +382,7 @@ def trace_pair(
             steps=index.steps,
         )
         chosen = [pair for pair in candidates if pair[1] in {p.quote for p in support.quotes}]
-    found = _evidence_from(source, chosen, support)
+    found = _evidence_from(source, chosen, support, index.steps)
     return PairResult(unit, source_id, support.outcome, support.reasons, found)
 
 

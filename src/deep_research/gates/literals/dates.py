@@ -63,7 +63,6 @@ _YEAR_CONTEXT = frozenset(
 
 
 _ASCII_LETTERS = string.ascii_letters
-_FOUR_DIGITS_RE = re.compile(r"\d{4}")
 _POSSESSIVE_RE = re.compile(r"\s?['’]s(?![A-Za-z])")
 
 
@@ -78,9 +77,12 @@ def _previous_word(text: str, start: int) -> str:
 
 
 def is_year(text: str, start: int, raw: str) -> bool:
-    if not _FOUR_DIGITS_RE.fullmatch(raw) or not YEAR_MIN <= int(raw) <= YEAR_MAX:
-        return False
-    if _POSSESSIVE_RE.match(text, start + 4):
+    # Plain string tests before the patterns: most figures are no four-digit integer, and most
+    # years have no apostrophe after them.
+    if len(raw) != 4 or not raw.isdecimal() or not YEAR_MIN <= int(raw) <= YEAR_MAX:
+        return False  # \d is a decimal digit, as isdecimal() tests
+    after = text[start + 4 : start + 6]
+    if ("'" in after or "’" in after) and _POSSESSIVE_RE.match(text, start + 4):
         return True
     previous = _previous_word(text, start)
     if previous == "(" or previous in _YEAR_CONTEXT:
@@ -112,7 +114,11 @@ _EDGES: dict[str, Edge] = {"start": "first", "beginning": "first", "end": "last"
 
 def edge_before(text: str, start: int) -> tuple[Edge | None, int]:
     """The edge ("the end of") right before a date at ``start``, and where its qualifier ends."""
-    found = _EDGE_RE.search(text, max(0, start - 30), start)
+    lowest = max(0, start - 30)
+    # Every edge phrase holds an "of" (in any case): most figures have none before them.
+    if "of" not in text[lowest:start].lower():
+        return None, start
+    found = _EDGE_RE.search(text, lowest, start)
     if found is None:
         return None, start
     return _EDGES[found.group("edge").lower()], found.start()
@@ -138,7 +144,52 @@ def _date_token(
 _DAY_FORMS = ((1, "dmy"), (2, "mdy"), (4, "dmyl"), (5, "mdyl"))
 
 
+#: A month's name (a form with one needs it at a word's start, with no ASCII letter after it).
+_MONTH_AT_RE = re.compile(
+    r"(?i:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")(?![A-Za-z])"
+)
+#: What follows the ``0`` of a decade: perhaps a white space and an apostrophe, then an ``s``.
+_DECADE_END_RE = re.compile(r"\s?['’]?s(?![A-Za-z])")
+
+
+def may_hold_dates(text: str) -> bool:
+    """Whether ``_DATE_RE`` may match in ``text``: what each of its forms needs, looked for with
+    substring searches. Most texts hold none of it, and the pattern is tried at every position.
+
+    ISO dates and seasons need a digit right before ``-``, ``–`` or ``/``; decades a ``0`` and
+    :data:`_DECADE_END_RE`; the other forms a month's name at a word's start
+    (:data:`_MONTH_AT_RE`), which begins with a month's first three letters, in any case.
+    """
+    for mark in "-–/":
+        at = text.find(mark, 1)
+        while at > 0:
+            if text[at - 1].isdecimal():
+                return True
+            at = text.find(mark, at + 1)
+    at = text.find("0")
+    while at >= 0:
+        if _DECADE_END_RE.match(text, at + 1):
+            return True
+        at = text.find("0", at + 1)
+    if "ſ" in text or "ı" in text or "\u212a" in text or "İ" in text:
+        return True  # letters only case-insensitive matching reads as ASCII: the pattern decides
+    low = text.lower()
+    for first in _MONTH_FIRSTS:
+        at = low.find(first)
+        while at >= 0:
+            before = text[at - 1] if at else " "
+            if not (before.isalnum() or before == "_") and _MONTH_AT_RE.match(text, at):
+                return True
+            at = low.find(first, at + 1)
+    return False
+
+
+_MONTH_FIRSTS = tuple(dict.fromkeys(name[:3] for name in MONTHS))
+
+
 def date_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
+    if not may_hold_dates(text):
+        return []
     tokens: list[LiteralToken] = []
     for found in _DATE_RE.finditer(text):
         start, end = found.span()
@@ -191,6 +242,8 @@ def _season(text: str, found: re.Match[str], first: int) -> list[LiteralToken]:
 
 def infer_years(tokens: list[LiteralToken]) -> list[LiteralToken]:
     """A day-month without a year takes the year of the nearest earlier (else later) year."""
+    if not any(token.date is not None and token.date[0] == 0 for token in tokens):
+        return tokens  # nothing to infer (most texts)
     years = [
         (token.start, token.date[0])
         for token in tokens

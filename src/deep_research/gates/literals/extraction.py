@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from deep_research.gates.literals.dates import date_tokens, infer_years
 from deep_research.gates.literals.memo import memoized
 from deep_research.gates.literals.names import identifier_tokens, name_tokens
@@ -20,6 +22,9 @@ def extract(text: str) -> list[LiteralToken]:
 _IGNORECASE_ALIASES = str.maketrans({"İ": "I", "ı": "i", "ſ": "s", "\u212a": "K"})
 
 
+_START = attrgetter("start")
+
+
 @memoized
 def literals_of(text: str) -> tuple[LiteralToken, ...]:
     """:func:`extract` as a tuple: memoized, so the check shares it between claims and quotes."""
@@ -31,5 +36,5 @@ def literals_of(text: str) -> tuple[LiteralToken, ...]:
     tokens += count_word_tokens(text, taken)
     tokens += word_tokens(text, taken)
     tokens += name_tokens(text, taken)
-    tokens.sort(key=lambda token: token.start)
+    tokens.sort(key=_START)
     return tuple(infer_years(tokens))

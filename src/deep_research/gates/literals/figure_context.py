@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from deep_research.gates.literals.extraction import literals_of
@@ -26,14 +26,17 @@ _CONTEXT_SPAN = 60
 _CONTEXT_WORD_RE = re.compile(r"[^\W\d_]+")
 
 
-def _content_words(text: str) -> list[str]:
-    """Lower-case content words: capitalized ones are mostly the sentence's subject, which every
-    figure in it shares, so they cannot tell figures apart."""
-    return [
-        stem(word)
-        for word in _CONTEXT_WORD_RE.findall(text)
-        if word.islower() and word not in FIGURE_CONTEXT_STOP_WORDS
-    ]
+def _content_words(words: Iterable[str], count: int) -> list[str]:
+    """The first ``count`` lower-case content words of ``words``, stemmed: capitalized ones are
+    mostly the sentence's subject, which every figure in it shares, so they cannot tell figures
+    apart. Words past those are not stemmed (a figure reads only its nearest)."""
+    found: list[str] = []
+    for word in words:
+        if len(found) == count:
+            break
+        if word.islower() and word not in FIGURE_CONTEXT_STOP_WORDS:
+            found.append(stem(word))
+    return found
 
 
 def _contexts(text: str, tokens: Sequence[LiteralToken]) -> list[frozenset[str]]:
@@ -44,7 +47,8 @@ def _contexts(text: str, tokens: Sequence[LiteralToken]) -> list[frozenset[str]]
         right_edge = tokens[index + 1].start if index + 1 < len(tokens) else len(text)
         left = text[max(left_edge, token.start - _CONTEXT_SPAN) : token.start]
         right = text[token.end : min(right_edge, token.end + _CONTEXT_SPAN)]
-        words = _content_words(left)[-_CONTEXT_WORDS:] + _content_words(right)[:_CONTEXT_WORDS]
+        words = _content_words(reversed(_CONTEXT_WORD_RE.findall(left)), _CONTEXT_WORDS)
+        words += _content_words(_CONTEXT_WORD_RE.findall(right), _CONTEXT_WORDS)
         result.append(frozenset(words))
     return result
 

@@ -103,7 +103,8 @@ def _is_year_number(token: LiteralToken) -> bool:
     return (
         token.kind == "number"
         and token.value is not None
-        and re.fullmatch(r"\d{4}", token.text) is not None
+        and len(token.text) == 4
+        and token.text.isdecimal()  # what \d{4} matches, without a pattern lookup per call
         and YEAR_MIN <= token.value <= YEAR_MAX
     )
 
@@ -233,7 +234,11 @@ def _name_phrases(claim: str, token: LiteralToken) -> tuple[str, ...]:
     if not token.text.isdigit():
         return ()
     phrases = []
-    before = _WORD_BEFORE_RE.search(claim, max(0, token.start - 40), token.start)
+    # The word holds no space and ends one or two characters before the figure: searching from
+    # the last space before that finds what a search from 40 characters back finds.
+    lowest = max(0, token.start - 40)
+    lowest = max(lowest, claim.rfind(" ", lowest, token.start - 2) + 1)
+    before = _WORD_BEFORE_RE.search(claim, lowest, token.start)
     if before is not None and before.group(1)[0].isupper():
         phrases.append(_normalize_name(f"{before.group(1)} {token.text}"))
     after = _CAPITALIZED_AFTER_RE.match(claim, token.end)
@@ -253,10 +258,10 @@ def _satisfied(
     if token.kind == "name":
         name = _normalize_name(token.text)
         return bool(name) and f" {name} " in quote_text
-    if any(f" {phrase} " in quote_text for phrase in phrases):
+    if phrases and any(f" {phrase} " in quote_text for phrase in phrases):
         return True
     for reading in token.readings():
-        evidence = Evidence(reading, claim.context)
+        evidence = claim if reading is token else Evidence(reading, claim.context)
         # a bare four-digit claim number may be a year ("the 2019 floods"), as in a quote
         if _may_be_dated(reading) and _date_satisfied(evidence, quotes):
             return True
@@ -426,7 +431,7 @@ def check(
     missing: list[LiteralToken] = []
     used: list[ContextUse] = []
     for token in claim_tokens:
-        item = claim_evidence.get(token, Evidence(token, frozenset()))
+        item = claim_evidence.get(token) or Evidence(token, frozenset())
         phrases = _name_phrases(claim, token)
         if _satisfied(item, evidence, quote_text, derived, phrases):
             continue
@@ -448,6 +453,8 @@ def _regrouped(
     quote_text: str,
 ) -> list[LiteralToken]:
     """A claim's ``12 500`` missing as two figures may be established as the one 12,500."""
+    if not missing:
+        return missing
     absent = set(missing)
     for first, second in itertools.pairwise(tokens):
         if first not in absent and second not in absent:

@@ -23,6 +23,10 @@ from deep_research.gates.vocabulary import MONTHS, WEEKDAYS
 #: word character follows (O'Brien, AT&T, U.S., e-mail). Written as runs of a character class,
 #: which the engine scans far faster than one alternation per character.
 _NAME_WORD_RE = re.compile(r"[^\W_][\w&+]*(?:['’\-./](?=\w)[\w&+]*)*")
+#: From the end of a word (or the text's start): the words that begin with a lower-case ASCII
+#: letter, each as ``_NAME_WORD_RE`` reads it, and what lies between them. It stops where a word
+#: begins with any other letter or digit, which is where the word scan resumes.
+_LOWER_WORDS_RE = re.compile(r"[\W_]*(?:[a-z][\w&+]*(?:['’\-./](?=\w)[\w&+]*)*[\W_]*)*")
 #: Characters after which a capitalized word is capitalized because it starts something (a
 #: sentence, a quotation, a bracket, a list item), not because it is a name.
 _SENTENCE_END = frozenset(".!?\n\r`\"“”'‘’(*•:;[{|")
@@ -52,6 +56,7 @@ _PREVIOUS_CAPITAL_RE = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]* $")
 #: Label abbreviations: each names the item its number picks out (number, volume, part, chapter,
 #: opus, episode, book, article, section, figure, mark), never a quantity.
 _LABELS = ("No", "Nos", "Vol", "Vols", "Pt", "Ch", "Op", "Ep", "Bk", "Art", "Sec", "Fig", "Mk")
+_IDENTIFIER_MARKS = ("#", *(label + "." for label in _LABELS))
 _IDENTIFIER_RE = re.compile(r"(?:#|(?<![\w.])(?:" + "|".join(_LABELS) + r")\.)\s?\d+(?![\d.,]?\d)")
 
 
@@ -61,10 +66,15 @@ def title_number(text: str, start: int) -> bool:
     sentence ("Along 310 kilometres"): then nothing says it is a name."""
     if start < 2 or text[start - 1] != " " or text[start - 2] in " \t\n":
         return False
-    found = _TITLE_WORD_RE.search(text, max(0, start - 60), start)
+    # The word ends at the space before ``start`` and holds no space: searching from the space
+    # before it finds the same match as from 60 characters back, without trying each position.
+    lowest = max(0, start - 60)
+    found = _TITLE_WORD_RE.search(text, max(lowest, text.rfind(" ", lowest, start - 1) + 1), start)
     if found is None:
         return False
     word = found.group(1)
+    if not word[0].isupper():
+        return False  # the last test below, first: most words before a figure are lower-case
     if found.group(2) and not (
         len(word) <= 4
         and _PREVIOUS_CAPITAL_RE.search(text, max(0, found.start() - 60), found.start())
@@ -77,6 +87,8 @@ def title_number(text: str, start: int) -> bool:
 
 def identifier_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
     """Labels such as "#3" and "No. 3" name something; they are not quantities."""
+    if not any(mark in text for mark in _IDENTIFIER_MARKS):
+        return []  # the pattern's every match holds one (most texts have none)
     tokens: list[LiteralToken] = []
     for found in _IDENTIFIER_RE.finditer(text):
         start, end = found.span()
@@ -93,9 +105,10 @@ _NAME_AFTER_RE = re.compile(r" ([^\W\d_][\w&+'’-]*)")
 
 def event_year(text: str, start: int, end: int) -> bool:
     """A year between "the" and a capitalized word names an event: the 1998 Winter Olympics."""
+    before = max(0, start - 5)
+    if "he " not in text[before:start] or not _THE_BEFORE_RE.search(text, before, start):
+        return False  # the substring test first: most figures follow no "the"
     if not _EVENT_YEAR_RE.fullmatch(text, start, end):
-        return False
-    if not _THE_BEFORE_RE.search(text, max(0, start - 5), start):
         return False
     after = _NAME_AFTER_RE.match(text, end)
     if after is None:
@@ -133,26 +146,37 @@ def name_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
 
     pending_connector: re.Match[str] | None = None
     previous_end = -1
-    for found in _NAME_WORD_RE.finditer(text):
+    position = 0
+    while True:
+        if not run:
+            # Most words: with no run open, a word that is neither capitalized nor a number only
+            # ends an (empty) run, and where it ended is never read: skip such words in one scan.
+            skipped = _LOWER_WORDS_RE.match(text, position)  # it matches, if only emptily
+            position = skipped.end() if skipped is not None else position
+        found = _NAME_WORD_RE.search(text, position)
+        if found is None:
+            break
+        start, position = found.span()
         word = found.group(0)
-        if not run and not word[0].isupper() and not word[0].isdigit():
-            # Most words: with no run open, a word that is neither capitalized nor a number
-            # only ends an (empty) run; skip the work below.
-            previous_end = found.end()
+        first = word[0]
+        if not run and not first.isupper() and not first.isdigit():
+            previous_end = position
             continue
-        gap = text[previous_end : found.start()] if previous_end >= 0 else ""
-        adjacent = previous_end >= 0 and gap.strip() == "" and "\n" not in gap
-        if word[0].isdigit():
-            if run and pending_connector is None and title_number(text, found.start()):
+        adjacent = False
+        if run:  # only a word that may join an open run reads the gap before it
+            gap = text[previous_end:start]
+            adjacent = gap.strip() == "" and "\n" not in gap
+        if first.isdigit():
+            if run and pending_connector is None and title_number(text, start):
                 run.append(found)
             else:
                 flush()
                 pending_connector = None
-                if event_year(text, found.start(), found.end()):
+                if event_year(text, start, position):
                     run.append(found)
-            previous_end = found.end()
+            previous_end = position
             continue
-        capitalized = word[0].isupper() and _is_name_word(word) and taken.free(*found.span())
+        capitalized = first.isupper() and _is_name_word(word) and taken.free(start, position)
         if capitalized:
             if run and adjacent:
                 if pending_connector is not None:
@@ -167,7 +191,7 @@ def name_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
         else:
             flush()
             pending_connector = None
-        previous_end = found.end()
+        previous_end = position
     flush()
     return tokens
 
@@ -196,5 +220,8 @@ def _name_from_run(text: str, run: list[re.Match[str]]) -> LiteralToken | None:
 
 
 def _is_acronym(word: str) -> bool:
+    second = word[1:2]
+    if second.islower() and second.isalpha():
+        return False  # a lower-case letter (most capitalized words have one second)
     letters = [char for char in word if char.isalpha()]
     return len(letters) >= 2 and all(char.isupper() for char in letters)

@@ -176,7 +176,31 @@ def _parse_number_words(words: list[str]) -> list[_WordNumber]:
     return parser.results
 
 
+#: Every number word begins with one of these, and a run of them begins a word (the pattern
+#: looks behind for neither a word character nor a hyphen): a text where none begins a word (most
+#: claims) is spared the pattern, which ignores case (the characters it would match as ASCII
+#: letters are folded before extraction).
+NUMBER_WORD_STARTS = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nin", "ten",
+    "eleven", "twel", "thir", "fif", "fort", "twent", "first", "second", "hundred", "thousand",
+    "million", "billion", "trillion", "dozen",
+)  # fmt: skip
+
+
+def _may_hold_number_words(low: str) -> bool:
+    """Whether a number word may begin a word of the lower-cased text ``low``."""
+    for start in NUMBER_WORD_STARTS:
+        at = low.find(start)
+        while at >= 0:
+            if at == 0 or not (low[at - 1].isalnum() or low[at - 1] in "_-"):
+                return True
+            at = low.find(start, at + 1)
+    return False
+
+
 def word_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
+    if not _may_hold_number_words(text.lower()):
+        return []
     tokens: list[LiteralToken] = []
     for found in _WORDS_RE.finditer(text):
         pieces = list(_WORD_SPLIT_RE.finditer(found.group("words")))

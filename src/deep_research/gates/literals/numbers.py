@@ -139,7 +139,7 @@ _DOT_THOUSANDS_RE = re.compile(r"\d{1,3}\.\d{3}")
 def grouped_reading(raw: str) -> Decimal | None:
     """The value of ``300.000`` read with the dot as a thousands mark; None when the numeral is
     not written that ambiguously."""
-    if _DOT_THOUSANDS_RE.fullmatch(raw) is None:
+    if "." not in raw or _DOT_THOUSANDS_RE.fullmatch(raw) is None:
         return None
     return Decimal(raw.replace(".", ""))
 

@@ -17,6 +17,7 @@ rise as of June 3, which a rise as of June 2 does not establish.
 from __future__ import annotations
 
 import re
+import string
 
 from deep_research.gates.literals.tokens import Qualifier
 
@@ -97,6 +98,8 @@ _POST_QUALIFIER_RE = re.compile(
     r"(?![\w])",
     re.IGNORECASE,
 )
+#: The characters those phrases start with, after white space (\s is what lstrip() strips).
+_POST_QUALIFIER_FIRST = frozenset("oO+-")
 #: Characters before a figure searched for its qualifier: longer than the longest phrase.
 _QUALIFIER_WINDOW = 40
 # A window can only end a qualifier phrase if it ends with the phrase's last word ("the" may be
@@ -106,7 +109,7 @@ _QUALIFIER_ENDINGS = tuple(
 )
 
 
-_LAST_WORD_RE = re.compile(r"[a-z]+$")
+_LOWER_ASCII = string.ascii_lowercase
 
 
 def qualifier_before(text: str, start: int, *, dated: bool) -> Qualifier:
@@ -115,8 +118,10 @@ def qualifier_before(text: str, start: int, *, dated: bool) -> Qualifier:
     window = text[max(0, start - _QUALIFIER_WINDOW) : start].rstrip().lower()
     if not window or not (window[-1].isalpha() or window[-1] in "~≈."):
         return "eq"
-    if not dated and (last := _LAST_WORD_RE.search(window)) is not None:
-        verb = _BOUNDING_VERBS.get(last.group(0))
+    if not dated:
+        # The ASCII lower-case letters ending the window (a search for ``[a-z]+$`` would try
+        # every position of it).
+        verb = _BOUNDING_VERBS.get(window[len(window.rstrip(_LOWER_ASCII)) :])
         if verb is not None:
             return verb
     if not window.endswith(_QUALIFIER_ENDINGS):
@@ -136,7 +141,10 @@ def qualifier_before(text: str, start: int, *, dated: bool) -> Qualifier:
 
 
 def qualifier_after(text: str, end: int) -> Qualifier | None:
-    found = _POST_QUALIFIER_RE.match(text, end, min(len(text), end + 20))
+    limit = min(len(text), end + 20)
+    if text[end:limit].lstrip()[:1] not in _POST_QUALIFIER_FIRST:
+        return None  # what follows starts none of the phrases (most figures)
+    found = _POST_QUALIFIER_RE.match(text, end, limit)
     if found is None:
         return None
     return "ge" if found.group("ge") else "le"

@@ -37,6 +37,11 @@ class LiteralToken:
     edge: Edge | None = None
     vague: bool = False
 
+    def __hash__(self) -> int:
+        # Tokens key the check's lookups; equal tokens agree on these fields, and hashing them
+        # alone spares hashing every field (values, readings) on each lookup.
+        return hash((self.kind, self.text, self.start, self.end))
+
     @property
     def numeric(self) -> bool:
         return self.kind != "name"
