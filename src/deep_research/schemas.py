@@ -19,7 +19,14 @@ from jsonschema.exceptions import ValidationError, best_match
 from pydantic import BaseModel
 
 from deep_research import models
-from deep_research.brief import Brief, atomic_write_text, iter_jsonl, parse_json, read_text
+from deep_research.brief import (
+    Brief,
+    acyclic_build,
+    atomic_write_text,
+    iter_jsonl,
+    parse_json,
+    read_text,
+)
 from deep_research.errors import InputError, MissingArtifact
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -180,7 +187,8 @@ def _validate_lines(
         if tolerate_torn_tail and text and not text.endswith("\n"):
             # An append-only log may lose its last line in a crash; earlier lines stand.
             text = text[: text.rfind("\n") + 1]
-        rows = list(iter_jsonl(text, what=str(path)))
+        with acyclic_build():
+            rows = list(iter_jsonl(text, what=str(path)))
     except InputError as exc:
         report.problems.append(str(exc))
         return ids, hashes
