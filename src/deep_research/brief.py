@@ -158,7 +158,7 @@ def claims_chunks(document: ClaimsFile) -> Iterator[str]:
         yield shell + "\n"
         return
     before, found, after = shell.partition(_NO_CLAIMS)
-    if not found:  # pragma: no cover - the serializer's layout changed; this test's guard
+    if not found:  # pragma: no cover - only if the serializer's layout changed
         raise AssertionError("claims.json's layout has no top-level claims list")
     yield before + '\n  "claims": ['
     for position, claim in enumerate(document.claims):
