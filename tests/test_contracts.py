@@ -38,7 +38,7 @@ from deep_research.cli import main
 from deep_research.fetch.corpus import retain_document
 from deep_research.gates.trace import SourceIndex, TraceOptions, run_trace, trace_pair
 from deep_research.models import SourceRow
-from deep_research.plugin import returns
+from deep_research.plugin import replies
 from deep_research.plugin.next import next_action
 from deep_research.schemas import validate_brief
 from deep_research.urls import canonicalize, mcp_identity
@@ -250,7 +250,7 @@ def test_the_verifier_example_saved_where_next_asks_is_checked_by_ingest(
         tmp_path / "brief", ready_pages(), ready_claims(), ready_document(), ready_trace()
     )
     run_trace(TraceOptions(brief=root))
-    saved = returns.verifier_path(root, verdict["claim_id"], verdict["source_id"])
+    saved = replies.verifier_path(root, verdict["claim_id"], verdict["source_id"])
     saved.parent.mkdir(exist_ok=True)
     saved.write_text(json.dumps(verdict), encoding="utf-8")
     assert main(["ingest", str(root)]) == 0

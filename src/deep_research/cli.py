@@ -149,7 +149,7 @@ def _cmd_hosts(args: argparse.Namespace) -> int:
 
 
 def _cmd_refetch(args: argparse.Namespace) -> int:
-    from deep_research.decide.refetch import run_refetch
+    from deep_research.decide.refetch_rate import run_refetch
 
     report = run_refetch(Path(args.brief), archive=args.archive_base)
     _print_json(report.summary())
@@ -308,7 +308,7 @@ def _cmd_ciber(args: argparse.Namespace) -> int:
 
 def _verdict_exit(verdict: str | None) -> int:
     """The exit code of a command that reports a verdict: 0 when the brief is usable."""
-    from deep_research.verdicts import is_usable
+    from deep_research.verdict_meanings import is_usable
 
     return EXIT_OK if is_usable(verdict) else EXIT_VIOLATIONS
 

@@ -23,7 +23,7 @@ import pytest
 import scripted_run
 from deep_research.brief import Brief
 from deep_research.cli import main
-from deep_research.decide import refetch as refetch_module
+from deep_research.decide import refetch_rate as refetch_module
 from deep_research.fetch.fetcher import Fetcher
 from deep_research.plugin import runstate
 from deep_research.plugin.next import Action, next_action

@@ -19,7 +19,7 @@ from deep_research.fetch.fetchlog import succeeded
 from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow
 from deep_research.settings import Settings, require_run_settings
 from deep_research.urls import canonical_or_none, source_urls
-from deep_research.verdicts import is_reusable
+from deep_research.verdict_meanings import is_reusable
 
 Decision = Literal["reuse", "regenerate"]
 

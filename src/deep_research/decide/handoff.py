@@ -16,7 +16,7 @@ from deep_research.decide.triangulate import awaiting_panel
 from deep_research.errors import InputError
 from deep_research.models import Claim, ClaimsFile, Handoff, HandoffClaim
 from deep_research.record import open_brief
-from deep_research.verdicts import is_usable
+from deep_research.verdict_meanings import is_usable
 
 CONTEXT_CONFIDENCE = frozenset({"high", "medium"})
 

@@ -36,7 +36,7 @@ from deep_research.brief import (
 )
 from deep_research.errors import DeepResearchError
 from deep_research.gaps import INCOMPLETE
-from deep_research.plugin.returns import Return, read_reply, saved, synthesis_path
+from deep_research.plugin.replies import Return, read_reply, saved, synthesis_path
 from deep_research.record import load_trace_or_empty, open_brief
 
 INGEST = "ingest"

@@ -30,7 +30,7 @@ from deep_research.brief import Brief
 from deep_research.depth import Depth
 from deep_research.errors import DeepResearchError
 from deep_research.models import ClaimsFile
-from deep_research.plugin import returns
+from deep_research.plugin import replies
 from deep_research.plugin.ingest import pending, recorded_gaps
 from deep_research.plugin.runstate import DEFAULT_CAPS, RunCaps, clamp_caps
 from deep_research.record import load_trace_or_empty, open_brief
@@ -206,8 +206,8 @@ def _fetch_tasks(view: View, round_: int) -> list[Task]:
     tasks = []
     for sq in plan.sub_questions:
         queries = sq.queries if round_ == 1 else sq.counter_queries
-        first = returns.fetcher_path(view.root, sq.id, round_)
-        retry = returns.fetcher_path(view.root, sq.id, round_, retry=True)
+        first = replies.fetcher_path(view.root, sq.id, round_)
+        retry = replies.fetcher_path(view.root, sq.id, round_, retry=True)
         if first.exists() and not _incomplete(first):
             continue
         if first.exists() and retry.exists():
@@ -249,7 +249,7 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
     plan = _plan(view)
     tasks = []
     for sq in plan.sub_questions:
-        target = returns.fetcher_path(view.root, sq.id, round_, mcp=True)
+        target = replies.fetcher_path(view.root, sq.id, round_, mcp=True)
         if target.exists():
             continue
         queries = sq.queries if round_ == 1 else sq.counter_queries
@@ -293,7 +293,7 @@ def _dispatch(
 
 
 def _incomplete(path: Path) -> bool:
-    value = returns.read_reply(path)
+    value = replies.read_reply(path)
     # An unreadable reply did no work.
     return not isinstance(value, dict) or value.get("complete") is False
 
@@ -338,7 +338,7 @@ def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
     beside = _mcp(view, phase, round_)
     if beside is not None:
         return beside
-    waiting = [r for r in returns.saved(view.root) if r.kind == "fetcher" and r.round == round_]
+    waiting = [r for r in replies.saved(view.root) if r.kind == "fetcher" and r.round == round_]
     if pending(view.brief, waiting):
         return Action(
             action="run",
@@ -399,7 +399,7 @@ def _top_up(view: View, phase: str, round_: int) -> Action | None:
     started = [
         sq
         for sq in plan.sub_questions
-        if returns.fetcher_path(view.root, sq.id, round_, more=True).exists()
+        if replies.fetcher_path(view.root, sq.id, round_, more=True).exists()
     ]
     # Round 2's own fetchers come first: a top-up spends only dispatches no later round needs.
     later = len(plan.sub_questions) if round_ == 1 and view.depth == "full" else 0
@@ -427,7 +427,7 @@ def _top_up(view: View, phase: str, round_: int) -> Action | None:
             )
     tasks = []
     for sq in plan.sub_questions:
-        target = returns.fetcher_path(view.root, sq.id, round_, more=True)
+        target = replies.fetcher_path(view.root, sq.id, round_, more=True)
         if target.exists():
             continue
         prompt = " ".join(
@@ -485,7 +485,7 @@ def phase_claims(view: View) -> Action | None:
     document = view.claims()
     if document is not None and document.claims:
         return None
-    graph = returns.triangulator_path(view.root)
+    graph = replies.triangulator_path(view.root)
     if not graph.exists():
         last_round = 2 if view.depth == "full" else 1
         return Action(
@@ -569,15 +569,15 @@ def phase_entail(view: View) -> Action | None:
                 f"brief={view.root} claim_id={claim} source_id={source} "
                 f"corpus_path={view.brief.corpus_path(digest)}"
             ),
-            save_to=str(returns.verifier_path(view.root, claim, source)),
+            save_to=str(replies.verifier_path(view.root, claim, source)),
         )
         for claim, source, digest in _judge_pairs(document)
-        if not returns.verifier_path(view.root, claim, source).exists()
+        if not replies.verifier_path(view.root, claim, source).exists()
     ]
     if tasks:
         why = f"{len(tasks)} (claim, source) pair(s) still to be judged for entailment"
         return _dispatch(view, "entail", why, "verifier", tasks)
-    judged = [r for r in returns.saved(view.root) if r.kind == "verifier"]
+    judged = [r for r in replies.saved(view.root) if r.kind == "verifier"]
     if judged and pending(view.brief, judged):
         return _command(view, "entail", "the judgements are checked", "ingest", str(view.root))
     return None
@@ -593,7 +593,7 @@ def _panel_tasks(view: View, document: ClaimsFile) -> list[Task]:
     tasks = []
     # The claims the verdict needs the panel's word on: the same set the panel gate reads.
     for claim in load_bearing(traced):
-        votes = [returns.skeptic_path(view.root, claim.id, n) for n in range(1, PANEL_MAX + 1)]
+        votes = [replies.skeptic_path(view.root, claim.id, n) for n in range(1, PANEL_MAX + 1)]
         have = [path for path in votes if path.exists()]
         wanted = PANEL_FIRST
         if len(have) >= PANEL_FIRST and _split(have[:PANEL_FIRST]):
@@ -608,7 +608,7 @@ def _panel_tasks(view: View, document: ClaimsFile) -> list[Task]:
 def _split(paths: list[Path]) -> bool:
     verdicts = set()
     for path in paths:
-        value = returns.read_reply(path)
+        value = replies.read_reply(path)
         if not isinstance(value, dict):
             return True  # an unreadable vote settles nothing: ask a third skeptic
         verdicts.add(value.get("refuted"))
@@ -623,7 +623,7 @@ def phase_panel(view: View) -> Action | None:
     if tasks:
         why = f"{len(tasks)} skeptic vote(s) still to cast on the traced central claims"
         return _dispatch(view, "panel", why, "skeptic", tasks)
-    votes = [r for r in returns.saved(view.root) if r.kind == "skeptic"]
+    votes = [r for r in replies.saved(view.root) if r.kind == "skeptic"]
     if votes and pending(view.brief, votes):
         return _command(view, "panel", "the votes are recorded", "ingest", str(view.root))
     return None
@@ -673,12 +673,12 @@ def phase_ciber(view: View) -> Action | None:
                 "--skip",
                 reason,
             )
-    replies = [r for r in returns.saved(view.root) if r.kind == "ciber"]
-    if replies and pending(view.brief, replies):
+    diagnoses = [r for r in replies.saved(view.root) if r.kind == "ciber"]
+    if diagnoses and pending(view.brief, diagnoses):
         return _command(view, "ciber", "the CIBER diagnosis is applied", "ingest", root)
-    saved_to = returns.ciber_path(view.root)
+    saved_to = replies.ciber_path(view.root)
     if saved_to.exists():  # applied nothing: the reply was unusable; one retry, then go on
-        saved_to = returns.ciber_path(view.root, retry=True)
+        saved_to = replies.ciber_path(view.root, retry=True)
         if saved_to.exists():
             return None  # CIBER did not run; the verdict says so
     return Action(
@@ -702,7 +702,7 @@ def phase_synthesize(view: View) -> Action | None:
     document = view.claims()
     if document is None or document.synthesis:
         return None
-    text = returns.synthesis_path(view.root)
+    text = replies.synthesis_path(view.root)
     if text.exists():
         return _command(view, "synthesize", "the answer is recorded", "ingest", str(view.root))
     emitted = [f"{c.id} [{', '.join(c.supporting)}]: {c.claim}" for c in emitted_claims(document)]
@@ -881,7 +881,7 @@ def next_action(root: Path, settings: Settings | None = None) -> Action:
     brief = open_brief(root)
     depth = read_run(brief).depth
     # The one thing next writes: the folder the replies it asks for are saved in.
-    returns.returns_dir(root).mkdir(exist_ok=True)
+    replies.returns_dir(root).mkdir(exist_ok=True)
     # The run's own settings, frozen at start: the floors next asks for are the verdict's.
     view = View(brief, depth, _caps(root, depth), settings or settings_for(root))
     document = view.claims()

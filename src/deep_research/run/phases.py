@@ -613,7 +613,7 @@ def phase_refetch(ctx: Context) -> None:
         reason = BY_NAME["refetch"].skip_reason("local-corpus")
         write_phase(ctx.brief, "run.refetch", SkipRecord(skipped=reason))
         return
-    from deep_research.decide.refetch import refetchable, run_refetch
+    from deep_research.decide.refetch_rate import refetchable, run_refetch
 
     if not refetchable(ctx.brief):
         reason = BY_NAME["refetch"].skip_reason("nothing-cited")

@@ -5,8 +5,9 @@ Each method is one role (:mod:`deep_research.run.claude.roles`) and produces dat
 * ``decompose`` — the planner's first call decides proportionality (quick or full, with its
   reason; honoured under ``--depth auto``) and the disjoint sub-questions. A failed call plans
   mechanically (the question as its own sub-question) and says so;
-* ``extract`` — findings cited into the retained text (:mod:`deep_research.run.claude.extract`),
-  one call per distinct document in the run, whichever worker retained it;
+* ``extract`` — findings cited into the retained text
+  (:mod:`deep_research.run.claude.cited_extraction`), one call per distinct document in the
+  run, whichever worker retained it;
 * ``follow_up`` — gap-fill, asked once per sub-question and only when its planned searches found
   nothing (the adversarial round is round 2's job);
 * ``counter_queries`` — one triangulate call returns the negation queries of every sub-question;
@@ -28,8 +29,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from deep_research.models import CiberOutput, Claim, SkepticVote
+from deep_research.run.claude.cited_extraction import extraction_request, findings_from
 from deep_research.run.claude.client import CallFailed, ClaudeClient, Failed
-from deep_research.run.claude.extract import extraction_request, findings_from
 from deep_research.run.claude.panel import reframe, run_panels
 from deep_research.run.claude.roles import MAX_OUTPUT_TOKENS, instructions
 from deep_research.run.governor import (

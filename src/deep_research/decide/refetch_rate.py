@@ -1,12 +1,12 @@
 """Phase 6b, the decision: are the quotes a brief cites still on the pages it cites them from?
 
-:mod:`deep_research.fetch.refetch` chooses the sample and re-fetches each source (live, else one
-archive try); here each fresh text is checked (docs/contracts.md §8). The source *passes* when
-every cited quote is located (:func:`~deep_research.gates.locate.locate`) in the fresh text, and
-*fails* when fresh text of at least :data:`MIN_WORDS` words no longer holds one. Text under
-:data:`MIN_WORDS` words, or no text at all, makes it *unreachable*: excluded from the rate, never
-counted as a failure (an outage is not evidence).
-``refetch_pass_rate = passed / (sampled − excluded)``, or null when nothing could be checked.
+:mod:`deep_research.fetch.refetch_sample` chooses the sample and re-fetches each source (live,
+else one archive try); here each fresh text is checked (docs/contracts.md §8). The source
+*passes* when every cited quote is located (:func:`~deep_research.gates.locate.locate`) in the
+fresh text, and *fails* when fresh text of at least :data:`MIN_WORDS` words no longer holds one.
+Text under :data:`MIN_WORDS` words, or no text at all, makes it *unreachable*: excluded from the
+rate, never counted as a failure (an outage is not evidence). ``refetch_pass_rate = passed /
+(sampled − excluded)``, or null when nothing could be checked.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.archive import archive_base
 from deep_research.fetch.fetcher import Fetcher, FetchPolicy, policy_from_env
 from deep_research.fetch.fetchlog import succeeded
-from deep_research.fetch.refetch import (
+from deep_research.fetch.refetch_sample import (
     Cited,
     Refetched,
     brief_id,

@@ -7,7 +7,7 @@ from typing import Any
 
 from anthropic.types import CitationCharLocation, CitationPageLocation, TextBlock
 
-from deep_research.run.claude.extract import (
+from deep_research.run.claude.cited_extraction import (
     MAX_DOCUMENT_CHARS,
     extraction_request,
     findings_from,

@@ -12,10 +12,10 @@ import pytest
 
 from briefs import PageSpec, read_claims, write_brief
 from deep_research.brief import Brief
-from deep_research.decide.refetch import run_refetch
+from deep_research.decide.refetch_rate import run_refetch
 from deep_research.fetch.archive import fetch_archived
 from deep_research.fetch.fetcher import Fetcher
-from deep_research.fetch.refetch import Cited, choose_sample, cited_sources, sample_size
+from deep_research.fetch.refetch_sample import Cited, choose_sample, cited_sources, sample_size
 from deep_research.models import ClaimsFile, SourceRow
 from localhttp import LocalServer, Route, loopback_policy, nxdomain, words
 

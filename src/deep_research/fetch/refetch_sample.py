@@ -7,7 +7,7 @@ by a hash of the brief's id and the source id — the same brief always samples 
 Per sampled source: one live fetch through the guarded fetcher; if it fails (refused, network,
 timeout, non-2xx, robots), one archive try (:mod:`deep_research.fetch.archive`, tier ``degraded``).
 What comes back is the re-fetched text; whether the cited quotes are still in it is decided by
-:mod:`deep_research.decide.refetch`.
+:mod:`deep_research.decide.refetch_rate`.
 """
 
 from __future__ import annotations
