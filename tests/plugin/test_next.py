@@ -180,8 +180,8 @@ def test_a_round_short_of_its_floor_with_no_dispatch_left_ends_with_the_hold(
     brief = start("full", capsys)
     done = HeldBack(web, brief, "full").run()
     assert done.verdict == "HOLD"
-    assert any(r.startswith("floor round1_fetches") for r in done.reasons), done.reasons
-    assert "floor round1_fetches: the work of phase cast" in done.rules, done.rules
+    assert any(r.endswith("[floor-unmet:round1_fetches]") for r in done.reasons), done.reasons
+    assert "floor-unmet:round1_fetches: the work of phase cast" in done.rules, done.rules
 
 
 class GarbledCiber(Orchestrator):
@@ -209,7 +209,7 @@ def test_an_unusable_ciber_reply_is_retried_once_then_the_run_goes_on(
     assert [Path(p).name for p in asked] == ["ciber.json", "ciber-retry.json"]
     assert done.verdict == verdict, done.reasons
     if verdict == "HOLD":  # no diagnosis applied: CIBER did not run, and the verdict says so
-        assert any(r.startswith("rule 3") for r in done.reasons), done.reasons
+        assert any(r.endswith("[ciber-missing]") for r in done.reasons), done.reasons
 
 
 def test_a_run_with_an_mcp_server_gates_it_first_then_runs_it_beside_each_fetcher(
@@ -381,7 +381,7 @@ def _decided(brief: Path, verdict: str, depth: str = "full") -> None:
                 "depth": depth,
                 "freshness": "2026-11-30",
                 "verdict": verdict,
-                "verdict_reasons": [f"rule x → {verdict}"],
+                "verdict_reasons": [f"{verdict}: a reason [some-rule]"],
                 "claims": [],
             }
         )

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from deep_research.brief import Brief
+from deep_research.decide.verdict import read_reason
 from deep_research.depth import Depth
 from deep_research.errors import DeepResearchError
 from deep_research.models import ClaimsFile
@@ -764,28 +765,29 @@ HANDLERS: dict[str, Callable[[View], Action | None]] = {
 }
 
 
-#: The phase whose work a HOLD reason counts (the reason's rule, as the verdict names it).
+#: The phase whose work a HOLD reason counts (by the rule id its reason ends with).
 CLEARED_BY = {
-    "floor sub_questions": "plan",
-    "floor queries_per_sub_question": "plan",
-    "floor round1_fetches": "cast",
-    "floor distinct_sources": "cast and round2",
-    "floor rounds": "round2",
-    "floor counter_queries_per_sub_question": "round2",
-    "floor round2_fetches": "round2",
-    "floor refetch_sample": "refetch",
-    "rule 2": "trace",
-    "rule 3": "ciber",
-    "rule E": "plan: the sources found do not answer the question; ask a narrower one",
+    "floor-unmet:sub_questions": "plan",
+    "floor-unmet:queries_per_sub_question": "plan",
+    "floor-unmet:round1_fetches": "cast",
+    "floor-unmet:distinct_sources": "cast and round2",
+    "floor-unmet:rounds": "round2",
+    "floor-unmet:counter_queries_per_sub_question": "round2",
+    "floor-unmet:round2_fetches": "round2",
+    "floor-unmet:refetch_sample": "refetch",
+    "verifier-violation": "trace",
+    "trace-not-reproduced": "trace",
+    "ciber-missing": "ciber",
+    "no-verified-claim": "plan: the sources found do not answer the question; ask a narrower one",
 }
 
 
 def _hold_lines(reasons: list[str]) -> list[str]:
     lines = []
-    for reason in reasons:
-        rule = reason.split(" → ", 1)[0]
-        if reason.split(" → ", 1)[-1].startswith("HOLD") and rule in CLEARED_BY:
-            lines.append(f"{rule}: the work of phase {CLEARED_BY[rule]}")
+    for line in reasons:
+        reason = read_reason(line)
+        if reason is not None and reason.verdict == "HOLD" and reason.rule in CLEARED_BY:
+            lines.append(f"{reason.rule}: the work of phase {CLEARED_BY[reason.rule]}")
     return lines
 
 

@@ -43,7 +43,7 @@ class RunRecord(_Record):
     wall_clock_seconds: float = 0.0
     spend: dict[str, float] = Field(default_factory=dict)
     #: Steps the reasoner declared it cannot do (``panel``, ``ciber``) → its reason; the verdict
-    #: says once what READY would need instead of holding for it (rule R).
+    #: says once what READY would need instead of holding for it (reasoner-unable).
     unable: dict[str, str] = Field(default_factory=dict)
     #: Every metered model call, priced (absent for a run that called no model).
     ledger: LedgerRecord | None = None
