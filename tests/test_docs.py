@@ -387,3 +387,32 @@ def test_every_command_a_page_names_exists() -> None:
         if name not in known
     ]
     assert not found, found
+
+
+# --- the layout ----------------------------------------------------------------------------------
+
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+PACKAGE = REPO / "src" / "deep_research"
+
+
+def package_parts() -> set[str]:
+    """The core's modules (``brief.py``) and the wings (``gates/``), as the layout names them."""
+    modules = {p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"}
+    wings = {f"{p.name}/" for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    return modules | wings
+
+
+def unlisted(parts: set[str], page: str) -> set[str]:
+    """Parts a page's layout never names as a word of its own (``brief.py``, ``  gates/``)."""
+    return {part for part in parts if not re.search(rf"(?<![\w./]){re.escape(part)}", page)}
+
+
+def test_the_layout_names_every_module_and_wing_as_the_tree_stands() -> None:
+    missing = unlisted(package_parts(), ARCHITECTURE.read_text(encoding="utf-8"))
+    assert not missing, f"docs/architecture.md's layout does not name: {sorted(missing)}"
+
+
+def test_a_renamed_module_is_reported() -> None:
+    page = "  gates/   …\n  models.py verdicts.py cli.py\n  see decide/verdict.py\n"
+    found = unlisted({"gates/", "models.py", "verdict_meanings.py", "verdict.py", "cli.py"}, page)
+    assert found == {"verdict_meanings.py", "verdict.py"}
