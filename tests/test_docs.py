@@ -412,6 +412,24 @@ def test_the_layout_names_every_module_and_wing_as_the_tree_stands() -> None:
     assert not missing, f"docs/architecture.md's layout does not name: {sorted(missing)}"
 
 
+def stale(parts: set[str], page: str) -> set[str]:
+    """Bare module names (``verdicts.py``) the first code block of ``page`` gives that ``parts``
+    does not hold: a layout still naming what was renamed or removed."""
+    layout = next(iter(code_blocks(page)), [])
+    named = {m for line in layout for m in re.findall(r"(?<![\w./])\w+\.py\b", line)}
+    return named - parts
+
+
+def test_the_layout_names_no_module_the_tree_lacks() -> None:
+    gone = stale(package_parts(), ARCHITECTURE.read_text(encoding="utf-8"))
+    assert not gone, f"docs/architecture.md's layout names modules that do not exist: {gone}"
+
+
+def test_a_stale_layout_name_is_reported() -> None:
+    page = "```\nsrc/\n  models.py verdicts.py cli.py\n  tests/plugin/test_x.py\n```\n"
+    assert stale({"models.py", "cli.py", "verdict_meanings.py"}, page) == {"verdicts.py"}
+
+
 def test_a_renamed_module_is_reported() -> None:
     page = "  gates/   …\n  models.py verdicts.py cli.py\n  see decide/verdict.py\n"
     found = unlisted({"gates/", "models.py", "verdict_meanings.py", "verdict.py", "cli.py"}, page)
