@@ -186,8 +186,8 @@ def test_an_encrypted_pdf_contributes_nothing(tmp_path: Path) -> None:
 
 
 def test_publishers_as_the_readme_lays_them_out(tmp_path: Path) -> None:
-    # README "Your own folder": a top-level folder is a publisher; `author:` outranks it; a file
-    # directly in the corpus folder belongs to the corpus. The corpus declares its size.
+    # README "Using your own folder": a top-level folder is a publisher; `author:` outranks it; a
+    # file directly in the corpus folder belongs to the corpus. The corpus declares its size.
     root = tmp_path / "bridge-sources"
     for relative, text in {
         "harbour-trust/history.md": "# History\n\nThe bridge opened to traffic.\n",
