@@ -45,8 +45,12 @@ PYTHON_DOCS_OWNER = "docs.python.org"
 #: Where the library's module documents sit inside python-docs (``library/json``).
 LIBRARY = "library"
 #: Part of the python-docs index key: a change to what the corpus holds (v2: the library's
-#: module documentation beside the language reference) builds a new index, never reuses one.
-PYTHON_DOCS_CONTENT = "reference+library-v2"
+#: module documentation beside the language reference; v3: rendered without the process
+#: environment) builds a new index, never reuses one.
+PYTHON_DOCS_CONTENT = "reference+library-v3"
+#: Earlier keys whose index is deleted when this one is built: v2's rendering held the whole
+#: process environment (see :mod:`deep_research.run.pydocs`), so it is not left on disk.
+PYTHON_DOCS_LEAKED = ("reference+library-v2",)
 #: Largest local file indexed; a bigger one is skipped (and counted), never half-read.
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_HEADINGS = 12
@@ -531,6 +535,12 @@ def index_path(state: Path, label: str, key: str) -> Path:
     return state / "corpora" / f"{label}-{digest}.sqlite"
 
 
+def _delete_index(path: Path) -> None:
+    """An index file and SQLite's files beside it, gone."""
+    for name in (path.name, f"{path.name}-journal", f"{path.name}-wal", f"{path.name}-shm"):
+        (path.parent / name).unlink(missing_ok=True)
+
+
 def corpus_folder(spec: str) -> Path:
     """``--corpus DIR`` as an absolute folder; a missing one is an input error."""
     root = Path(spec).expanduser()
@@ -551,6 +561,9 @@ def open_corpus(spec: str, state: Path, report: Report | None = None) -> LocalCo
         index = CorpusIndex(index_path(state, PYTHON_DOCS, key), PYTHON_DOCS)
         if index.count() == 0:
             index.sync((doc.path, doc, 0, len(doc.text)) for doc in python_doc_documents())
+            for content in PYTHON_DOCS_LEAKED:
+                leaked = f"{PYTHON_DOCS}:{content}:{sys.version}"
+                _delete_index(index_path(state, PYTHON_DOCS, leaked))
         corpus = LocalCorpus(
             index, "the Python documentation shipped with Python (language reference and library)"
         )
