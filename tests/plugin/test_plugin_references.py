@@ -16,6 +16,7 @@ TEXTS = sorted(
     [
         *REPO.glob("skills/*/SKILL.md"),
         *REPO.glob("agents/*.md"),
+        *REPO.glob("roles/*.md"),
         *REPO.glob("conduct/*.md"),
         REPO / "README.md",
     ]
@@ -49,6 +50,8 @@ def test_the_plugin_has_its_parts() -> None:
         "verifier",
         "ciber",
     }
+    # The steps the orchestrator follows itself: not subagents, so not under agents/.
+    assert {p.stem for p in REPO.glob("roles/*.md")} == {"planner", "synthesizer"}
     assert {p.stem for p in REPO.glob("conduct/*.md")} == {
         "research-pipeline",
         "source-discipline",
