@@ -22,7 +22,7 @@ from conftest import REPO
 #: Written as an escape so this file's own patterns and made-up references are not references.
 SIGN = "\u00a7"
 #: Where references are looked for, and in which files.
-ROOTS = ("src", "tests", "skills", "agents", "conduct", "docs", "README.md")
+ROOTS = ("src", "tests", "skills", "agents", "roles", "conduct", "docs", "README.md")
 SUFFIXES = (".py", ".md")
 
 NUMBER = r"\d+(?:\.\d+)*"
