@@ -30,7 +30,7 @@ from deep_research.cli import build_parser
 #: Written as an escape so this file's own patterns and made-up references are not references.
 SIGN = "\u00a7"
 #: Where references are looked for, and in which files.
-ROOTS = ("src", "tests", "skills", "agents", "conduct", "docs", "benchmarks", "README.md")
+ROOTS = ("src", "tests", "skills", "agents", "roles", "conduct", "docs", "benchmarks", "README.md")
 SUFFIXES = (".py", ".md")
 
 NUMBER = r"\d+(?:\.\d+)*"

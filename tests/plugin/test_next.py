@@ -13,6 +13,7 @@ inside the real Claude Code CLI (tests/plugin/test_plugin_live_run.py).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 
 import scripted_run
+from conftest import REPO
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.decide import refetch_rate as refetch_module
@@ -140,6 +142,12 @@ def test_a_full_run_that_does_only_what_next_says_reaches_ready(
     judged = [t for a in orchestrator.actions if a.phase == "entail" for t in a.tasks]
     entail = json.loads((brief / "trace.json").read_text())["phases"]["entail"]
     assert judged and len(entail["checked"]) == len(judged) and entail["ignored"] == []
+    # Each agent is dispatched in a phase its description names (what Claude Code shows).
+    for action in orchestrator.actions:
+        if action.action == "dispatch":
+            agent = (action.agent or "").split(":")[1]
+            head = (REPO / "agents" / f"{agent}.md").read_text().split("\n---", 1)[0]
+            assert re.search(rf"\bin the ([a-z0-9]+ and )?{action.phase}\b", head), agent
 
 
 class HeldBack(Orchestrator):

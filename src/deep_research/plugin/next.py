@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from deep_research import role_contracts
 from deep_research.brief import Brief
 from deep_research.decide.verdict import read_reason
 from deep_research.depth import Depth
@@ -44,6 +45,10 @@ PANEL_FIRST = 2
 PANEL_MAX = 3
 #: The CIBER pass reads at most this many high-confidence claims.
 CIBER_TOP_N = 10
+#: The contracts of the files the orchestrator writes itself (roles/*.md): their steps are the
+#: rules ``next`` prints, the same text the headless planner and synthesizer are sent.
+PLANNER = "planner"
+SYNTHESIZER = "synthesizer"
 
 
 class Task(BaseModel):
@@ -187,14 +192,7 @@ def phase_plan(view: View) -> Action | None:
             "max_sub_questions": _most_sub_questions(view),
             "min_queries_per_sub_question": need_q,
         },
-        rules=[
-            "first scout with at most 2 broad WebSearch calls to learn the topic's shape; do "
-            "not answer the question",
-            f"{need_sq} to {_most_sub_questions(view)} disjoint sub-questions, ids sq1, sq2, …; "
-            "each with a scope line naming what it must not cover",
-            f"at least {need_q} distinct search queries per sub-question; list every query a "
-            "fetcher will run — counts are taken from these lists",
-        ],
+        rules=role_contracts.items(PLANNER, "Steps"),
     )
 
 
@@ -712,13 +710,8 @@ def phase_synthesize(view: View) -> Action | None:
         phase="synthesize",
         why="the answer is written from the verified claims only",
         path=str(text),
-        example="Short answer in a few sentences, each ending with its sources [S1][S4].",
-        rules=[
-            "plain prose, one to two short paragraphs; every sentence cites the S-ids of the "
-            "claims it states, in square brackets",
-            "state only these verified claims, as written; nothing else:",
-            *emitted,
-        ],
+        # The contract's rules, then the claims they speak of: the data, one line each.
+        rules=[*role_contracts.items(SYNTHESIZER, "Rules"), *emitted],
     )
 
 
