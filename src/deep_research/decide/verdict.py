@@ -69,6 +69,7 @@ from typing import Any, cast
 from deep_research.decide.audit import build_audit, prove_audit, write_audit
 from deep_research.decide.ciber import skip_problem
 from deep_research.decide.counters import fetched_sources
+from deep_research.decide.seal import SEALED, seal
 from deep_research.decide.triangulate import awaiting_panel
 from deep_research.errors import InconsistentArtifacts, InputError
 from deep_research.gates.trace import emitted_claims, retrace_mismatches
@@ -687,6 +688,7 @@ def run_verdict(root: Path, settings: Settings) -> VerdictReport:
     )
     audit = build_audit(updated, sources, log)
     prove_audit(brief, audit, updated, sources)
-    save(brief, updated, record_phase(trace, "verdict", report.as_dict(), settings))
+    recorded = {**report.as_dict(), SEALED: seal(brief)}
+    save(brief, updated, record_phase(trace, "verdict", recorded, settings))
     write_audit(brief, audit)
     return report
