@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from deep_research.cli import main
+from deep_research.fetch import extract, extractworker
 from deep_research.plugin.mcpgate import fingerprint_path
 
 # Loopback HTTP servers and the socket tripwire, as fixtures for every test module.
@@ -41,6 +42,24 @@ def _no_claude_session(
     # one live check reads the key when its module loads, before this runs).
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
+
+
+def extract_in_process(
+    body: bytes, media_type: str, charset: str | None, timeout_s: float
+) -> extract.WorkerReply:
+    """The extractor's answer computed in this process and sent through the same JSON reply
+    :func:`~deep_research.fetch.extract.extract_bounded` parses; no deadline, no memory cap."""
+    reply = extractworker.answer(body, media_type, charset)
+    return extract.WorkerReply(json.dumps(reply, ensure_ascii=False).encode("utf-8", "replace"), 0)
+
+
+@pytest.fixture(autouse=True)
+def _extraction_in_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages are extracted in the test process: a Python started per page was most of the
+    suite's time. Tests of the process's bounds (deadline, memory cap, a parser that dies) are
+    marked ``extract_process`` and keep the real one."""
+    if request.node.get_closest_marker("extract_process") is None:
+        monkeypatch.setattr(extract, "run_extractor", extract_in_process)
 
 
 def claude_binary() -> str:
