@@ -44,6 +44,11 @@ def _no_claude_session(
         monkeypatch.delenv(name, raising=False)
 
 
+#: The extractor as the package sets it, read before any test swaps it: marked tests get exactly
+#: this back, so they exercise the production default whatever it is.
+PRODUCTION_EXTRACTOR = extract.run_extractor
+
+
 def extract_in_process(
     body: bytes, media_type: str, charset: str | None, timeout_s: float
 ) -> extract.WorkerReply:
@@ -53,13 +58,23 @@ def extract_in_process(
     return extract.WorkerReply(json.dumps(reply, ensure_ascii=False).encode("utf-8", "replace"), 0)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _extraction_in_process() -> Iterator[None]:
+    """Pages are extracted in the test process, in module and session fixtures too: a Python
+    started per page was most of the suite's time."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(extract, "run_extractor", extract_in_process)
+        yield
+
+
 @pytest.fixture(autouse=True)
-def _extraction_in_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pages are extracted in the test process: a Python started per page was most of the
-    suite's time. Tests of the process's bounds (deadline, memory cap, a parser that dies) are
-    marked ``extract_process`` and keep the real one."""
-    if request.node.get_closest_marker("extract_process") is None:
-        monkeypatch.setattr(extract, "run_extractor", extract_in_process)
+def _extraction_process_when_marked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tests of the process's bounds (deadline, memory cap, the worker's own answer) are marked
+    ``extract_process`` and get the real one back."""
+    if request.node.get_closest_marker("extract_process") is not None:
+        monkeypatch.setattr(extract, "run_extractor", PRODUCTION_EXTRACTOR)
 
 
 def claude_binary() -> str:
