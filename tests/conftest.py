@@ -30,18 +30,23 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def away_from_the_user(patch: pytest.MonkeyPatch, state_home: Path) -> None:
+    """Tests never read or write the user's per-session run records, even when the suite itself
+    runs inside a Claude Code session, and never reach the real Messages API: a key or endpoint
+    of the user's is never used (the one live check reads the key when its module loads)."""
+    patch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    patch.setenv("XDG_STATE_HOME", str(state_home))
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        patch.delenv(name, raising=False)
+
+
 @pytest.fixture(autouse=True)
 def _no_claude_session(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """Tests never read or write the user's per-session run records, even when the suite itself
-    runs inside a Claude Code session."""
-    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
-    # No test reaches the real Messages API: a key or endpoint of the user's is never used (the
-    # one live check reads the key when its module loads, before this runs).
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
+    """Every test runs :func:`away_from_the_user`; a session fixture calls it itself, as it is
+    built before this runs."""
+    away_from_the_user(monkeypatch, tmp_path_factory.mktemp("xdg-state"))
 
 
 #: The extractor as the package sets it, read before any test swaps it: marked tests get exactly
