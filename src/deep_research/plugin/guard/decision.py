@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from deep_research.plugin.runstate import ActiveRun
+
+#: Longer than any path the file system opens (Linux PATH_MAX): a longer one names no file, and
+#: resolving it component by component could outlast the decision's deadline.
+MAX_PATH = 4096
 
 APPROVED_REASON = (
     "deep-research guard: our CLI, called as a research run uses it; every check passed"
@@ -49,3 +54,11 @@ class Call:
     @property
     def during_run(self) -> bool:
         return self.run is not None
+
+
+def resolved(cwd: Path, given: str) -> str | None:
+    """``given`` as an absolute path, from ``cwd``, symlinks and ``..`` resolved; None for one
+    longer than :data:`MAX_PATH` (it names no file)."""
+    if len(given) > MAX_PATH or len(str(cwd)) > MAX_PATH:
+        return None
+    return os.path.realpath(cwd / given)

@@ -20,6 +20,10 @@ from deep_research.plugin.runstate import load_active, locked
 from deep_research.urls import host_of
 
 AGENT_TOOLS = frozenset({"Agent", "Task"})
+#: A search lists ten or so hits; past these bounds a response is read no further (a hook
+#: that reads forever records nothing, and the allow-list stays narrower).
+MAX_HITS = 200
+MAX_NODES = 20_000
 
 
 def record(event: Mapping[str, Any], state: Path) -> None:
@@ -49,8 +53,11 @@ def search_hit_urls(response: Any) -> list[str]:
     """
     urls: list[str] = []
     stack: list[Any] = [response.get("results")] if isinstance(response, dict) else []
-    while stack:  # depth-first, without recursion: a deeply nested response costs no stack
+    visited = 0
+    # Depth-first, without recursion (a deeply nested response costs no stack), within bounds.
+    while stack and len(urls) < MAX_HITS and visited < MAX_NODES:
         node = stack.pop()
+        visited += 1
         if isinstance(node, dict):
             url = node.get("url")
             if isinstance(url, str):

@@ -19,6 +19,8 @@ import os
 import sys
 from pathlib import Path
 
+from deep_research.plugin.guard.decision import MAX_PATH
+
 CLI_NAME = "deep-research"
 
 
@@ -31,6 +33,8 @@ def launcher() -> Path:
 
 def found_on_path(word: str, cwd: Path) -> Path | None:
     """The file bash runs for ``word`` in the Bash tool (None when there is none)."""
+    if len(word) > MAX_PATH:
+        return None  # names no file
     if "/" in word:
         return cwd / word
     folders = os.environ.get("PATH", "").split(os.pathsep)

@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny
+from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny, resolved
 from deep_research.plugin.guard.steps import STEP_FILE, named_paths
 from deep_research.plugin.runstate import pointer_path, sessions_dir
 
@@ -43,7 +43,10 @@ def check_write(call: Call) -> Decision:
     target = str(call.tool_input.get("file_path") or call.tool_input.get("notebook_path") or "")
     if not target:
         return deny(f"{tool}: the call names no file") if call.during_run else ALLOW
-    path = Path(os.path.realpath(call.cwd / target))
+    real = resolved(call.cwd, target)
+    if real is None:
+        return deny(f"{tool}: the path is too long to name a file") if call.during_run else ALLOW
+    path = Path(real)
     record = _run_record(path, call.state)
     if record is not None:
         return deny(f"{tool}: {record} is written only by the deep-research CLI")
