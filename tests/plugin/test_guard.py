@@ -516,6 +516,33 @@ def test_writes_outside_the_step_are_denied_even_when_a_step_names_them(
     assert not notebook.allow
 
 
+def test_a_path_too_long_to_name_a_file_is_not_resolved(
+    run: Run, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Resolving a path walks every component: a 1 MB one took seconds. Over PATH_MAX it names
+    no file, so it is denied during a run at once (and passes outside one: nothing to open)."""
+    path = "/" + "a/" * 500_000
+    started = time.monotonic()
+    decision = run.write(path)
+    assert time.monotonic() - started < 1.0
+    assert not decision.allow and "too long" in decision.reason
+    long_brief = fetch_prompt(Path("/" + "b/" * 3_000))
+    assert not run.dispatch(long_brief).allow
+    elsewhere = tmp_path_factory.mktemp("no-run")
+    loose = event("Write", {"file_path": path, "content": "x"}, elsewhere)
+    assert guard.run_guard(loose, "pre", elsewhere / "state").allow
+
+
+def test_a_search_response_is_read_to_a_bound(run: Run) -> None:
+    hits = [{"url": f"https://host{n}.example.org/"} for n in range(1_000)]
+    post = event(
+        "WebSearch", {"query": "q"}, run.project, phase="PostToolUse", response={"results": hits}
+    )
+    assert run.post(post).allow
+    assert run.decide(webfetch("https://host0.example.org/x", run.project)).allow
+    assert not run.decide(webfetch("https://host999.example.org/x", run.project)).allow
+
+
 def test_disabling_the_hooks_through_settings_is_denied_during_a_run(run: Run) -> None:
     settings = run.project / ".claude" / "settings.local.json"
     payload = event(
