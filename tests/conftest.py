@@ -171,7 +171,9 @@ def fake_launcher_env(venv: Path, stamp: str | None = None) -> None:
     environment, no longer finds that environment's packages."""
     (venv / "bin").mkdir(parents=True)
     python = venv / "bin" / "python"
-    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    # This checkout's src/ first: the package may be installed from another checkout.
+    path = f'PYTHONPATH="{REPO / "src"}${{PYTHONPATH:+:$PYTHONPATH}}"'
+    python.write_text(f'#!/bin/sh\n{path} exec "{sys.executable}" "$@"\n', encoding="utf-8")
     python.chmod(0o755)
     # bin/deep-research compares the stamp with "<version> <plugin root, symlinks resolved>".
     (venv / ".deep-research-stamp").write_text(
