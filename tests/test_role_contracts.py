@@ -347,3 +347,85 @@ def ask(n: int) -> str:
 def test_a_module_that_builds_requests_holds_no_sentence_of_its_own(path: Path) -> None:
     found = sentences_in_literals(path.read_text(encoding="utf-8"))
     assert not found, f"{path.name}: put instructions in a contract (agents/, roles/): {found}"
+
+
+# --- next's rules: contract items, never literals ---------------------------------------------
+
+
+def literal_rules(source: str) -> list[int]:
+    """Lines where a ``rules`` value (an ``Action(rules=…)`` argument or a ``rules = …``
+    binding) holds a string of its own: the rules next prints must be a contract's items."""
+    tree = ast.parse(source)
+    values: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "rules":
+            values.append(node.value)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "rules" for t in targets) and node.value:
+                values.append(node.value)
+        elif (  # rules.append(…), rules.extend(…), rules.insert(…)
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "rules"
+        ):
+            values.extend(node.args)
+    found: set[int] = set()
+    while values:
+        node = values.pop()
+        if isinstance(node, ast.JoinedStr) or (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value
+        ):
+            found.add(node.lineno)
+        elif not _reads_a_contract(node):  # a contract name and a heading are not rules
+            values.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.expr))
+    return sorted(found)
+
+
+def _reads_a_contract(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "role_contracts"
+    )
+
+
+def test_the_rules_checker_finds_a_literal_rule_and_passes_contract_items() -> None:
+    module = """
+a = Action(rules=role_contracts.items(ORCHESTRATOR, "Dispatch"))
+b = Action(rules=[*role_contracts.items(SYNTHESIZER, "Rules"), *emitted])
+rules = role_contracts.filled(ORCHESTRATOR, "Claims", depth=depth)
+rules: list[str] = []
+c = Action(rules=["save the reply, then call next again"])
+rules += [f"then call {cli} again"]
+rules.append("then call deep-research next again")
+"""
+    assert literal_rules(module) == [6, 7, 8]
+
+
+def test_every_rule_next_prints_is_read_from_a_contract() -> None:
+    path = SRC / "plugin" / "next.py"
+    found = literal_rules(path.read_text(encoding="utf-8"))
+    assert not found, f"next.py lines {found}: put the rule in roles/orchestrator.md"
+
+
+@pytest.mark.parametrize(
+    ("heading", "values"),
+    [
+        ("Dispatch", {}),
+        ("Then next", {}),
+        ("Save one reply", {}),
+        ("Top-up queries", {"field": "more_queries", "sources": "/b/sources.jsonl"}),
+        ("Counter-queries", {"need": 2, "sources": "/b/sources.jsonl"}),
+        ("Claims", {"graph": "/b/g.json", "sources": "/b/s.jsonl", "depth": "full"}),
+    ],
+)
+def test_the_orchestrators_sections_fill_every_placeholder(
+    heading: str, values: dict[str, object]
+) -> None:
+    filled = role_contracts.filled("orchestrator", heading, **values)
+    assert filled and not any("{" in rule for rule in filled), filled
+    data = [str(v) for v in values.values()]
+    assert unsourced("\n".join(filled), data) == []

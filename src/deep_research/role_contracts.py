@@ -101,6 +101,12 @@ def items(name: str, heading: str) -> list[str]:
     return contract(name).items(heading)
 
 
+def filled(name: str, heading: str, **values: object) -> list[str]:
+    """The numbered items of section ``## heading``, each ``{name}`` replaced by its value:
+    the contract holds the words, code only the figures and paths."""
+    return [item.format_map(values) for item in items(name, heading)]
+
+
 def instructions(name: str, *headings: str) -> str:
     """A system prompt: the contract's shared text, then the named sections in that order."""
     read = contract(name)

@@ -51,7 +51,7 @@ def test_the_plugin_has_its_parts() -> None:
         "ciber",
     }
     # The steps the orchestrator follows itself: not subagents, so not under agents/.
-    assert {p.stem for p in REPO.glob("roles/*.md")} == {"planner", "synthesizer"}
+    assert {p.stem for p in REPO.glob("roles/*.md")} == {"orchestrator", "planner", "synthesizer"}
     assert {p.stem for p in REPO.glob("conduct/*.md")} == {
         "research-pipeline",
         "source-discipline",

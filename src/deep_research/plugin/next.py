@@ -49,6 +49,7 @@ CIBER_TOP_N = 10
 #: rules ``next`` prints, the same text the headless planner and synthesizer are sent.
 PLANNER = "planner"
 SYNTHESIZER = "synthesizer"
+ORCHESTRATOR = "orchestrator"
 
 
 class Task(BaseModel):
@@ -275,12 +276,9 @@ def _dispatch(
     """One message of parallel ``agent`` tasks: at most the fan-out cap, and at most ``left``
     where a budget counts the dispatches (the fetchers')."""
     limit = view.caps.max_fanout if left is None else min(view.caps.max_fanout, left)
-    rules = [
-        "dispatch every task below in ONE message",
-        "save each agent's final reply, exactly as returned, to its save_to file",
-    ]
+    rules = role_contracts.items(ORCHESTRATOR, "Dispatch")
     if then_next:
-        rules.append("then call deep-research next again")
+        rules += role_contracts.items(ORCHESTRATOR, "Then next")
     return Action(
         action="dispatch",
         phase=phase,
@@ -417,12 +415,9 @@ def _top_up(view: View, phase: str, round_: int) -> Action | None:
                 why=f"{short}: a top-up needs new queries for {', '.join(lacking)}",
                 path=str(view.root / "plan.json"),
                 example={"sub_questions": [example_sq]},
-                rules=[
-                    f'keep every field already in plan.json; add to each sub-question a "{field}" '
-                    "list of at least 1 query that is not already in its lists",
-                    "aim each at sources of another kind than those in "
-                    f"{view.brief.sources_path} (another publisher, dataset, or primary document)",
-                ],
+                rules=role_contracts.filled(
+                    ORCHESTRATOR, "Top-up queries", field=field, sources=view.brief.sources_path
+                ),
             )
     tasks = []
     for sq in plan.sub_questions:
@@ -467,12 +462,9 @@ def phase_round2(view: View) -> Action | None:
             why=f"round 2 needs counter-queries for {', '.join(short)}",
             path=str(view.root / "plan.json"),
             example={"sub_questions": [{"id": "sq1", "counter_queries": ["…"]}]},
-            rules=[
-                "keep every field already in plan.json; add to each sub-question a "
-                f'"counter_queries" list of at least {need_counter} distinct queries',
-                "a counter-query looks for evidence AGAINST the leading finding of round 1 "
-                f"(read {view.root / 'sources.jsonl'}), or fills a coverage gap",
-            ],
+            rules=role_contracts.filled(
+                ORCHESTRATOR, "Counter-queries", need=need_counter, sources=view.brief.sources_path
+            ),
         )
     return _dispatch_or_ingest(view, "round2", 2)
 
@@ -493,7 +485,7 @@ def phase_claims(view: View) -> Action | None:
             why="the findings need a claim graph",
             agent="deep-research:triangulator",
             tasks=[Task(prompt=f"brief={view.root} round={last_round}", save_to=str(graph))],
-            rules=["save the agent's final reply to its save_to file, then call next again"],
+            rules=role_contracts.items(ORCHESTRATOR, "Save one reply"),
         )
     plan = _plan(view)
     gaps = list(dict.fromkeys([*recorded_gaps(view.brief), *budget_gaps(view)]))
@@ -521,14 +513,9 @@ def phase_claims(view: View) -> Action | None:
         why="claims.json is written from the claim graph",
         path=str(view.brief.claims_path),
         example=example,
-        rules=[
-            f"build claims from {graph} and {view.brief.sources_path}: each claim cites the "
-            "S-ids and the finding ids (S1.F1) whose quotes state it",
-            f'"depth" is "{view.depth}"; "sub_questions" are exactly the ones shown',
-            "keep every entry shown in coverage_gaps and add one per sub-question left "
-            "without a claim",
-            "write nothing else: classes, confidence and verdicts are computed by code",
-        ],
+        rules=role_contracts.filled(
+            ORCHESTRATOR, "Claims", graph=graph, sources=view.brief.sources_path, depth=view.depth
+        ),
     )
 
 
@@ -691,7 +678,7 @@ def phase_ciber(view: View) -> Action | None:
                 save_to=str(saved_to),
             )
         ],
-        rules=["save the agent's final reply to its save_to file, then call next again"],
+        rules=role_contracts.items(ORCHESTRATOR, "Save one reply"),
     )
 
 
