@@ -30,6 +30,7 @@ from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
 from deep_research.models import CorpusMeta, FetchLogEntry
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
+from deep_research.start_record import StartRecord, clamp_caps
 
 FetchOutcome = Literal["ok", "error", "refused", "never"]
 
@@ -180,6 +181,21 @@ AGENCY_SALES_QUOTE = (
 OUTLET_URL = "https://heating-today.example/hp"
 OUTLET_SENTENCE = "Heat pump sales reached 2.9 million units in 2023, a spring report says."
 SUB_QUESTIONS = ["sq1", "sq2", "sq3", "sq4", "sq5"]
+
+
+def write_run_json(
+    root: Path, started_at: datetime, depth: Literal["quick", "full"] = "full"
+) -> None:
+    """run.json as `deep-research start` writes it for a run begun at ``started_at`` (no settings
+    fixed: the brief is decided under the defaults)."""
+    record = StartRecord(
+        topic="heat pumps",
+        slug=root.name,
+        depth=depth,
+        started_at=started_at,
+        caps=clamp_caps(depth, {})[0],
+    )
+    (root / "run.json").write_text(json.dumps(record.as_json()))
 
 
 def full_counters(**overrides: Any) -> dict[str, Any]:

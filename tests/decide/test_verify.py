@@ -238,6 +238,7 @@ def test_a_plugin_runs_counters_are_recomputed_as_the_counters_command_does(
         ready_pages,
         ready_trace,
         run_gates_before_verdict,
+        write_run_json,
     )
     from deep_research.decide.verdict import run_verdict
     from deep_research.settings import Settings
@@ -248,9 +249,7 @@ def test_a_plugin_runs_counters_are_recomputed_as_the_counters_command_does(
     trace = json.loads((root / "trace.json").read_text())
     trace["phases"]["refetch"] = {"records": [{"source": f"S{n}"} for n in (1, 2, 3)]}
     (root / "trace.json").write_text(json.dumps(trace))
-    started = datetime.now(UTC) - timedelta(minutes=20)
-    run = {"topic": "t", "slug": "t", "depth": "full", "started_at": started.isoformat()}
-    (root / "run.json").write_text(json.dumps(run))
+    write_run_json(root, datetime.now(UTC) - timedelta(minutes=20))
     plan = {
         "sub_questions": [
             {"id": sq, "queries": [f"{sq} q{n}" for n in range(5)], "counter_queries": ["x"]}

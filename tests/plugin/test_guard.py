@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from conftest import REPO, fake_launcher_env
+from deep_research import start_record
 from deep_research.brief import Brief
 from deep_research.plugin import guard, runstate
 
@@ -471,10 +472,10 @@ def test_caps_are_clamped_to_hard_limits(tmp_path: Path) -> None:
     )
     assert record["depth"] == "quick"
     assert record["caps"] == {
-        "max_fetches": runstate.HARD_MAX_FETCHES,
-        "max_fanout": runstate.HARD_MAX_FANOUT,
+        "max_fetches": start_record.HARD_MAX_FETCHES,
+        "max_fanout": start_record.HARD_MAX_FANOUT,
         "max_rounds": 1,
-        "max_searches": runstate.HARD_MAX_SEARCHES,
+        "max_searches": start_record.HARD_MAX_SEARCHES,
     }
     assert record["clamped"] == [
         "max_fetches 10000 clamped to 200",
@@ -487,14 +488,14 @@ def test_caps_are_clamped_to_hard_limits(tmp_path: Path) -> None:
     edited["caps"]["max_searches"] = 9_999
     run_file.write_text(json.dumps(edited), encoding="utf-8")
     active = runstate.load_active(tmp_path)
-    assert active is not None and active.caps.max_fanout == runstate.HARD_MAX_FANOUT
-    assert active.caps.max_searches == runstate.HARD_MAX_SEARCHES
+    assert active is not None and active.caps.max_fanout == start_record.HARD_MAX_FANOUT
+    assert active.caps.max_searches == start_record.HARD_MAX_SEARCHES
     # A run.json written before the search cap existed gets its depth's default.
     del edited["caps"]["max_searches"]
     run_file.write_text(json.dumps(edited), encoding="utf-8")
     active = runstate.load_active(tmp_path)
     assert active is not None
-    assert active.caps.max_searches == runstate.DEFAULT_CAPS["quick"]["max_searches"]
+    assert active.caps.max_searches == start_record.DEFAULT_CAPS["quick"]["max_searches"]
 
 
 def test_broken_run_record_fails_closed(project: Path) -> None:
@@ -600,6 +601,21 @@ def test_the_hook_path_stays_light() -> None:
     # not pay for the models (pydantic) or the HTTP stack unless a URL is actually checked.
     probe = (
         "import sys, deep_research.cli, deep_research.plugin.guard; "
+        "print(sorted(m for m in ('pydantic', 'httpx2', 'httpcore2', 'rapidfuzz') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_hook_path_stays_light_during_a_run(project: Path) -> None:
+    # During a run the guard reads run.json on every call: through the same light reader.
+    probe = (
+        "import sys; from pathlib import Path; from deep_research.plugin import guard; "
+        f"e = {event('Bash', {'command': 'ls'}, project)!r}; "
+        f"d = guard.run_guard(e, 'pre', Path({str(project / 'state')!r})); assert d.allow, d; "
         "print(sorted(m for m in ('pydantic', 'httpx2', 'httpcore2', 'rapidfuzz') "
         "if m in sys.modules))"
     )
@@ -1109,9 +1125,9 @@ def test_web_searches_are_counted_against_the_runs_cap(
 
 
 def test_default_search_caps_fit_a_full_run() -> None:
-    full = runstate.DEFAULT_CAPS["full"]["max_searches"]
-    assert 2 + 5 * 4 * 2 + 5 <= full <= runstate.HARD_MAX_SEARCHES  # scouts, queries, counters
-    assert 2 + 3 * 2 <= runstate.DEFAULT_CAPS["quick"]["max_searches"] <= full
+    full = start_record.DEFAULT_CAPS["full"]["max_searches"]
+    assert 2 + 5 * 4 * 2 + 5 <= full <= start_record.HARD_MAX_SEARCHES  # scouts, queries, counters
+    assert 2 + 3 * 2 <= start_record.DEFAULT_CAPS["quick"]["max_searches"] <= full
 
 
 def test_the_hook_path_stays_light_through_a_cli_call() -> None:

@@ -233,7 +233,7 @@ def test_a_run_with_an_mcp_server_gates_it_first_then_runs_it_beside_each_fetche
     assert beside.agent == "deep-research:mcp-fetcher" and len(beside.tasks) == 3
     assert all(t.save_to.endswith("-r1-mcp.json") for t in beside.tasks)
     assert all(' mcp=docs gate={"ok":true' in t.prompt for t in beside.tasks)
-    assert runstate.fetcher_budget(Brief(brief), runstate.clamp_caps("quick", {})[0]) == 3 * 4
+    assert runstate.fetcher_budget(Brief(brief), Brief(brief).load_run()) == 3 * 4
 
 
 def test_a_failed_mcp_gate_is_recorded_and_the_run_goes_on_without_the_server(
@@ -333,7 +333,7 @@ def test_a_spent_dispatch_budget_goes_on_with_what_was_gathered(
     brief = start("quick", capsys)
     write_three_question_plan(brief)
     assert next_action(brief).action == "dispatch"
-    budget = runstate.fetcher_budget(Brief(brief), runstate.clamp_caps("quick", {})[0])
+    budget = runstate.fetcher_budget(Brief(brief), Brief(brief).load_run())
     assert budget == 3 * 1 * 3  # three sub-questions, one round: a fetcher, a retry, a top-up
     for number in range(budget):  # used up
         runstate.append_ledger(

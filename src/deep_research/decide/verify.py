@@ -35,7 +35,7 @@ from pydantic_core import to_jsonable_python
 
 from deep_research.brief import Brief, parse_json, read_text, sha256_text
 from deep_research.decide.audit import build_audit
-from deep_research.decide.counters import compute, load_plan, read_run
+from deep_research.decide.counters import compute, load_plan
 from deep_research.decide.triangulate import Corpus, triangulate_claims
 from deep_research.decide.verdict import decide
 from deep_research.decide.votes import apply_votes
@@ -210,7 +210,7 @@ def _compare_counters(stored: _Stored, fetcher_rounds: Sequence[int] | None) -> 
         )
     try:
         moment = datetime.fromisoformat(str(computed_at))
-        run = read_run(stored.brief)
+        run = stored.brief.load_run()
         again = compute(
             load_plan(plan_path),
             stored.sources,

@@ -104,7 +104,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import Brief
+from deep_research.brief import RUN_FILE, Brief
 from deep_research.cli import build_parser
 from deep_research.errors import TargetRefused
 from deep_research.fetch.hosts import add_hosts
@@ -154,7 +154,7 @@ NETWORK_TOOLS = frozenset(
 # Written only by the CLI: a model editing one would forge a gate's input or reset a cap.
 PROTECTED_FILES = frozenset(
     {
-        "run.json",
+        RUN_FILE,
         "guard-log.jsonl",
         "allowed-hosts.json",
         "trace.json",
@@ -1171,7 +1171,7 @@ def check_agent(tool_input: Mapping[str, Any], run: ActiveRun | None, tool_use_i
         if is_fetcher:
             dispatches = (row for row in rows if row.get("event") == "dispatch")
             fetchers = sum(1 for row in dispatches if row.get("fetcher"))
-            budget = fetcher_budget(brief, run.caps)
+            budget = fetcher_budget(brief, run.record)
             if fetchers >= budget:
                 return deny(
                     f"Agent: the run's fetcher dispatches are spent ({fetchers} of {budget}: "

@@ -32,10 +32,10 @@ from deep_research.errors import DeepResearchError
 from deep_research.models import ClaimsFile
 from deep_research.plugin import replies
 from deep_research.plugin.ingest import pending, recorded_gaps
-from deep_research.plugin.runstate import DEFAULT_CAPS, RunCaps, clamp_caps
 from deep_research.record import load_trace_or_empty, open_brief
 from deep_research.run.pipeline import phases_for
 from deep_research.settings import Settings, settings_for
+from deep_research.start_record import RunCaps, StartRecord
 
 ActionKind = Literal["run", "write", "dispatch", "done"]
 #: Skeptics per claim: two in parallel, a third only when they split.
@@ -90,16 +90,24 @@ class Action(BaseModel):
 
 @dataclass(frozen=True)
 class View:
-    """What one call of ``next`` knows: the brief, its run's depth and caps, the settings."""
+    """What one call of ``next`` knows: the brief, what ``start`` recorded for its run (depth,
+    caps, MCP server), the settings."""
 
     brief: Brief
-    depth: Depth
-    caps: RunCaps
+    run: StartRecord
     settings: Settings
 
     @property
     def root(self) -> Path:
         return self.brief.root
+
+    @property
+    def depth(self) -> Depth:
+        return self.run.depth
+
+    @property
+    def caps(self) -> RunCaps:
+        return self.run.caps
 
     def cli(self, *words: str) -> str:
         return shlex.join(["deep-research", *words])
@@ -233,9 +241,8 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
     """With ``start --mcp NAME``: the server is gated once, by code, before the first dispatch;
     if it passed, an mcp-fetcher runs each sub-question's queries beside its fetcher."""
     from deep_research.plugin.mcpgate import GATE_PHASE
-    from deep_research.plugin.runstate import run_mcp
 
-    name = run_mcp(view.brief)
+    name = view.run.mcp
     if name is None:
         return None
     gate = view.phases().get(GATE_PHASE)
@@ -303,7 +310,7 @@ def _dispatches_left(view: View) -> int:
     from deep_research.plugin.runstate import fetcher_budget, fetcher_rounds
 
     used = fetcher_rounds(view.brief)
-    return fetcher_budget(view.brief, view.caps) - len(used or [])
+    return fetcher_budget(view.brief, view.run) - len(used or [])
 
 
 def budget_gaps(view: View) -> list[str]:
@@ -324,9 +331,8 @@ def _task_sq(task: Task) -> str:
 
 def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
     from deep_research.plugin.mcpgate import GATE_PHASE
-    from deep_research.plugin.runstate import run_mcp
 
-    if run_mcp(view.brief) is not None and GATE_PHASE not in view.phases():
+    if view.run.mcp is not None and GATE_PHASE not in view.phases():
         return _mcp(view, phase, round_)  # the gate comes before any dispatch
     tasks = _fetch_tasks(view, round_)
     left = _dispatches_left(view)
@@ -789,20 +795,12 @@ def _hold_lines(reasons: list[str]) -> list[str]:
     return lines
 
 
-def _run_record(view: View) -> dict[str, Any]:
-    try:
-        value = json.loads((view.root / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _regenerate(view: View, record: dict[str, Any]) -> Action | None:
+def _regenerate(view: View) -> Action | None:
     """A FAIL brief starts again once, in a new brief; the failed one is kept aside by start."""
     from deep_research.plugin.runstate import load_active
 
-    replaces = record.get("replaces")
-    if isinstance(replaces, dict) and replaces.get("verdict") == "FAIL":
+    record = view.run
+    if record.replaces is not None and record.replaces.verdict == "FAIL":
         return None  # this run is the regeneration: its FAIL stands
     state = view.root.parent.parent
     try:
@@ -820,21 +818,12 @@ def _regenerate(view: View, record: dict[str, Any]) -> Action | None:
             "--state",
             str(state),
         )
-    recorded = record.get("caps")
-    caps: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
-    flags = {
-        "max_fetches": "--max-fetches",
-        "max_fanout": "--fan-out",
-        "max_rounds": "--rounds",
-        "max_searches": "--max-searches",
-    }
-    words = ["start", str(record.get("topic") or view.root.name), "--depth", view.depth]
-    words += ["--state", str(state)]
-    for name, flag in flags.items():
-        if isinstance(caps.get(name), int):
-            words += [flag, str(caps[name])]
-    if isinstance(record.get("mcp"), str):
-        words += ["--mcp", record["mcp"]]
+    caps = record.caps
+    words = ["start", record.topic, "--depth", view.depth, "--state", str(state)]
+    words += ["--max-fetches", str(caps.max_fetches), "--fan-out", str(caps.max_fanout)]
+    words += ["--rounds", str(caps.max_rounds), "--max-searches", str(caps.max_searches)]
+    if record.mcp is not None:
+        words += ["--mcp", record.mcp]
     return _command(view, "verdict", why + " in a new brief", *words)
 
 
@@ -844,7 +833,7 @@ def _done(view: View) -> Action:
     reasons = list(document.verdict_reasons) if document is not None else []
     root = str(view.root)
     if verdict == "FAIL":
-        again = _regenerate(view, _run_record(view))
+        again = _regenerate(view)
         if again is not None:
             return again
     why = "every phase is complete"
@@ -863,31 +852,18 @@ def _done(view: View) -> Action:
     )
 
 
-def _caps(root: Path, depth: Depth) -> RunCaps:
-    path = root / "run.json"
-    try:
-        caps = json.loads(path.read_text(encoding="utf-8")).get("caps", {})
-        requested = {name: int(caps[name]) for name in DEFAULT_CAPS[depth]}
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        requested = {}
-    clamped, _ = clamp_caps(depth, dict(requested))
-    return clamped
-
-
 def next_action(root: Path, settings: Settings | None = None) -> Action:
     """The one thing to do next in the plugin run at ``root``."""
-    from deep_research.decide.counters import read_run
-
     brief = open_brief(root)
-    depth = read_run(brief).depth
+    run = brief.load_run()
     # The one thing next writes: the folder the replies it asks for are saved in.
     replies.returns_dir(root).mkdir(exist_ok=True)
     # The run's own settings, frozen at start: the floors next asks for are the verdict's.
-    view = View(brief, depth, _caps(root, depth), settings or settings_for(root))
+    view = View(brief, run, settings or settings_for(root))
     document = view.claims()
     if document is not None and document.verdict == "FAIL":
         return _done(view)  # nothing more is done in a failed brief: it is regenerated
-    for phase in phases_for(depth):
+    for phase in phases_for(run.depth):
         action = HANDLERS[phase.name](view)
         if action is not None:
             return action

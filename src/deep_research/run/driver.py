@@ -28,9 +28,7 @@ from typing import Any, TextIO
 from deep_research.brief import (
     Brief,
     brief_dir,
-    parse_json,
     question_key,
-    read_text,
     slugify,
     state_lock,
     supersede,
@@ -278,20 +276,14 @@ def refresh_command(record: RunRecord) -> str:
     return command(*words, "--refresh")
 
 
-PLUGIN_RUN = "run.json"  # written by the plugin's ``deep-research start``
-
-
 def _plugin_record(brief: Brief) -> RunRecord | None:
     """A brief the Claude Code plugin started: its question and depth, as a run record."""
-    path = brief.root / PLUGIN_RUN
-    if not path.is_file():
+    if not brief.run_path.exists():
         return None
-    value = parse_json(read_text(path, what=PLUGIN_RUN), what=str(path))
-    if not isinstance(value, dict) or not isinstance(value.get("topic"), str):
-        return None
+    started = brief.load_run()
     return RunRecord(
-        question=value["topic"],
-        depth=value.get("depth", "quick"),
+        question=started.topic,
+        depth=started.depth,
         adapter="claude-code plugin",
         reasoner="claude-code plugin",
     )
