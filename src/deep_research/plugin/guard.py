@@ -71,10 +71,12 @@ What each check does, and how it fails:
   Names are compared case-insensitively. Reading them (cat, jq, …) passes. ``claims.json``
   stays writable: the synthesis writes it, and the trace gate re-reads every quote from
   ``corpus/``.
-* **fan-out and round caps** (Agent) during an active run — *fails closed*: at most
-  ``max_fanout`` dispatches in flight; fetcher dispatches sized from plan.json (per
-  sub-question and round: one, a retry and a top-up, under a hard ceiling; one fan-out per round
-  before a plan exists); a prompt declaring ``round=N`` above ``max_rounds`` is denied.
+* **agent dispatches** (Agent) during an active run — *fails closed*, an allow-list: only the
+  tasks ``deep-research next`` prints start, each under its own agent type with its prompt
+  exactly as printed (:func:`deep_research.plugin.tasks.parse`); any other agent or prompt is
+  denied. Then at most ``max_fanout`` dispatches in flight; fetcher dispatches sized from
+  plan.json (per sub-question and round: one, a retry and a top-up, under a hard ceiling; one
+  fan-out per round before a plan exists); a task's ``round`` above ``max_rounds`` is denied.
 * **no active run** — fetch safety, the run pointers, our CLI's own rules (no fetch outside a
   run, no static hosts, no ``guard`` from Bash) apply; everything else passes.
 * **PostToolUse / PostToolUseFailure** (recording WebSearch hosts — from the structured hits
@@ -123,6 +125,7 @@ from deep_research.plugin.runstate import (
     sessions_dir,
     state_dir,
 )
+from deep_research.plugin.tasks import FETCHING, TASKS, declared_round, parse
 from deep_research.urls import host_of, redact
 
 AGENT_TOOLS = frozenset({"Agent", "Task"})
@@ -228,7 +231,6 @@ _VARIABLE_BUILTINS = frozenset(
     {"env", "export", "declare", "typeset", "local", "readonly", "unset", "set"}
 )
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
-_ROUND = re.compile(r"\bround\s*[=:]\s*(\d+)", re.IGNORECASE)
 _EVAL = re.compile(r"\beval\b")
 #: Redirection targets under /dev that are not devices bash opens a socket for.
 _DEV_OK = re.compile(r"^/dev/(null|stdin|stdout|stderr|fd/\d+)$")
@@ -1149,16 +1151,28 @@ def _in_the_run(
 
 
 def check_agent(tool_input: Mapping[str, Any], run: ActiveRun | None, tool_use_id: str) -> Decision:
+    """During a run, an allow-list: only the tasks ``deep-research next`` prints, each under its
+    own agent type with its prompt verbatim (:mod:`deep_research.plugin.tasks`); then the round
+    cap, the fan-out ceiling and the fetcher budget."""
     if run is None:
         return ALLOW
-    agent_type = str(tool_input.get("subagent_type") or "general-purpose")
-    prompt = str(tool_input.get("prompt") or "")
-    declared = [int(found) for found in _ROUND.findall(prompt)]
-    if declared and max(declared) > run.caps.max_rounds:
+    agent_type = tool_input.get("subagent_type")
+    prompt = tool_input.get("prompt")
+    if not isinstance(agent_type, str) or agent_type not in TASKS:
         return deny(
-            f"Agent: round {max(declared)} exceeds the run's round cap ({run.caps.max_rounds})"
+            f"Agent: {str(agent_type)[:80]!r} is not an agent a research run dispatches; during "
+            f"the run only {', '.join(sorted(TASKS))} start, as `deep-research next` prints them"
         )
-    is_fetcher = agent_type.rsplit(":", 1)[-1] in ("fetcher", "mcp-fetcher")
+    task = parse(agent_type, prompt) if isinstance(prompt, str) else None
+    if task is None:
+        return deny(
+            f"Agent: this {agent_type} prompt is not a task `deep-research next` printed; "
+            "dispatch its prompt verbatim"
+        )
+    declared = declared_round(task)
+    if declared is not None and declared > run.caps.max_rounds:
+        return deny(f"Agent: round {declared} exceeds the run's round cap ({run.caps.max_rounds})")
+    is_fetcher = isinstance(task, FETCHING)
     brief = Brief(run.brief)
     with locked(brief):
         rows = read_ledger(brief)
@@ -1185,7 +1199,7 @@ def check_agent(tool_input: Mapping[str, Any], run: ActiveRun | None, tool_use_i
         }
         if is_fetcher:
             # What `counters` counts rounds by: a round is only as real as its dispatches.
-            row["round"] = max(declared, default=1)
+            row["round"] = declared
         append_ledger(brief, row)
     return ALLOW
 

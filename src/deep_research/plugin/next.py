@@ -32,6 +32,14 @@ from deep_research.errors import DeepResearchError
 from deep_research.models import ClaimsFile
 from deep_research.plugin import replies
 from deep_research.plugin.ingest import pending, recorded_gaps
+from deep_research.plugin.tasks import (
+    CiberTask,
+    FetchTask,
+    McpFetchTask,
+    SkepticTask,
+    TriangulateTask,
+    VerifyTask,
+)
 from deep_research.record import load_trace_or_empty, open_brief
 from deep_research.run.pipeline import phases_for
 from deep_research.settings import Settings, settings_for
@@ -46,6 +54,8 @@ CIBER_TOP_N = 10
 
 
 class Task(BaseModel):
+    """One agent to start: its prompt (a :mod:`deep_research.plugin.tasks` record, as text)."""
+
     prompt: str
     save_to: str
 
@@ -208,10 +218,11 @@ def phase_plan(view: View) -> Action | None:
 # --- fetch rounds ---------------------------------------------------------------------------
 
 
-def _fetch_tasks(view: View, round_: int) -> list[Task]:
-    """The fetchers a round still needs: one per sub-question, one retry for an incomplete one."""
+def _fetches_needed(view: View, round_: int) -> list[tuple[FetchTask, Path]]:
+    """The fetchers a round still needs — one per sub-question, one retry for an incomplete
+    one — each with the file its reply is saved to."""
     plan = _plan(view)
-    tasks = []
+    needed = []
     for sq in plan.sub_questions:
         queries = sq.queries if round_ == 1 else sq.counter_queries
         first = replies.fetcher_path(view.root, sq.id, round_)
@@ -221,19 +232,21 @@ def _fetch_tasks(view: View, round_: int) -> list[Task]:
         if first.exists() and retry.exists():
             continue  # retried once; the gap is recorded and the run goes on
         target = retry if first.exists() else first
-        tasks.append(Task(prompt=_fetch_prompt(view, sq, round_, queries), save_to=str(target)))
-    return tasks
+        needed.append((_fetch_task(view, sq, round_, queries), target))
+    return needed
 
 
-def _fetch_prompt(view: View, sq: Any, round_: int, queries: Any) -> str:
-    return " ".join(
-        [
-            f"brief={view.root}",
-            f"sub_question={sq.id}",
-            f"round={round_}",
-            "queries=" + json.dumps(list(queries), ensure_ascii=False),
-            f"scope={sq.scope}",
-        ]
+def _fetch_tasks(view: View, round_: int) -> list[Task]:
+    return [Task(prompt=t.prompt(), save_to=str(to)) for t, to in _fetches_needed(view, round_)]
+
+
+def _fetch_task(view: View, sq: Any, round_: int, queries: Any) -> FetchTask:
+    return FetchTask(
+        brief=str(view.root),
+        sub_question=sq.id,
+        round=round_,
+        queries=tuple(queries),
+        scope=sq.scope,
     )
 
 
@@ -260,14 +273,21 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
         if target.exists():
             continue
         queries = sq.queries if round_ == 1 else sq.counter_queries
-        prompt = _fetch_prompt(view, sq, round_, queries)
-        gate_json = json.dumps(gate, ensure_ascii=False, separators=(",", ":"))
-        tasks.append(Task(prompt=f"{prompt} mcp={name} gate={gate_json}", save_to=str(target)))
+        task = McpFetchTask(
+            brief=str(view.root),
+            sub_question=sq.id,
+            round=round_,
+            queries=tuple(queries),
+            scope=sq.scope,
+            mcp=name,
+            gate=gate,
+        )
+        tasks.append(Task(prompt=task.prompt(), save_to=str(target)))
     left = _dispatches_left(view)
     if not tasks or left <= 0:
         return None
     why = f"round {round_}: {len(tasks)} MCP fetcher(s) through {name}"
-    return _dispatch(view, phase, why, "mcp-fetcher", tasks, left=left, then_next=True)
+    return _dispatch(view, phase, why, McpFetchTask.agent_type(), tasks, left=left, then_next=True)
 
 
 def _dispatch(
@@ -293,7 +313,7 @@ def _dispatch(
         action="dispatch",
         phase=phase,
         why=why,
-        agent=f"deep-research:{agent}",
+        agent=agent,
         tasks=tasks[:limit],
         rules=rules,
     )
@@ -319,14 +339,10 @@ def budget_gaps(view: View) -> list[str]:
         return []
     rounds = (1, 2) if view.depth == "full" else (1,)
     return [
-        f"incomplete:{_task_sq(task)} round {round_}: the run's fetcher dispatches were spent"
+        f"incomplete:{task.sub_question} round {round_}: the run's fetcher dispatches were spent"
         for round_ in rounds
-        for task in _fetch_tasks(view, round_)
+        for task, _ in _fetches_needed(view, round_)
     ]
-
-
-def _task_sq(task: Task) -> str:
-    return task.prompt.split("sub_question=", 1)[1].split(" ", 1)[0]
 
 
 def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
@@ -340,7 +356,7 @@ def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
         tasks = []  # a spent budget goes on with what was gathered; the gaps say what is missing
     if tasks:
         why = f"round {round_}: {len(tasks)} fetcher(s) still to run"
-        return _dispatch(view, phase, why, "fetcher", tasks, left=left, then_next=True)
+        return _dispatch(view, phase, why, FetchTask.agent_type(), tasks, left=left, then_next=True)
     beside = _mcp(view, phase, round_)
     if beside is not None:
         return beside
@@ -436,20 +452,12 @@ def _top_up(view: View, phase: str, round_: int) -> Action | None:
         target = replies.fetcher_path(view.root, sq.id, round_, more=True)
         if target.exists():
             continue
-        prompt = " ".join(
-            [
-                f"brief={view.root}",
-                f"sub_question={sq.id}",
-                f"round={round_}",
-                "queries=" + json.dumps(_new_queries(sq, round_), ensure_ascii=False),
-                f"scope={sq.scope}",
-            ]
-        )
-        tasks.append(Task(prompt=prompt, save_to=str(target)))
+        task = _fetch_task(view, sq, round_, _new_queries(sq, round_))
+        tasks.append(Task(prompt=task.prompt(), save_to=str(target)))
     if not tasks or left <= 0:
         return None  # topped up once (or out of dispatches): the round is done
     why = f"round {round_} top-up: {len(tasks)} fetcher(s) with new queries"
-    return _dispatch(view, phase, why, "fetcher", tasks, left=left, then_next=True)
+    return _dispatch(view, phase, why, FetchTask.agent_type(), tasks, left=left, then_next=True)
 
 
 def phase_cast(view: View) -> Action | None:
@@ -498,8 +506,13 @@ def phase_claims(view: View) -> Action | None:
             action="dispatch",
             phase="claims",
             why="the findings need a claim graph",
-            agent="deep-research:triangulator",
-            tasks=[Task(prompt=f"brief={view.root} round={last_round}", save_to=str(graph))],
+            agent=TriangulateTask.agent_type(),
+            tasks=[
+                Task(
+                    prompt=TriangulateTask(brief=str(view.root), round=last_round).prompt(),
+                    save_to=str(graph),
+                )
+            ],
             rules=["save the agent's final reply to its save_to file, then call next again"],
         )
     plan = _plan(view)
@@ -571,10 +584,12 @@ def phase_entail(view: View) -> Action | None:
         return None
     tasks = [
         Task(
-            prompt=(
-                f"brief={view.root} claim_id={claim} source_id={source} "
-                f"corpus_path={view.brief.corpus_path(digest)}"
-            ),
+            prompt=VerifyTask(
+                brief=str(view.root),
+                claim_id=claim,
+                source_id=source,
+                corpus_path=str(view.brief.corpus_path(digest)),
+            ).prompt(),
             save_to=str(replies.verifier_path(view.root, claim, source)),
         )
         for claim, source, digest in _judge_pairs(document)
@@ -582,7 +597,7 @@ def phase_entail(view: View) -> Action | None:
     ]
     if tasks:
         why = f"{len(tasks)} (claim, source) pair(s) still to be judged for entailment"
-        return _dispatch(view, "entail", why, "verifier", tasks)
+        return _dispatch(view, "entail", why, VerifyTask.agent_type(), tasks)
     judged = [r for r in replies.saved(view.root) if r.kind == "verifier"]
     if judged and pending(view.brief, judged):
         return _command(view, "entail", "the judgements are checked", "ingest", str(view.root))
@@ -606,8 +621,8 @@ def _panel_tasks(view: View, document: ClaimsFile) -> list[Task]:
             wanted = PANEL_MAX
         for path in votes[:wanted]:
             if not path.exists():
-                prompt = f"brief={view.root} claim_id={claim.id}"
-                tasks.append(Task(prompt=prompt, save_to=str(path)))
+                task = SkepticTask(brief=str(view.root), claim_id=claim.id)
+                tasks.append(Task(prompt=task.prompt(), save_to=str(path)))
     return tasks
 
 
@@ -628,7 +643,7 @@ def phase_panel(view: View) -> Action | None:
     tasks = _panel_tasks(view, document)
     if tasks:
         why = f"{len(tasks)} skeptic vote(s) still to cast on the traced central claims"
-        return _dispatch(view, "panel", why, "skeptic", tasks)
+        return _dispatch(view, "panel", why, SkepticTask.agent_type(), tasks)
     votes = [r for r in replies.saved(view.root) if r.kind == "skeptic"]
     if votes and pending(view.brief, votes):
         return _command(view, "panel", "the votes are recorded", "ingest", str(view.root))
@@ -691,10 +706,10 @@ def phase_ciber(view: View) -> Action | None:
         action="dispatch",
         phase="ciber",
         why="the high-confidence claims are re-framed",
-        agent="deep-research:ciber",
+        agent=CiberTask.agent_type(),
         tasks=[
             Task(
-                prompt=f"brief={view.root} top_n={CIBER_TOP_N} k_per_claim=3",
+                prompt=CiberTask(brief=str(view.root), top_n=CIBER_TOP_N, k_per_claim=3).prompt(),
                 save_to=str(saved_to),
             )
         ],
