@@ -18,6 +18,7 @@ from briefs import (
     ready_document,
     ready_pages,
     ready_trace,
+    refetched,
     run_gates_before_verdict,
     write_brief,
     write_run_json,
@@ -63,8 +64,7 @@ def build(root: Path, *, round2: bool = True, minutes: float = 20.0) -> Path:
     run_gates_before_verdict(root, SETTINGS)
     trace = json.loads((root / "trace.json").read_text())
     # `deep-research refetch` records one entry per sampled source; ``sampled`` here lies.
-    records = [{"source": f"S{n}"} for n in (1, 2, 3)]
-    trace["phases"]["refetch"] = {"sampled": 50, "records": records}
+    trace["phases"]["refetch"] = refetched(3, sampled=50)
     (root / "trace.json").write_text(json.dumps(trace))
     write_run_json(root, datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=minutes))
     (root / "plan.json").write_text(json.dumps(plan()))

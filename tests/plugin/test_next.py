@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 import scripted_run
+from briefs import assert_phases_read_back
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.decide import refetch_rate as refetch_module
@@ -145,6 +146,10 @@ def test_a_full_run_that_does_only_what_next_says_reaches_ready(
     judged = [t for a in orchestrator.actions if a.phase == "entail" for t in a.tasks]
     entail = json.loads((brief / "trace.json").read_text())["phases"]["entail"]
     assert judged and len(entail["checked"]) == len(judged) and entail["ignored"] == []
+    # Every phase the run recorded is its typed record, written key for key.
+    assert {"trace", "entail", "votes", "refetch", "counters", "verdict", "ingest"} <= (
+        assert_phases_read_back(Brief(brief))
+    )
 
 
 class HeldBack(Orchestrator):

@@ -43,6 +43,7 @@ from deep_research.errors import SchemaViolation
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.models import Counters, FetchLogEntry, SourceRow, TraceFile
 from deep_research.record import load_trace_or_empty, open_brief, writes_brief
+from deep_research.trace_phases import CountersPhase, RefetchPhase
 from deep_research.urls import canonical_or_none, source_urls
 
 #: A plan longer than this is clamped: no run within the hard caps does more.
@@ -122,8 +123,8 @@ def rounds(sources: Sequence[SourceRow], fetcher_rounds: Sequence[int] | None) -
 
 
 def refetch_sample(trace: TraceFile) -> int:
-    records = trace.phases.get("refetch", {}).get("records")
-    return len(records) if isinstance(records, list) else 0
+    refetch = trace.phase("refetch", RefetchPhase)
+    return len(refetch.records) if refetch is not None else 0
 
 
 @dataclass(frozen=True)
@@ -187,17 +188,12 @@ def run_counters(
     moment = now or datetime.now(UTC)
     trace = load_trace_or_empty(brief)
     report = compute(plan, sources, log, trace, run.started_at, moment, fetcher_rounds)
-    phases = dict(trace.phases)
-    phases["counters"] = {
-        "computed_at": moment.isoformat(timespec="seconds"),
-        "clamped": list(report.clamped),
-    }
+    counted = CountersPhase(computed_at=moment, clamped=list(report.clamped))
     # The depth is the one `start` fixed: the verdict refuses a trace.json whose depth differs
     # from claims.json, and a plugin run has no other writer of trace.json's depth.
-    updated = trace.model_copy(
+    updated = trace.with_phase("counters", counted).model_copy(
         update={
             "counters": report.counters,
-            "phases": phases,
             "depth": run.depth,
             "topic": trace.topic or run.slug,
         }

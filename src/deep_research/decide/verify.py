@@ -26,7 +26,6 @@ import contextlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,7 @@ from deep_research.models import AuditFile, ClaimsFile, FetchLogEntry, SourceRow
 from deep_research.render import render_brief
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
+from deep_research.trace_phases import CountersPhase, RefetchPhase, VotesPhase
 
 #: Differences named per artifact; past this one line says how many more there are.
 MAX_NAMED = 8
@@ -143,12 +143,15 @@ def run_verify(
 
 def _compare_votes(stored: _Stored) -> list[str]:
     """Each claim's panel, recorded again from the raw votes trace.json holds."""
-    recorded = stored.trace.phases.get("votes", {}).get("raw")
-    if not isinstance(recorded, dict):
+    try:
+        recorded = stored.trace.phase("votes", VotesPhase)
+    except InputError as exc:
+        return [f"votes: the recorded panel cannot be read ({exc})"]
+    if recorded is None:
         return []
     # Claims the panel refuted were stripped since: only the kept ones carry a panel record.
     kept = {claim.id for claim in stored.document.claims}
-    raw = {key: value for key, value in recorded.items() if key in kept and isinstance(value, list)}
+    raw = {key: value for key, value in recorded.raw.items() if key in kept}
     try:
         recomputed = apply_votes(stored.document, raw, stored.settings)
     except InputError as exc:
@@ -198,9 +201,12 @@ def _compare_counters(stored: _Stored, fetcher_rounds: Sequence[int] | None) -> 
     """The counters the floors read, as ``deep-research counters`` computes them when it wrote
     them (a plugin run: run.json and plan.json); otherwise the ones the artifacts fix."""
     counters = stored.trace.counters
-    computed_at = stored.trace.phases.get("counters", {}).get("computed_at")
     plan_path = stored.brief.root / "plan.json"
-    if computed_at is None or not plan_path.exists():
+    try:
+        computed = stored.trace.phase("counters", CountersPhase)
+    except InputError as exc:
+        return [f"counters cannot be computed again: {exc}"]
+    if computed is None or not plan_path.exists():
         return _capped(
             "counters",
             _differences(
@@ -209,7 +215,7 @@ def _compare_counters(stored: _Stored, fetcher_rounds: Sequence[int] | None) -> 
             + _refetch_sample_differences(stored),
         )
     try:
-        moment = datetime.fromisoformat(str(computed_at))
+        moment = computed.computed_at
         run = stored.brief.load_run()
         again = compute(
             load_plan(plan_path),
@@ -230,11 +236,14 @@ def _compare_counters(stored: _Stored, fetcher_rounds: Sequence[int] | None) -> 
 
 
 def _refetch_sample_differences(stored: _Stored) -> list[str]:
-    records = stored.trace.phases.get("refetch", {}).get("records")
-    if not isinstance(records, list):
+    try:
+        refetch = stored.trace.phase("refetch", RefetchPhase)
+    except InputError as exc:
+        return [f"counters.refetch_sample cannot be checked: {exc}"]
+    if refetch is None:
         return []
     return _differences(
-        "counters.refetch_sample", stored.trace.counters.refetch_sample, len(records)
+        "counters.refetch_sample", stored.trace.counters.refetch_sample, len(refetch.records)
     )
 
 

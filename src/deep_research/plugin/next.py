@@ -44,6 +44,7 @@ from deep_research.record import load_trace_or_empty, open_brief
 from deep_research.run.pipeline import phases_for
 from deep_research.settings import Settings, settings_for
 from deep_research.start_record import RunCaps, StartRecord
+from deep_research.trace_phases import McpGatePhase
 
 ActionKind = Literal["run", "write", "dispatch", "done"]
 #: Skeptics per claim: two in parallel, a third only when they split.
@@ -122,8 +123,9 @@ class View:
     def cli(self, *words: str) -> str:
         return shlex.join(["deep-research", *words])
 
-    def phases(self) -> dict[str, Any]:
-        return dict(load_trace_or_empty(self.brief).phases)
+    def phases(self) -> set[str]:
+        """The phases trace.json holds a record of (what each says is read as its record)."""
+        return set(load_trace_or_empty(self.brief).phases)
 
     def claims(self) -> ClaimsFile | None:
         return self.brief.load_claims() if self.brief.claims_path.exists() else None
@@ -258,13 +260,13 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
     name = view.run.mcp
     if name is None:
         return None
-    gate = view.phases().get(GATE_PHASE)
-    if not isinstance(gate, dict):
+    gate = load_trace_or_empty(view.brief).phase(GATE_PHASE, McpGatePhase)
+    if gate is None:
         state = str(view.root.parent.parent)
         words = ["mcp-gate", name, "--brief", str(view.root), "--state", state]
         why = f"the MCP server {name} is gated before its first use"
         return _command(view, phase, why, *words)
-    if gate.get("ok") is not True:
+    if gate.ok is not True:
         return None  # the gate failed: the run goes on without the server (trace.json says why)
     plan = _plan(view)
     tasks = []
@@ -280,7 +282,7 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
             queries=tuple(queries),
             scope=sq.scope,
             mcp=name,
-            gate=gate,
+            gate=gate.entry(),
         )
         tasks.append(Task(prompt=task.prompt(), save_to=str(target)))
     left = _dispatches_left(view)

@@ -38,10 +38,7 @@ from deep_research.errors import InputError
 from deep_research.gaps import NOT_FOUND
 from deep_research.gates.trace import emitted_claims
 from deep_research.models import Depth
-from deep_research.run.checkpoint import (
-    RunRecord,
-    read_record,
-)
+from deep_research.run.checkpoint import read_record
 from deep_research.run.crashpoint import crash_point
 from deep_research.run.governor import (
     Budget,
@@ -55,11 +52,12 @@ from deep_research.run.interface import (
     Reasoner,
     SearchAdapter,
 )
-from deep_research.run.ledger import Ledger, LedgerRecord, spend_lines, totals_by
+from deep_research.run.ledger import Ledger, spend_lines, totals_by
 from deep_research.run.phases import PHASE_FUNCTIONS, Context, brief_rows
 from deep_research.run.pipeline import Phase, phase_names, phases_for
 from deep_research.run.progress import Progress
 from deep_research.settings import Settings
+from deep_research.trace_phases import LedgerRecord, RunRecord
 
 PHASES_FULL = phase_names("full")
 PHASES_QUICK = phase_names("quick")
