@@ -8,7 +8,7 @@ times, in one fresh process per run (a cold run), the two one after the other:
   overlap, and the atomic write of claims.json).
 
 Each is timed in CPU seconds of the process (what a machine shared with other work disturbs
-least) and in wall seconds. The ratio trace / baseline in CPU is what the README reports (goal
+least) and in wall seconds. The ratio trace / baseline in CPU is what RESULTS.md reports (goal
 ≤ 3×); with ``--runs N`` each run is a cold run of its own and the median is printed too. Usage:
 
     python benchmarks/bench_trace.py [--dir DIR] [--claims 500] [--sources 200] [--mb 20]

@@ -100,7 +100,7 @@ class Counting:
         self.seen[role] += 1
         asked = user_text(body)
         if role == "search":
-            if asked.startswith("Do one or two broad searches"):
+            if asked.startswith("Topic: "):
                 return [*web_search(QUESTION, *self.pages[0][:2]), text("done")]
             found = re.search(r"larkmere (\w+)$", asked.strip())
             angle = ANGLES.index(found.group(1)) if found and found.group(1) in ANGLES else None

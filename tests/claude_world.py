@@ -107,7 +107,7 @@ class World:
         asked = user_text(body)
         if self.empty_search:
             return [*web_search(asked), text("done")]
-        if asked.startswith("Do one or two broad searches"):
+        if asked.startswith("Topic: "):
             return [*web_search(TOPIC, *self.web.pages[("sq1", 1)][:2]), text("done")]
         query = asked.split("Query: ", 1)[-1].strip()
         return [*web_search(query, *self.web.found(query)), text("done")]
@@ -144,7 +144,7 @@ class World:
     def _triangulate(self, body: dict[str, Any]) -> list[Block]:
         asked = user_text(body)
         wanted = _SQ_LINE.findall(asked)
-        if "found nothing" in asked:
+        if "Asked: gap-fill" in asked:
             queries = [{"sq": sq, "queries": [f"harbourton {sq} query 9"]} for sq in wanted]
         else:
             queries = [

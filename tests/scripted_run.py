@@ -229,7 +229,7 @@ def written(action: Action, brief: Path, current: str | None = None) -> str:
     if action.phase == "claims":
         return json.dumps(_claims(action, brief))
     if action.phase == "synthesize":
-        lines = [rule for rule in action.rules if rule.startswith("C")]
+        lines = [rule for rule in action.rules if re.match(r"C\d+ \[", rule)]
         sentences = []
         for line in lines:
             ids, claim = line.split(" [", 1)[1].split("]: ", 1)

@@ -386,7 +386,7 @@ def test_write_claims_replaces_the_file_or_leaves_the_old_one(
 
 
 def test_loaded_models_share_one_set_of_field_names_and_still_copy_and_compare() -> None:
-    # A set per instance was half a large brief's memory (docs: README, scale).
+    # A set per instance (~730 bytes, ~13 models a claim) was half a large brief's memory.
     example = ClaimsFile.model_validate_json(EXAMPLE_CLAIMS.read_bytes())
     first, second = example.claims[0], example.claims[1]
     assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -139,4 +140,79 @@ def test_a_logged_fetch_whose_text_is_not_in_the_corpus_is_a_problem(tmp_path: P
     problems = validate_brief(tmp_path).problems
     assert problems == [
         f"fetch-log.jsonl logs a fetch of {forged['content_hash']} but corpus/ has no such file"
+    ]
+
+
+# --- an artifact the brief's stage requires --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example brief through the whole chain, its report rendered."""
+    from briefs import build_example
+
+    root = build_example(tmp_path_factory.mktemp("finished"))
+    assert main(["render", str(root)]) == 0
+    return root
+
+
+@pytest.mark.parametrize(
+    ("artifact", "because"),
+    [
+        ("claims.json", "trace.json records the trace phase"),
+        ("fetch-log.jsonl", "claims.json holds trace results decided from fetched text"),
+        ("sources.jsonl", "claims.json cites sources"),
+        ("trace.json", "claims.json holds trace results"),
+        ("audit.json", "claims.json holds a verdict"),
+    ],
+)
+def test_a_finished_brief_missing_an_artifact_is_invalid(
+    finished: Path, tmp_path: Path, artifact: str, because: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "brief"
+    shutil.copytree(finished, root)
+    assert main(["validate", str(root)]) == 0  # the twin: the whole brief is valid
+    capsys.readouterr()
+    (root / artifact).unlink()
+    assert main(["validate", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert f"invalid: {artifact}: missing, but {because}\n" in err
+    assert "Traceback" not in err
+
+
+def test_claims_deleted_with_their_trace_are_missed_by_no_other_record(
+    finished: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "brief"
+    shutil.copytree(finished, root)
+    for name in ("claims.json", "trace.json"):
+        (root / name).unlink()
+    assert validate_brief(root).problems == [
+        "claims.json: missing, but audit.json records a verdict",
+        "trace.json: missing, but audit.json records a verdict",
+    ]
+    (root / "audit.json").unlink()
+    assert validate_brief(root).problems == [
+        "claims.json: missing, but report.md was rendered from it"
+    ]
+
+
+def test_a_brief_between_stages_validates_as_it_stands(tmp_path: Path) -> None:
+    # Adversarial twins of the above: each artifact is absent because no step wrote it yet.
+    fetched = _brief(tmp_path / "fetched")
+    for name in ("claims.json", "sources.jsonl"):
+        (fetched / name).unlink()
+    assert validate_brief(fetched).ok  # a fetch, nothing else yet
+    normalized = _brief(tmp_path / "normalized")
+    for name in ("claims.json", "fetch-log.jsonl"):
+        (normalized / name).unlink()
+    assert validate_brief(normalized).ok  # rows written as the agent stated them
+    untraced = _brief(tmp_path / "untraced")
+    (untraced / "fetch-log.jsonl").unlink()
+    assert validate_brief(untraced).ok  # claims not traced: nothing was decided from the log
+    assert main(["trace", str(untraced)]) == 1  # S1 was never fetched: unresolvable
+    assert validate_brief(untraced).ok, validate_brief(untraced).problems
+    (untraced / "sources.jsonl").unlink()
+    assert validate_brief(untraced).problems == [
+        "sources.jsonl: missing, but claims.json cites sources"
     ]

@@ -523,6 +523,72 @@ class _LazyHelp(str):
 
 # --- parser ---------------------------------------------------------------------------------
 
+#: The commands as ``--help`` lists them, by who runs them: a person, the Claude Code plugin's
+#: run, or a pipeline step run by hand (``run`` does every step itself). Each registered command
+#: is in exactly one group (tests/test_cli.py checks it).
+COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "Using it",
+        (
+            "run",
+            "verify",
+            "render",
+            "handoff",
+            "fresh",
+            "gate",
+            "locate",
+            "validate",
+            "eval",
+            "schemas",
+        ),
+    ),
+    (
+        "The plugin's run (Claude Code calls these)",
+        ("start", "next", "ingest", "finish", "guard", "fetch", "hosts", "mcp-gate", "mcp-fetch"),
+    ),
+    (
+        "Pipeline steps (run does them all; call one to redo its step on a brief)",
+        (
+            "normalize",
+            "trace",
+            "entail",
+            "votes",
+            "triangulate",
+            "refetch",
+            "ciber",
+            "counters",
+            "verdict",
+        ),
+    ),
+)
+
+#: Columns of the command listing (argparse wraps the rest of --help to the terminal).
+HELP_WIDTH = 80
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    # textwrap would cost every hook call its import: the guard builds this parser too.
+    lines = [""]
+    for word in text.split():
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > width:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}".lstrip()
+    return lines
+
+
+def command_listing(helps: dict[str, str]) -> str:
+    """Every command under its group's heading, one help line (or more, wrapped) each."""
+    column = 2 + max(len(name) for name in helps) + 2
+    out: list[str] = []
+    for heading, names in COMMAND_GROUPS:
+        out += ["", f"{heading}:"]
+        for name in names:
+            first, *rest = _wrap(helps[name], HELP_WIDTH - column)
+            out.append(f"  {name}".ljust(column) + first)
+            out += [" " * column + line for line in rest]
+    return "\n".join(out[1:])
+
 
 def build_parser(
     parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
@@ -538,15 +604,24 @@ def build_parser(
         allow_abbrev=False,
         prog="deep-research",
         description="Verified research briefs: every emitted claim traces to fetched text.",
-        epilog="Exit codes: 0 ok, 1 violations, 2 input error, 3 brief busy, "
-        "130 interrupted (Ctrl-C, or SIGTERM during run).",
+        # The epilog (set below, once every command is added) is the grouped command listing,
+        # already laid out: kept as written.
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+        help="one of the commands below; deep-research COMMAND --help shows its options",
+    )
+    helps: dict[str, str] = {}
 
     def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text, description=help_text, allow_abbrev=False)
+        # No help= here: argparse would list every command again, ungrouped, in registration order.
+        sub = commands.add_parser(name, description=help_text, allow_abbrev=False)
         sub.set_defaults(handler=handler)
+        helps[name] = help_text
         return sub
 
     sub = add("validate", _cmd_validate, "validate every artifact of a brief against its schema")
@@ -812,6 +887,13 @@ def build_parser(
     sub = add("locate", _cmd_locate, "locate one quote in a text file")
     sub.add_argument("--quote", required=True)
     sub.add_argument("--text-file", required=True)
+
+    exits = _wrap(
+        "Exit codes: 0 ok, 1 violations, 2 input error, 3 brief busy, 130 interrupted (Ctrl-C, "
+        "or SIGTERM during run).",
+        HELP_WIDTH,
+    )
+    parser.epilog = command_listing(helps) + "\n\n" + "\n".join(exits)
     return parser
 
 

@@ -137,7 +137,7 @@ def validate_brief(root: Path) -> ValidationReport:
         )
     report = ValidationReport(brief=root)
     claims = _validate_document(report, brief.claims_path, "claims")
-    _validate_document(report, brief.trace_path, "trace")
+    trace = _validate_document(report, brief.trace_path, "trace")
     source_ids, hashes = _validate_lines(report, brief.sources_path, "source-row")
     _, fetched = _validate_lines(
         report, brief.fetch_log_path, "fetch-log-entry", tolerate_torn_tail=True
@@ -151,6 +151,7 @@ def validate_brief(root: Path) -> ValidationReport:
                 f"fetch-log.jsonl logs a fetch of {content_hash} but corpus/ has no such file"
             )
     _cross_check(report, brief, claims, source_ids, hashes)
+    report.problems.extend(_missing_artifacts(brief, claims, trace))
     return report
 
 
@@ -256,6 +257,110 @@ def _cross_check(
                     f"claims.json $.claims[{index}].supporting[{position}]: "
                     f"{source} is not in sources.jsonl"
                 )
+
+
+# --- what a brief at its stage must hold ------------------------------------------------------
+
+#: Gates that read claims.json, in pipeline order: a brief whose trace.json records one of them
+#: had a claims.json.
+_CLAIMS_PHASES = (
+    "trace", "contradictions", "entail", "votes", "triangulate", "refetch", "ciber", "verdict",
+)  # fmt: skip
+#: Trace reasons a pair gets without any fetch-log entry for its source; every other outcome
+#: was decided from a logged attempt (docs/contracts.md §4.1 step 1).
+_LOGLESS_REASONS = frozenset({"unknown_source", "not_fetched"})
+
+
+def _missing_artifacts(brief: Brief, claims: Any, trace: Any) -> list[str]:
+    """One problem per artifact the brief's own records say was written but is absent
+    (docs/contracts.md §1).
+
+    A brief is built in stages, and one stopped between them (a headless run killed after any
+    phase, a plugin run mid-way, a fetch with nothing else yet) validates as it stands: an
+    artifact is required only when another one records a step that wrote it or read it. So a
+    deleted claims.json is found through trace.json, audit.json or report.md, a deleted
+    fetch-log.jsonl through the trace results decided from it, and so on.
+    """
+    phases = _phases(trace)
+    completed = phases.get("run", {}).get("completed")
+    claims_read = [name for name in _CLAIMS_PHASES if name in phases]
+    audit = _audit_summary(brief)
+    document = claims if isinstance(claims, dict) else {}
+    traced = document.get("verify_passed") is not None
+    decided = document.get("verdict") is not None
+    audit_path = brief.root / "audit.json"
+    # (artifact, the record that says it was written, whether that record says so), first
+    # reason per artifact shown.
+    rules = [
+        (brief.claims_path, f"trace.json records the {(claims_read or [''])[0]} phase",
+         bool(claims_read)),
+        (brief.claims_path, "trace.json records the run's claims phase",
+         isinstance(completed, list) and "claims" in completed),
+        (brief.claims_path, "audit.json records a verdict", audit is not None),
+        (brief.claims_path, "report.md was rendered from it", (brief.root / "report.md").exists()),
+        (brief.trace_path, "claims.json holds trace results", traced),
+        (brief.trace_path, "claims.json holds a verdict", decided),
+        (brief.trace_path, "audit.json records a verdict", audit is not None),
+        (brief.sources_path, "claims.json cites sources", _cites(document)),
+        (brief.sources_path, "audit.json records sources", audit is not None and audit[0]),
+        (brief.fetch_log_path, "claims.json holds trace results decided from fetched text",
+         _decided_from_the_log(document)),
+        (brief.fetch_log_path, "audit.json records fetch attempts",
+         audit is not None and audit[1]),
+        (audit_path, "claims.json holds a verdict", decided),
+        (audit_path, "trace.json records the verdict phase", "verdict" in phases),
+    ]  # fmt: skip
+    why: dict[Path, str] = {}
+    for path, reason, holds in rules:
+        if holds and not path.exists():
+            why.setdefault(path, reason)
+    return [f"{path.name}: missing, but {reason}" for path, reason in why.items()]
+
+
+def _phases(trace: Any) -> dict[str, dict[str, Any]]:
+    phases = trace.get("phases") if isinstance(trace, dict) else None
+    if not isinstance(phases, dict):
+        return {}
+    return {name: value for name, value in phases.items() if isinstance(value, dict)}
+
+
+def _audit_summary(brief: Brief) -> tuple[bool, bool] | None:
+    """Whether audit.json (if it reads as JSON at all) lists sources, and fetch attempts."""
+    path = brief.root / "audit.json"
+    if not path.exists():
+        return None
+    try:
+        value = parse_json(read_text(path, what=path.name), what=str(path))
+    except InputError:
+        return (False, False)
+    if not isinstance(value, dict):
+        return (False, False)
+    return (bool(value.get("sources")), bool(value.get("fetches")))
+
+
+def _cites(document: dict[str, Any]) -> bool:
+    return any(claim.get("supporting") or claim.get("findings") for claim in _claims(document))
+
+
+def _decided_from_the_log(document: dict[str, Any]) -> bool:
+    """A trace result only a fetch-log entry could have produced: any outcome but
+    ``unresolvable``, or one for a reason other than the source never being fetched."""
+    units = [*_claims(document)]
+    stripped = document.get("stripped")
+    if isinstance(stripped, list):
+        units += [item for item in stripped if isinstance(item, dict)]
+    for unit in units:
+        evidence = unit.get("evidence")
+        for item in evidence if isinstance(evidence, list) else []:
+            checks = item.get("checks") if isinstance(item, dict) else None
+            if not isinstance(checks, dict):
+                continue
+            reasons = checks.get("reasons")
+            if checks.get("outcome") != "unresolvable" or not (
+                isinstance(reasons, list) and set(reasons) <= _LOGLESS_REASONS
+            ):
+                return True
+    return False
 
 
 def _claims(document: Any) -> Iterator[dict[str, Any]]:

@@ -192,13 +192,17 @@ class CountersPhase(PhaseRecord):
 
 
 class VerdictPhase(PhaseRecord):
-    """``phases.verdict``: the verdict, its reasons and the floors it was decided on."""
+    """``phases.verdict``: the verdict, its reasons and the floors it was decided on, and the
+    seal of the records it read (:mod:`deep_research.decide.seal`; absent from a verdict an
+    earlier version recorded, which this one reads back as it was)."""
 
+    sparse = True
     verdict: Verdict
     verdict_reasons: list[str]
     floors: dict[str, Floor]
     settings_hash: str
     non_default_settings: dict[str, SettingChange]
+    sealed: dict[str, JsonValue] | None = None
 
 
 # --- the plugin run: the MCP gate, the returns ingested -------------------------------------
@@ -280,7 +284,7 @@ class RunRecord(PhaseRecord):
     wall_clock_seconds: float = 0.0
     spend: dict[str, float] = Field(default_factory=dict)
     #: Steps the reasoner declared it cannot do (``panel``, ``ciber``) → its reason; the verdict
-    #: says once what READY would need instead of holding for it (rule R).
+    #: says once what READY would need instead of holding for it (reasoner-unable).
     unable: dict[str, str] = Field(default_factory=dict)
     #: Every metered model call, priced (absent for a run that called no model).
     ledger: LedgerRecord | None = None

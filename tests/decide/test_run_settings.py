@@ -16,7 +16,10 @@ from deep_research.errors import InputError
 from deep_research.settings import Settings, settings_for
 
 TOPIC = "How many heat pumps were sold in 2023?"
-LOWERED = "non-default settings: full_distinct_sources=3 (default 30)"
+LOWERED = (
+    "this verdict was decided with settings changed from their defaults: "
+    "full_distinct_sources=3 (default 30) [non-default-settings]"
+)
 
 
 def _start(state: Path, monkeypatch: pytest.MonkeyPatch, **environ: str) -> Path:
@@ -147,9 +150,10 @@ def test_a_brief_outside_a_plugin_run_takes_set_and_says_so(
     assert main(["verdict", str(root), *lowered]) == 0
     document = read_claims(root)
     assert document["verdict_reasons"] == [
-        "rule 7 → READY: every gate passed at full depth",
-        "non-default settings: tau_threshold=0.5 (default 0.85), "
-        "full_distinct_sources=3 (default 30)",
+        "READY: every check passed at full depth [all-gates-passed]",
+        "this verdict was decided with settings changed from their defaults: "
+        "tau_threshold=0.5 (default 0.85), full_distinct_sources=3 (default 30) "
+        "[non-default-settings]",
     ]
     assert document["non_default_settings"] == {
         "tau_threshold": {"value": 0.5, "default": 0.85},

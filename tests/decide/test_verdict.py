@@ -1,4 +1,5 @@
-"""The verdict: one test per rule and per floor, precedence, the audit record, bad input."""
+"""The verdict: one test per rule and per floor, precedence, the reasons' format, the audit
+record, bad input."""
 
 from __future__ import annotations
 
@@ -22,21 +23,43 @@ from briefs import (
     ready_trace,
     write_brief,
 )
+from conftest import REPO
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.decide.triangulate import run_triangulate
-from deep_research.decide.verdict import refetch_required
+from deep_research.decide.verdict import (
+    NOTES,
+    RULES,
+    Reason,
+    read_reason,
+    reason_line,
+    refetch_required,
+)
 from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.settings import Settings
 
 SETTINGS = Settings()
+CONTRACTS = REPO / "docs" / "contracts.md"
 
 
 def verdict(root: Path) -> tuple[str, list[str]]:
     code = main(["verdict", str(root)])
     document = read_claims(root)
     assert code == (0 if document["verdict"] in {"READY", "PARTIAL", "PARTIAL_QUICK"} else 1)
+    # Every line the verdict writes reads back, the first with the verdict it decided.
+    parsed = [read_reason(line) for line in document["verdict_reasons"]]
+    assert None not in parsed, document["verdict_reasons"]
+    assert parsed[0] is not None and parsed[0].verdict == document["verdict"]
+    unknown = [
+        r.rule for r in parsed if r is not None and r.rule.split(":")[0] not in RULES + NOTES
+    ]
+    assert not unknown, f"rule ids missing from verdict.RULES: {unknown}"
     return document["verdict"], document["verdict_reasons"]
+
+
+def rules(reasons: list[str]) -> list[str]:
+    """The rule id of each reason, in order."""
+    return [reason.rule for reason in map(read_reason, reasons) if reason is not None]
 
 
 @pytest.fixture
@@ -79,11 +102,15 @@ def test_rule2_an_edit_after_the_trace_gate_holds_the_brief(ready: Path, change:
     edit(ready, change)
     decided, reasons = verdict(ready)
     assert decided == "HOLD"
-    assert reasons[0].startswith("rule 2 → HOLD: claims.json does not reproduce"), reasons
+    assert rules(reasons)[0] == "trace-not-reproduced", reasons
+    assert reasons[0].startswith("HOLD: claims.json changed after its citations were checked")
 
 
-def test_rule7_ready(ready: Path) -> None:
-    assert verdict(ready) == ("READY", ["rule 7 → READY: every gate passed at full depth"])
+def test_all_gates_passed_is_ready(ready: Path) -> None:
+    assert verdict(ready) == (
+        "READY",
+        ["READY: every check passed at full depth [all-gates-passed]"],
+    )
     document = read_claims(ready)
     assert all(floor["met"] for floor in document["floors"].values())
     assert (
@@ -91,10 +118,10 @@ def test_rule7_ready(ready: Path) -> None:
     )
 
 
-# --- rule P: the skeptic panel --------------------------------------------------------------
+# --- panel-not-upheld: the skeptic panel -------------------------------------------------------
 
 
-def test_rule_p_a_brief_whose_panel_never_sat_is_not_ready(tmp_path: Path) -> None:
+def test_a_brief_whose_panel_never_sat_is_not_ready(tmp_path: Path) -> None:
     # No votes at all: CIBER then has no high claim to re-frame, and the panel rule names both.
     root = build(tmp_path / "brief", ciber=False, panel=False)
     claims = read_claims(root)["claims"]
@@ -102,8 +129,9 @@ def test_rule_p_a_brief_whose_panel_never_sat_is_not_ready(tmp_path: Path) -> No
     assert main(["ciber", "apply", str(root), "--skip", "insufficient-high-confidence-claims"]) == 0
     decided, reasons = verdict(root)
     assert decided == "PARTIAL"
-    assert "rule P → PARTIAL: the skeptic panel has not upheld C1 (no votes), C2 (no votes)" in (
-        reasons
+    assert (
+        "PARTIAL: the skeptic panel has not upheld findings the answer rests on: C1 (no votes), "
+        "C2 (no votes) [panel-not-upheld]" in reasons
     )
 
 
@@ -112,21 +140,25 @@ def _drop_votes(claims: dict[str, Any], trace: dict[str, Any]) -> None:
         claim.pop("votes", None)
 
 
-def test_rule_p_removing_the_votes_from_a_ready_brief_makes_it_partial(ready: Path) -> None:
+def test_removing_the_votes_from_a_ready_brief_makes_it_partial(ready: Path) -> None:
     edit(ready, _drop_votes)
     decided, reasons = verdict(ready)
     assert decided == "PARTIAL"
     assert reasons == [
-        "rule P → PARTIAL: the skeptic panel has not upheld C1 (no votes), C2 (no votes)"
+        "PARTIAL: the skeptic panel has not upheld findings the answer rests on: C1 (no votes), "
+        "C2 (no votes) [panel-not-upheld]"
     ]
 
 
-def test_rule_p_an_unverified_panel_is_named_with_its_tally(ready: Path) -> None:
+def test_an_unverified_panel_is_named_with_its_tally(ready: Path) -> None:
     unverified = {"tally": "1-0", "outcome": "unverified", "records": []}
     edit(ready, lambda c, t: c["claims"][1].update(votes=unverified))
     decided, reasons = verdict(ready)
     assert decided == "PARTIAL"
-    assert reasons == ["rule P → PARTIAL: the skeptic panel has not upheld C2 (unverified 1-0)"]
+    assert reasons == [
+        "PARTIAL: the skeptic panel has not upheld findings the answer rests on: "
+        "C2 (unverified 1-0) [panel-not-upheld]"
+    ]
 
 
 def _unable(**steps: str) -> Edit:
@@ -142,45 +174,52 @@ def _no_panel_no_ciber(claims: dict[str, Any], trace: dict[str, Any]) -> None:
     claims.update(ciber_passed=None)
 
 
-def test_rule_r_a_reasoner_without_panel_or_ciber_says_once_what_ready_needs(ready: Path) -> None:
+def test_a_reasoner_without_panel_or_ciber_says_once_what_ready_needs(ready: Path) -> None:
     edit(ready, _no_panel_no_ciber)
     edit(ready, _unable(panel="no model to act as a skeptic", ciber="no model to re-frame"))
     decided, reasons = verdict(ready)
     assert decided == "PARTIAL"
     assert reasons == [
-        "rule R → PARTIAL: READY needs a reasoner that can sit the skeptic panel and re-frame "
-        "claims for CIBER; this run's reasoner cannot (no model to act as a skeptic; no model "
-        "to re-frame), so the brief is PARTIAL at best — run again with a model reasoner "
-        "(--reasoner) to reach READY"
+        "PARTIAL: this run's reasoner cannot sit the skeptic panel and re-frame claims for CIBER "
+        "(no model to act as a skeptic; no model to re-frame), which READY needs; run again "
+        "with a model reasoner (--reasoner) to reach READY [reasoner-unable]"
     ]
 
 
-def test_rule_r_needs_the_declaration_without_it_ciber_not_run_holds(ready: Path) -> None:
-    # A plugin run records no reasoner declaration: CIBER not run stays rule 3's HOLD.
+def test_reasoner_unable_needs_the_declaration_without_it_ciber_not_run_holds(
+    ready: Path,
+) -> None:
+    # A plugin run records no reasoner declaration: CIBER not run stays ciber-missing's HOLD.
     edit(ready, _no_panel_no_ciber)
     decided, reasons = verdict(ready)
-    assert decided == "HOLD" and reasons[0] == "rule 3 → HOLD: CIBER neither ran nor was skipped"
+    assert decided == "HOLD" and reasons[0] == (
+        "HOLD: the consistency check a full-depth brief needs did not run (CIBER neither ran "
+        "nor was skipped) [ciber-missing]"
+    )
     # A declaration for a step the verdict does not know changes nothing either.
     edit(ready, _unable(render="cannot"))
     assert verdict(ready)[0] == "HOLD"
 
 
-def test_rule_r_keeps_a_panel_that_sat_and_failed_named(ready: Path) -> None:
+def test_reasoner_unable_keeps_a_panel_that_sat_and_failed_named(ready: Path) -> None:
     unverified = {"tally": "1-0", "outcome": "unverified", "records": []}
     edit(ready, lambda c, t: (c.update(ciber_passed=None), c["claims"][1].update(votes=unverified)))
     edit(ready, _unable(ciber="no model to re-frame"))
     decided, reasons = verdict(ready)
     assert decided == "PARTIAL"
-    assert [line.split(" → ")[0] for line in reasons] == ["rule R", "rule P"]
+    assert rules(reasons) == ["reasoner-unable", "panel-not-upheld"]
     assert "re-frame claims for CIBER" in reasons[0] and "skeptic panel" not in reasons[0]
 
 
-def test_rule_p_is_a_full_depth_rule(ready: Path) -> None:
+def test_panel_not_upheld_is_a_full_depth_rule(ready: Path) -> None:
     _make_quick(ready)
     edit(ready, _drop_votes)
     assert verdict(ready) == (
         "PARTIAL_QUICK",
-        ["rule 8 → PARTIAL_QUICK: every available gate passed at quick depth"],
+        [
+            "PARTIAL_QUICK: a quick first look whose every check passed; only a full-depth run "
+            "can be READY [quick-depth]"
+        ],
     )
 
 
@@ -208,37 +247,65 @@ def _untraced_claim(claims: dict[str, Any], trace: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("change", "expected", "rule"),
+    ("change", "line"),
     [
-        (_set("refetch_pass_rate", 0.6), "FAIL", "rule 1"),
-        (_cite_failed_source, "HOLD", "rule 2"),
-        (_untraced_claim, "HOLD", "rule 2"),
-        (_set("ciber_passed", None), "HOLD", "rule 3"),
-        (_set("ciber_passed", False), "PARTIAL", "rule 4"),
-        (_set("refetch_pass_rate", 0.8), "PARTIAL", "rule 5"),
-        (_set("triangulation_score", 0.5), "PARTIAL", "rule 6"),
+        (
+            _set("refetch_pass_rate", 0.6),
+            "FAIL: the cited pages, fetched again, no longer say what was quoted from them "
+            "(re-fetch pass rate 0.6, needs 0.7) [refetch-failed]",
+        ),
+        (
+            _cite_failed_source,
+            "HOLD: a kept claim cites a source the check rejected, or was never checked: "
+            "C1 cites S9 (quote_not_in_source) [verifier-violation]",
+        ),
+        (
+            _untraced_claim,
+            "HOLD: a kept claim cites a source the check rejected, or was never checked: "
+            "C9 was never traced [verifier-violation]",
+        ),
+        (
+            _set("ciber_passed", None),
+            "HOLD: the consistency check a full-depth brief needs did not run (CIBER neither "
+            "ran nor was skipped) [ciber-missing]",
+        ),
+        (
+            _set("ciber_passed", False),
+            "PARTIAL: some findings did not hold when negated or reworded (the CIBER "
+            "consistency check failed) [ciber-inconsistent]",
+        ),
+        (
+            _set("refetch_pass_rate", 0.8),
+            "PARTIAL: some cited pages, fetched again, no longer say what was quoted from them "
+            "(re-fetch pass rate 0.8, needs 0.9) [refetch-below-ready]",
+        ),
+        (
+            _set("triangulation_score", 0.5),
+            "PARTIAL: too few findings are confirmed by two independent sources "
+            "(τ 0.5, needs 0.85) [tau-below-threshold]",
+        ),
         (
             _set("unresolved_contradictions", [{"ids": ["C1", "C2"], "topic": "sales"}]),
-            "PARTIAL",
-            "rule 6",
+            "PARTIAL: the sources contradict each other and nothing settles it "
+            "(1 unresolved contradiction) [contradictions-unresolved]",
         ),
     ],
     ids=[
-        "rule1-refetch",
-        "rule2-violation",
-        "rule2-untraced",
-        "rule3-ciber-missing",
-        "rule4-ciber-failed",
-        "rule5-refetch-flagged",
-        "rule6-tau",
-        "rule6-contradiction",
+        "refetch-failed",
+        "verifier-violation",
+        "verifier-untraced",
+        "ciber-missing",
+        "ciber-inconsistent",
+        "refetch-below-ready",
+        "tau-below-threshold",
+        "contradictions-unresolved",
     ],
 )
-def test_each_rule(ready: Path, change: Edit, expected: str, rule: str) -> None:
+def test_each_rule(ready: Path, change: Edit, line: str) -> None:
     edit(ready, change)
     decided, reasons = verdict(ready)
-    assert decided == expected
-    assert reasons[0].startswith(f"{rule} → {expected}")
+    assert decided == line.split(":", 1)[0]
+    assert reasons[0] == line
 
 
 def _diagnose(root: Path, severity: str) -> None:
@@ -258,7 +325,10 @@ def _diagnose(root: Path, severity: str) -> None:
 def test_a_temporal_scope_shift_demotes_without_changing_the_verdict(tmp_path: Path) -> None:
     root = build(tmp_path / "brief", ciber=False)
     _diagnose(root, "temporal_scope_shift")
-    assert verdict(root) == ("READY", ["rule 7 → READY: every gate passed at full depth"])
+    assert verdict(root) == (
+        "READY",
+        ["READY: every check passed at full depth [all-gates-passed]"],
+    )
     document = read_claims(root)
     assert document["claims"][0]["confidence"] == "medium-contested"
     assert document["ciber_timeline"][0]["claim"] == "C1"
@@ -270,10 +340,10 @@ def test_a_contradicting_reframing_makes_the_brief_partial(tmp_path: Path, sever
     _diagnose(root, severity)
     decided, reasons = verdict(root)
     assert decided == "PARTIAL"
-    assert [line.split(" → ")[0] for line in reasons] == ["rule 4", "rule 6"]
+    assert rules(reasons) == ["ciber-inconsistent", "contradictions-unresolved"]
 
 
-def test_rule3_invalid_skip_holds(ready: Path) -> None:
+def test_an_invalid_ciber_skip_holds(ready: Path) -> None:
     # Two high claims: "too few high claims" is not a valid reason to skip CIBER.
     edit(
         ready,
@@ -282,7 +352,8 @@ def test_rule3_invalid_skip_holds(ready: Path) -> None:
         ),
     )
     decided, reasons = verdict(ready)
-    assert decided == "HOLD" and "CIBER must run" in reasons[0]
+    assert decided == "HOLD" and rules(reasons)[0] == "ciber-missing"
+    assert "CIBER must run" in reasons[0]
 
 
 def test_valid_skip_for_too_few_high_claims_is_partial_not_ready(tmp_path: Path) -> None:
@@ -290,7 +361,7 @@ def test_valid_skip_for_too_few_high_claims_is_partial_not_ready(tmp_path: Path)
     edit(root, lambda c, t: c["claims"][1].update(confidence="medium"))
     assert main(["ciber", "apply", str(root), "--skip", "insufficient-high-confidence-claims"]) == 0
     decided, reasons = verdict(root)
-    assert decided == "PARTIAL" and reasons[0].startswith("ciber_not_run")
+    assert decided == "PARTIAL" and rules(reasons) == ["ciber-skipped"]
 
 
 def _one_round(root: Path) -> None:
@@ -320,10 +391,10 @@ def _quick(claims: dict[str, Any], trace: dict[str, Any]) -> None:
     }
 
 
-def test_rule8_quick_depth_is_partial_quick_never_ready(ready: Path) -> None:
+def test_quick_depth_is_partial_quick_never_ready(ready: Path) -> None:
     _make_quick(ready)
     decided, reasons = verdict(ready)
-    assert decided == "PARTIAL_QUICK" and reasons[0].startswith("rule 8")
+    assert decided == "PARTIAL_QUICK" and rules(reasons) == ["quick-depth"]
     assert set(read_claims(ready)["floors"]) == {
         "sub_questions",
         "queries_per_sub_question",
@@ -386,7 +457,8 @@ def test_each_floor_holds(ready: Path, floor: str) -> None:
     edit(ready, change)
     decided, reasons = verdict(ready)
     assert decided == "HOLD"
-    assert reasons[0].startswith(f"floor {floor} → HOLD")
+    assert rules(reasons)[0] == f"floor-unmet:{floor}"
+    assert reasons[0].startswith("HOLD: the run did less work than a full-depth brief needs: ")
     floors = read_claims(ready)["floors"]
     # A run of one round has fetched nothing in a second one.
     expected = [floor, "round2_fetches"] if floor == "rounds" else [floor]
@@ -408,8 +480,8 @@ def test_floors_counting_documents_never_ask_more_than_the_corpus_holds(ready: P
     # Round 1 took 20 of the 25 documents, so round 2 can owe at most the other 5.
     assert floors["round2_fetches"]["required"] == 5
     assert reasons[-1] == (
-        "floors scaled to the corpus: it holds 25 document(s) and cannot give more, so the run "
-        "owed distinct sources ≥ 25 (not 30)"
+        "the corpus holds only 25 document(s), so the work asked of the run was lowered to fit "
+        "it: 25 distinct sources (not 30) [floors-scaled-to-corpus]"
     )
 
 
@@ -422,8 +494,11 @@ def test_a_corpus_of_many_documents_still_owes_every_floor(ready: Path) -> None:
 
     edit(ready, large_corpus)
     decided, reasons = verdict(ready)
-    assert decided == "HOLD" and reasons[0].startswith("floor distinct_sources → HOLD: 25 <")
-    assert not any(line.startswith("floors scaled") for line in reasons)
+    assert decided == "HOLD" and reasons[0] == (
+        "HOLD: the run did less work than a full-depth brief needs: 25 distinct sources, "
+        "needs 30 [floor-unmet:distinct_sources]"
+    )
+    assert "floors-scaled-to-corpus" not in rules(reasons)
 
 
 def test_refetch_floor_scales_with_cited_sources() -> None:
@@ -473,11 +548,11 @@ def test_fail_outranks_hold_and_partial_and_every_fired_rule_is_listed(ready: Pa
     )
     decided, reasons = verdict(ready)
     assert decided == "FAIL"
-    assert [line.split(" → ")[0] for line in reasons] == [
-        "rule 1",
-        "floor round1_fetches",
-        "rule 4",
-        "rule 6",
+    assert rules(reasons) == [
+        "refetch-failed",
+        "floor-unmet:round1_fetches",
+        "ciber-inconsistent",
+        "tau-below-threshold",
     ]
 
 
@@ -488,21 +563,62 @@ def test_hold_outranks_partial(ready: Path) -> None:
     )
     decided, reasons = verdict(ready)
     assert decided == "HOLD"
-    assert [r.split(" → ")[0] for r in reasons] == ["floor round1_fetches", "rule 5"]
+    assert rules(reasons) == ["floor-unmet:round1_fetches", "refetch-below-ready"]
 
 
 def test_quick_depth_with_a_contradiction_is_partial_quick_with_the_reason(ready: Path) -> None:
     _make_quick(ready)
     edit(ready, _set("unresolved_contradictions", [{"ids": ["C1"], "topic": "t"}]))
     decided, reasons = verdict(ready)
-    assert decided == "PARTIAL_QUICK" and reasons[0].startswith("rule 8")
-    assert any(reason.startswith("rule 6 → PARTIAL") for reason in reasons[1:])
+    assert decided == "PARTIAL_QUICK" and rules(reasons) == [
+        "quick-depth",
+        "contradictions-unresolved",
+    ]
+    assert reasons[0] == (
+        "PARTIAL_QUICK: a quick first look, usable within the limits listed below; only a "
+        "full-depth run can be READY [quick-depth]"
+    )
 
 
 def test_quick_depth_still_holds(ready: Path) -> None:
     _make_quick(ready)
     edit(ready, _untraced_claim)
     assert verdict(ready)[0] == "HOLD"
+
+
+# --- the reasons' format --------------------------------------------------------------------
+
+
+def test_a_reason_reads_back_and_a_line_of_another_form_does_not() -> None:
+    line = reason_line("PARTIAL", "too few findings [S1] agree (τ 0.0, needs 0.85)", "tau-x")
+    assert line.startswith("PARTIAL: too few")  # the words come first, the id last
+    assert read_reason(line) == Reason(
+        "PARTIAL", "too few findings [S1] agree (τ 0.0, needs 0.85)", "tau-x"
+    )
+    note = reason_line(None, "settings changed: x=1 (default 2)", "non-default-settings")
+    assert read_reason(note) == Reason(
+        None, "settings changed: x=1 (default 2)", "non-default-settings"
+    )
+    assert read_reason("HOLD: 25 < 30 [floor-unmet:distinct_sources]") == Reason(
+        "HOLD", "25 < 30", "floor-unmet:distinct_sources"
+    )
+    # A brief decided before rules had ids, and lines that only look like one.
+    for other in (
+        "rule 6 → PARTIAL: τ 0.0 < 0.85",
+        "PARTIAL: no id at all",
+        "PARTIAL: an id with spaces [tau below]",
+        "PARTIAL: [tau-below-threshold]",
+        "MAYBE: a verdict that does not exist [x]",
+    ):
+        parsed = read_reason(other)
+        assert parsed is None or parsed.verdict is None, other
+
+
+def test_every_rule_id_is_documented_in_the_contract() -> None:
+    text = CONTRACTS.read_text(encoding="utf-8")
+    section = text[text.index("## 10. Verdict") : text.index("## 11.")]
+    missing = [rule for rule in RULES + NOTES if f"`{rule}" not in section]
+    assert not missing, f"docs/contracts.md §10 does not name {missing}"
 
 
 # --- audit.json -----------------------------------------------------------------------------
@@ -634,7 +750,7 @@ def test_full_counters_helper_is_consistent() -> None:
     assert full_counters()["distinct_sources"] == 30
 
 
-# --- rule I: a run stopped by a cap ---------------------------------------------------------
+# --- run-incomplete: a run stopped by a cap -----------------------------------------------------
 
 
 def _capped(*reasons: str) -> Edit:
@@ -661,10 +777,10 @@ def test_incomplete_run_is_partial_never_ready(ready: Path) -> None:
     decided, reasons = verdict(ready)
     assert decided == "PARTIAL"
     assert reasons[:2] == [
-        "rule I → PARTIAL: run incomplete: usd: worst case over budget, sub-questions ['sq3'] "
-        "dropped",
-        "rule I → PARTIAL: run incomplete: sq2 complete: false (cap deadline: shared deadline "
-        "passed)",
+        "PARTIAL: a cap stopped the run early, so it researched only part of the question: "
+        "usd: worst case over budget, sub-questions ['sq3'] dropped [run-incomplete]",
+        "PARTIAL: a cap stopped the run early, so it researched only part of the question: "
+        "sq2 complete: false (cap deadline: shared deadline passed) [run-incomplete]",
     ]
 
 
@@ -672,10 +788,10 @@ def test_incomplete_quick_run_stays_partial_quick_with_the_reason(ready: Path) -
     _make_quick(ready)
     edit(ready, _capped("rounds: the round cap stopped the run before round 2"))
     decided, reasons = verdict(ready)
-    assert decided == "PARTIAL_QUICK" and reasons[0].startswith("rule 8")
-    assert (
-        "rule I → PARTIAL: run incomplete: rounds: the round cap stopped the run before "
-        "round 2" in reasons
+    assert decided == "PARTIAL_QUICK" and rules(reasons) == ["quick-depth", "run-incomplete"]
+    assert reasons[1].endswith(
+        "researched only part of the question: rounds: the round cap stopped the run before "
+        "round 2 [run-incomplete]"
     )
 
 

@@ -17,7 +17,9 @@ from deep_research.cli import main
 from deep_research.decide.verify import run_verify
 from deep_research.fetch import netguard, netpolicy
 from deep_research.fetch.fetcher import Fetcher
+from deep_research.fetch.fetchlog import append
 from deep_research.gates.trace import TraceOptions, run_trace
+from deep_research.models import FetchLogEntry
 
 TEXT = (
     "The port authority said the harbor handled 1,234 ships in 2023, a record for the port. "
@@ -195,6 +197,27 @@ def _change_quote(document: dict[str, Any]) -> None:
     item["quote"] = item["quote"].replace("2023", "2024", 1) + " (and more)"
 
 
+def _jsonl_edit(
+    name: str, change: Callable[[list[dict[str, Any]]], None]
+) -> Callable[[Path], None]:
+    def apply(root: Path) -> None:
+        rows = [json.loads(line) for line in (root / name).read_text().splitlines()]
+        change(rows)
+        (root / name).write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+    return apply
+
+
+def _first_meta_edit(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
+    def apply(root: Path) -> None:
+        path = sorted((root / "corpus").glob("*.meta.json"))[0]
+        value = json.loads(path.read_text())
+        change(value)
+        path.write_text(json.dumps(value))
+
+    return apply
+
+
 def _edit_report(root: Path) -> None:
     path = root / "report.md"
     path.write_text(path.read_text().replace("PARTIAL", "READY", 1))
@@ -213,6 +236,37 @@ TAMPERING: dict[str, tuple[Callable[[Path], None], str]] = {
     "tau-raised": (
         _claims_edit(lambda d: d.update(triangulation_score=1.0)),
         "triangulation_score",
+    ),
+    "owner-changed": (
+        _jsonl_edit("sources.jsonl", lambda rows: rows[1].update(owner="northern-energy.example")),
+        'S2: owner: stored "northern-energy.example", computed "trade-heating.example"',
+    ),
+    "meta-url-changed": (
+        _first_meta_edit(lambda meta: meta.update(url="https://elsewhere.example/")),
+        '.meta.json: url: stored "https://elsewhere.example/", logged',
+    ),
+    "meta-status-changed": (_first_meta_edit(lambda meta: meta.update(status=203)), ": status"),
+    "log-private-networks-widened": (
+        _jsonl_edit(
+            "fetch-log.jsonl", lambda rows: rows[0].update(private_allowlist=["0.0.0.0/0"])
+        ),
+        "fetch-log.jsonl: the 29 lines the verdict was decided on were edited since",
+    ),
+    "log-purpose-changed": (
+        _jsonl_edit("fetch-log.jsonl", lambda rows: rows[7].update(purpose="robots")),
+        "fetch-log.jsonl: the 29 lines",
+    ),
+    "log-line-removed": (
+        _jsonl_edit("fetch-log.jsonl", lambda rows: rows.pop(7)),
+        "fetch-log.jsonl: held 29 lines when the verdict was decided, now 28",
+    ),
+    "trace-verdict-changed": (
+        _json_edit("trace.json", lambda t: t["phases"]["verdict"].update(verdict="READY")),
+        'trace.json phases.verdict.verdict: stored "READY", recomputed "PARTIAL"',
+    ),
+    "trace-reasons-changed": (
+        _json_edit("trace.json", lambda t: t["phases"]["verdict"].update(verdict_reasons=[])),
+        "trace.json phases.verdict.verdict_reasons",
     ),
 }
 
@@ -269,3 +323,39 @@ def test_a_plugin_runs_counters_are_recomputed_as_the_counters_command_does(
     assert main(["verify", str(root), "--offline"]) == 1
     mismatches = json.loads(capsys.readouterr().out)["mismatches"]
     assert "counters.queries_per_sub_question.sq1: stored 9, recomputed 5" in mismatches
+
+
+def test_a_torn_line_a_later_fetch_left_is_no_edit(
+    example: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The twin of the sealed log's edits: a fetch killed after the verdict tears its line.
+    with (example / "fetch-log.jsonl").open("a") as log:
+        log.write('{"url": "https://torn.example/", "outc')
+    assert main(["verify", str(example), "--offline"]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    later = {"url": "https://later.example/", "outcome": "error", "reason": "timeout"}
+    append(Brief(example), FetchLogEntry.model_validate(later))  # cuts the torn line off
+    assert main(["verify", str(example), "--offline"]) == 1
+    mismatches = json.loads(capsys.readouterr().out)["mismatches"]
+    assert [line.split(":")[0] for line in mismatches] == ["audit.json.fetches"]  # not the seal
+
+
+def test_an_owner_is_derived_again_before_any_verdict(tmp_path: Path) -> None:
+    root = traced_brief(tmp_path)
+    rows = [json.loads(line) for line in (root / "sources.jsonl").read_text().splitlines()]
+    rows[0]["owner"] = "port.example"  # what normalize computes: the twin
+    rows[1]["owner"] = "port.example"  # one owner for two domains: independence lost
+    (root / "sources.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert run_verify(root).mismatches == [
+        'S2: owner: stored "port.example", computed "news.example" from its URL'
+    ]
+
+
+def test_a_verdict_phase_without_a_verdict_is_named(tmp_path: Path) -> None:
+    root = traced_brief(tmp_path)
+    trace = json.loads((root / "trace.json").read_text())
+    trace["phases"]["verdict"] = {"verdict": "READY"}
+    (root / "trace.json").write_text(json.dumps(trace))
+    assert run_verify(root).mismatches == [
+        "trace.json phases.verdict: recorded, but claims.json holds no verdict"
+    ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import socket
 import time
 from dataclasses import replace
@@ -16,7 +17,7 @@ import pytest
 
 from deep_research.brief import Brief
 from deep_research.cli import main
-from deep_research.fetch.fetcher import Fetcher, FetchPolicy, agent_view
+from deep_research.fetch.fetcher import MAX_BODY_BYTES, Fetcher, FetchPolicy, agent_view
 from deep_research.fetch.hosts import add_hosts
 from localhttp import LocalServer, Route, article, loopback_policy, nxdomain, words
 from pdfs import text_pdf
@@ -242,6 +243,57 @@ def test_a_punycode_declaration_costs_no_more_than_utf8(server: LocalServer, bri
     started = time.monotonic()
     result = fetch(server, brief, "/p")
     assert time.monotonic() - started < 2.0 and result.ok
+
+
+# --- the byte cap holds for the text as stored ---------------------------------------------
+
+
+def _random_bytes(size: int) -> bytes:
+    return random.Random(23).randbytes(size)
+
+
+def test_a_random_body_under_the_cap_is_not_stored_as_a_larger_text(
+    server: LocalServer, brief: Brief
+) -> None:
+    # 10 MB of random bytes, every undecodable one a three-byte U+FFFD: a 15.6 MB text.
+    server.routes["/robots.txt"] = Route(status=404)
+    server.routes["/noise"] = Route(body=_random_bytes(MAX_BODY_BYTES), content_type="text/plain")
+    result = fetch(server, brief, "/noise")
+    assert result.entry.outcome == "refused"
+    assert (result.entry.reason or "").startswith("text_over_cap: extracted text is 1")
+    assert f"over {MAX_BODY_BYTES}" in (result.entry.reason or "")
+    assert kept(brief) == [] and result.text is None
+
+
+GROWING = {
+    "random-bytes": (_random_bytes(90_000), "text/plain"),
+    "latin-bytes-as-cp1252": (bytes(range(0xA0, 0x100)) * 900, "text/plain; charset=windows-1252"),
+    "random-bytes-in-json": (_random_bytes(90_000), "application/json"),
+}
+
+
+@pytest.mark.parametrize(("body", "media"), GROWING.values(), ids=GROWING.keys())
+def test_a_text_that_decoding_grows_past_the_cap_is_refused(
+    server: LocalServer, brief: Brief, body: bytes, media: str
+) -> None:
+    server.routes["/robots.txt"] = Route(status=404)
+    server.routes["/grows"] = Route(body=body, content_type=media)
+    result = fetch(server, brief, "/grows", max_bytes=100_000)
+    assert len(body) <= 100_000  # the body itself is within the cap
+    assert result.entry.outcome == "refused", result.entry.reason
+    assert (result.entry.reason or "").startswith("text_over_cap")
+    assert kept(brief) == []
+
+
+def test_a_text_just_within_the_cap_is_kept(server: LocalServer, brief: Brief) -> None:
+    # The twin: a body that decodes to the same size, at the cap exactly.
+    server.routes["/robots.txt"] = Route(status=404)
+    body = (SENTENCE.encode("utf-8") + b" ") * (100_000 // (len(SENTENCE) + 1))
+    body += b"x" * (100_000 - len(body))
+    server.routes["/fits"] = Route(body=body, content_type="text/plain")
+    result = fetch(server, brief, "/fits", max_bytes=100_000)
+    assert result.ok, result.entry.reason
+    assert len(kept(brief)) == 1 and kept(brief)[0].stat().st_size == 100_000
 
 
 @pytest.mark.parametrize("encoding", ["br", "zstd", "compress", "gzip, br"])

@@ -408,3 +408,77 @@ def test_memory_does_not_grow_with_the_number_of_rows() -> None:
     small, large = _peak_bytes(100), _peak_bytes(2000)
     # Holding 2,000 results (~1 KB each) would add ~2 MB; streaming adds nothing per row.
     assert large < small + 256 * 1024, (small, large)
+
+
+# --- one answer row per input row, always ----------------------------------------------------
+
+SURROGATE_ROWS = {
+    "in-the-claim": {"id": "c", "claim": "x\ud800", "quote": "q", "source_text": "t"},
+    "in-the-quote": {"id": "q", "claim": "c", "quote": "\udc00", "source_text": "t"},
+    "in-the-source-text": {"id": "s", "claim": "c", "quote": "q", "source_text": "t\udbff"},
+    "in-the-source-path": {"id": "p", "claim": "c", "quote": "q", "source_path": "\udc80.txt"},
+    "in-the-title": {"id": "t", "claim": "c", "quote": "q", "source_text": "t", "title": "\ud800"},
+    "in-a-key": {"id": "k", "claim": "c", "quote": "q", "source_text": "t", "\ud800": 1},
+    "in-an-ignored-label": {
+        "id": "l",
+        "claim": "c",
+        "quote": "q",
+        "source_text": "t",
+        "x": "\ud800",
+    },
+    "in-the-id": {"id": "\ud800", "claim": "c", "quote": "q", "source_text": "t"},
+}
+
+
+@pytest.mark.parametrize("row", SURROGATE_ROWS.values(), ids=SURROGATE_ROWS.keys())
+def test_a_lone_surrogate_row_alone_is_answered(tmp_path: Path, row: dict[str, object]) -> None:
+    # json.dumps escapes a lone surrogate as \udXXX: valid JSON, a JSON object, no text.
+    [result] = _run(tmp_path, [json.dumps(row)])
+    assert result["verdict"] == "unresolvable"
+    assert str(result["reasons"][0]).startswith("invalid_text: ")  # type: ignore[index]
+    assert "lone surrogate" in str(result["reasons"][0])  # type: ignore[index]
+    assert result["id"] == (None if row["id"] == "\ud800" else row["id"])  # a sound id is kept
+
+
+def test_a_boolean_id_is_no_id(tmp_path: Path) -> None:
+    claim = "Harbourton approved a $1.82 billion budget."
+    flagged, numbered = _run(tmp_path, [_pair(True, claim), _pair(1, claim)])  # type: ignore[arg-type]
+    assert flagged == {
+        "id": None,
+        "verdict": "unresolvable",
+        "reasons": ["invalid_field: id: a boolean, not a string or an integer"],
+        "span": None,
+        "literals": {"claim": [], "missing": [], "context": []},
+    }
+    assert numbered["id"] == 1 and numbered["verdict"] == "supported"  # the twin: an integer id
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(st.characters(exclude_categories=())),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=6,
+)
+_ROWS = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": st.text(st.characters(exclude_categories=()), max_size=4) | st.integers(),
+        "claim": st.text(st.characters(exclude_categories=()), max_size=30),
+        "quote": st.text(st.characters(exclude_categories=()), max_size=30),
+        "source_text": st.text(st.characters(exclude_categories=()), max_size=60),
+        "title": _VALUES,
+        "label": _VALUES,
+    },
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_ROWS, min_size=1, max_size=6))
+def test_every_object_row_gets_exactly_one_answer_in_order(rows: list[dict[str, object]]) -> None:
+    out = io.StringIO()
+    source = "".join(json.dumps(row) + "\n" for row in rows).encode("utf-8")
+    batch.run_gate(io.BytesIO(source), out, base_dir=Path.cwd())
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(answers) == len(rows)
+    for row, answer in zip(rows, answers, strict=True):
+        if answer["id"] is not None:
+            assert answer["id"] == row["id"]

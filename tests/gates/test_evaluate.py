@@ -1,4 +1,4 @@
-"""The gate's figures on labelled data: the README's numbers, and the targets they must meet."""
+"""The gate's figures on labelled data: benchmarks/RESULTS.md's, and the targets they must meet."""
 
 from __future__ import annotations
 

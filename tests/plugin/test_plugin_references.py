@@ -16,6 +16,7 @@ TEXTS = sorted(
     [
         *REPO.glob("skills/*/SKILL.md"),
         *REPO.glob("agents/*.md"),
+        *REPO.glob("roles/*.md"),
         *REPO.glob("conduct/*.md"),
         REPO / "README.md",
     ]
@@ -49,6 +50,8 @@ def test_the_plugin_has_its_parts() -> None:
         "verifier",
         "ciber",
     }
+    # The steps the orchestrator follows itself: not subagents, so not under agents/.
+    assert {p.stem for p in REPO.glob("roles/*.md")} == {"planner", "synthesizer"}
     assert {p.stem for p in REPO.glob("conduct/*.md")} == {
         "research-pipeline",
         "source-discipline",
@@ -113,3 +116,52 @@ def test_the_conduct_table_lists_the_pipeline_phases_in_its_order() -> None:
     text = (REPO / "conduct" / "research-pipeline.md").read_text(encoding="utf-8")
     rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ")]
     assert rows[1:] == [phase.name for phase in PIPELINE]  # rows[0] is the header
+
+
+def description(agent: str) -> str:
+    """The frontmatter ``description`` of ``agents/<agent>.md``."""
+    head = (REPO / "agents" / f"{agent}.md").read_text(encoding="utf-8").split("\n---", 1)[0]
+    return next(line for line in head.splitlines() if line.startswith("description:"))
+
+
+PHASES_NAMED = re.compile(r"in the ([a-z0-9]+)(?: and ([a-z0-9]+))? phases?\b")
+PHASE_NUMBER = re.compile(r"\b[Pp]hases? \d")
+
+
+def description_problems(text: str) -> list[str]:
+    """What keeps a description from saying when its agent is used, in the pipeline's names."""
+    from deep_research.run.pipeline import BY_NAME
+
+    problems = [f"numbers a phase: {n!r}" for n in PHASE_NUMBER.findall(text)]
+    if "Dispatched by `deep-research next`" not in text:
+        problems.append("does not say who dispatches it")
+    named = {name for pair in PHASES_NAMED.findall(text) for name in pair if name}
+    if not named:
+        problems.append("names no phase")
+    problems += [f"no pipeline phase is named {name!r}" for name in sorted(named - set(BY_NAME))]
+    return problems
+
+
+@pytest.mark.parametrize("agent", sorted(p.stem for p in REPO.glob("agents/*.md")))
+def test_an_agents_description_says_when_it_is_used_naming_pipeline_phases(agent: str) -> None:
+    """Claude Code shows the description to every session: it says who dispatches the agent
+    and in which phase, named as the one pipeline definition (run/pipeline.py) names it."""
+    assert description_problems(description(agent)) == []
+
+
+def test_a_description_that_numbers_or_misnames_a_phase_is_named() -> None:
+    assert description_problems('description: "Phase 6 skeptic vote."') == [
+        "numbers a phase: 'Phase 6'",
+        "does not say who dispatches it",
+        "names no phase",
+    ]
+    misnamed = "Dispatched by `deep-research next` in the cast and verify phases."
+    assert description_problems(misnamed) == ["no pipeline phase is named 'verify'"]
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in TEXTS if p.name != "README.md"], ids=lambda p: str(p.relative_to(REPO))
+)
+def test_no_contract_or_rule_numbers_a_phase(path: Path) -> None:
+    """Phases have names (run/pipeline.py); a number like "Phase 6c" names none of them."""
+    assert PHASE_NUMBER.findall(path.read_text(encoding="utf-8")) == []

@@ -124,7 +124,7 @@ def test_two_publishers_disagreeing_on_a_date_and_a_length_are_two_contradiction
     for figure in ("1923", "1927", "1,240 m", "980 m"):
         assert figure in section
     assert "None unresolved" not in report
-    assert "2 unresolved contradiction(s)" in " ".join(disagree.reasons)
+    assert "(2 unresolved contradictions) [contradictions-unresolved]" in " ".join(disagree.reasons)
     # A contradicted claim is contested, never high.
     contested = {cid for entry in document.unresolved_contradictions for cid in entry.ids}
     assert {c.confidence for c in document.claims if c.id in contested} == {"medium-contested"}
@@ -174,7 +174,9 @@ def test_a_full_run_over_enough_independent_evidence_is_ready(agree: Path, tmp_p
     # The floors a three-document corpus cannot give were lowered, and the verdict says so.
     assert document.floors["distinct_sources"].required == 3
     assert any(
-        r.startswith("floors scaled to the corpus: it holds 3 document") for r in result.reasons
+        r.startswith("the corpus holds only 3 document(s)")
+        and r.endswith("[floors-scaled-to-corpus]")
+        for r in result.reasons
     )
     assert all(floor.met for floor in document.floors.values())
     assert_verified(result.brief)
@@ -190,10 +192,11 @@ def test_a_full_run_whose_reasoner_cannot_judge_is_partial_saying_what_ready_nee
 ) -> None:
     result = run(tmp_path / "state", agree, reasoner, "full")
     assert result.verdict == "PARTIAL", result.reasons
-    assert result.reasons[0].startswith("rule R → PARTIAL: READY needs a reasoner that can")
+    assert result.reasons[0].startswith("PARTIAL: this run's reasoner cannot")
+    assert result.reasons[0].endswith("[reasoner-unable]")
     assert "re-frame claims for CIBER" in result.reasons[0]
     assert sum("READY needs" in reason for reason in result.reasons) == 1  # said once
-    assert not any(r.startswith(("floor ", "rule 3")) for r in result.reasons)
+    assert not any("[floor-unmet:" in r or "[ciber-missing]" in r for r in result.reasons)
 
 
 def test_a_full_run_over_disagreeing_publishers_is_partial_for_the_contradictions(
@@ -203,15 +206,18 @@ def test_a_full_run_over_disagreeing_publishers_is_partial_for_the_contradiction
         tmp_path / "state", write_corpus(tmp_path / "docs", DISAGREE), VerbatimReasoner(), "full"
     )
     assert result.verdict == "PARTIAL", result.reasons
-    assert not any(r.startswith("floor ") for r in result.reasons)
-    assert "rule 6 → PARTIAL: 2 unresolved contradiction(s)" in result.reasons
+    assert not any("[floor-unmet:" in r for r in result.reasons)
+    assert (
+        "PARTIAL: the sources contradict each other and nothing settles it "
+        "(2 unresolved contradictions) [contradictions-unresolved]" in result.reasons
+    )
 
 
 def test_a_short_question_plans_the_quick_floors(agree: Path, tmp_path: Path) -> None:
     # Reported: "queries_per_sub_question 1 < 2" held short questions even with good claims.
     result = run(tmp_path / "state", agree, ExtractiveReasoner(), question="Who designed it?")
     assert result.verdict == "PARTIAL_QUICK", result.reasons
-    assert not any(reason.startswith("floor ") for reason in result.reasons)
+    assert not any("[floor-unmet:" in reason for reason in result.reasons)
 
 
 def test_each_search_reads_what_its_worker_has_not_read_and_round_2_only_new_documents(

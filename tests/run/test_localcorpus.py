@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import secrets
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -140,6 +142,36 @@ def test_python_docs_holds_the_library_beside_the_reference(
     assert open_corpus(PYTHON_DOCS, state).index.count() == corpus.index.count()
 
 
+def test_python_docs_keeps_no_trace_of_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An exported key was rendered into the index (pydoc shows os.environ as a default
+    # argument) and, through a retained document, into briefs.
+    canary = f"sk-ant-canary-{secrets.token_hex(8)}"
+    name = f"DEEP_RESEARCH_CANARY_{secrets.token_hex(4).upper()}"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", canary)
+    monkeypatch.setenv(name, canary)
+    state = tmp_path / "state"
+    # The index an earlier version built, with the environment in it, is removed, not kept.
+    key = f"{PYTHON_DOCS}:reference+library-v2:{sys.version}"
+    leaked = CorpusIndex(index_path(state, PYTHON_DOCS, key), PYTHON_DOCS)
+    leaked.sync([("x", localcorpus.LocalDoc("file://python-docs/x", "x", canary, "o", "x"), 0, 1)])
+    localcorpus.python_doc_documents.cache_clear()  # rendered here, under the canary
+    try:
+        corpus = open_corpus(PYTHON_DOCS, state)
+        brief = Brief(state / "briefs" / "environ")
+        for hit in corpus.search("environ environment variables FieldStorage", 10):
+            corpus.retain(hit, brief)
+        assert brief.load_fetch_log()  # documents were retained into the brief
+    finally:
+        localcorpus.python_doc_documents.cache_clear()
+    files = [path for path in state.rglob("*") if path.is_file()]
+    assert files and not leaked.db_path.exists()
+    for path in files:
+        data = path.read_bytes()
+        assert canary.encode() not in data and name.encode() not in data, path
+
+
 def test_headings_and_declared_author() -> None:
     text = "Comparisons\n***********\n\nText.\n\nValue comparisons\n=================\n# Md\n"
     assert headings_of(text) == ("Comparisons", "Value comparisons", "Md")
@@ -186,8 +218,8 @@ def test_an_encrypted_pdf_contributes_nothing(tmp_path: Path) -> None:
 
 
 def test_publishers_as_the_readme_lays_them_out(tmp_path: Path) -> None:
-    # README "Your own folder": a top-level folder is a publisher; `author:` outranks it; a file
-    # directly in the corpus folder belongs to the corpus. The corpus declares its size.
+    # README "Using your own folder": a top-level folder is a publisher; `author:` outranks it; a
+    # file directly in the corpus folder belongs to the corpus. The corpus declares its size.
     root = tmp_path / "bridge-sources"
     for relative, text in {
         "harbour-trust/history.md": "# History\n\nThe bridge opened to traffic.\n",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import time
 from pathlib import Path
 
@@ -80,3 +81,25 @@ def test_no_local_module_shadows_the_library(
     monkeypatch.setenv("PYTHONSTARTUP", str(tmp_path / "textwrap.py"))
     docs = render_library(["textwrap"], also_search=[tmp_path])
     assert [doc.synopsis for doc in docs] == ["Text wrapping and filling."]
+
+
+def test_the_process_environment_is_never_rendered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pydoc shows default arguments, and os.environ is one (cgi.parse's environ=os.environ):
+    # rendered with this process's environment, an exported API key was in the documentation.
+    (tmp_path / "spawner.py").write_text(
+        '"""Starts programs."""\nimport os\n\n\n'
+        'def spawn(command, env=os.environ):\n    """Run command with env."""\n'
+    )
+    canary = f"sk-ant-canary-{secrets.token_hex(8)}"
+    monkeypatch.setenv("DEEP_RESEARCH_TEST_SECRET", canary)
+    monkeypatch.setenv("LANG", "de_DE.UTF-8")
+    [first] = render_library(["spawner"], also_search=[tmp_path])
+    assert canary not in first.text and "DEEP_RESEARCH_TEST_SECRET" not in first.text
+    assert "spawn(command, env=environ({}))" in first.text
+    # Another environment renders the same documentation: two state folders agree.
+    monkeypatch.delenv("DEEP_RESEARCH_TEST_SECRET")
+    monkeypatch.setenv("LANG", "C")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert render_library(["spawner"], also_search=[tmp_path]) == [first]

@@ -178,9 +178,10 @@ def test_the_relaxed_floors_are_named_in_the_verdict_handoff_and_report(whole: R
     from deep_research.decide.handoff import run_handoff
 
     line = (
-        "non-default settings: full_sub_questions=2 (default 5), "
-        "full_queries_per_sub_question=1 (default 4), full_round1_fetches=1 (default 20), "
-        "full_distinct_sources=3 (default 30), full_round2_fetches=0 (default 5)"
+        "this verdict was decided with settings changed from their defaults: "
+        "full_sub_questions=2 (default 5), full_queries_per_sub_question=1 (default 4), "
+        "full_round1_fetches=1 (default 20), full_distinct_sources=3 (default 30), "
+        "full_round2_fetches=0 (default 5) [non-default-settings]"
     )
     assert whole.reasons[-1] == line
     assert f"- {line}" in (whole.brief / "report.md").read_text(encoding="utf-8")
@@ -196,17 +197,18 @@ def test_the_relaxed_floors_are_named_in_the_verdict_handoff_and_report(whole: R
 def test_ciber_failure_makes_the_full_brief_partial(docs: Path, tmp_path: Path) -> None:
     result = run_full(tmp_path / "state", docs, ciber_passed=False)
     assert result.verdict == "PARTIAL"
-    assert result.reasons[0].startswith("rule 4")
+    assert result.reasons[0].endswith("[ciber-inconsistent]")
 
 
 def test_a_reasoner_that_cannot_run_ciber_makes_the_full_brief_partial(
     docs: Path, tmp_path: Path
 ) -> None:
-    # Not a valid CIBER skip, but nothing a re-run with this reasoner changes: rule R, not a
-    # HOLD, saying what READY would need.
+    # Not a valid CIBER skip, but nothing a re-run with this reasoner changes: reasoner-unable,
+    # not a HOLD, saying what READY would need.
     result = run_full(tmp_path / "state", docs, ciber_passed=None)
     assert result.verdict == "PARTIAL"
-    assert result.reasons[0].startswith("rule R → PARTIAL: READY needs a reasoner that can")
+    assert result.reasons[0].startswith("PARTIAL: this run's reasoner cannot re-frame claims")
+    assert result.reasons[0].endswith("[reasoner-unable]")
     assert read_phase(Brief(result.brief), "run")["unable"] == {"ciber": "scripted: no CIBER"}
 
 
@@ -221,9 +223,9 @@ def test_default_floors_scale_to_a_three_document_corpus(docs: Path, tmp_path: P
     )
     assert result.verdict == "READY", result.reasons
     assert result.reasons[-1] == (
-        "floors scaled to the corpus: it holds 3 document(s) and cannot give more, so the run "
-        "owed round-1 fetches ≥ 3 (not 20), distinct sources ≥ 3 (not 30), sources new in "
-        "round 2 ≥ 0 (not 5)"
+        "the corpus holds only 3 document(s), so the work asked of the run was lowered to fit "
+        "it: 3 sources fetched in round 1 (not 20), 3 distinct sources (not 30), 0 sources new "
+        "in round 2 (not 5) [floors-scaled-to-corpus]"
     )
     # The planner planned the floors the reasoner did not: five sub-questions of four queries.
     counters = json.loads(Brief(result.brief).trace_path.read_text(encoding="utf-8"))["counters"]

@@ -1,38 +1,56 @@
-"""The brief's verdict: eight rules in precedence plus work-budget floors (docs/contracts.md §10).
+"""The brief's verdict: its rules in precedence plus work-budget floors (docs/contracts.md §10).
 
 Every rule is evaluated, not just the first that fires: ``verdict_reasons`` starts with the rule
 that decided and lists every other rule that would have fired, so a reader sees all that is
-wrong at once. Precedence, highest first:
+wrong at once. Each reason is one line, ``<VERDICT>: <what happened, in plain words> [<rule id>]``
+(:func:`reason_line`, read back by :func:`read_reason`): the sentence is for whoever reads the
+brief, the id for code and for searching. Precedence, highest first:
 
-1. ``refetch_pass_rate`` < refetch_fail → FAIL
-2. a verifier violation stands (a kept Supported claim still cites a source that failed, or a
-   claim was never traced), or claims.json's trace verdicts do not reproduce from the retained
-   text (an edit after the trace gate ran) → HOLD
-3. full depth and CIBER neither ran nor was validly skipped → HOLD
-F. any work-budget floor unmet → HOLD (the offending phase should be re-run); a floor that
+``refetch-failed``
+   ``refetch_pass_rate`` < refetch_fail → FAIL
+``verifier-violation``, ``trace-not-reproduced``
+   a kept Supported claim still cites a source that failed, or a claim was never traced; or
+   claims.json's trace verdicts do not reproduce from the retained text (an edit after the
+   trace gate ran) → HOLD
+``ciber-missing``
+   full depth and CIBER neither ran nor was validly skipped → HOLD
+``floor-unmet:<floor>``
+   a work-budget floor unmet → HOLD (the offending phase should be re-run); a floor that
    counts documents asks no more than a local corpus holds
-E. no claim can be emitted → HOLD: the sources did not answer the question (the brief's
+``no-verified-claim``
+   no claim can be emitted → HOLD: the sources did not answer the question (the brief's
    coverage gaps say what was not found); an empty brief never reads as a usable answer
-4. ``ciber_passed`` is false → PARTIAL
-5. refetch_fail ≤ ``refetch_pass_rate`` < refetch_ready → PARTIAL
-6. τ < tau_threshold, or unresolved contradictions → PARTIAL
-R. full depth and the headless run's reasoner declared it cannot sit the skeptic panel or
+``reasoner-unable``
+   full depth and the headless run's reasoner declared it cannot sit the skeptic panel or
    re-frame claims for CIBER → PARTIAL, one plain line saying what READY would need (it
-   replaces rule 3's HOLD for a CIBER the reasoner cannot run, and rule P's per-claim "no
-   votes": re-running would change neither)
-P. full depth and a load-bearing claim the skeptic panel has not upheld (no votes, or
+   replaces ``ciber-missing``'s HOLD for a CIBER the reasoner cannot run, and
+   ``panel-not-upheld``'s per-claim "no votes": re-running would change neither)
+``ciber-inconsistent``
+   ``ciber_passed`` is false → PARTIAL
+``refetch-below-ready``
+   refetch_fail ≤ ``refetch_pass_rate`` < refetch_ready → PARTIAL
+``tau-below-threshold``, ``contradictions-unresolved``
+   τ < tau_threshold; unresolved contradictions → PARTIAL
+``panel-not-upheld``
+   full depth and a load-bearing claim the skeptic panel has not upheld (no votes, or
    ``unverified``) → PARTIAL, naming each such claim: a panel that never sat upheld nothing
-I. the run was stopped by a cap (trace.json ``phases.run.incomplete``) → PARTIAL, one
-   ``run incomplete: <cap>`` line per cap
-7. full depth, every gate passed, CIBER passed → READY
-8. quick depth, every available gate passed → PARTIAL_QUICK
-
-A full-depth brief whose CIBER was validly skipped for too few high claims passes no READY gate
-and fires no PARTIAL rule; it is PARTIAL (``ciber_not_run``), since READY requires a CIBER pass.
+``run-incomplete``
+   the run was stopped by a cap (trace.json ``phases.run.incomplete``) → PARTIAL, one line
+   per cap
+``all-gates-passed``
+   full depth, every gate passed, CIBER passed → READY
+``ciber-skipped``
+   full depth, every gate passed, CIBER validly skipped for too few high claims → PARTIAL,
+   since READY requires a CIBER pass
+``quick-depth``
+   quick depth: every available gate passed, or the brief would be PARTIAL → PARTIAL_QUICK
 
 A capped run is PARTIAL at best because its floors and gates judge only what it gathered: the
-gates prove every emitted claim, not that the question was covered. Rule I keeps such a run from
-ever reading READY (at quick depth it is listed beside PARTIAL_QUICK).
+gates prove every emitted claim, not that the question was covered. ``run-incomplete`` keeps
+such a run from ever reading READY (at quick depth it is listed beside PARTIAL_QUICK).
+
+After the rules come two notes without a verdict, when they apply: ``floors-scaled-to-corpus``
+and ``non-default-settings``.
 
 Counters come from trace.json. Counters that contradict the other artifacts (more distinct
 sources than sources.jsonl holds, a re-fetch rate without a re-fetch sample, …) are an input
@@ -42,14 +60,16 @@ error: deciding on them would be guessing.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from deep_research.decide.audit import build_audit, prove_audit, write_audit
 from deep_research.decide.ciber import skip_problem
 from deep_research.decide.counters import fetched_sources
+from deep_research.decide.seal import seal
 from deep_research.decide.triangulate import awaiting_panel
 from deep_research.errors import InconsistentArtifacts, InputError
 from deep_research.gates.trace import emitted_claims, retrace_mismatches
@@ -77,16 +97,72 @@ from deep_research.urls import is_web
 RANK: dict[str, int] = {"FAIL": 0, "HOLD": 1, "PARTIAL": 2, "READY": 3, "PARTIAL_QUICK": 3}
 
 
+#: Every rule's id, in precedence order (docs/contracts.md §10.1): each names what happened.
+#: ``floor-unmet`` is followed by the floor's name (``floor-unmet:distinct_sources``).
+RULES: tuple[str, ...] = (
+    "refetch-failed",
+    "verifier-violation",
+    "trace-not-reproduced",
+    "ciber-missing",
+    "floor-unmet",
+    "no-verified-claim",
+    "reasoner-unable",
+    "ciber-inconsistent",
+    "refetch-below-ready",
+    "tau-below-threshold",
+    "contradictions-unresolved",
+    "panel-not-upheld",
+    "run-incomplete",
+    "all-gates-passed",
+    "ciber-skipped",
+    "quick-depth",
+)
+#: The lines that follow the rules and force no verdict.
+NOTES: tuple[str, ...] = ("floors-scaled-to-corpus", "non-default-settings")
+
+_REASON = re.compile(
+    r"(?:(?P<verdict>FAIL|HOLD|PARTIAL_QUICK|PARTIAL|READY): )?(?P<text>.+) "
+    r"\[(?P<rule>[a-z][a-z0-9-]*(?::[a-z0-9_]+)?)\]"
+)
+
+
+def reason_line(verdict: Verdict | None, text: str, rule: str) -> str:
+    """One line of ``verdict_reasons``: the verdict a rule forces (None for a note), what
+    happened in plain words, then the rule's id in brackets — the words lead, since a newcomer
+    reads them first; the id closes the line, where :func:`read_reason` finds it."""
+    return f"{verdict}: {text} [{rule}]" if verdict is not None else f"{text} [{rule}]"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """A line of ``verdict_reasons`` read back: the verdict it forces (None for a note), its
+    words, and its rule id."""
+
+    verdict: Verdict | None
+    text: str
+    rule: str
+
+
+def read_reason(line: str) -> Reason | None:
+    """The parts of a line :func:`reason_line` wrote; None for any other line (a brief decided
+    before rules had ids)."""
+    found = _REASON.fullmatch(line)
+    if found is None:
+        return None
+    verdict = cast(Verdict | None, found["verdict"])
+    return Reason(verdict, found["text"], found["rule"])
+
+
 @dataclass(frozen=True)
 class Fired:
-    """One rule that fires: its name, the verdict it forces, and why."""
+    """One rule that fires: its id, the verdict it forces, and what happened in plain words."""
 
     rule: str
     verdict: Verdict
     why: str
 
     def line(self) -> str:
-        return f"{self.rule} → {self.verdict}: {self.why}"
+        return reason_line(self.verdict, self.why, self.rule)
 
 
 # --- floors ---------------------------------------------------------------------------------
@@ -115,12 +191,20 @@ def refetch_required(document: ClaimsFile, sources: Sequence[SourceRow], setting
     return min(cited, settings.refetch_floor(cited))
 
 
-#: The floors that count documents, in plain words: a corpus of N documents caps each of them.
-DOCUMENT_FLOORS = {
-    "round1_fetches": "round-1 fetches",
+#: Each floor in plain words, as a count of it reads ("25 distinct sources").
+FLOOR_WORDS = {
+    "sub_questions": "sub-questions",
+    "queries_per_sub_question": "searches per sub-question",
+    "round1_fetches": "sources fetched in round 1",
     "distinct_sources": "distinct sources",
+    "rounds": "research rounds",
+    "counter_queries_per_sub_question": "searches for counter-evidence per sub-question",
+    "refetch_sample": "cited pages re-fetched to check their quotes again",
     "round2_fetches": "sources new in round 2",
 }
+
+#: The floors that count documents: a corpus of N documents caps each of them.
+DOCUMENT_FLOORS = ("round1_fetches", "distinct_sources", "round2_fetches")
 
 
 def corpus_caps(counters: Counters, sources: Sequence[SourceRow]) -> dict[str, int]:
@@ -146,15 +230,17 @@ def scaled_floors(
         return None
     caps = corpus_caps(counters, sources)
     lowered = [
-        f"{plain} ≥ {caps[name]} (not {getattr(settings, 'full_' + name)})"
-        for name, plain in DOCUMENT_FLOORS.items()
+        f"{caps[name]} {FLOOR_WORDS[name]} (not {getattr(settings, 'full_' + name)})"
+        for name in DOCUMENT_FLOORS
         if caps.get(name, math.inf) < getattr(settings, "full_" + name)
     ]
     if not lowered:
         return None
-    return (
-        f"floors scaled to the corpus: it holds {counters.corpus_documents} document(s) and "
-        f"cannot give more, so the run owed {', '.join(lowered)}"
+    return reason_line(
+        None,
+        f"the corpus holds only {counters.corpus_documents} document(s), so the work asked "
+        f"of the run was lowered to fit it: {', '.join(lowered)}",
+        "floors-scaled-to-corpus",
     )
 
 
@@ -303,14 +389,15 @@ def run_incomplete(trace: TraceFile) -> list[str]:
 def reasoner_unable(trace: TraceFile) -> dict[str, str]:
     """The steps the headless run's reasoner declared it cannot do (``panel``, ``ciber``) and
     its reason for each, as the runner recorded them (none for a plugin run: there a model sits
-    both, and CIBER not run is rule 3's HOLD)."""
+    both, and CIBER not run is ``ciber-missing``'s HOLD)."""
     run = trace.phase("run", RunRecord)
     unable = run.unable if run is not None else {}
     return {step: why for step, why in unable.items() if step in ("panel", "ciber")}
 
 
 def _reasoner_line(unable: dict[str, str]) -> str:
-    """Rule R's one plain sentence: what READY would need that this run's reasoner lacks."""
+    """``reasoner-unable``'s one plain sentence: what READY would need that this run's
+    reasoner lacks."""
     needs = []
     if "panel" in unable:
         needs.append("sit the skeptic panel")
@@ -318,10 +405,22 @@ def _reasoner_line(unable: dict[str, str]) -> str:
         needs.append("re-frame claims for CIBER")
     said = "; ".join(dict.fromkeys(unable.values()))
     return (
-        f"READY needs a reasoner that can {' and '.join(needs)}; this run's reasoner cannot "
-        f"({said}), so the brief is PARTIAL at best — run again with a model reasoner "
-        "(--reasoner) to reach READY"
+        f"this run's reasoner cannot {' and '.join(needs)} ({said}), which READY needs; "
+        "run again with a model reasoner (--reasoner) to reach READY"
     )
+
+
+def _unmet(name: str, floor: Floor, depth: str) -> Fired:
+    return Fired(
+        f"floor-unmet:{name}",
+        "HOLD",
+        f"the run did less work than a {depth}-depth brief needs: {floor.actual:g} "
+        f"{FLOOR_WORDS.get(name, name)}, needs {floor.required:g}",
+    )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def evaluate(
@@ -341,21 +440,34 @@ def evaluate(
     rate = document.refetch_pass_rate
     full = document.depth == "full"
     if rate is not None and rate < settings.refetch_fail:
-        fired.append(Fired("rule 1", "FAIL", f"refetch_pass_rate {rate} < {settings.refetch_fail}"))
+        fired.append(
+            Fired(
+                "refetch-failed",
+                "FAIL",
+                "the cited pages, fetched again, no longer say what was quoted from them "
+                f"(re-fetch pass rate {rate}, needs {settings.refetch_fail})",
+            )
+        )
     violations = standing_violations(document)
     if violations:
         more = f" (+{len(violations) - 3} more)" if len(violations) > 3 else ""
         fired.append(
-            Fired("rule 2", "HOLD", "verifier violations: " + "; ".join(violations[:3]) + more)
+            Fired(
+                "verifier-violation",
+                "HOLD",
+                "a kept claim cites a source the check rejected, or was never checked: "
+                + "; ".join(violations[:3])
+                + more,
+            )
         )
     if retraced:
         more = f" (+{len(retraced) - 1} more)" if len(retraced) > 1 else ""
         fired.append(
             Fired(
-                "rule 2",
+                "trace-not-reproduced",
                 "HOLD",
-                f"claims.json does not reproduce from the retained text: "
-                f"{retraced[0]}{more}; re-run deep-research trace",
+                "claims.json changed after its citations were checked and no longer matches "
+                f"the retained text: {retraced[0]}{more}; re-run deep-research trace",
             )
         )
     if full and document.ciber_passed is None:
@@ -365,68 +477,125 @@ def evaluate(
             else skip_problem(document.ciber_skipped, document, settings)
         )
         # A reasoner that declared it cannot re-frame: re-running changes nothing, so this is
-        # rule R's PARTIAL with what READY needs, not a HOLD the user cannot act on.
+        # reasoner-unable's PARTIAL with what READY needs, not a HOLD the user cannot act on.
         if problem is not None and "ciber" not in unable:
-            fired.append(Fired("rule 3", "HOLD", problem))
+            fired.append(
+                Fired(
+                    "ciber-missing",
+                    "HOLD",
+                    f"the consistency check a full-depth brief needs did not run ({problem})",
+                )
+            )
     for name, floor in floor_table.items():
         if not floor.met:
-            fired.append(
-                Fired(f"floor {name}", "HOLD", f"{floor.actual:g} < required {floor.required:g}")
-            )
+            fired.append(_unmet(name, floor, document.depth))
     if not emitted_claims(document):
         fired.append(
-            Fired("rule E", "HOLD", "no verified claim: the sources do not answer the question")
+            Fired(
+                "no-verified-claim",
+                "HOLD",
+                "no claim survived the checks: the sources found do not answer the question",
+            )
         )
     if unable:
         # First among the PARTIAL reasons: the one a re-run with this reasoner cannot change.
-        fired.append(Fired("rule R", "PARTIAL", _reasoner_line(unable)))
+        fired.append(Fired("reasoner-unable", "PARTIAL", _reasoner_line(unable)))
     if document.ciber_passed is False:
         fired.append(
-            Fired("rule 4", "PARTIAL", "CIBER consistency failure (negation or paraphrase split)")
+            Fired(
+                "ciber-inconsistent",
+                "PARTIAL",
+                "some findings did not hold when negated or reworded (the CIBER consistency "
+                "check failed)",
+            )
         )
     if rate is not None and settings.refetch_fail <= rate < settings.refetch_ready:
         fired.append(
-            Fired("rule 5", "PARTIAL", f"refetch_pass_rate {rate} < {settings.refetch_ready}")
+            Fired(
+                "refetch-below-ready",
+                "PARTIAL",
+                "some cited pages, fetched again, no longer say what was quoted from them "
+                f"(re-fetch pass rate {rate}, needs {settings.refetch_ready})",
+            )
         )
     tau = document.triangulation_score
     if tau is not None and tau < settings.tau_threshold:
-        fired.append(Fired("rule 6", "PARTIAL", f"τ {tau} < {settings.tau_threshold}"))
+        fired.append(
+            Fired(
+                "tau-below-threshold",
+                "PARTIAL",
+                "too few findings are confirmed by two independent sources "
+                f"(τ {tau}, needs {settings.tau_threshold})",
+            )
+        )
     if document.unresolved_contradictions:
         count = len(document.unresolved_contradictions)
-        fired.append(Fired("rule 6", "PARTIAL", f"{count} unresolved contradiction(s)"))
+        fired.append(
+            Fired(
+                "contradictions-unresolved",
+                "PARTIAL",
+                "the sources contradict each other and nothing settles it "
+                f"({_plural(count, 'unresolved contradiction')})",
+            )
+        )
     awaiting = awaiting_panel(document.claims, document.depth)
     if "panel" in unable:
-        # Said once by rule R rather than once per claim.
+        # Said once by reasoner-unable rather than once per claim.
         awaiting = [c for c in awaiting if c.votes is not None]
     if awaiting:
         named = ", ".join(
             f"{c.id} ({'no votes' if c.votes is None else f'{c.votes.outcome} {c.votes.tally}'})"
             for c in awaiting
         )
-        fired.append(Fired("rule P", "PARTIAL", f"the skeptic panel has not upheld {named}"))
+        fired.append(
+            Fired(
+                "panel-not-upheld",
+                "PARTIAL",
+                f"the skeptic panel has not upheld findings the answer rests on: {named}",
+            )
+        )
     for reason in incomplete:
-        fired.append(Fired("rule I", "PARTIAL", f"run incomplete: {reason}"))
+        fired.append(
+            Fired(
+                "run-incomplete",
+                "PARTIAL",
+                f"a cap stopped the run early, so it researched only part of the question: "
+                f"{reason}",
+            )
+        )
     if not fired:
         if full and document.ciber_passed:
-            fired.append(Fired("rule 7", "READY", "every gate passed at full depth"))
+            fired.append(Fired("all-gates-passed", "READY", "every check passed at full depth"))
         elif full:
             fired.append(
                 Fired(
-                    "ciber_not_run",
+                    "ciber-skipped",
                     "PARTIAL",
-                    f"CIBER skipped ({document.ciber_skipped}); READY needs a pass",
+                    "every check that ran passed, but READY also needs the CIBER consistency "
+                    f"check to pass, and it was skipped ({document.ciber_skipped})",
                 )
             )
         else:
             fired.append(
-                Fired("rule 8", "PARTIAL_QUICK", "every available gate passed at quick depth")
+                Fired(
+                    "quick-depth",
+                    "PARTIAL_QUICK",
+                    "a quick first look whose every check passed; only a full-depth run can "
+                    "be READY",
+                )
             )
     ranked = sorted(fired, key=lambda item: RANK[item.verdict])
     if not full and ranked[0].verdict == "PARTIAL":
         # PARTIAL is a full-depth verdict (it presumes the adversarial second round). A quick
         # brief that would be PARTIAL stays PARTIAL_QUICK, never reused, with the reasons listed.
         ranked.insert(
-            0, Fired("rule 8", "PARTIAL_QUICK", "quick depth; the PARTIAL findings below stand")
+            0,
+            Fired(
+                "quick-depth",
+                "PARTIAL_QUICK",
+                "a quick first look, usable within the limits listed below; only a full-depth "
+                "run can be READY",
+            ),
         )
     return ranked
 
@@ -484,7 +653,13 @@ def decide(
     changed = describe_changes(settings)
     if changed is not None:
         # A lowered floor or threshold must be as visible as the verdict it allowed.
-        reasons.append(f"non-default settings: {changed}")
+        reasons.append(
+            reason_line(
+                None,
+                f"this verdict was decided with settings changed from their defaults: {changed}",
+                "non-default-settings",
+            )
+        )
     non_default = {
         name: SettingChange(value=value, default=default)
         for name, (value, default) in changed_settings(settings).items()
@@ -519,6 +694,7 @@ def run_verdict(root: Path, settings: Settings) -> VerdictReport:
         floors=report.floors,
         settings_hash=report.settings_hash,
         non_default_settings=report.non_default_settings,
+        sealed=seal(brief),
     )
     save(brief, updated, record_phase(trace, "verdict", decided, settings))
     write_audit(brief, audit)

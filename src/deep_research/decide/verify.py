@@ -13,8 +13,13 @@ the gates wrote that a consumer reads:
   and the brief's τ, source count, freshness, stripped claims and coverage gaps;
 * the work counters, as ``deep-research counters`` computes them (a plugin run), or the ones
   the artifacts fix (any brief);
-* the verdict, its reasons and floors, under the settings trace.json records;
-* audit.json, and report.md against the report rendered from the brief.
+* the verdict, its reasons and floors, under the settings trace.json records — in claims.json
+  and in trace.json's record of the verdict phase;
+* audit.json, and report.md against the report rendered from the brief;
+* the records themselves where code derived them: each web source's owner from its URL, each
+  corpus metadata file from the logged fetch that stored its text
+  (:mod:`deep_research.decide.provenance`), and the fetch log and sources.jsonl against the
+  digests the verdict sealed them with (:mod:`deep_research.decide.seal`).
 
 Nothing is written. A brief whose stored values cannot be reproduced from its files is not
 auditable, and each difference is named.
@@ -35,6 +40,8 @@ from pydantic_core import to_jsonable_python
 from deep_research.brief import Brief, parse_json, read_text, sha256_text
 from deep_research.decide.audit import build_audit
 from deep_research.decide.counters import compute, load_plan
+from deep_research.decide.provenance import corpus_meta_mismatches, owner_mismatches
+from deep_research.decide.seal import seal_mismatches
 from deep_research.decide.triangulate import Corpus, triangulate_claims
 from deep_research.decide.verdict import decide
 from deep_research.decide.votes import apply_votes
@@ -46,7 +53,7 @@ from deep_research.models import AuditFile, ClaimsFile, FetchLogEntry, SourceRow
 from deep_research.render import render_brief
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
-from deep_research.trace_phases import CountersPhase, RefetchPhase, VotesPhase
+from deep_research.trace_phases import CountersPhase, RefetchPhase, VerdictPhase, VotesPhase
 
 #: Differences named per artifact; past this one line says how many more there are.
 MAX_NAMED = 8
@@ -126,6 +133,7 @@ def run_verify(
         )
         retraced = retrace_mismatches(brief, document)
         report.mismatches.extend(retraced)
+        report.mismatches.extend(_compare_provenance(stored))
         report.mismatches.extend(_compare_votes(stored))
         if document.triangulation_score is not None:
             report.mismatches.extend(_compare_triangulation(stored))
@@ -133,6 +141,7 @@ def run_verify(
             report.mismatches.extend(_compare_counters(stored, fetcher_rounds))
             report.mismatches.extend(_compare_verdict(stored, retraced))
             report.mismatches.extend(_compare_audit(stored))
+        report.mismatches.extend(_compare_verdict_record(stored))
         if (root / "report.md").exists():
             report.mismatches.extend(_compare_report(stored))
     return report
@@ -264,7 +273,37 @@ def _compare_verdict(stored: _Stored, retraced: list[str]) -> list[str]:
             f"verdict_reasons: stored {document.verdict_reasons!r}, recomputed {decided.reasons!r}"
         )
     found += _differences("floors", _plain(document.floors), _plain(decided.floors))
+    try:
+        recorded = stored.trace.phase("verdict", VerdictPhase)
+    except InputError as exc:
+        return [*found, f"trace.json phases.verdict: {exc}"]
+    if recorded is not None:
+        # trace.json's record of the phase is read as the verdict's too (by a reader, an audit).
+        entry = recorded.entry()
+        as_decided = {key: entry.get(key) for key in decided.as_dict()}
+        found += _differences("trace.json phases.verdict", as_decided, decided.as_dict())
     return found
+
+
+def _compare_verdict_record(stored: _Stored) -> list[str]:
+    """The fetch log and sources.jsonl against the seal the verdict recorded, and a verdict
+    phase recorded for a brief that holds no verdict."""
+    if "verdict" not in stored.trace.phases:
+        return []
+    if stored.document.verdict is None:
+        return ["trace.json phases.verdict: recorded, but claims.json holds no verdict"]
+    try:
+        recorded = stored.trace.phase("verdict", VerdictPhase)
+    except InputError as exc:
+        return [f"trace.json phases.verdict: {exc}"]
+    return seal_mismatches(stored.brief, recorded.sealed if recorded is not None else None)
+
+
+def _compare_provenance(stored: _Stored) -> list[str]:
+    """Owners and corpus metadata, derived again from the URLs and the fetch log."""
+    return _capped("sources.jsonl", owner_mismatches(stored.sources)) + _capped(
+        "corpus metadata", corpus_meta_mismatches(stored.brief, stored.log)
+    )
 
 
 def _compare_audit(stored: _Stored) -> list[str]:

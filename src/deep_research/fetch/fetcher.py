@@ -14,8 +14,10 @@
    deflate: anything else would be stored undecoded), then the body, streamed and cut off at
    the byte cap (Content-Length is not trusted);
 4. extraction — HTML and PDF (a ``%PDF-`` body is a PDF whatever its label) in the bounded
-   extractor process; empty text is a failure. The text is stored as ``corpus/<hash>.txt``
-   with its ``.meta.json``;
+   extractor process; empty text is a failure. The byte cap holds for the text too, in the
+   UTF-8 it is stored as: decoding can grow a body (each undecodable byte becomes a
+   three-byte U+FFFD, a PDF's streams are compressed), and a text over the cap is refused. The
+   text is stored as ``corpus/<hash>.txt`` with its ``.meta.json``;
 5. one fetch-log line for the attempt, whatever happened (robots.txt fetches get their own).
 
 One deadline, :data:`TOTAL_TIMEOUT_S`, covers all of it: DNS, robots.txt, every hop, the body
@@ -233,6 +235,7 @@ class Fetcher:
                     response.body
                 )
                 extracted = self._extract(response, media, deadline)
+                _check_text_size(extracted.text, self.policy.max_bytes)
                 meta = CorpusMeta(
                     url=redact(url),
                     final_url=redact(response.final_url),
@@ -436,6 +439,16 @@ def _check_encoding(encodings: list[str]) -> None:
     undecoded = [name for name in named if name.lower() not in DECODED_ENCODINGS]
     if undecoded:
         raise TargetRefused("content_encoding", f"{', '.join(undecoded)} is not decoded")
+
+
+def _check_text_size(text: str, cap: int) -> None:
+    """Refuse a text over ``cap`` bytes as stored (UTF-8), whatever the body it came from."""
+    # UTF-8 spends at most four bytes on a character: only a longer text needs encoding.
+    if len(text) * 4 <= cap:
+        return
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    if size > cap:
+        raise TargetRefused("text_over_cap", f"extracted text is {size} bytes, over {cap}")
 
 
 def _read_capped(response: httpx2.Response, cap: int) -> bytes:

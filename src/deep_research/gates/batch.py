@@ -6,9 +6,11 @@ so labelled eval rows can be fed as they are. Output: one result per input line,
 ``{"id", "verdict", "reasons", "span", "literals"}``. Steps 2–4 of the gate only: no model, no
 network.
 
-A malformed line yields an ``unresolvable`` result with the reason; the batch never aborts on one
-bad line. The whole input is refused (exit 2, nothing written) only when it is not a pairs file at
-all: empty, or not one line of it is a JSON object.
+A malformed line yields an ``unresolvable`` result with the reason — one result for every input
+line, always, carrying the line's ``id`` when that id is itself sound; the batch never aborts on
+one bad line. The whole input is refused (exit 2, nothing written) only when it is not a pairs
+file at all: empty, or not one line of it is a JSON object (an object whose text is not text —
+a lone surrogate — is still a row, answered).
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
 #: Results held in memory before the input is known to be a pairs file; past this, on disk.
 SPOOL_BYTES = 1024 * 1024
+#: The reasons of a line that is no JSON object at all: only lines with these leave the input
+#: unproven as a pairs file.
+NOT_AN_OBJECT = "malformed_line: not a JSON object"
+LINE_TOO_LONG = f"line_too_long: over {MAX_LINE_BYTES} bytes"
 
 
 def check_pair(
@@ -87,16 +93,19 @@ def check_line(raw: bytes | None, *, base_dir: Path) -> GateResult:
     ``None`` is a line that was over the size cap (and was skipped without being held).
     """
     if raw is None or len(raw) > MAX_LINE_BYTES:
-        return unresolvable(None, f"line_too_long: over {MAX_LINE_BYTES} bytes")
+        return unresolvable(None, LINE_TOO_LONG)
     try:
         value = json.loads(decode_utf8(raw, what="line"))
     except (InputError, ValueError, RecursionError):  # ValueError: also a >4,300-digit integer
-        return unresolvable(None, "malformed_line: not a JSON object")
+        return unresolvable(None, NOT_AN_OBJECT)
     if not isinstance(value, dict):
-        return unresolvable(None, "malformed_line: not a JSON object")
+        return unresolvable(None, NOT_AN_OBJECT)
+    pair_id = _sound_id(value.get("id"))
     if (where := lone_surrogate_at(value)) is not None:
-        return unresolvable(None, f"malformed_line: {where} holds a lone surrogate, not text")
-    pair_id = value.get("id") if isinstance(value.get("id"), str | int) else None
+        # A JSON object, so a row of a pairs file: answered, never dropped with the input.
+        return unresolvable(pair_id, f"invalid_text: {where} holds a lone surrogate, not text")
+    if isinstance(value.get("id"), bool):  # JSON true is no id, though Python counts it an int
+        return unresolvable(None, "invalid_field: id: a boolean, not a string or an integer")
     try:
         pair = GateInput.model_validate(value)
     except ValidationError as exc:
@@ -108,6 +117,13 @@ def check_line(raw: bytes | None, *, base_dir: Path) -> GateResult:
         return text
     facts = SourceFacts(title=pair.title)
     return _result(pair.id, check_support(pair.claim, [pair.quote], Document(text), facts=facts))
+
+
+def _sound_id(value: object) -> str | int | None:
+    """The line's id as its answer may carry it: a string of text or an integer, else None."""
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    return None if isinstance(value, str) and lone_surrogate_at(value) else value
 
 
 def _source_text(pair: GateInput, base_dir: Path) -> str | GateResult:
@@ -208,9 +224,7 @@ def run_gate(stream: BinaryIO, out: IO[str], *, base_dir: Path) -> GateSummary:
 
 
 def _not_an_object(result: GateResult) -> bool:
-    return bool(result.reasons) and result.reasons[0].startswith(
-        ("malformed_line", "line_too_long")
-    )
+    return result.reasons[:1] in ([NOT_AN_OBJECT], [LINE_TOO_LONG])
 
 
 def run_gate_file(

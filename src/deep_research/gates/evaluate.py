@@ -1,4 +1,4 @@
-"""Measure the gate on labelled data: the figures the README reports.
+"""Measure the gate on labelled data: the figures benchmarks/RESULTS.md reports.
 
 Two kinds of labelled rows, both in the gate's batch-input shape plus labels:
 

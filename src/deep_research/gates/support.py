@@ -7,7 +7,8 @@ The first failing step decides (docs/contracts.md §4.1):
 3. every literal of the claim is present in, or derivable from, the located text (``literals``)
    — or, for a year, a season or a name the located text leaves out, stated by the document
    around it: its title, the heading and paragraphs above the span, its publication date
-   (:mod:`deep_research.gates.literals.context`, reported per literal);
+   (:mod:`deep_research.gates.literals.context`, reported per literal); and the claim does not
+   negate what the located text states, nor the reverse (:mod:`deep_research.gates.negation`);
 4. the claim and the located text share content tokens (``overlap``).
 
 Literals and overlap are read from the document at the located offsets, never from the quote as
@@ -23,6 +24,7 @@ from typing import Literal, Protocol
 
 from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck, check
 from deep_research.gates.locate import MIN_SUPPORT_CHARS, Document, Located, locate
+from deep_research.gates.negation import disagreement
 from deep_research.gates.overlap import MIN_SHARED_TOKENS, shared_tokens
 
 Outcome = Literal["supported", "partially_supported", "unsupported"]
@@ -32,6 +34,7 @@ SPAN_TOO_SHORT = "span_too_short"
 EMPTY_QUOTE = "empty_quote"
 LITERAL_MISSING = "literal_missing"
 NAME_MISSING = "name_missing"
+NEGATION_MISMATCH = "negation_mismatch"
 LOW_OVERLAP = "low_overlap"
 
 _RANK: dict[Outcome, int] = {"unsupported": 0, "partially_supported": 1, "supported": 2}
@@ -145,6 +148,8 @@ def check_support(
         reasons.append(LITERAL_MISSING)
     if literal_check.names_missing:
         reasons.append(NAME_MISSING)
+    if disagreement(claim, document.text, [(found.start, found.end) for found in usable]):
+        reasons.append(NEGATION_MISMATCH)
     if not on_topic:
         reasons.append(LOW_OVERLAP)
 

@@ -26,7 +26,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from deep_research import role_contracts
 from deep_research.brief import Brief
+from deep_research.decide.verdict import read_reason
 from deep_research.depth import Depth
 from deep_research.errors import DeepResearchError
 from deep_research.models import ClaimsFile
@@ -52,6 +54,10 @@ PANEL_FIRST = 2
 PANEL_MAX = 3
 #: The CIBER pass reads at most this many high-confidence claims.
 CIBER_TOP_N = 10
+#: The contracts of the files the orchestrator writes itself (roles/*.md): their steps are the
+#: rules ``next`` prints, the same text the headless planner and synthesizer are sent.
+PLANNER = "planner"
+SYNTHESIZER = "synthesizer"
 
 
 class Task(BaseModel):
@@ -206,14 +212,7 @@ def phase_plan(view: View) -> Action | None:
             "max_sub_questions": _most_sub_questions(view),
             "min_queries_per_sub_question": need_q,
         },
-        rules=[
-            "first scout with at most 2 broad WebSearch calls to learn the topic's shape; do "
-            "not answer the question",
-            f"{need_sq} to {_most_sub_questions(view)} disjoint sub-questions, ids sq1, sq2, …; "
-            "each with a scope line naming what it must not cover",
-            f"at least {need_q} distinct search queries per sub-question; list every query a "
-            "fetcher will run — counts are taken from these lists",
-        ],
+        rules=role_contracts.items(PLANNER, "Steps"),
     )
 
 
@@ -734,13 +733,8 @@ def phase_synthesize(view: View) -> Action | None:
         phase="synthesize",
         why="the answer is written from the verified claims only",
         path=str(text),
-        example="Short answer in a few sentences, each ending with its sources [S1][S4].",
-        rules=[
-            "plain prose, one to two short paragraphs; every sentence cites the S-ids of the "
-            "claims it states, in square brackets",
-            "state only these verified claims, as written; nothing else:",
-            *emitted,
-        ],
+        # The contract's rules, then the claims they speak of: the data, one line each.
+        rules=[*role_contracts.items(SYNTHESIZER, "Rules"), *emitted],
     )
 
 
@@ -787,28 +781,29 @@ HANDLERS: dict[str, Callable[[View], Action | None]] = {
 }
 
 
-#: The phase whose work a HOLD reason counts (the reason's rule, as the verdict names it).
+#: The phase whose work a HOLD reason counts (by the rule id its reason ends with).
 CLEARED_BY = {
-    "floor sub_questions": "plan",
-    "floor queries_per_sub_question": "plan",
-    "floor round1_fetches": "cast",
-    "floor distinct_sources": "cast and round2",
-    "floor rounds": "round2",
-    "floor counter_queries_per_sub_question": "round2",
-    "floor round2_fetches": "round2",
-    "floor refetch_sample": "refetch",
-    "rule 2": "trace",
-    "rule 3": "ciber",
-    "rule E": "plan: the sources found do not answer the question; ask a narrower one",
+    "floor-unmet:sub_questions": "plan",
+    "floor-unmet:queries_per_sub_question": "plan",
+    "floor-unmet:round1_fetches": "cast",
+    "floor-unmet:distinct_sources": "cast and round2",
+    "floor-unmet:rounds": "round2",
+    "floor-unmet:counter_queries_per_sub_question": "round2",
+    "floor-unmet:round2_fetches": "round2",
+    "floor-unmet:refetch_sample": "refetch",
+    "verifier-violation": "trace",
+    "trace-not-reproduced": "trace",
+    "ciber-missing": "ciber",
+    "no-verified-claim": "plan: the sources found do not answer the question; ask a narrower one",
 }
 
 
 def _hold_lines(reasons: list[str]) -> list[str]:
     lines = []
-    for reason in reasons:
-        rule = reason.split(" → ", 1)[0]
-        if reason.split(" → ", 1)[-1].startswith("HOLD") and rule in CLEARED_BY:
-            lines.append(f"{rule}: the work of phase {CLEARED_BY[rule]}")
+    for line in reasons:
+        reason = read_reason(line)
+        if reason is not None and reason.verdict == "HOLD" and reason.rule in CLEARED_BY:
+            lines.append(f"{reason.rule}: the work of phase {CLEARED_BY[reason.rule]}")
     return lines
 
 

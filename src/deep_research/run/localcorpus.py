@@ -9,6 +9,9 @@ Each document has a stable identity ``file://<corpus label>/<path inside the cor
 owner for independence: a declared author (``author:`` in a leading ``---`` block), else the
 top-level folder, else the corpus label. Retaining a hit writes ``corpus/<hash>.txt`` and a 2xx
 fetch-log entry exactly as the web fetcher does, so every gate reads local documents unchanged.
+
+Which files of a folder are read, and how, is :mod:`deep_research.run.corpusfolder`'s: only
+regular files inside the folder, never through a link that leaves it, each name escaped.
 """
 
 from __future__ import annotations
@@ -36,17 +39,28 @@ from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.corpus import retain_document
 from deep_research.fetch.extract import decode, extract, pdf_text
 from deep_research.gates.vocabulary import STOP_WORDS
+from deep_research.run.corpusfolder import (
+    Admitted,
+    LeftOut,
+    escaped,
+    pseudo_root,
+    read_admitted,
+    walk,
+)
 from deep_research.run.interface import Capacity, Hit, Retained, SurveyDoc
 
-SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"})
 PYTHON_DOCS = "python-docs"
 #: The built-in corpus's publisher: every topic is one owner (the same voice, for independence).
 PYTHON_DOCS_OWNER = "docs.python.org"
 #: Where the library's module documents sit inside python-docs (``library/json``).
 LIBRARY = "library"
 #: Part of the python-docs index key: a change to what the corpus holds (v2: the library's
-#: module documentation beside the language reference) builds a new index, never reuses one.
-PYTHON_DOCS_CONTENT = "reference+library-v2"
+#: module documentation beside the language reference; v3: rendered without the process
+#: environment) builds a new index, never reuses one.
+PYTHON_DOCS_CONTENT = "reference+library-v3"
+#: Earlier keys whose index is deleted when this one is built: v2's rendering held the whole
+#: process environment (see :mod:`deep_research.run.pydocs`), so it is not left on disk.
+PYTHON_DOCS_LEAKED = ("reference+library-v2",)
 #: Largest local file indexed; a bigger one is skipped (and counted), never half-read.
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_HEADINGS = 12
@@ -77,6 +91,14 @@ class LocalDoc:
     @property
     def content_hash(self) -> str:
         return "sha256:" + hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A listed file that could not be read: its escaped path and why."""
+
+    relative: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -154,14 +176,13 @@ def declared_author(text: str) -> str | None:
     return None
 
 
-def file_text(path: Path) -> tuple[str, str | None] | None:
-    """The text a local file contributes (HTML through the fetcher's extractor) and the title
-    it declares (an HTML page's ``<title>``), or None."""
-    body = path.read_bytes()
-    if path.suffix.lower() in {".html", ".htm"}:
+def document_text(body: bytes, suffix: str) -> tuple[str, str | None] | None:
+    """The text a local file of type ``suffix`` contributes (HTML through the fetcher's
+    extractor) and the title it declares (an HTML page's ``<title>``), or None."""
+    if suffix.lower() in {".html", ".htm"}:
         extracted = extract(body, "text/html", None)
         return (extracted.text, extracted.title) if extracted else None
-    if path.suffix.lower() == ".pdf":
+    if suffix.lower() == ".pdf":
         extracted = pdf_text(body)
         return (extracted.text, extracted.title) if extracted else None
     text = decode(body, "utf-8").replace("\r\n", "\n").replace("\x00", "")
@@ -175,45 +196,55 @@ def folder_documents(
     order. Changed files are read in a process pool when there are many (:func:`read_changed`);
     ``report`` hears how far reading is when it takes long.
 
-    A file over :data:`MAX_FILE_BYTES` is not read; once the walk ends, one warning names them.
+    A file over :data:`MAX_FILE_BYTES` is not read; once the walk ends, one warning names them,
+    and one more for each other reason a file was left out (:mod:`.corpusfolder`).
     """
-    return read_changed(list(_listed(root, known)), label, report=report)
+    left = LeftOut()
+    listed = list(_listed(root, known, left))
+    return read_changed(listed, label, report=report, root=root, left=left)
 
 
 def _listed(
-    root: Path, known: dict[str, tuple[int, int]]
-) -> Iterator[tuple[str, Path | None, int, int]]:
-    """(relative path, the file to read or None when unchanged, mtime_ns, size)."""
+    root: Path, known: dict[str, tuple[int, int]], left: LeftOut | None = None
+) -> Iterator[tuple[str, Admitted | None, int, int]]:
+    """(escaped relative path, the file to read or None when unchanged, mtime_ns, size). What
+    the walk leaves out is added to ``left``, or, without one, warned about here."""
+    root = root.resolve()
+    warn, left = left is None, left or LeftOut()
     oversize: list[tuple[str, int]] = []
-    for path in sorted(root.rglob("*")):
-        if path.suffix.lower() not in SUFFIXES or not path.is_file():
+    for listed in walk(root, left):
+        relative, mtime_ns, size = listed.relative, listed.mtime_ns, listed.size
+        if size > MAX_FILE_BYTES:
+            oversize.append((relative, size))
             continue
-        relative = path.relative_to(root).as_posix()
-        if any(part.startswith(".") for part in relative.split("/")):
-            continue
-        stat = path.stat()
-        if stat.st_size > MAX_FILE_BYTES:
-            oversize.append((relative, stat.st_size))
-            continue
-        if known.get(relative) == (stat.st_mtime_ns, stat.st_size):
-            yield relative, None, stat.st_mtime_ns, stat.st_size
-            continue
-        yield relative, path, stat.st_mtime_ns, stat.st_size
+        unchanged = known.get(relative) == (mtime_ns, size)
+        yield relative, None if unchanged else listed.file, mtime_ns, size
+    if warn:
+        left.warn(escaped(str(root)))
     if oversize:
         shown = ", ".join(f"{name} ({size / 2**20:.1f} MB)" for name, size in oversize[:5])
         more = f" and {len(oversize) - 5} more" if len(oversize) > 5 else ""
+        cap = MAX_FILE_BYTES // 2**20
         warnings.warn(
-            f"{len(oversize)} file(s) of {root} over the {MAX_FILE_BYTES // 2**20} MB cap are not "
+            f"{len(oversize)} file(s) of {escaped(str(root))} over the {cap} MB cap are not "
             f"searched: {shown}{more}; split each into smaller files to search it",
             stacklevel=2,
         )
 
 
 def local_document(
-    path: Path, label: str, relative: str, mtime_ns: int, size: int
-) -> LocalDoc | None:
-    """One file as indexed, or None when it has no text."""
-    read = file_text(path)
+    file: Admitted, label: str, relative: str, mtime_ns: int, size: int
+) -> LocalDoc | Unread | None:
+    """One file as indexed, :class:`Unread` when it cannot be read (or is no longer the file
+    listed), or None when it has no text."""
+    try:
+        body = read_admitted(file, MAX_FILE_BYTES)
+    except OSError as error:
+        return Unread(relative, (error.strerror or type(error).__name__).lower())
+    if len(body) > MAX_FILE_BYTES:
+        return Unread(relative, f"grew past the {MAX_FILE_BYTES // 2**20} MB cap")
+    # The type the listed name says: a link's own name, not its target's.
+    read = document_text(body, Path(relative).suffix)
     if read is None:
         return None
     text, declared = read
@@ -245,16 +276,20 @@ def pool_size() -> int:
 
 
 def read_changed(
-    listed: list[tuple[str, Path | None, int, int]],
+    listed: list[tuple[str, Admitted | None, int, int]],
     label: str,
     *,
     workers: int | None = None,
     report: Report | None = None,
+    root: Path | None = None,
+    left: LeftOut | None = None,
 ) -> Iterator[tuple[str, LocalDoc | None, int, int]]:
-    """The documents of ``listed`` in its order, each changed file read by :func:`local_document`
-    — in a pool of ``workers`` processes (default :func:`pool_size`) when there are at least
-    :data:`POOL_MIN_FILES` of them, which gives the same documents as reading them here. A file
-    without text is left out, as when read here."""
+    """The documents of ``listed`` (files of the folder ``root``) in its order, each changed
+    file read by :func:`local_document` — in a pool of ``workers`` processes (default
+    :func:`pool_size`) when there are at least :data:`POOL_MIN_FILES` of them, which gives the
+    same documents as reading them here. A file without text is left out, as when read here; one
+    that could not be read is left out too, added to ``left`` (what the walk left out), and once
+    reading ends one warning per reason names them."""
     jobs = [(path, label, relative, mtime, size) for relative, path, mtime, size in listed if path]
     workers = pool_size() if workers is None else workers
     if workers > 1 and len(jobs) >= POOL_MIN_FILES:
@@ -262,23 +297,28 @@ def read_changed(
     else:
         documents = (local_document(*job) for job in jobs)
     progress = _Progress(len(jobs), report)
+    left = left or LeftOut()
     for relative, path, mtime, size in listed:
         if path is None:
             yield relative, None, mtime, size
             continue
         doc = next(documents)
         progress.read()
-        if doc is not None:
+        if isinstance(doc, Unread):
+            left.unreadable.append(f"{doc.relative} ({doc.reason})")
+        elif doc is not None:
             yield relative, doc, mtime, size
     progress.done()
+    left.warn(escaped(str(root)) if root is not None else f"corpus {label}")
 
 
-_Job = tuple[Path, str, str, int, int]
+_Job = tuple[Admitted, str, str, int, int]
+_Read = LocalDoc | Unread | None
 
 
 def pooled(
-    jobs: list[_Job], workers: int, read: Callable[..., LocalDoc | None] = local_document
-) -> Iterator[LocalDoc | None]:
+    jobs: list[_Job], workers: int, read: Callable[..., _Read] = local_document
+) -> Iterator[_Read]:
     """``read`` (:func:`local_document`) of each job, in order, from a pool of ``workers``
     processes (``read`` must be importable by name there); a few
     jobs per worker are in flight, so memory holds a window of documents, not the corpus. A pool
@@ -288,7 +328,7 @@ def pooled(
         # Spawned, not forked: the parent may run threads (the progress line's ticker).
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            pending: deque[Future[LocalDoc | None]] = deque()
+            pending: deque[Future[_Read]] = deque()
             for job in jobs:
                 pending.append(pool.submit(read, *job))
                 if len(pending) >= 4 * workers:
@@ -387,6 +427,9 @@ class CorpusIndex:
     def connect(self) -> Iterator[sqlite3.Connection]:
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         with closing(sqlite3.connect(self.db_path, timeout=30)) as connection:
+            # What is deleted is overwritten, not left in free pages: a file that leaves the
+            # index may be one that never belonged in it (a link out of the folder).
+            connection.execute("PRAGMA secure_delete = ON")
             connection.executescript(_SCHEMA)
             with connection:
                 yield connection
@@ -439,6 +482,9 @@ class CorpusIndex:
             gone = [path for path in current if path not in seen]
             for path in gone:
                 self._delete(db, path)
+            if gone:
+                # FTS5 deletes by marker; merging the segments drops the words themselves.
+                db.execute("INSERT INTO fts (fts) VALUES ('optimize')")
         return SyncReport(added, updated, len(gone), unchanged, 0)
 
     @staticmethod
@@ -527,18 +573,48 @@ class LocalCorpus:
 
 
 def index_path(state: Path, label: str, key: str) -> Path:
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    # surrogateescape: a folder's name is bytes, and one that is not UTF-8 still has a key.
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return state / "corpora" / f"{label}-{digest}.sqlite"
 
 
+def _delete_index(path: Path) -> None:
+    """An index file and SQLite's files beside it, gone."""
+    for name in (path.name, f"{path.name}-journal", f"{path.name}-wal", f"{path.name}-shm"):
+        (path.parent / name).unlink(missing_ok=True)
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # the file system decoder's stand-ins for undecodable bytes
+        return False
+    return True
+
+
 def corpus_folder(spec: str) -> Path:
-    """``--corpus DIR`` as an absolute folder; a missing one is an input error."""
+    """``--corpus DIR`` as an absolute folder; a missing one, or one in the kernel's pseudo
+    file systems (``/proc``, ``/sys``, ``/dev``: live state, not documents), is an input error."""
     root = Path(spec).expanduser()
     if not root.is_dir():
         raise MissingArtifact(
-            f"corpus folder not found: {root}; pass a folder of .md/.txt/.html/.pdf or python-docs"
+            f"corpus folder not found: {escaped(str(root))}; pass a folder of "
+            ".md/.txt/.html/.pdf or python-docs"
         )
-    return root.resolve()
+    root = root.resolve()
+    if not _is_utf8(str(root)):
+        # The brief records its corpus by this path, as JSON text, and reopens it by it: bytes
+        # that are not UTF-8 can be neither written there nor read back.
+        raise InputError(
+            f"corpus folder {escaped(str(root))} has a name that is not UTF-8 (shown escaped); "
+            "rename it, or copy its files to a folder that has one"
+        )
+    if (pseudo := pseudo_root(root)) is not None:
+        raise InputError(
+            f"corpus folder {escaped(str(root))} is under {pseudo}, which holds the system's "
+            "live state, not documents; pass a folder of .md/.txt/.html/.pdf"
+        )
+    return root
 
 
 def open_corpus(spec: str, state: Path, report: Report | None = None) -> LocalCorpus:
@@ -551,6 +627,9 @@ def open_corpus(spec: str, state: Path, report: Report | None = None) -> LocalCo
         index = CorpusIndex(index_path(state, PYTHON_DOCS, key), PYTHON_DOCS)
         if index.count() == 0:
             index.sync((doc.path, doc, 0, len(doc.text)) for doc in python_doc_documents())
+            for content in PYTHON_DOCS_LEAKED:
+                leaked = f"{PYTHON_DOCS}:{content}:{sys.version}"
+                _delete_index(index_path(state, PYTHON_DOCS, leaked))
         corpus = LocalCorpus(
             index, "the Python documentation shipped with Python (language reference and library)"
         )
@@ -559,10 +638,11 @@ def open_corpus(spec: str, state: Path, report: Report | None = None) -> LocalCo
         label = corpus_label(root.name)
         index = CorpusIndex(index_path(state, label, str(root)), label)
         index.sync(folder_documents(root, label, index.known(), report=report))
-        corpus = LocalCorpus(index, f"the folder {root}")
+        corpus = LocalCorpus(index, f"the folder {escaped(str(root))}")
     if index.count() == 0:
         raise InputError(
-            f"corpus {spec} holds no .md/.txt/.html/.pdf document with text; add documents or "
+            f"corpus {escaped(spec)} holds no .md/.txt/.html/.pdf document with text; add "
+            "documents or "
             "point --corpus at another folder (no web fallback is made)"
         )
     return corpus

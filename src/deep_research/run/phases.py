@@ -649,8 +649,8 @@ def phase_ciber(ctx: Context) -> None:
     ctx.budget.charge_call(ctx.reasoner.price)
     output = ctx.reasoner.reframe(high)
     if isinstance(output, Skipped):
-        # Not a valid skip (rule 3), but nothing a re-run changes: the verdict says what READY
-        # would need (rule R) from this declaration, recorded with the run's state.
+        # Not a valid skip (ciber-missing), but nothing a re-run changes: the verdict says what
+        # READY would need (reasoner-unable) from this declaration, recorded with the run's state.
         ctx.state.unable["ciber"] = output.reason
         ctx.save_state()
         ctx.progress("ciber", f"not run: {output.reason}")

@@ -13,12 +13,20 @@ such as ``os.environ`` is this machine's, not the library's), the package listin
 author and credit lines, and the source file's path.
 
 Importing a module can do anything, so the rendering runs in a child interpreter: isolated
-(``-I``: no user site, no environment variables, the working directory off ``sys.path`` so a
-stray ``random.py`` cannot shadow the library), in a scratch working directory, with stdin,
+(``-I``: no user site, no ``PYTHON*`` variables, the working directory off ``sys.path`` so a
+stray ``random.py`` cannot shadow the library), with an empty environment, in a scratch working
+directory, with stdin,
 stdout and stderr at the null device (results go back through a pipe of their own), warnings
 silenced, each module under a per-module alarm and the whole under a deadline. A module that
 fails to import, raises while rendering, or runs out of time is left out; GUI, demo, test and
 side-effect modules (``antigravity`` opens a browser, ``this`` prints) are never imported.
+
+The environment is emptied because pydoc shows a function's default arguments, and one of them
+is ``os.environ`` itself (``cgi.parse(..., environ=os.environ)``): rendered with this process's
+environment, every variable — an exported API key among them — was written into the index and
+from there into briefs, and two machines' indexes answered one question differently. The child
+starts with none and clears what the interpreter sets for itself at start-up (the C locale
+coercion's ``LC_CTYPE``), so that default renders as ``environ({})`` everywhere.
 """
 
 from __future__ import annotations
@@ -121,6 +129,7 @@ def render_library(
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 cwd=scratch,
+                env={},  # see the module docstring: os.environ is a rendered default
                 pass_fds=(write_end,),
             )
         finally:
@@ -175,6 +184,7 @@ _CHILD = (
     r"""
 import importlib, inspect, io, json, os, pkgutil, pydoc, re, signal, sys, time, warnings
 
+os.environ.clear()
 out = os.fdopen(int(sys.argv[1]), "w", encoding="utf-8")
 request = json.loads(sys.stdin.read())
 null = os.open(os.devnull, os.O_RDWR)

@@ -280,13 +280,13 @@ def test_a_planner_that_answers_nonsense_gets_a_mechanical_plan(
     assert world.seen.count("plan") == 1 and code in (0, 1)
 
 
-def test_a_ciber_call_that_fails_holds_the_brief_for_phase_6c(
+def test_a_ciber_call_that_fails_holds_the_brief_for_the_ciber_phase(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with claude_world(monkeypatch, overrides={"ciber": OVERLOADED}) as (world, _):
         code, summary = run(tmp_path, capsys, "--depth", "full")
     assert world.seen.count("ciber") >= 1
-    # An outage is not a declared inability (rule R) and not a pass: 6c did not run.
+    # An outage is not a declared inability (rule R) and not a pass: the ciber phase did not run.
     assert summary["verdict"] == "HOLD" and code == 1
     assert any(reason.startswith("ciber: a model call failed") for reason in summary["incomplete"])
     document = Brief(Path(summary["brief"])).load_claims()

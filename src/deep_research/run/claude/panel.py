@@ -30,6 +30,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
+from deep_research import role_contracts
 from deep_research.decide.votes import ABSTAIN, check_vote, read_vote, settled
 from deep_research.models import CiberOutput, Claim, SkepticVote, VoteRecord
 from deep_research.run.claude.client import Answer, ClaudeClient, Failed, read_structured
@@ -48,11 +49,8 @@ MAX_REPLY_ITEMS = 2 * MAX_CLAIMS_PER_SKEPTIC_CALL
 CIBER_TOP_N = 10
 CIBER_QUOTES = 4
 
-ANGLES = (
-    "Hunt first for a contradicting passage, or a number, date or name that changed.",
-    "Hunt first for overreach: does the claim say more than the quotes say?",
-    "Hunt first for a stale figure, or marketing copy presented as a finding.",
-)
+#: Where the skeptic contract lists the angle each vote of a claim hunts first for.
+ANGLES_SECTION = "Vote angles"
 
 Vote = SkepticVote | Abstained
 Item = tuple[Claim, Sequence[EvidenceText]]
@@ -81,12 +79,9 @@ def _cached(text: str) -> dict[str, Any]:
 
 
 def evidence_text(claim: Claim, evidence: Sequence[EvidenceText]) -> str:
-    """The claim, then each located quote between «» in its page context."""
-    lines = [
-        f"Claim {claim.id}: {claim.claim}",
-        "",
-        "Located evidence (each quote between «» in the retained page text around it):",
-    ]
+    """The claim, then each located quote between «» in its page context (the skeptic
+    contract's headless section says how to read it)."""
+    lines = [f"Claim {claim.id}: {claim.claim}", "", "Located evidence:"]
     for item in evidence[:MAX_EVIDENCE_ITEMS]:
         quote = item.quote[:MAX_EVIDENCE_CHARS]
         lines.append(f"[{item.source}] …{item.before}«{quote}»{item.after}…")
@@ -97,18 +92,19 @@ def evidence_text(claim: Claim, evidence: Sequence[EvidenceText]) -> str:
 
 def claims_text(items: Sequence[Item]) -> str:
     """The claims of one call, each with its own evidence."""
-    head = (
-        f"{len(items)} claim(s) to judge. Judge each on its own evidence alone, as if it were "
-        "the only one: another claim's evidence neither clears nor condemns it."
-    )
-    return "\n\n".join([head, *(evidence_text(claim, evidence) for claim, evidence in items)])
+    return "\n\n".join(evidence_text(claim, evidence) for claim, evidence in items)
+
+
+def angle(number: int) -> str:
+    """The angle vote ``number`` (from 0) of a claim hunts first for, as the contract lists it."""
+    angles = role_contracts.items("skeptic", ANGLES_SECTION)
+    return angles[number % len(angles)]
 
 
 def vote_request(items: Sequence[Item], number: int, size: int) -> dict[str, Any]:
     """Vote ``number`` (from 0) of each of ``items``: the cached prefix, then this vote's angle."""
-    angle = ANGLES[number % len(ANGLES)]
     ids = ", ".join(claim.id for claim, _ in items)
-    ask = f"Vote {number + 1} of {size}. {angle} One vote for each of: {ids}."
+    ask = f"Vote {number + 1} of {size}\n{angle(number)}\nVote on: {ids}"
     return {
         "max_tokens": MAX_OUTPUT_TOKENS["skeptic"] * len(items),
         "system": [_cached(instructions("skeptic"))],
@@ -221,19 +217,18 @@ def run_panels(
 
 
 def ciber_request(claims: Sequence[Claim]) -> dict[str, Any]:
-    lines = ["Claims (confidence high) and their located evidence:"]
+    """The CIBER call on ``claims``: each claim, then its located quotes (the contract's
+    headless section says what to do with them)."""
+    lines = []
     for claim in claims[:CIBER_TOP_N]:
-        lines.append(f"\n{claim.id}: {claim.claim}")
+        lines.append(f"{claim.id}: {claim.claim}")
         for item in claim.evidence[:CIBER_QUOTES]:
             lines.append(f"  [{item.source}] «{item.quote[:MAX_EVIDENCE_CHARS]}»")
-    lines.append(
-        "\nWrite the three re-framings of each claim, check each against the evidence above, "
-        "and report every re-framing the evidence supports."
-    )
+        lines.append("")
     return {
         "max_tokens": MAX_OUTPUT_TOKENS["ciber"],
         "system": [_cached(instructions("ciber"))],
-        "messages": [{"role": "user", "content": "\n".join(lines)}],
+        "messages": [{"role": "user", "content": "\n".join(lines).strip()}],
     }
 
 

@@ -21,6 +21,7 @@ never a verdict. Every number the model returns is clamped before it bounds anyt
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -148,22 +149,22 @@ class ClaudeReasoner:
 
     # --- plan -------------------------------------------------------------------------------
 
-    def _floors(self) -> str:
+    def _bounds(self) -> str:
+        """Each depth's floors and the caps, named as the planner contract names them."""
         s = self.settings
-        quick = (
-            f"quick: at least {s.quick_sub_questions} sub-questions with "
-            f"{s.quick_queries_per_sub_question} distinct queries each"
-        )
-        full = (
-            f"full: at least {s.full_sub_questions} sub-questions with "
-            f"{s.full_queries_per_sub_question} distinct queries each"
-        )
-        if self.asked_depth == "auto":
-            return f"Depth is yours to choose. {quick}; {full}."
-        return (
-            f"Depth is fixed by the user: {self.asked_depth} "
-            f"({quick if self.asked_depth == 'quick' else full}); say whether it was needed."
-        )
+        bounds = {
+            "quick": {
+                "min_sub_questions": s.quick_sub_questions,
+                "min_queries_per_sub_question": s.quick_queries_per_sub_question,
+            },
+            "full": {
+                "min_sub_questions": s.full_sub_questions,
+                "min_queries_per_sub_question": s.full_queries_per_sub_question,
+            },
+            "max_sub_questions": MAX_WORKERS,
+            "max_searches_per_sub_question": MAX_SEARCHES_PER_WORKER,
+        }
+        return json.dumps(bounds)
 
     def decompose(self, question: str, survey: Sequence[SurveyDoc]) -> Plan:
         self.question = question
@@ -175,9 +176,8 @@ class ClaudeReasoner:
                 {
                     "role": "user",
                     "content": (
-                        f"Question: {question}\n\n{self._floors()} At most {MAX_WORKERS} "
-                        f"sub-questions and {MAX_SEARCHES_PER_WORKER} searches each.\n\n"
-                        f"Survey:\n{seen}"
+                        f"Question: {question}\n\nDepth: {self.asked_depth}\n"
+                        f"Bounds: {self._bounds()}\n\nSurvey:\n{seen}"
                     ),
                 }
             ],
@@ -244,11 +244,7 @@ class ClaudeReasoner:
             if found or sub_question.id in self._gap_asked:
                 return []
             self._gap_asked.add(sub_question.id)
-        out = self._queries_for(
-            [sub_question],
-            f"The planned searches of this sub-question found nothing usable. Give at most "
-            f"{GAP_FILL_QUERIES} different web search queries that could.",
-        )
+        out = self._queries_for([sub_question], f"gap-fill ≤ {GAP_FILL_QUERIES}")
         return list(_queries(out.get(sub_question.id, []), GAP_FILL_QUERIES))
 
     def counter_queries(self, sub_question: SubQuestionPlan) -> list[str]:
@@ -259,11 +255,7 @@ class ClaudeReasoner:
         if sub_question.id not in {sq.id for sq in pending}:
             pending.append(sub_question)
         need = max(1, self.settings.full_counter_queries_per_sub_question)
-        out = self._queries_for(
-            pending,
-            f"Round 2 is adversarial: for EACH sub-question give {need} to {COUNTER_QUERIES} "
-            "negation queries that would find evidence AGAINST what was found.",
-        )
+        out = self._queries_for(pending, f"counter-queries {need}–{COUNTER_QUERIES}")
         with self._lock:
             for sq in pending:
                 self._counters[sq.id] = list(_queries(out.get(sq.id, []), COUNTER_QUERIES))
@@ -278,7 +270,7 @@ class ClaudeReasoner:
         for sq in sub_questions:
             lines.append(f"{sq.id}: {sq.question} (scope: {sq.scope or 'the question'})")
             lines += [f"  found: {claim}" for claim in found[sq.id]] or ["  found: nothing"]
-        lines += ["", ask]
+        lines += ["", f"Asked: {ask}"]
         request = {
             "max_tokens": MAX_OUTPUT_TOKENS["triangulate"],
             "system": instructions("triangulate"),
@@ -313,8 +305,8 @@ class ClaudeReasoner:
     def reframe(self, claims: Sequence[Claim]) -> CiberOutput | Skipped:
         outcome = reframe(self.client, claims)
         if isinstance(outcome, Failed):
-            # Not a skip (that would declare CIBER beyond this reasoner): phase 6c did not run,
-            # and the verdict holds the brief for it.
+            # Not a skip (that would declare CIBER beyond this reasoner): the ciber phase did not
+            # run, and the verdict holds the brief for it.
             raise CallFailed(f"the CIBER call failed: {outcome.reason}")
         return outcome
 

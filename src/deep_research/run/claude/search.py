@@ -41,10 +41,6 @@ from deep_research.urls import host_of
 
 WEB = "web"
 MAX_CONTINUATIONS = 3
-SCOUT_PROMPT = (
-    "Do one or two broad searches to learn the shape of this topic; do not answer it.\n\n"
-    "Topic: {question}"
-)
 
 
 @dataclass
@@ -131,7 +127,7 @@ class WebSearchAdapter:
 
     def survey(self, question: str, limit: int) -> list[SurveyDoc]:
         try:
-            found = self._search(SCOUT_PROMPT.format(question=question), SCOUT_USES)
+            found = self._search(f"Topic: {question}", SCOUT_USES)
         except CallFailed:
             return []  # the scout is advisory: a plan can be made without it
         return [SurveyDoc(hit.url, hit.title, ()) for hit in found.hits[: max(0, limit)]]
