@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from deep_research.cli import main
+from deep_research.fetch import extract, extractworker
 from deep_research.plugin.mcpgate import fingerprint_path
 
 # Loopback HTTP servers and the socket tripwire, as fixtures for every test module.
@@ -29,18 +30,56 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def away_from_the_user(patch: pytest.MonkeyPatch, state_home: Path) -> None:
+    """Tests never read or write the user's per-session run records, even when the suite itself
+    runs inside a Claude Code session, and never reach the real Messages API: a key or endpoint
+    of the user's is never used (the one live check reads the key when its module loads)."""
+    patch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
+    patch.setenv("XDG_STATE_HOME", str(state_home))
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        patch.delenv(name, raising=False)
+
+
 @pytest.fixture(autouse=True)
 def _no_claude_session(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """Tests never read or write the user's per-session run records, even when the suite itself
-    runs inside a Claude Code session."""
-    monkeypatch.delenv("CLAUDE_CODE_SESSION_ID", raising=False)
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
-    # No test reaches the real Messages API: a key or endpoint of the user's is never used (the
-    # one live check reads the key when its module loads, before this runs).
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
+    """Every test runs :func:`away_from_the_user`; a session fixture calls it itself, as it is
+    built before this runs."""
+    away_from_the_user(monkeypatch, tmp_path_factory.mktemp("xdg-state"))
+
+
+#: The extractor as the package sets it, read before any test swaps it: marked tests get exactly
+#: this back, so they exercise the production default whatever it is.
+PRODUCTION_EXTRACTOR = extract.run_extractor
+
+
+def extract_in_process(
+    body: bytes, media_type: str, charset: str | None, timeout_s: float
+) -> extract.WorkerReply:
+    """The extractor's answer computed in this process and sent through the same JSON reply
+    :func:`~deep_research.fetch.extract.extract_bounded` parses; no deadline, no memory cap."""
+    reply = extractworker.answer(body, media_type, charset)
+    return extract.WorkerReply(json.dumps(reply, ensure_ascii=False).encode("utf-8", "replace"), 0)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _extraction_in_process() -> Iterator[None]:
+    """Pages are extracted in the test process, in module and session fixtures too: a Python
+    started per page was most of the suite's time."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(extract, "run_extractor", extract_in_process)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _extraction_process_when_marked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tests of the process's bounds (deadline, memory cap, the worker's own answer) are marked
+    ``extract_process`` and get the real one back."""
+    if request.node.get_closest_marker("extract_process") is not None:
+        monkeypatch.setattr(extract, "run_extractor", PRODUCTION_EXTRACTOR)
 
 
 def claude_binary() -> str:

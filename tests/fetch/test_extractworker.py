@@ -12,6 +12,9 @@ import pytest
 
 from pdfs import text_pdf
 
+# The worker is started as its own process here: its cap and its answer are what is tested.
+pytestmark = pytest.mark.extract_process
+
 WORKER = [sys.executable, "-m", "deep_research.fetch.extractworker"]
 
 

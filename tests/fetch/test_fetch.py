@@ -81,6 +81,7 @@ def test_wrong_content_type_is_refused(server: LocalServer, brief: Brief) -> Non
     assert (result.entry.reason or "").startswith("content_type")
 
 
+@pytest.mark.extract_process
 @pytest.mark.parametrize("content_type", ["application/pdf", None])  # None: sniffed
 def test_a_pdf_is_read_by_its_text_layer_in_a_bounded_process(
     server: LocalServer, brief: Brief, content_type: str | None

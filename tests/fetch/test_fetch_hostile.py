@@ -157,6 +157,7 @@ def test_a_dns_lookup_ends_at_the_fetch_deadline(
 FLOOD = b"<p>x</p>" * (1024 * 1024 // 8)
 
 
+@pytest.mark.extract_process
 def test_html_extraction_ends_at_the_fetch_deadline(server: LocalServer, brief: Brief) -> None:
     server.routes["/robots.txt"] = Route(status=404)
     server.routes["/flood"] = Route(body=FLOOD)
@@ -167,6 +168,7 @@ def test_html_extraction_ends_at_the_fetch_deadline(server: LocalServer, brief: 
     assert result.entry.status == 200 and kept(brief) == []
 
 
+@pytest.mark.extract_process
 def test_pdf_extraction_ends_at_the_fetch_deadline(server: LocalServer, brief: Brief) -> None:
     server.routes["/robots.txt"] = Route(status=404)
     long_report = text_pdf(*["The harbour handled ships. " * 20] * 2000)

@@ -128,6 +128,7 @@ def launch(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[
     )
 
 
+@pytest.mark.slow  # creates a virtual environment with pip
 def test_first_call_installs_then_later_calls_start_fast(
     sandbox: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -234,6 +235,7 @@ def test_missing_or_old_python_is_one_actionable_line(
     assert "needs Python 3.11 or newer" in lines[0] and "DEEP_RESEARCH_PYTHON" in lines[0]
 
 
+@pytest.mark.slow  # creates a virtual environment with pip
 def test_failed_install_is_one_actionable_line_and_leaves_nothing(
     sandbox: tuple[Path, Path], tmp_path: Path
 ) -> None:

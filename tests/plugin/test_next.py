@@ -7,15 +7,22 @@ through the CLI's ``main``. The fetcher agents fetch through our real fetcher fr
 on 127.0.0.1 under public-looking host names (the name lookup is the one boundary replaced);
 everything else is the product. A full-depth run must reach READY, a quick one PARTIAL_QUICK.
 The web, the writes and the agents' replies are tests/scripted_run.py's, shared with the same run
-inside the real Claude Code CLI (tests/plugin/test_plugin_live_run.py).
+inside the real Claude Code CLI (tests/plugin/test_plugin_live_run.py). The plain full-depth
+run is made once per module (``full_run``); a test whose orchestrator differs from it only from
+some phase on goes on from a copy of the brief as it stood before that phase.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import io
 import json
 import re
 import shlex
+import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +30,7 @@ import pytest
 
 import scripted_run
 from briefs import assert_phases_read_back
-from conftest import REPO
+from conftest import REPO, away_from_the_user
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.decide import refetch_rate as refetch_module
@@ -59,8 +66,12 @@ class Orchestrator:
             self.actions.append(action)
             if action.action == "done":
                 return action
+            self.about_to(action)
             getattr(self, f"do_{action.action}")(action)
         raise AssertionError(f"no verdict after {limit} actions: {self.actions[-3:]}")
+
+    def about_to(self, action: Action) -> None:
+        """Called before each action is done; a subclass may look at the brief then."""
 
     def do_write(self, action: Action) -> None:
         path = Path(action.path or "")
@@ -113,6 +124,82 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, web: Web) -> Path:
     return tmp_path
 
 
+# --- one plain full-depth run, shared by the tests that read it or go on from one of its phases
+
+
+class Snapshotting(Orchestrator):
+    """The plain orchestrator that also keeps a copy of the brief as it stands before each
+    phase's first action."""
+
+    def __init__(self, *args: Any, into: Path, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.into = into
+        self.copies: dict[str, Path] = {}
+
+    def about_to(self, action: Action) -> None:
+        if action.phase not in self.copies:
+            self.copies[action.phase] = self.into / action.phase
+            shutil.copytree(self.brief, self.copies[action.phase])
+
+
+@dataclass(frozen=True)
+class SharedRun:
+    """A full-depth run that does only what ``next`` says, made once: most tests here differ
+    from it only from some phase on. Read ``brief``; to go on from a phase, :meth:`resume` a
+    copy of the brief as it stood before it (the pages stay on ``web``)."""
+
+    web: Web
+    brief: Path
+    done: Action
+    actions: list[Action]
+    agent_calls: int
+    before: dict[str, Path]
+
+    def resume(self, phase: str, project: Path) -> Path:
+        root = project / "state" / "briefs" / self.brief.name
+        shutil.copytree(self.before[phase], root)
+        return root
+
+
+def _fingerprint(root: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedRun]:
+    project = tmp_path_factory.mktemp("full-run")
+    with LocalServer() as server, pytest.MonkeyPatch.context() as patch:
+        web = Web(server)
+        web.build()
+        # Built before any test's own fixtures: it keeps away from the user by itself.
+        away_from_the_user(patch, project / "xdg-state")
+        patch.chdir(project)
+        patch.setattr(refetch_module, "policy_from_env", web.policy)
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            assert main(["start", TOPIC, "--depth", "full", "--state", "state"]) == 0
+        brief = Path(json.loads(printed.getvalue())["brief"])
+        orchestrator = Snapshotting(web, brief, "full", into=project / "before")
+        done = orchestrator.run()
+        shared = SharedRun(
+            web, brief, done, orchestrator.actions, orchestrator.agent_calls, orchestrator.copies
+        )
+        written = _fingerprint(brief)
+        yield shared
+    assert _fingerprint(brief) == written, "a test changed the shared brief: resume() a copy"
+
+
+@pytest.fixture
+def resumed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, full_run: SharedRun) -> Path:
+    """A project folder for a brief resumed from the shared run, on the shared run's web."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(refetch_module, "policy_from_env", full_run.web.policy)
+    return tmp_path
+
+
 def start(depth: str, capsys: pytest.CaptureFixture[str]) -> Path:
     assert main(["start", TOPIC, "--depth", depth, "--state", "state"]) == 0
     return Path(json.loads(capsys.readouterr().out)["brief"])
@@ -129,23 +216,19 @@ def write_three_question_plan(brief: Path) -> None:
     (brief / "plan.json").write_text(json.dumps(plan))
 
 
-def test_a_full_run_that_does_only_what_next_says_reaches_ready(
-    project: Path, web: Web, capsys: pytest.CaptureFixture[str]
-) -> None:
-    brief = start("full", capsys)
-    orchestrator = Orchestrator(web, brief, "full")
-    done = orchestrator.run()
-    assert done.verdict == "READY", done.reasons
+def test_a_full_run_that_does_only_what_next_says_reaches_ready(full_run: SharedRun) -> None:
+    brief = full_run.brief
+    assert full_run.done.verdict == "READY", full_run.done.reasons
     assert validate_brief(brief).ok
     assert main(["verify", str(brief), "--offline"]) == 0
-    kinds = [a.action for a in orchestrator.actions]
-    assert kinds.count("done") == 1 and orchestrator.agent_calls > 0
+    kinds = [a.action for a in full_run.actions]
+    assert kinds.count("done") == 1 and full_run.agent_calls > 0
     # Every prompt printed is the task the guard admits for the agent it names.
-    dispatched = [(a.agent or "", t.prompt) for a in orchestrator.actions for t in a.tasks]
+    dispatched = [(a.agent or "", t.prompt) for a in full_run.actions for t in a.tasks]
     assert {agent for agent, _ in dispatched} == set(TASKS) - {McpFetchTask.agent_type()}
     assert all(parse(agent, prompt) is not None for agent, prompt in dispatched)
     # Every traced load-bearing (claim, source) pair was judged, and each span checked by code.
-    judged = [t for a in orchestrator.actions if a.phase == "entail" for t in a.tasks]
+    judged = [t for a in full_run.actions if a.phase == "entail" for t in a.tasks]
     entail = json.loads((brief / "trace.json").read_text())["phases"]["entail"]
     assert judged and len(entail["checked"]) == len(judged) and entail["ignored"] == []
     # Every phase the run recorded is its typed record, written key for key.
@@ -153,7 +236,7 @@ def test_a_full_run_that_does_only_what_next_says_reaches_ready(
         assert_phases_read_back(Brief(brief))
     )
     # Each agent is dispatched in a phase its description names (what Claude Code shows).
-    for action in orchestrator.actions:
+    for action in full_run.actions:
         if action.action == "dispatch":
             agent = (action.agent or "").split(":")[1]
             head = (REPO / "agents" / f"{agent}.md").read_text().split("\n---", 1)[0]
@@ -218,10 +301,10 @@ class GarbledCiber(Orchestrator):
 
 @pytest.mark.parametrize(("bad", "verdict"), [(1, "READY"), (2, "HOLD")])
 def test_an_unusable_ciber_reply_is_retried_once_then_the_run_goes_on(
-    project: Path, web: Web, capsys: pytest.CaptureFixture[str], bad: int, verdict: str
+    resumed: Path, full_run: SharedRun, bad: int, verdict: str
 ) -> None:
-    brief = start("full", capsys)
-    orchestrator = GarbledCiber(web, brief, "full", bad=bad)
+    brief = full_run.resume("ciber", resumed)
+    orchestrator = GarbledCiber(full_run.web, brief, "full", bad=bad)
     done = orchestrator.run()
     asked = [t.save_to for a in orchestrator.actions if a.phase == "ciber" for t in a.tasks]
     assert [Path(p).name for p in asked] == ["ciber.json", "ciber-retry.json"]
@@ -307,10 +390,10 @@ class Contradicting(Orchestrator):
 
 
 def test_a_checked_contradiction_from_the_judge_strips_its_claim(
-    project: Path, web: Web, capsys: pytest.CaptureFixture[str]
+    resumed: Path, full_run: SharedRun
 ) -> None:
-    brief = start("full", capsys)
-    done = Contradicting(web, brief, "full").run()
+    brief = full_run.resume("entail", resumed)
+    done = Contradicting(full_run.web, brief, "full").run()
     document = json.loads((brief / "claims.json").read_text())
     assert "C1" not in [c["id"] for c in document["claims"]]
     (stripped,) = [s for s in document["stripped"] if s["id"] == "C1"]
@@ -319,10 +402,10 @@ def test_a_checked_contradiction_from_the_judge_strips_its_claim(
 
 
 def test_an_unreadable_judgement_abstains_and_strips_nothing(
-    project: Path, web: Web, capsys: pytest.CaptureFixture[str]
+    resumed: Path, full_run: SharedRun
 ) -> None:
-    brief = start("full", capsys)
-    done = Contradicting(web, brief, "full", unreadable=True).run()
+    brief = full_run.resume("entail", resumed)
+    done = Contradicting(full_run.web, brief, "full", unreadable=True).run()
     entail = json.loads((brief / "trace.json").read_text())["phases"]["entail"]
     assert entail["stripped"] == [] and entail["ignored"]
     assert all(i["claim"] == "C1" and i["reason"] == "not_a_verdict" for i in entail["ignored"])
@@ -385,10 +468,10 @@ def test_a_spent_dispatch_budget_goes_on_with_what_was_gathered(
 
 
 def test_without_central_claims_every_traced_claim_goes_to_the_panel(
-    project: Path, web: Web, capsys: pytest.CaptureFixture[str]
+    resumed: Path, full_run: SharedRun
 ) -> None:
-    brief = start("full", capsys)
-    orchestrator = Orchestrator(web, brief, "full")
+    brief = full_run.resume("claims", resumed)
+    orchestrator = Orchestrator(full_run.web, brief, "full")
     for _ in range(100):
         action = next_action(brief)
         if action.phase == "panel":

@@ -74,6 +74,8 @@ ALLOWED_HOST = "docs.python.org"
 GUARD_UNAVAILABLE = "deep-research guard unavailable"  # hooks/guard's fallback, not the guard
 NOT_GRANTED = "you haven't granted it yet"  # Claude Code's own permission refusal
 TIMEOUT_S = 120
+# Each test that starts the claude CLI is marked slow (seconds to minutes each); the fake
+# API's own checks are not.
 
 
 @dataclass
@@ -270,6 +272,7 @@ def fetches_recorded(project: Project) -> list[dict[str, Any]]:
     ],
     ids=["webfetch", "bash-curl"],
 )
+@pytest.mark.slow
 def test_hook_blocks_the_exfiltration_call(
     project: Project, block: Block, allowed: str, reason: str
 ) -> None:
@@ -284,6 +287,7 @@ def test_hook_blocks_the_exfiltration_call(
     assert fetches_recorded(project) == []  # nothing spent
 
 
+@pytest.mark.slow
 def test_hook_blocks_a_metadata_fetch_without_a_run(project: Project) -> None:
     """Fetch safety holds with no research run active too."""
     assert runstate.finish_run(project.state, project.brief)
@@ -299,6 +303,7 @@ def test_hook_blocks_a_metadata_fetch_without_a_run(project: Project) -> None:
     session.assert_only_the_fake_api()
 
 
+@pytest.mark.slow
 def test_hook_keeps_the_runs_records_out_of_the_models_reach(project: Project) -> None:
     """A Write to trace.json (a forged gate input) is denied; the orchestrator's plan.json is
     written as asked, in the same session."""
@@ -323,6 +328,7 @@ def test_hook_keeps_the_runs_records_out_of_the_models_reach(project: Project) -
     session.assert_only_the_fake_api()
 
 
+@pytest.mark.slow
 def test_a_run_started_after_a_cd_is_guarded_all_the_same(project: Project) -> None:
     """The shell keeps its directory between Bash calls and Bash gets no CLAUDE_PROJECT_DIR, so
     `deep-research start` after a `cd` puts the run outside the project's state/. The session's
@@ -353,6 +359,7 @@ def test_a_run_started_after_a_cd_is_guarded_all_the_same(project: Project) -> N
 # --- allowed: the hook is selective ---------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_hook_lets_a_harmless_command_run(project: Project) -> None:
     block = tool_use("Bash", {"command": "echo ok", "description": "say ok"}, "toolu_echo")
     session = run_claude(project, calls(block), "Bash(echo:*)")
@@ -363,6 +370,7 @@ def test_hook_lets_a_harmless_command_run(project: Project) -> None:
     session.assert_only_the_fake_api()
 
 
+@pytest.mark.slow
 def test_hook_lets_an_allow_listed_fetch_through(project: Project) -> None:
     """Same tool as the denial, a host on the run's list: the guard allows it and counts it.
 
@@ -392,6 +400,7 @@ FOUND = "https://newsroom.example.org/report"  # the one search hit
 UNSEEN = "https://elsewhere.example.net/x"  # in no search result
 
 
+@pytest.mark.slow
 def test_search_results_widen_the_allow_list(project: Project) -> None:
     """A WebSearch whose results name a new host; then a fetch there and one to an unseen host.
 
@@ -445,6 +454,7 @@ def test_search_results_widen_the_allow_list(project: Project) -> None:
     assert all(r.method == "CONNECT" for r in strays), session.report()  # refused by the fake
 
 
+@pytest.mark.slow
 def test_only_search_hits_widen_the_allow_list(project: Project) -> None:
     """A URL the model put in its query, or one in the search's prose, is no search hit."""
     search = tool_use("WebSearch", {"query": f"reports {EXFILTRATION}"}, "toolu_search")
@@ -461,6 +471,7 @@ def test_only_search_hits_widen_the_allow_list(project: Project) -> None:
 # --- the skill loads from the plugin --------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_skill_body_reaches_the_model(project: Project) -> None:
     """The Skill tool loads skills/deep-research/SKILL.md from the plugin, arguments filled in."""
     skill = (REPO / "skills" / "deep-research" / "SKILL.md").read_text(encoding="utf-8")
@@ -481,6 +492,7 @@ def test_skill_body_reaches_the_model(project: Project) -> None:
     session.assert_only_the_fake_api()
 
 
+@pytest.mark.slow
 def test_the_slash_command_runs_the_plugins_cli_without_asking(project: Project) -> None:
     """Invoked as /deep-research:deep-research, the skill's allowed-tools pre-approve
     `deep-research …` (nothing is granted on the command line), the plugin's bin/ is on the
@@ -500,6 +512,7 @@ def test_the_slash_command_runs_the_plugins_cli_without_asking(project: Project)
     session.assert_only_the_fake_api()
 
 
+@pytest.mark.slow
 def test_the_guard_approves_our_cli_when_the_model_invokes_the_skill(project: Project) -> None:
     """The model calls the Skill tool on its own, then our CLI, in -p mode with nothing granted
     for Bash. Claude Code 2.1.197 applies the skill's allowed-tools only to a user's slash
@@ -619,6 +632,7 @@ def fetchers(dispatches: list[Block], batch: Batch) -> Script:
     return script
 
 
+@pytest.mark.slow
 def test_a_fetcher_dispatched_under_the_slash_command_runs_the_cli(project: Project) -> None:
     """The fetcher subagent fetches only through `deep-research fetch`: under the user-invoked
     skill its Bash call to our CLI runs with no grant on the command line (the skill's
@@ -664,6 +678,7 @@ def test_a_fetcher_dispatched_under_the_slash_command_runs_the_cli(project: Proj
     session.assert_only_the_fake_api()
 
 
+@pytest.mark.slow
 def test_the_mcp_path_runs_end_to_end(project: Project, mcp_recorded: Path) -> None:
     """--mcp NAME as the skill describes it: the orchestrator pre-checks the server with
     mcp-gate, dispatches the mcp-fetcher, and the mcp-fetcher calls a reviewed tool only through
@@ -723,6 +738,7 @@ def test_the_mcp_path_runs_end_to_end(project: Project, mcp_recorded: Path) -> N
     session.assert_only_the_fake_api()
 
 
+@pytest.mark.slow
 def test_fanout_ceiling_holds_for_parallel_subagents(project: Project) -> None:
     """Three fetchers dispatched in one message against a ceiling of two, then a fourth.
 
@@ -825,6 +841,7 @@ def plugin_without(project: Project, agent: str) -> Path:
     return copy
 
 
+@pytest.mark.slow
 def test_a_failed_dispatch_frees_its_slot(project: Project) -> None:
     """An Agent call the CLI fails after our PreToolUse hook let it through (a task of ours whose
     agent the plugin no longer holds) is over, so it must not keep counting against the ceiling."""

@@ -76,6 +76,8 @@ from localhttp import LocalServer
 from scripted_run import TOPIC, Web
 
 TIMEOUT_S = 300
+# Each test that starts the claude CLI is marked slow (seconds to minutes each); the fake
+# API's own checks are not.
 GUARD_UNAVAILABLE = "deep-research guard unavailable"  # hooks/guard's fallback, not the guard
 
 
@@ -484,6 +486,7 @@ def assert_clean(run: Run) -> None:
 # --- the runs ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_full_run_inside_claude_reaches_ready(
     tmp_path: Path, web: Web, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -537,6 +540,7 @@ def test_a_full_run_inside_claude_reaches_ready(
     )
 
 
+@pytest.mark.slow
 def test_a_quick_run_inside_claude_reaches_partial_quick(tmp_path: Path, web: Web) -> None:
     player = Player(web, lambda p: follow_next(p, "quick"))
     run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC} --depth quick")
@@ -546,6 +550,7 @@ def test_a_quick_run_inside_claude_reaches_partial_quick(tmp_path: Path, web: We
     assert str(run.result.get("result")).startswith("verdict PARTIAL_QUICK"), run.see
 
 
+@pytest.mark.slow
 def test_a_setting_changed_during_the_run_is_denied_by_the_hook(tmp_path: Path, web: Web) -> None:
     player = Player(web, tries_a_setting)
     run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC}")
@@ -563,6 +568,7 @@ def test_a_setting_changed_during_the_run_is_denied_by_the_hook(tmp_path: Path, 
     assert runstate.load_active(run.state) is None, run.see
 
 
+@pytest.mark.slow
 def test_a_model_that_skips_the_panel_does_not_get_ready(tmp_path: Path, web: Web) -> None:
     player = Player(web, lambda p: follow_next(p, "full", skip_panel=True))
     run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC} --depth full")
@@ -584,6 +590,7 @@ def test_a_model_that_skips_the_panel_does_not_get_ready(tmp_path: Path, web: We
     assert after is not None and (after.phase, after.action) == ("panel", "dispatch"), run.see
 
 
+@pytest.mark.slow
 def test_a_failed_brief_regenerates_into_a_new_one_inside_claude(tmp_path: Path, web: Web) -> None:
     player = Player(web, lambda p: follow_next(p, "full", pages_change=True))
     run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC} --depth full")

@@ -269,6 +269,7 @@ def _many(root: Path, count: int = 40) -> Path:
     return root
 
 
+@pytest.mark.slow  # starts a pool of spawned processes
 def test_a_pool_reads_the_same_documents_in_the_same_order(tmp_path: Path) -> None:
     root = _many(tmp_path / "c")
     listed = list(localcorpus._listed(root, {}))
@@ -287,6 +288,7 @@ def test_a_pool_reads_the_same_documents_in_the_same_order(tmp_path: Path) -> No
     assert rows[0] == rows[1] and len(rows[0]) == len(serial)
 
 
+@pytest.mark.slow  # starts a pool of spawned processes
 def test_unchanged_files_are_not_read_again_by_the_pool(tmp_path: Path) -> None:
     root = _many(tmp_path / "c")
     index = CorpusIndex(tmp_path / "i.sqlite", "c")
@@ -304,6 +306,7 @@ def crash_on_one(path: Path, *job: object) -> localcorpus.LocalDoc | None:
     return localcorpus.local_document(path, *job)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # starts a pool of spawned processes
 def test_a_broken_pool_leaves_the_rest_to_this_process(tmp_path: Path) -> None:
     root = _many(tmp_path / "c")
     jobs = [
