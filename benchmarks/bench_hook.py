@@ -1,7 +1,8 @@
 """Benchmark: the wall time of one hook decision, as Claude Code pays it on every guarded call.
 
-Runs ``deep-research guard --phase pre`` as a fresh process (what hooks/guard does) for a Bash
-command and a WebFetch, with no research run and during one, and prints the median of N runs:
+Runs ``deep-research guard --phase pre`` as a fresh process (what hooks/guard does) for a Read,
+a Bash command and a WebFetch, with no research run and during one, and prints the median of N
+runs:
 
     python benchmarks/bench_hook.py [--runs 9]
 """
@@ -20,6 +21,8 @@ from pathlib import Path
 from deep_research.plugin import runstate
 
 EVENTS = {
+    # Every tool call reaches the guard (hooks.json matches all): a Read pays the process too.
+    "Read, no run": {"tool_name": "Read", "tool_input": {"file_path": "notes.md"}},
     "Bash, no run": {"tool_name": "Bash", "tool_input": {"command": "ls -la"}},
     "WebFetch, no run": {
         "tool_name": "WebFetch",

@@ -167,15 +167,13 @@ def package_version() -> str:
 
 def fake_launcher_env(venv: Path, stamp: str | None = None) -> None:
     """What bin/deep-research checks for an installed environment, its Python running this
-    interpreter on this checkout's package (whichever one the interpreter has installed). A
-    script, not a symlink: a symlinked virtualenv Python, moved out of its environment, no
-    longer finds that environment's packages."""
+    interpreter. A script, not a symlink: a symlinked virtualenv Python, moved out of its
+    environment, no longer finds that environment's packages."""
     (venv / "bin").mkdir(parents=True)
     python = venv / "bin" / "python"
-    source = REPO / "src"
-    python.write_text(
-        f'#!/bin/sh\nPYTHONPATH="{source}" exec "{sys.executable}" "$@"\n', encoding="utf-8"
-    )
+    # This checkout's src/ first: the package may be installed from another checkout.
+    path = f'PYTHONPATH="{REPO / "src"}${{PYTHONPATH:+:$PYTHONPATH}}"'
+    python.write_text(f'#!/bin/sh\n{path} exec "{sys.executable}" "$@"\n', encoding="utf-8")
     python.chmod(0o755)
     # bin/deep-research compares the stamp with "<version> <plugin root, symlinks resolved>".
     (venv / ".deep-research-stamp").write_text(

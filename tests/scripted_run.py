@@ -188,7 +188,7 @@ def query_in(asked: str) -> str:
 
 def task(prompt: str, kind: type[TaskT]) -> TaskT:
     """The task a dispatch prompt states, read as the guard reads it."""
-    found = parse(kind.agent_type(), prompt)
+    found = parse(prompt)
     assert isinstance(found, kind), f"not a {kind.agent} task: {prompt}"
     return found
 

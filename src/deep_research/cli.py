@@ -395,9 +395,13 @@ def _cmd_finish(args: argparse.Namespace) -> int:
 
 
 def _cmd_next(args: argparse.Namespace) -> int:
+    from deep_research.plugin.guard.steps import remember_step
     from deep_research.plugin.next import next_action
 
     action = next_action(Path(args.brief))
+    # The files this step names are the only ones the guard lets the write tools write.
+    named = [action.path] if action.path else []
+    remember_step(Path(args.brief), [*named, *(task.save_to for task in action.tasks)])
     if args.json:
         _print_json(action.model_dump(exclude_defaults=True))
     else:

@@ -226,7 +226,7 @@ def test_a_full_run_that_does_only_what_next_says_reaches_ready(full_run: Shared
     # Every prompt printed is the task the guard admits for the agent it names.
     dispatched = [(a.agent or "", t.prompt) for a in full_run.actions for t in a.tasks]
     assert {agent for agent, _ in dispatched} == set(TASKS) - {McpFetchTask.agent_type()}
-    assert all(parse(agent, prompt) is not None for agent, prompt in dispatched)
+    assert all(getattr(parse(prompt), "agent_type", str)() == agent for agent, prompt in dispatched)
     # Every traced load-bearing (claim, source) pair was judged, and each span checked by code.
     judged = [t for a in full_run.actions if a.phase == "entail" for t in a.tasks]
     entail = json.loads((brief / "trace.json").read_text())["phases"]["entail"]
@@ -349,9 +349,8 @@ def test_a_scope_that_spells_out_fields_stays_the_scope_of_its_task(
     (brief / "plan.json").write_text(json.dumps(plan))
     action = next_action(brief)
     assert action.agent == FetchTask.agent_type() and len(action.tasks) == 3
-    read = [parse(action.agent, task.prompt) for task in action.tasks]
+    read = [parse(task.prompt) for task in action.tasks]
     assert read == [FetchTask(str(brief), f"sq{n}", 1, tuple(queries), scope) for n in (1, 2, 3)]
-    assert parse(McpFetchTask.agent_type(), action.tasks[0].prompt) is None
 
 
 def test_a_failed_mcp_gate_is_recorded_and_the_run_goes_on_without_the_server(

@@ -305,23 +305,40 @@ def test_hook_blocks_a_metadata_fetch_without_a_run(project: Project) -> None:
 
 @pytest.mark.slow
 def test_hook_keeps_the_runs_records_out_of_the_models_reach(project: Project) -> None:
-    """A Write to trace.json (a forged gate input) is denied; the orchestrator's plan.json is
-    written as asked, in the same session."""
+    """A Write to trace.json (a forged gate input) and one switching the hooks off in
+    .claude/settings.local.json are denied; plan.json, the file `deep-research next` names for
+    the run's first step, is written as asked, in the same session."""
     trace = project.brief / "trace.json"
     before = trace.read_bytes() if trace.exists() else None
     forge = tool_use(
         "Write", {"file_path": str(trace), "content": '{"counters": {"rounds": 9}}'}, "toolu_forge"
+    )
+    settings = project.root / ".claude" / "settings.local.json"
+    unhook = tool_use(
+        "Write",
+        {"file_path": str(settings), "content": '{"disableAllHooks": true}'},
+        "toolu_unhook",
+    )
+    step = tool_use(
+        "Bash",
+        {"command": f"deep-research next {project.brief} --json", "description": "next"},
+        "toolu_next",
     )
     plan = tool_use(
         "Write",
         {"file_path": str(project.brief / "plan.json"), "content": '{"sub_questions": []}'},
         "toolu_plan",
     )
-    session = run_claude(project, calls(forge, plan), "Write")
+    session = run_claude(project, calls(forge, unhook, step, plan), "Write")
     content, is_error = session.result_for("toolu_forge")
     assert "trace.json is written only by the deep-research CLI" in content, session.report()
-    assert is_error and session.denied_ids() == ["toolu_forge"], session.report()
-    assert (trace.read_bytes() if trace.exists() else None) == before
+    assert is_error and (trace.read_bytes() if trace.exists() else None) == before
+    content, is_error = session.result_for("toolu_unhook")
+    assert is_error and "nothing under .claude/" in content, session.report()
+    assert not settings.exists(), session.report()
+    assert session.denied_ids() == ["toolu_forge", "toolu_unhook"], session.report()
+    printed, next_error = session.result_for("toolu_next")
+    assert not next_error and '"path"' in printed, session.report()
     _, plan_error = session.result_for("toolu_plan")
     assert not plan_error, session.report()
     assert (project.brief / "plan.json").read_text(encoding="utf-8") == '{"sub_questions": []}'
@@ -361,6 +378,9 @@ def test_a_run_started_after_a_cd_is_guarded_all_the_same(project: Project) -> N
 
 @pytest.mark.slow
 def test_hook_lets_a_harmless_command_run(project: Project) -> None:
+    """With no run active the hook leaves Bash to the user's permission rules (during a run Bash
+    runs our CLI alone: test_hook_blocks_the_exfiltration_call)."""
+    assert runstate.finish_run(project.state, project.brief)
     block = tool_use("Bash", {"command": "echo ok", "description": "say ok"}, "toolu_echo")
     session = run_claude(project, calls(block), "Bash(echo:*)")
     content, is_error = session.result_for("toolu_echo")
@@ -518,7 +538,7 @@ def test_the_guard_approves_our_cli_when_the_model_invokes_the_skill(project: Pr
     for Bash. Claude Code 2.1.197 applies the skill's allowed-tools only to a user's slash
     command, so before the guard's explicit allow the call answered "This command requires
     approval". Now the guard allows our own call (every check passed) in its hook JSON; the same
-    call piped into another program is not pre-approved and still needs the user's grant."""
+    call piped into another program is denied: during a run our CLI runs alone."""
     skill = tool_use(
         "Skill", {"skill": "deep-research:deep-research", "args": SCOPE}, "toolu_skill"
     )
@@ -531,7 +551,7 @@ def test_the_guard_approves_our_cli_when_the_model_invokes_the_skill(project: Pr
     content, is_error = session.result_for("toolu_ours")
     assert not is_error and f'"https://{ALLOWED_HOST}/3/": true' in content, session.report()
     content, is_error = session.result_for("toolu_piped")
-    assert is_error and "requires approval" in content, session.report()
+    assert is_error and "deep-research runs alone" in content, session.report()
     assert session.denied_ids() == ["toolu_piped"], session.report()
     session.assert_only_the_fake_api()
 
@@ -567,7 +587,7 @@ def dispatch(number: int, round_number: int, brief: Path) -> Block:
 
 def fetcher_reply(block: Block) -> str:
     """What the fetcher dispatched by ``block`` answers: one JSON object, per its output schema."""
-    task = parse(block["input"]["subagent_type"], block["input"]["prompt"])
+    task = parse(block["input"]["prompt"])
     assert isinstance(task, FetchTask)
     return json.dumps(
         {
@@ -839,6 +859,36 @@ def plugin_without(project: Project, agent: str) -> Path:
     stamp = project.home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv"
     (stamp / ".deep-research-stamp").write_text(f"{package_version()} {copy.resolve()}")
     return copy
+
+
+@pytest.mark.slow
+def test_an_agent_that_is_no_contract_takes_no_slot(project: Project) -> None:
+    """An agent type that is not one of the plugin's (here one Claude Code cannot even find)
+    is denied by our PreToolUse hook during a run, so it never holds a slot under the
+    ceiling: the next dispatch, of the fetcher, runs."""
+    runstate.start_run(
+        SCOPE,
+        depth="quick",
+        state=project.state,
+        requested={"max_fanout": 1, "max_rounds": 2},
+        static_hosts=[ALLOWED_HOST],
+    )
+    missing = dispatch(1, 1, project.brief)
+    missing["input"]["subagent_type"] = "deep-research:no-such-agent"
+    later = dispatch(2, 1, project.brief)
+    script = first_of(fetchers([later], Batch()), calls(missing, later))
+    session = run_claude(project, script, "Agent")
+    content, is_error = session.result_for(missing["id"])
+    assert is_error and "not one of the plugin's agents" in content, session.report()
+    assert GUARD_UNAVAILABLE not in content, session.report()
+    rows = runstate.read_ledger(Brief(project.brief))
+    assert [(row["event"], row["id"]) for row in rows] == [
+        ("dispatch", later["id"]),
+        ("done", later["id"]),
+    ], rows
+    content, is_error = session.result_for(later["id"])
+    assert not is_error, f"the next dispatch was refused: {content}"
+    assert fetcher_reply(later) in content, session.report()
 
 
 @pytest.mark.slow

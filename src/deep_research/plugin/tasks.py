@@ -9,8 +9,8 @@ value is written bare when it is one word (no whitespace, not opening with a quo
 and as JSON otherwise: a path or scope line with spaces is a JSON string, a query list a JSON
 array, an MCP gate result a JSON object. :func:`parse` admits only that exact text — each field
 once, in its place, spelled as :meth:`Task.prompt` spells it (the record is written again and
-compared) — and only under the agent type the record is dispatched as. Anything else is no
-task at all: the guard denies it during a run.
+compared). Each shape has its own fields, so a text is at most one task, and the task names the
+agent it is for. Anything else is no task at all: the guard denies it during a run.
 
 Light by design (dataclasses and json only): the hook guard imports it on every tool call.
 """
@@ -41,6 +41,9 @@ FIELD_KINDS: dict[str, Kind] = {
     "top_n": "count",
     "k_per_claim": "count",
 }
+#: Far longer than any prompt ``next`` builds (an MCP gate's tool list included); a longer text
+#: is no task, unread.
+MAX_PROMPT = 65_536
 #: What a ``word`` may hold: plan ids (sq1), claim and source ids (C1, S1), MCP server names.
 WORD_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 _OPENS_JSON = ('"', "[", "{")
@@ -143,13 +146,19 @@ def declared_round(task: Task) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def parse(agent_type: str, prompt: str) -> Task | None:
-    """The task ``prompt`` is under ``agent_type``, or None when it is not exactly one of ours
-    (outer whitespace aside). Never raises: whatever cannot be read is no task."""
-    kind = TASKS.get(agent_type)
-    if kind is None:
+def parse(prompt: str) -> Task | None:
+    """The task ``prompt`` is, or None when it is not exactly one of ours — to the character,
+    surrounding whitespace included. Never raises: whatever cannot be read is no task."""
+    if len(prompt) > MAX_PROMPT:
         return None
-    text = prompt.strip()
+    for kind in TASKS.values():
+        task = _parse_as(kind, prompt)
+        if task is not None:
+            return task
+    return None
+
+
+def _parse_as(kind: type[Task], text: str) -> Task | None:
     values: dict[str, Any] = {}
     position = 0
     try:

@@ -1,0 +1,64 @@
+"""What every check returns, and the one event it checks."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deep_research.plugin.runstate import ActiveRun
+
+#: Longer than any path the file system opens (Linux PATH_MAX): a longer one names no file, and
+#: resolving it component by component could outlast the decision's deadline.
+MAX_PATH = 4096
+
+APPROVED_REASON = (
+    "deep-research guard: our CLI, called as a research run uses it; every check passed"
+)
+
+
+@dataclass(frozen=True)
+class Decision:
+    allow: bool
+    reason: str = ""
+    #: An explicit allow: Claude Code skips its permission prompt (our own CLI calls only).
+    approve: bool = False
+
+
+ALLOW = Decision(True)
+APPROVED = Decision(True, APPROVED_REASON, approve=True)
+
+
+def deny(reason: str) -> Decision:
+    return Decision(False, reason)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One PreToolUse event, as the checks read it."""
+
+    tool: str
+    tool_input: Mapping[str, Any]
+    #: The directory Claude Code reports for the call: where Bash runs and relative paths start.
+    cwd: Path
+    tool_use_id: str
+    #: A subagent's id; None in the orchestrator's own loop (Claude Code marks only subagents).
+    agent: str | None
+    #: The subagent's type as Claude Code resolved it (``deep-research:fetcher``), or None.
+    agent_type: str | None
+    run: ActiveRun | None
+    state: Path
+
+    @property
+    def during_run(self) -> bool:
+        return self.run is not None
+
+
+def resolved(cwd: Path, given: str) -> str | None:
+    """``given`` as an absolute path, from ``cwd``, symlinks and ``..`` resolved; None for one
+    longer than :data:`MAX_PATH` (it names no file)."""
+    if len(given) > MAX_PATH or len(str(cwd)) > MAX_PATH:
+        return None
+    return os.path.realpath(cwd / given)
