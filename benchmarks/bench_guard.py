@@ -30,6 +30,7 @@ from typing import Any
 from deep_research.plugin import runstate
 from deep_research.plugin.guard import run_guard
 from deep_research.plugin.guard.steps import remember_step
+from deep_research.plugin.tasks import FetchTask
 
 REPO = Path(__file__).resolve().parents[1]
 TOPIC = "How does the Harbourton tide-gauge network measure sea level?"
@@ -80,10 +81,8 @@ def one_run(events: Events) -> Iterator[tuple[str, str] | list[str]]:
         saves = [str(b / "returns" / f"fetcher-{sq}-r{round_}.json") for sq in SUB_QUESTIONS]
         yield saves
         for sq in SUB_QUESTIONS:
-            prompt = (
-                f"brief={b} sub_question={sq} round={round_} "
-                f'queries=["harbourton {sq} query 1", "harbourton {sq} query 2"] scope=only {sq}'
-            )
+            queries = (f"harbourton {sq} query 1", f"harbourton {sq} query 2")
+            prompt = FetchTask(str(b), sq, round_, queries, f"only {sq}").prompt()
             dispatch = events.event(
                 "Agent", {"description": sq, "subagent_type": FETCHER, "prompt": prompt}
             )

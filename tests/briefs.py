@@ -6,6 +6,7 @@ append-only log), so the gates under test read exactly what they read in product
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
@@ -16,9 +17,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
+
+from pydantic import ValidationError
 
 from conftest import FIXTURES, REPO
+from deep_research import trace_phases as tp
 from deep_research.brief import Brief
 from deep_research.decide.ciber import run_ciber_apply
 from deep_research.decide.triangulate import run_triangulate
@@ -27,9 +31,11 @@ from deep_research.decide.votes import run_votes
 from deep_research.fetch.corpus import retain
 from deep_research.gates.locate import locate
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
-from deep_research.models import CorpusMeta, FetchLogEntry
+from deep_research.models import CorpusMeta, FetchLogEntry, PhaseName, PhaseRecord
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
+from deep_research.start_record import StartRecord, clamp_caps
+from deep_research.trace_phases import RefetchedSource, RefetchPhase
 
 FetchOutcome = Literal["ok", "error", "refused", "never"]
 
@@ -180,6 +186,85 @@ AGENCY_SALES_QUOTE = (
 OUTLET_URL = "https://heating-today.example/hp"
 OUTLET_SENTENCE = "Heat pump sales reached 2.9 million units in 2023, a spring report says."
 SUB_QUESTIONS = ["sq1", "sq2", "sq3", "sq4", "sq5"]
+
+
+def read_phase(brief: Brief, name: str) -> dict[str, Any]:
+    """The ``phases`` entry ``name`` exactly as trace.json holds it (empty when absent)."""
+    if not brief.trace_path.exists():
+        return {}
+    entry: dict[str, Any] = json.loads(brief.trace_path.read_text())["phases"].get(name, {})
+    return entry
+
+
+def refetched(sources: int, sampled: int | None = None) -> dict[str, Any]:
+    """``phases.refetch`` for a re-fetch whose sample of ``sources`` all passed (``sampled``: the
+    number the record claims, which a lying record sets apart from its list)."""
+    records = [
+        RefetchedSource(source=f"S{n}", url=f"https://s{n}.example/", outcome="pass")
+        for n in range(1, sources + 1)
+    ]
+    phase = RefetchPhase(
+        cited_sources=sources,
+        sampled=sources if sampled is None else sampled,
+        passed=sources,
+        failed=0,
+        excluded=0,
+        refetch_pass_rate=1.0,
+        archive_base="",
+        records=records,
+    )
+    return phase.entry()
+
+
+def assert_phases_read_back(brief: Brief) -> set[str]:
+    """Every ``phases`` entry of ``brief``'s trace.json reads as one of its phase's records and
+    writes back key for key; the names of the phases seen."""
+    from deep_research.run.checkpoint import PlanRecord, RoundRecord, SkipRecord
+
+    records: dict[str, tuple[type[PhaseRecord], ...]] = {
+        "run": (tp.RunRecord,),
+        "plan": (PlanRecord,),
+        "cast": (RoundRecord,),
+        "round2": (RoundRecord,),
+        "trace": (tp.TracePhase,),
+        "contradictions": (tp.ContradictionsPhase,),
+        "entail": (tp.EntailPhase, SkipRecord),
+        "panel": (SkipRecord,),
+        "votes": (tp.VotesPhase,),
+        "triangulate": (tp.TriangulatePhase,),
+        "refetch": (tp.RefetchPhase,),
+        "run.refetch": (SkipRecord,),
+        "ciber": (tp.CiberPhase,),
+        "counters": (tp.CountersPhase,),
+        "verdict": (tp.VerdictPhase,),
+        "mcp_gate": (tp.McpGatePhase,),
+        "ingest": (tp.IngestPhase,),
+    }
+    assert set(records) == set(get_args(PhaseName))
+    phases = json.loads(brief.trace_path.read_text(encoding="utf-8"))["phases"]
+    for name, entry in phases.items():
+        written = json.dumps(entry, ensure_ascii=False)
+        again = []
+        for kind in records[name]:
+            with contextlib.suppress(ValidationError):
+                again.append(json.dumps(kind.model_validate(entry).entry(), ensure_ascii=False))
+        assert written in again, (name, written, again)
+    return set(phases)
+
+
+def write_run_json(
+    root: Path, started_at: datetime, depth: Literal["quick", "full"] = "full"
+) -> None:
+    """run.json as `deep-research start` writes it for a run begun at ``started_at`` (no settings
+    fixed: the brief is decided under the defaults)."""
+    record = StartRecord(
+        topic="heat pumps",
+        slug=root.name,
+        depth=depth,
+        started_at=started_at,
+        caps=clamp_caps(depth, {})[0],
+    )
+    (root / "run.json").write_text(json.dumps(record.as_json()))
 
 
 def full_counters(**overrides: Any) -> dict[str, Any]:

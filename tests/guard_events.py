@@ -22,6 +22,7 @@ import pytest
 from conftest import REPO
 from deep_research.brief import Brief
 from deep_research.plugin import guard, runstate
+from deep_research.plugin.tasks import FetchTask
 
 SCOPE = "Enforcement actions under the EU AI Act, 2024-2025"
 FETCHER = "deep-research:fetcher"
@@ -77,13 +78,14 @@ def run_cli(payload: str, cwd: Path, phase: str = "pre") -> subprocess.Completed
 
 
 def fetch_prompt(
-    brief: Path, sq: str = "sq1", round_: int = 1, queries: tuple[str, ...] = ("q",)
+    brief: Path,
+    sq: str = "sq1",
+    round_: int = 1,
+    queries: tuple[str, ...] = ("q",),
+    scope: str = SCOPE,
 ) -> str:
     """A fetcher's prompt, built as ``deep-research next`` builds it."""
-    return (
-        f"brief={brief} sub_question={sq} round={round_} "
-        f"queries={json.dumps(list(queries), ensure_ascii=False)} scope={SCOPE}"
-    )
+    return FetchTask(str(brief), sq, round_, queries, scope).prompt()
 
 
 @dataclass

@@ -15,13 +15,16 @@ import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from deep_research.brief import Brief
 from deep_research.fetch.fetcher import FetchPolicy
 from deep_research.plugin.next import Action
+from deep_research.plugin.tasks import FetchTask, Task, VerifyTask, parse
 from localhttp import LocalServer, Route, article, loopback_policy
+
+TaskT = TypeVar("TaskT", bound=Task)
 
 TOPIC = "How does the Harbourton tide-gauge network measure sea level?"
 #: Five sub-questions, one central fact each, stated in other words by every publisher.
@@ -183,17 +186,11 @@ def query_in(asked: str) -> str:
     return matched.group(0) if matched else asked
 
 
-def fields(prompt: str) -> dict[str, str]:
-    """The key=value fields of a dispatch prompt (the last, ``scope``, runs to the end)."""
-    out: dict[str, str] = {}
-    rest = prompt
-    for key in ("brief", "sub_question", "round", "queries", "claim_id", "source_id", "top_n"):
-        marker = f"{key}="
-        if marker in rest:
-            value = rest.split(marker, 1)[1]
-            value = value.split(" scope=", 1)[0] if key == "queries" else value.split(" ", 1)[0]
-            out[key] = value
-    return out
+def task(prompt: str, kind: type[TaskT]) -> TaskT:
+    """The task a dispatch prompt states, read as the guard reads it."""
+    found = parse(prompt)
+    assert isinstance(found, kind), f"not a {kind.agent} task: {prompt}"
+    return found
 
 
 # --- the orchestrator's own writes ------------------------------------------------------------
@@ -272,8 +269,8 @@ def _claims(action: Action, brief: Path) -> dict[str, Any]:
 def fetcher_reply(prompt: str, fetched: list[tuple[str, str]]) -> dict[str, Any]:
     """agents/fetcher.md's output for the pages it fetched (URL passed to fetch, page text):
     per page the sub-question's fact, quoted as the page words it."""
-    f = fields(prompt)
-    sq = f["sub_question"]
+    f = task(prompt, FetchTask)
+    sq = f.sub_question
     sources = []
     for url, text in fetched:
         quote = next(s for s in FACTS[sq][1] if s in text)
@@ -284,8 +281,7 @@ def fetcher_reply(prompt: str, fetched: list[tuple[str, str]]) -> dict[str, Any]
                 "findings": [{"claim": FACTS[sq][2], "quote": quote, "importance": "central"}],
             }
         )
-    queries = json.loads(f["queries"])
-    return {"sub_question": sq, "query": queries[0], "complete": True, "sources": sources}
+    return {"sub_question": sq, "query": f.queries[0], "complete": True, "sources": sources}
 
 
 def triangulator_reply(prompt: str) -> dict[str, Any]:
@@ -303,12 +299,12 @@ def skeptic_reply(prompt: str) -> dict[str, Any]:
 
 def verifier_reply(prompt: str) -> dict[str, Any]:
     """agents/verifier.md: the located evidence for the pair, copied verbatim, then the verdict."""
-    f = fields(prompt)
-    claim = next(c for c in Brief(Path(f["brief"])).load_claims().claims if c.id == f["claim_id"])
-    quote = next(e.quote for e in claim.evidence if e.source == f["source_id"] and e.span)
+    f = task(prompt, VerifyTask)
+    claim = next(c for c in Brief(Path(f.brief)).load_claims().claims if c.id == f.claim_id)
+    quote = next(e.quote for e in claim.evidence if e.source == f.source_id and e.span)
     return {
-        "claim_id": f["claim_id"],
-        "source_id": f["source_id"],
+        "claim_id": f.claim_id,
+        "source_id": f.source_id,
         "quoted_span": quote,
         "verdict": "entails",
         "rationale": "the located quote states the claim's figure",

@@ -20,6 +20,7 @@ import pytest
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.plugin import runstate
+from deep_research.plugin.tasks import FetchTask
 from localhttp import LocalServer, Route, article
 
 #: Every character ``str.splitlines()`` ends a line at.
@@ -140,6 +141,7 @@ def test_guard_ledger_written_by_the_hook_stays_readable(
         static_hosts=[],
     )
     root = Path(started["brief"])
+    task = FetchTask(str(root), "sq1", 1, (f"heat pump{char}sales",), f"no{char}forecasts")
 
     def dispatch(use_id: str) -> int:
         hook = {
@@ -147,7 +149,7 @@ def test_guard_ledger_written_by_the_hook_stays_readable(
             "cwd": str(tmp_path),
             "hook_event_name": "PreToolUse",
             "tool_name": "Agent",
-            "tool_input": {"subagent_type": "deep-research:fetcher", "prompt": "round=1"},
+            "tool_input": {"subagent_type": task.agent_type(), "prompt": task.prompt()},
             "tool_use_id": use_id,
         }
         monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(hook, ensure_ascii=False)))

@@ -18,6 +18,7 @@ import json
 import re
 import shutil
 from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,6 @@ from deep_research.errors import InputError
 from deep_research.gates.trace import emitted_claims
 from deep_research.models import Checks, Claim, Evidence
 from deep_research.plugin.next import View, phase_plan, phase_synthesize
-from deep_research.plugin.runstate import clamp_caps
 from deep_research.run.claude.cited_extraction import extraction_request
 from deep_research.run.claude.client import CallFailed, ClaudeClient
 from deep_research.run.claude.panel import ciber_request, vote_request
@@ -47,6 +47,7 @@ from deep_research.run.interface import (
     SurveyDoc,
 )
 from deep_research.settings import Settings
+from deep_research.start_record import StartRecord, clamp_caps
 from fakeapi import Block, FakeAnthropic, system_text, text, user_text
 
 SRC = REPO / "src" / "deep_research"
@@ -257,7 +258,8 @@ def test_the_search_requests_are_contract_text_and_data() -> None:
 
 def _view(root: Path) -> View:
     caps, _ = clamp_caps("full", {})
-    return View(Brief(root), "full", caps, Settings())
+    started = StartRecord("q", root.name, "full", datetime.now(UTC), caps)
+    return View(Brief(root), started, Settings())
 
 
 def test_nexts_plan_rules_are_the_planners_steps(tmp_path: Path) -> None:

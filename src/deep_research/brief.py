@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow, TraceFile
+    from deep_research.start_record import StartRecord
 
 #: Largest artifact we read whole. Bigger files are refused rather than exhausting memory.
 MAX_ARTIFACT_BYTES = 512 * 1024 * 1024
@@ -368,11 +369,19 @@ def sha256_text(text: str) -> str:
     return sha256_bytes(text.encode("utf-8"))
 
 
+#: A plugin run's record, written by ``deep-research start`` (:mod:`deep_research.start_record`).
+RUN_FILE = "run.json"
+
+
 @dataclass(frozen=True)
 class Brief:
     """One research run's directory and the paths of its artifacts (docs/contracts.md §1)."""
 
     root: Path
+
+    @property
+    def run_path(self) -> Path:
+        return self.root / RUN_FILE
 
     @property
     def claims_path(self) -> Path:
@@ -451,6 +460,20 @@ class Brief:
 
         raw = parse_json(read_text(self.trace_path, what="trace.json"), what=str(self.trace_path))
         return validate_model(TraceFile, raw, what=str(self.trace_path))
+
+    def load_run(self) -> StartRecord:
+        """The plugin run's record — the one reader of run.json: its caps re-clamped to the
+        hard limits, any fault a one-line InputError. Light (no models): the hook guard reads
+        it on every tool call of a run."""
+        from deep_research.start_record import StartRecord
+
+        path = self.run_path
+        if not path.exists():
+            raise MissingArtifact(
+                f"{RUN_FILE} not found: {path}; a plugin run starts with `deep-research start`"
+            )
+        raw = parse_json(read_text(path, what=RUN_FILE), what=str(path))
+        return StartRecord.from_json(raw, source=str(path))
 
     def load_fetch_log(self) -> list[FetchLogEntry]:
         """Every attempt in fetch-log.jsonl; an absent log means nothing was fetched."""

@@ -1,7 +1,7 @@
 """A run's depth — ``quick`` or ``full`` — and how a person may spell it.
 
 Its own module, and a light one: the hook guard reads the active run's depth on every tool call
-and must not load the models (pydantic) to do so, and the counters read the same run.json.
+and must not load the models (pydantic) to do so (``Brief.load_run`` reads it for every caller).
 """
 
 from __future__ import annotations

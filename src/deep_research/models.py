@@ -11,7 +11,7 @@ ignored key. Agent returns are strict too — drift is the normalizer's job, not
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, NonNegativeInt
 
@@ -379,6 +379,55 @@ class Counters(Strict):
     corpus_documents: NonNegativeInt | None = None
 
 
+#: Every entry trace.json ``phases`` may hold, by the name it is recorded under.
+PhaseName = Literal[
+    "run",
+    "plan",
+    "cast",
+    "round2",
+    "trace",
+    "contradictions",
+    "entail",
+    "panel",
+    "votes",
+    "triangulate",
+    "refetch",
+    "run.refetch",
+    "ciber",
+    "counters",
+    "verdict",
+    "mcp_gate",
+    "ingest",
+]
+
+
+class PhaseRecord(BaseModel):
+    """One entry of trace.json ``phases``, written and read only as its typed record (the
+    records are in :mod:`deep_research.trace_phases`; the file's schema keeps ``phases`` a map of
+    JSON objects, so an entry is these fields, key for key, in the order declared).
+
+    A *sparse* record takes more than one shape (a phase that ran or was skipped, a gate that
+    passed or failed): it writes only the fields its writer set, and reads back as just those.
+    """
+
+    # An entry written by an older version may carry keys this one no longer reads.
+    model_config = ConfigDict(extra="ignore")
+    sparse: ClassVar[bool] = False
+
+    def entry(self) -> dict[str, JsonValue]:
+        """The JSON object recorded under the phase's name."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=self.sparse)
+
+
+PhaseT = TypeVar("PhaseT", bound=PhaseRecord)
+
+
+class PhasePart(BaseModel):
+    """A record inside a phase's entry (a vote, a link, a worker's outcome)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
 class TraceFile(Strict):
     """trace.json — per-phase record, counters, settings in force, verdict inputs."""
 
@@ -387,7 +436,22 @@ class TraceFile(Strict):
     settings: dict[str, JsonValue] = Field(default_factory=dict)
     settings_hash: str | None = None
     counters: Counters = Field(default_factory=Counters)
+    #: Read with :meth:`phase` and written with :meth:`with_phase`, never by hand.
     phases: dict[str, dict[str, JsonValue]] = Field(default_factory=dict)
+
+    def phase(self, name: PhaseName, record: type[PhaseT]) -> PhaseT | None:
+        """The entry ``name`` as ``record``; None when that phase left none. A malformed entry
+        is a SchemaViolation naming its path."""
+        from deep_research.brief import validate_model
+
+        entry = self.phases.get(name)
+        if entry is None:
+            return None
+        return validate_model(record, entry, what="trace.json", prefix=f"$.phases.{name}")
+
+    def with_phase(self, name: PhaseName, record: PhaseRecord) -> TraceFile:
+        """This trace with the entry ``name`` replaced by ``record`` (added last if new)."""
+        return self.model_copy(update={"phases": {**self.phases, name: record.entry()}})
 
 
 # --- audit.json -----------------------------------------------------------------------------

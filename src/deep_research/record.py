@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 from deep_research.brief import (
     Brief,
@@ -20,7 +20,7 @@ from deep_research.brief import (
     write_claims,
 )
 from deep_research.errors import MissingArtifact
-from deep_research.models import ClaimsFile, TraceFile
+from deep_research.models import ClaimsFile, PhaseName, PhaseRecord, TraceFile
 from deep_research.settings import Settings, settings_hash
 
 
@@ -52,14 +52,16 @@ def load_trace_or_empty(brief: Brief) -> TraceFile:
 
 
 def record_phase(
-    trace: TraceFile, phase: str, entry: dict[str, Any], settings: Settings
+    trace: TraceFile, phase: PhaseName, record: PhaseRecord, settings: Settings
 ) -> TraceFile:
-    """trace.json with ``phase`` replaced and the settings in force recorded beside it."""
+    """trace.json with ``phase`` replaced by ``record`` — its ``settings_hash`` the settings in
+    force — and those settings recorded beside it."""
     digest = settings_hash(settings)
-    phases = dict(trace.phases)
-    phases[phase] = {**entry, "settings_hash": digest}
-    return trace.model_copy(
-        update={"phases": phases, "settings": settings.as_record(), "settings_hash": digest}
+    if "settings_hash" not in type(record).model_fields:
+        raise TypeError(f"{type(record).__name__} has no settings_hash to record")
+    stamped = record.model_copy(update={"settings_hash": digest})
+    return trace.with_phase(phase, stamped).model_copy(
+        update={"settings": settings.as_record(), "settings_hash": digest}
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Protocol
@@ -31,6 +31,7 @@ from deep_research.models import (
     SourceRow,
 )
 from deep_research.record import open_brief
+from deep_research.trace_phases import RunRecord
 from deep_research.urls import is_web, source_urls, urls_in
 
 SUPPORT_RANK = {"Supported": 3, "Partially Supported": 2, "Uncertain": 1, "Unsupported": 0}
@@ -351,7 +352,7 @@ def build_report(
     *,
     answer: Sequence[AnswerSentence],
     force: bool = False,
-    run: Mapping[str, object] | None = None,
+    run: RunRecord | None = None,
 ) -> Report:
     """The render model; ``answer`` is the synthesis as checked sentence by sentence, ``run``
     the headless run's record when there is one."""
@@ -404,7 +405,6 @@ def build_report(
     logged = logged_urls(log)
     documents = logged_documents(log)
     passed = [sentence for sentence in answer if sentence.passed]
-    record = run or {}
     return Report(
         title=_heading(document),
         question=document.question,
@@ -433,8 +433,8 @@ def build_report(
             _source_view(by_id[s], logged, documents)
             for s in sorted(referenced & by_id.keys(), key=lambda s: int(s[1:]))
         ],
-        corpus=str(record["corpus"]) if record.get("corpus") else None,
-        reasoner=str(record["reasoner"]) if record.get("reasoner") else None,
+        corpus=(run.corpus or None) if run is not None else None,
+        reasoner=(run.reasoner or None) if run is not None else None,
     )
 
 
@@ -671,15 +671,8 @@ def render_brief(
     sources = brief.load_sources()
     log = brief.load_fetch_log()
     answer = check_answer(brief, document.synthesis) if document.synthesis else []
-    run = brief.load_trace().phases.get("run") if brief.trace_path.exists() else None
-    report = build_report(
-        document,
-        sources,
-        log,
-        answer=answer,
-        force=force,
-        run=run if isinstance(run, dict) else None,
-    )
+    run = brief.load_trace().phase("run", RunRecord) if brief.trace_path.exists() else None
+    report = build_report(document, sources, log, answer=answer, force=force, run=run)
     markdown = to_markdown(report)
     unlogged = sorted(urls_in(markdown) - logged_urls(log))
     if unlogged:

@@ -29,13 +29,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from deep_research.brief import parse_json, read_text
+from deep_research.brief import RUN_FILE, Brief
 from deep_research.errors import InputError, SchemaViolation
 
 ENV_PREFIX = "DEEP_RESEARCH_"
-#: The plugin run's record, written by ``deep-research start``; its ``settings`` key holds the
-#: settings the run was started under.
-RUN_RECORD = "run.json"
 
 
 class Settings(BaseModel):
@@ -180,11 +177,10 @@ def describe_changes(settings: Settings) -> str | None:
 def frozen_settings(root: Path) -> Settings | None:
     """The settings ``deep-research start`` fixed for the plugin run in ``root``, or None for a
     brief without that record (a headless run's, or one assembled by hand)."""
-    path = root / RUN_RECORD
-    if not path.is_file():
+    brief = Brief(root)
+    if not brief.run_path.exists():
         return None
-    value = parse_json(read_text(path, what=RUN_RECORD), what=str(path))
-    record = value.get("settings") if isinstance(value, dict) else None
+    record = brief.load_run().settings
     if record is None:
         return None
     try:
@@ -193,7 +189,8 @@ def frozen_settings(root: Path) -> Settings | None:
         first = exc.errors()[0]
         name = ".".join(str(part) for part in first["loc"]) or "settings"
         raise SchemaViolation(
-            f"settings.{name}: {first['msg']}; re-run deep-research start", source=str(path)
+            f"settings.{name}: {first['msg']}; re-run deep-research start",
+            source=str(brief.run_path),
         ) from None
 
 
@@ -208,7 +205,7 @@ def settings_for(
     if overrides:
         raise InputError(
             f"--set {overrides[0]} refused: deep-research start fixed this run's settings "
-            f"in {RUN_RECORD}; drop --set"
+            f"in {RUN_FILE}; drop --set"
         )
     env = os.environ if environ is None else environ
     from_env = load_settings((), env)

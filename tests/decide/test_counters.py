@@ -18,8 +18,10 @@ from briefs import (
     ready_document,
     ready_pages,
     ready_trace,
+    refetched,
     run_gates_before_verdict,
     write_brief,
+    write_run_json,
 )
 from deep_research.cli import main
 from deep_research.decide.counters import MAX_QUERIES, MAX_SUB_QUESTIONS, run_counters
@@ -62,20 +64,9 @@ def build(root: Path, *, round2: bool = True, minutes: float = 20.0) -> Path:
     run_gates_before_verdict(root, SETTINGS)
     trace = json.loads((root / "trace.json").read_text())
     # `deep-research refetch` records one entry per sampled source; ``sampled`` here lies.
-    records = [{"source": f"S{n}"} for n in (1, 2, 3)]
-    trace["phases"]["refetch"] = {"sampled": 50, "records": records}
+    trace["phases"]["refetch"] = refetched(3, sampled=50)
     (root / "trace.json").write_text(json.dumps(trace))
-    started = datetime.now(UTC) - timedelta(minutes=minutes)
-    (root / "run.json").write_text(
-        json.dumps(
-            {
-                "topic": "heat pumps",
-                "slug": "heat-pumps-2023",
-                "depth": "full",
-                "started_at": started.isoformat(timespec="seconds"),
-            }
-        )
-    )
+    write_run_json(root, datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=minutes))
     (root / "plan.json").write_text(json.dumps(plan()))
     return root
 
@@ -152,6 +143,14 @@ def _write(name: str, text: str) -> Any:
     return lambda root: (root / name).write_text(text)
 
 
+def _edit_run(**fields: Any) -> Any:
+    def edit(root: Path) -> None:
+        record = json.loads((root / "run.json").read_text())
+        (root / "run.json").write_text(json.dumps({**record, **fields}))
+
+    return edit
+
+
 @pytest.mark.parametrize(
     "spoil",
     [
@@ -162,8 +161,10 @@ def _write(name: str, text: str) -> Any:
         _write("plan.json", json.dumps({"sub_questions": [{"id": "sq1"}, {"id": "sq1"}]})),
         _write("plan.json", json.dumps({"sub_questions": [{"id": "../x", "queries": []}]})),
         _remove("run.json"),
-        _write("run.json", json.dumps({"started_at": "yesterday", "depth": "full"})),
-        _write("run.json", json.dumps({"started_at": "2024-05-01T10:00:00", "depth": "full"})),
+        _edit_run(started_at="yesterday"),
+        _edit_run(started_at="2024-05-01T10:00:00"),
+        _edit_run(depth="deep"),
+        _edit_run(caps={"max_fetches": "many"}),
         _write("sources.jsonl", "{}\n"),
     ],
     ids=[
@@ -176,6 +177,8 @@ def _write(name: str, text: str) -> Any:
         "no-run-json",
         "bad-start",
         "naive-start",
+        "bad-depth",
+        "bad-caps",
         "bad-sources",
     ],
 )

@@ -804,11 +804,28 @@ def test_a_refetch_sample_of_unreachable_pages_has_no_rate_and_that_is_consisten
     from deep_research.decide.verdict import check_consistency
     from deep_research.errors import DeepResearchError
     from deep_research.models import ClaimsFile, Counters, TraceFile
+    from deep_research.trace_phases import RefetchedSource, RefetchPhase
+
+    def refetched(excluded: int) -> TraceFile:
+        records = [
+            RefetchedSource(source=f"S{n}", url=f"https://s{n}.example/", outcome=outcome)
+            for n, outcome in enumerate(["unreachable"] * excluded + ["fail"] * (3 - excluded), 1)
+        ]
+        phase = RefetchPhase(
+            cited_sources=3,
+            sampled=3,
+            passed=0,
+            failed=3 - excluded,
+            excluded=excluded,
+            refetch_pass_rate=None if excluded == 3 else 0.0,
+            archive_base="",
+            records=records,
+        )
+        return TraceFile(counters=Counters(refetch_sample=3)).with_phase("refetch", phase)
 
     document = ClaimsFile(topic="t", depth="full")
-    counters = Counters(refetch_sample=3)
-    every = TraceFile(counters=counters, phases={"refetch": {"sampled": 3, "excluded": 3}})
+    every = refetched(3)
     check_consistency(document, every, [], [])  # every page too short: null is the rate
-    some = TraceFile(counters=counters, phases={"refetch": {"sampled": 3, "excluded": 2}})
+    some = refetched(2)
     with pytest.raises(DeepResearchError, match="refetch_pass_rate is missing"):
         check_consistency(document, some, [], [])

@@ -291,7 +291,9 @@ def test_a_plugin_runs_counters_are_recomputed_as_the_counters_command_does(
         ready_document,
         ready_pages,
         ready_trace,
+        refetched,
         run_gates_before_verdict,
+        write_run_json,
     )
     from deep_research.decide.verdict import run_verdict
     from deep_research.settings import Settings
@@ -300,11 +302,9 @@ def test_a_plugin_runs_counters_are_recomputed_as_the_counters_command_does(
     write_brief(root, ready_pages(), ready_claims(), document=ready_document(), trace=ready_trace())
     run_gates_before_verdict(root, Settings())
     trace = json.loads((root / "trace.json").read_text())
-    trace["phases"]["refetch"] = {"records": [{"source": f"S{n}"} for n in (1, 2, 3)]}
+    trace["phases"]["refetch"] = refetched(3)
     (root / "trace.json").write_text(json.dumps(trace))
-    started = datetime.now(UTC) - timedelta(minutes=20)
-    run = {"topic": "t", "slug": "t", "depth": "full", "started_at": started.isoformat()}
-    (root / "run.json").write_text(json.dumps(run))
+    write_run_json(root, datetime.now(UTC) - timedelta(minutes=20))
     plan = {
         "sub_questions": [
             {"id": sq, "queries": [f"{sq} q{n}" for n in range(5)], "counter_queries": ["x"]}

@@ -26,7 +26,6 @@ with subagents).
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import threading
@@ -51,6 +50,7 @@ from deep_research.brief import Brief
 from deep_research.fetch.hosts import load as load_allowlist
 from deep_research.plugin import runstate
 from deep_research.plugin.mcpgate import fingerprint_path
+from deep_research.plugin.tasks import FetchTask, McpFetchTask, SkepticTask, parse
 from fakeapi import (
     Block,
     FakeAnthropic,
@@ -174,6 +174,7 @@ def run_claude(
     on_event: Callable[[dict[str, Any]], None] | None = None,
     prompt: str = "Use the tool as instructed.",
     state_env: bool = True,
+    plugin: Path = REPO,
 ) -> Session:
     """One headless session; its stream-json events go to ``on_event`` as they arrive, so a
     script can wait on what the CLI has done so far (a subagent's reply on a denial, say)."""
@@ -189,7 +190,7 @@ def run_claude(
             "-p",
             prompt,
             "--plugin-dir",
-            str(REPO),
+            str(plugin),
             "--output-format",
             "stream-json",
             "--verbose",
@@ -558,7 +559,7 @@ def test_the_guard_approves_our_cli_when_the_model_invokes_the_skill(project: Pr
 # --- the fan-out ceiling holds for parallel subagents ----------------------------------------
 
 
-FETCHER = "deep-research:fetcher"
+FETCHER = FetchTask.agent_type()
 HOLD_S = 30.0  # how long a subagent's answer may wait for its batch to be decided
 
 
@@ -570,17 +571,15 @@ def agent_definition(name: str) -> tuple[dict[str, str], str]:
 
 
 def dispatch(number: int, round_number: int, brief: Path) -> Block:
-    """The orchestrator dispatching one fetcher (the prompt as the skill writes it)."""
-    prompt = (
-        f"brief={brief} sub_question=sq{number} round={round_number} "
-        f'queries=["EU AI Act enforcement {number}"] scope={SCOPE}'
-    )
+    """The orchestrator dispatching one fetcher (the prompt as `next` prints it)."""
+    queries = (f"EU AI Act enforcement {number}",)
+    task = FetchTask(str(brief), f"sq{number}", round_number, queries, SCOPE)
     return tool_use(
         "Agent",
         {
             "description": f"Fetch sub-question sq{number}",
-            "subagent_type": FETCHER,
-            "prompt": prompt,
+            "subagent_type": task.agent_type(),
+            "prompt": task.prompt(),
         },
         f"toolu_fetcher{number}",
     )
@@ -588,11 +587,11 @@ def dispatch(number: int, round_number: int, brief: Path) -> Block:
 
 def fetcher_reply(block: Block) -> str:
     """What the fetcher dispatched by ``block`` answers: one JSON object, per its output schema."""
-    found = re.search(r"sub_question=(\S+)", block["input"]["prompt"])
-    assert found is not None
+    task = parse(block["input"]["prompt"])
+    assert isinstance(task, FetchTask)
     return json.dumps(
         {
-            "sub_question": found.group(1),
+            "sub_question": task.sub_question,
             "complete": False,
             "sources": [],
             "error": "no usable page (offline test)",
@@ -713,16 +712,13 @@ def test_the_mcp_path_runs_end_to_end(project: Project, mcp_recorded: Path) -> N
     gate = tool_use(
         "Bash", {"command": "deep-research mcp-gate tiny", "description": "gate"}, "toolu_gate"
     )
-    prompt = (
-        f'brief={project.brief} sub_question=sq1 round=1 queries=["chained"] '
-        f'scope={SCOPE} mcp=tiny gate={{"ok": true}}'
-    )
+    task = McpFetchTask(str(project.brief), "sq1", 1, ("chained",), SCOPE, "tiny", {"ok": True})
     mcp_dispatch = tool_use(
         "Agent",
         {
             "description": "MCP fetch sq1",
-            "subagent_type": "deep-research:mcp-fetcher",
-            "prompt": prompt,
+            "subagent_type": task.agent_type(),
+            "prompt": task.prompt(),
         },
         "toolu_mcp",
     )
@@ -851,6 +847,20 @@ def test_fanout_ceiling_holds_for_parallel_subagents(project: Project) -> None:
     session.assert_only_the_fake_api()
 
 
+def plugin_without(project: Project, agent: str) -> Path:
+    """The plugin as the checkout holds it, but for ``agent``'s file: Claude Code then finds no
+    such agent, after our hook has admitted its task. The launcher's environment is stamped for
+    the copy, so the copy's hooks run this checkout's guard."""
+    copy = project.home.parent / "plugin"
+    for name in (".claude-plugin", "bin", "hooks", "skills", "agents", "conduct"):
+        shutil.copytree(REPO / name, copy / name)
+    shutil.copy(REPO / "pyproject.toml", copy / "pyproject.toml")
+    (copy / "agents" / f"{agent}.md").unlink()
+    stamp = project.home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv"
+    (stamp / ".deep-research-stamp").write_text(f"{package_version()} {copy.resolve()}")
+    return copy
+
+
 @pytest.mark.slow
 def test_an_agent_that_is_no_contract_takes_no_slot(project: Project) -> None:
     """An agent type that is not one of the plugin's (here one Claude Code cannot even find)
@@ -876,6 +886,36 @@ def test_an_agent_that_is_no_contract_takes_no_slot(project: Project) -> None:
         ("dispatch", later["id"]),
         ("done", later["id"]),
     ], rows
+    content, is_error = session.result_for(later["id"])
+    assert not is_error, f"the next dispatch was refused: {content}"
+    assert fetcher_reply(later) in content, session.report()
+
+
+@pytest.mark.slow
+def test_a_failed_dispatch_frees_its_slot(project: Project) -> None:
+    """An Agent call the CLI fails after our PreToolUse hook let it through (a task of ours whose
+    agent the plugin no longer holds) is over, so it must not keep counting against the ceiling."""
+    runstate.start_run(
+        SCOPE,
+        depth="quick",
+        state=project.state,
+        requested={"max_fanout": 1, "max_rounds": 2},
+        static_hosts=[ALLOWED_HOST],
+    )
+    vote = SkepticTask(str(project.brief), "C1")
+    missing = tool_use(
+        "Agent",
+        {"description": "Vote on C1", "subagent_type": vote.agent_type(), "prompt": vote.prompt()},
+        "toolu_missing",
+    )
+    later = dispatch(2, 1, project.brief)
+    script = first_of(fetchers([later], Batch()), calls(missing, later))
+    plugin = plugin_without(project, "skeptic")
+    session = run_claude(project, script, "Agent", plugin=plugin)
+    content, is_error = session.result_for("toolu_missing")
+    assert is_error and "not found" in content and "deep-research" in content, session.report()
+    rows = runstate.read_ledger(Brief(project.brief))
+    assert rows[0]["event"] == "dispatch" and rows[0]["id"] == "toolu_missing", rows
     content, is_error = session.result_for(later["id"])
     assert not is_error, f"the next dispatch was refused: {content}"
     assert fetcher_reply(later) in content, session.report()

@@ -56,6 +56,7 @@ from deep_research.fetch.hosts import load as load_allowlist
 from deep_research.plugin import next as next_module
 from deep_research.plugin import runstate
 from deep_research.plugin.next import Action
+from deep_research.plugin.tasks import FetchTask
 from fakeapi import (
     Block,
     Conversation,
@@ -227,11 +228,11 @@ _LINK = re.compile(r"https?://[^\s\"'\\\]]+")
 
 def fetcher(prompt: str) -> Program:
     """agents/fetcher.md: a WebSearch per query, a fetch per page found, then the JSON."""
-    fields = scripted_run.fields(prompt)
-    queries = json.loads(fields["queries"])
+    task = scripted_run.task(prompt, FetchTask)
+    queries = task.queries
     found = yield [tool_use("WebSearch", {"query": query}) for query in queries]
     urls = list(dict.fromkeys(url for value, _ in found.values() for url in _LINK.findall(value)))
-    brief = fields["brief"]
+    brief = task.brief
     fetches = [bash(f"deep-research fetch {url} --brief {brief} --json") for url in urls]
     ran = yield fetches
     fetched = []

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from briefs import assert_verified, held_elsewhere
+from briefs import assert_verified, held_elsewhere, read_phase
 from conftest import REPO
 from deep_research.brief import Brief, slugify
 from deep_research.cli import main
 from deep_research.errors import BriefBusy, InputError
 from deep_research.gates.trace import emitted_claims
 from deep_research.models import SourceRow
-from deep_research.run.checkpoint import read_phase
 from deep_research.run.driver import (
     PHASES_QUICK,
     Progress,

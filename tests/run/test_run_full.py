@@ -18,11 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from briefs import assert_verified
+from briefs import assert_phases_read_back, assert_verified, read_phase
 from conftest import REPO
 from deep_research.brief import Brief, slugify
 from deep_research.gates.trace import emitted_claims
-from deep_research.run.checkpoint import read_phase
 from deep_research.run.driver import PHASES_FULL, Progress, RunRequest, RunResult, start
 from deep_research.run.governor import default_limits
 from deep_research.run.localcorpus import open_corpus
@@ -171,6 +170,7 @@ def test_full_depth_reaches_ready_with_panel_and_ciber_applied(whole: RunResult)
     assert trace["counters"]["rounds"] == 2
     assert trace["counters"]["counter_queries_per_sub_question"] == {"sq1": 1, "sq2": 1}
     assert read_phase(brief, "run")["completed"] == list(PHASES_FULL)
+    assert {"run", "plan", "cast", "round2", "votes", "ciber"} <= assert_phases_read_back(brief)
     assert_verified(whole.brief)
 
 

@@ -23,6 +23,7 @@ from deep_research.errors import InputError
 from deep_research.models import CiberOutput, ClaimsFile, Contradiction, SourceRow, TimelineEntry
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
 from deep_research.settings import Settings, require_run_settings
+from deep_research.trace_phases import CiberPhase
 
 SkipReason = Literal["depth-quick", "insufficient-high-confidence-claims", "refetch-hard-fail"]
 SKIP_REASONS: tuple[str, ...] = get_args(SkipReason)
@@ -150,18 +151,18 @@ def apply_diagnosis(
         if problem is not None:
             raise InputError(f"invalid CIBER skip: {problem}")
         updated = document.model_copy(update={"ciber_skipped": skip, "ciber_passed": None})
-        entry: dict[str, Any] = {"ciber_skipped": skip}
+        entry = CiberPhase(ciber_skipped=skip)
         result: dict[str, Any] = {"ciber_skipped": skip}
     else:
         output = validate_model(CiberOutput, raw, what=what)
         updated, counted = apply_ciber(document, output, brief.load_sources(), settings)
         passed = gate_passed(output)
-        entry = {
-            "raw": raw,
-            "agent_ciber_passed": output.ciber_passed,
-            "ciber_passed": passed,
-            "failures_per_claim": dict(counted),
-        }
+        entry = CiberPhase(
+            raw=raw,
+            agent_ciber_passed=output.ciber_passed,
+            ciber_passed=passed,
+            failures_per_claim=dict(counted),
+        )
         result = {
             "ciber_passed": passed,
             "agent_ciber_passed": output.ciber_passed,

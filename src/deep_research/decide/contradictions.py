@@ -44,6 +44,7 @@ from deep_research.gates.overlap import content_tokens
 from deep_research.models import Claim, ClaimsFile, Contradiction, SourceRow
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
 from deep_research.settings import Settings, require_run_settings
+from deep_research.trace_phases import ContradictionsPhase, FoundContradiction
 
 MIN_SUBJECT_TERMS = 2
 #: ... and at least this share of the smaller claim's subject words.
@@ -296,6 +297,8 @@ def run_contradictions(
     document = brief.load_claims()
     trace = load_trace_or_empty(brief)
     found = find_contradictions(document.claims, found_by)
-    record = {"found": [{"ids": c.ids, "topic": c.topic} for c in found]}
+    record = ContradictionsPhase(
+        found=[FoundContradiction(ids=c.ids, topic=c.topic) for c in found]
+    )
     save(brief, merged(document, found), record_phase(trace, "contradictions", record, settings))
     return found

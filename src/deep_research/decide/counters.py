@@ -33,18 +33,17 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from deep_research.brief import (
-    Brief,
     atomic_write_json,
     model_dump,
     parse_json,
     read_text,
     validate_model,
 )
-from deep_research.depth import Depth, normalize_depth
-from deep_research.errors import InputError, SchemaViolation
+from deep_research.errors import SchemaViolation
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.models import Counters, FetchLogEntry, SourceRow, TraceFile
 from deep_research.record import load_trace_or_empty, open_brief, writes_brief
+from deep_research.trace_phases import CountersPhase, RefetchPhase
 from deep_research.urls import canonical_or_none, source_urls
 
 #: A plan longer than this is clamped: no run within the hard caps does more.
@@ -97,32 +96,6 @@ def distinct(queries: Sequence[str]) -> int:
     return min(unique(queries), MAX_QUERIES)
 
 
-@dataclass(frozen=True)
-class RunRecord:
-    started_at: datetime
-    depth: Depth
-    topic: str | None
-
-
-def read_run(brief: Brief) -> RunRecord:
-    """run.json as ``deep-research start`` wrote it: the clock's start and the run's depth."""
-    path = brief.root / "run.json"
-    value = parse_json(
-        read_text(path, what="run.json (written by deep-research start)"), what=str(path)
-    )
-    try:
-        start = datetime.fromisoformat(str(value["started_at"]))
-        depth = normalize_depth(str(value["depth"]))
-    except (KeyError, TypeError, ValueError, InputError):
-        raise SchemaViolation(
-            "run.json lacks an ISO started_at or a depth", source=str(path)
-        ) from None
-    if start.tzinfo is None:
-        raise SchemaViolation("run.json started_at has no time zone", source=str(path))
-    slug = value.get("slug")
-    return RunRecord(start, depth, slug if isinstance(slug, str) else None)
-
-
 def fetched_sources(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -> list[SourceRow]:
     """The sources fetch-log.jsonl shows a 2xx page fetch for (a snippet is not a fetch)."""
     fetched = {
@@ -150,8 +123,8 @@ def rounds(sources: Sequence[SourceRow], fetcher_rounds: Sequence[int] | None) -
 
 
 def refetch_sample(trace: TraceFile) -> int:
-    records = trace.phases.get("refetch", {}).get("records")
-    return len(records) if isinstance(records, list) else 0
+    refetch = trace.phase("refetch", RefetchPhase)
+    return len(refetch.records) if refetch is not None else 0
 
 
 @dataclass(frozen=True)
@@ -209,25 +182,20 @@ def run_counters(
     fetcher dispatch in the plugin run's guard ledger, None when there is no ledger."""
     brief = open_brief(root)
     plan = load_plan(plan_path or brief.root / "plan.json")
-    run = read_run(brief)
+    run = brief.load_run()
     sources = brief.load_sources() if brief.sources_path.exists() else []
     log = brief.load_fetch_log()
     moment = now or datetime.now(UTC)
     trace = load_trace_or_empty(brief)
     report = compute(plan, sources, log, trace, run.started_at, moment, fetcher_rounds)
-    phases = dict(trace.phases)
-    phases["counters"] = {
-        "computed_at": moment.isoformat(timespec="seconds"),
-        "clamped": list(report.clamped),
-    }
+    counted = CountersPhase(computed_at=moment, clamped=list(report.clamped))
     # The depth is the one `start` fixed: the verdict refuses a trace.json whose depth differs
     # from claims.json, and a plugin run has no other writer of trace.json's depth.
-    updated = trace.model_copy(
+    updated = trace.with_phase("counters", counted).model_copy(
         update={
             "counters": report.counters,
-            "phases": phases,
             "depth": run.depth,
-            "topic": trace.topic or run.topic,
+            "topic": trace.topic or run.slug,
         }
     )
     atomic_write_json(brief.trace_path, model_dump(updated))

@@ -41,8 +41,8 @@ from deep_research.models import (
     VerifierVerdict,
 )
 from deep_research.record import load_trace_or_empty, open_brief, save, writes_brief
+from deep_research.trace_phases import EntailPhase, IgnoredVerdict, JudgedPair
 
-PHASE = "entail"
 NOT_A_VERDICT = "not_a_verdict"
 NO_LOCATED_EVIDENCE = "no_located_evidence"
 SPAN_TOO_SHORT = "span_too_short"
@@ -64,28 +64,35 @@ class Ignored:
         pair = f"{self.claim}/{self.source}" if self.claim else f"item {self.item}"
         return f"{pair}: {self.reason} — {self.detail}"
 
-    def as_dict(self) -> dict[str, JsonValue]:
-        return {
-            "item": self.item,
-            "claim": self.claim,
-            "source": self.source,
-            "reason": self.reason,
-            "detail": self.detail,
-        }
+    def record(self) -> IgnoredVerdict:
+        return IgnoredVerdict(
+            item=self.item,
+            claim=self.claim,
+            source=self.source,
+            reason=self.reason,
+            detail=self.detail,
+        )
 
 
 @dataclass
 class EntailReport:
-    checked: list[dict[str, JsonValue]] = field(default_factory=list)
+    checked: list[JudgedPair] = field(default_factory=list)
     ignored: list[Ignored] = field(default_factory=list)
     stripped: list[str] = field(default_factory=list)
 
+    def record(self, raw: Sequence[Any]) -> EntailPhase:
+        """The phase's trace.json record: the verdicts as given, and what was made of them."""
+        return EntailPhase(
+            raw=list(raw),
+            checked=self.checked,
+            ignored=[item.record() for item in self.ignored],
+            stripped=self.stripped,
+        )
+
     def as_dict(self) -> dict[str, JsonValue]:
-        return {
-            "checked": list(self.checked),
-            "ignored": [item.as_dict() for item in self.ignored],
-            "stripped": list(self.stripped),
-        }
+        summary = self.record(()).entry()
+        del summary["raw"]
+        return summary
 
 
 def read_verdicts(path: Path) -> list[Any]:
@@ -218,12 +225,7 @@ def apply_verdicts(
         entry = Entailment(source=verdict.source_id, verdict=verdict.verdict, span=span)
         recorded.setdefault(claim.id, {})[verdict.source_id] = entry
         report.checked.append(
-            {
-                "claim": claim.id,
-                "source": verdict.source_id,
-                "verdict": verdict.verdict,
-                "span": span.model_dump() if span else None,
-            }
+            JudgedPair(claim=claim.id, source=verdict.source_id, verdict=verdict.verdict, span=span)
         )
     claims: list[Claim] = []
     stripped = list(document.stripped)
@@ -250,9 +252,7 @@ def apply_verdicts(
 
 def _recorded(trace: TraceFile, raw: Sequence[Any], report: EntailReport) -> TraceFile:
     # Only this phase's record changes: the settings in force are the ones the gates recorded.
-    phases = dict(trace.phases)
-    phases[PHASE] = {"raw": list(raw), **report.as_dict()}
-    return trace.model_copy(update={"phases": phases})
+    return trace.with_phase("entail", report.record(raw))
 
 
 def run_entail(root: Path, input_path: Path) -> EntailReport:

@@ -11,9 +11,9 @@ rate, never counted as a failure (an outage is not evidence). ``refetch_pass_rat
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from deep_research.brief import Brief, atomic_write_json, atomic_write_text, model_dump
 from deep_research.errors import InputError, MissingArtifact
@@ -30,30 +30,15 @@ from deep_research.fetch.refetch_sample import (
 )
 from deep_research.gates.locate import locate
 from deep_research.models import TraceFile
+from deep_research.trace_phases import RefetchedSource, RefetchPhase
 from deep_research.urls import canonical_or_none, source_urls
 
 MIN_WORDS = 500
 
-Outcome = Literal["pass", "fail", "unreachable"]
-
-
-@dataclass
-class Record:
-    source: str
-    url: str
-    outcome: Outcome
-    tier: str | None = None
-    live: str = ""
-    archive: str | None = None
-    words: int | None = None
-    content_hash: str | None = None
-    located: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-
 
 @dataclass
 class RefetchReport:
-    records: list[Record]
+    records: list[RefetchedSource]
     cited: int
     archive_base: str
 
@@ -70,25 +55,30 @@ class RefetchReport:
         checked = len(self.records) - self.excluded
         return round(self.passed / checked, 4) if checked else None
 
+    def record(self) -> RefetchPhase:
+        """The phase's trace.json record: the sample's outcome and each source's record."""
+        return RefetchPhase(
+            cited_sources=self.cited,
+            sampled=len(self.records),
+            passed=self.passed,
+            failed=sum(record.outcome == "fail" for record in self.records),
+            excluded=self.excluded,
+            refetch_pass_rate=self.pass_rate,
+            archive_base=self.archive_base,
+            records=self.records,
+        )
+
     def summary(self) -> dict[str, Any]:
-        return {
-            "cited_sources": self.cited,
-            "sampled": len(self.records),
-            "passed": self.passed,
-            "failed": sum(record.outcome == "fail" for record in self.records),
-            "excluded": self.excluded,
-            "refetch_pass_rate": self.pass_rate,
-            "archive_base": self.archive_base,
-        }
-
-    def as_dict(self) -> dict[str, Any]:
-        return self.summary() | {"records": [asdict(record) for record in self.records]}
+        """What ``deep-research refetch`` prints: the record without its per-source records."""
+        summary = self.record().entry()
+        del summary["records"]
+        return summary
 
 
-def recheck(item: Cited, fetched: Refetched) -> Record:
+def recheck(item: Cited, fetched: Refetched) -> RefetchedSource:
     """One sampled source's outcome: are its cited quotes still in the text that came back?"""
     source = item.source
-    record = Record(
+    record = RefetchedSource(
         source=source.id,
         url=source.url,
         outcome="unreachable",
@@ -156,6 +146,6 @@ def run_refetch(
             brief.claims_path, updated.model_dump_json(by_alias=True, indent=2) + "\n"
         )
         trace.counters.refetch_sample = len(records)
-        trace.phases["refetch"] = report.as_dict()
-        atomic_write_json(brief.trace_path, model_dump(trace))
+        refetched = trace.with_phase("refetch", report.record())
+        atomic_write_json(brief.trace_path, model_dump(refetched))
     return report

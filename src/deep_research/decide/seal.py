@@ -21,15 +21,14 @@ from typing import Any
 
 from deep_research.brief import Brief, sha256_bytes
 
-#: The key of ``trace.json`` ``phases.verdict`` the seal is kept under.
-SEALED = "sealed"
 _LOG = "fetch-log.jsonl"
 _SOURCES = "sources.jsonl"
 _NEWLINE = b"\n"
 
 
 def seal(brief: Brief) -> dict[str, Any]:
-    """Digests of the fetch log's complete lines and of sources.jsonl, as they are now."""
+    """Digests of the fetch log's complete lines and of sources.jsonl, as they are now (kept in
+    ``phases.verdict.sealed``: :class:`deep_research.trace_phases.VerdictPhase`)."""
     log = _read(brief.fetch_log_path)
     complete = log[: log.rfind(_NEWLINE) + 1]
     return {

@@ -49,6 +49,7 @@ from deep_research.models import (
 )
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
 from deep_research.settings import Settings, require_run_settings
+from deep_research.trace_phases import CiberPhase, SourceLink, TriangulatePhase, WorkerOverlap
 from deep_research.urls import canonical_or_none, registrable_domain, source_urls
 
 #: Tiers whose text is the page itself (or its archived copy), as ``high`` requires.
@@ -505,7 +506,7 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 0.0
 
 
-def worker_overlap(sources: Sequence[SourceRow], settings: Settings) -> list[dict[str, Any]]:
+def worker_overlap(sources: Sequence[SourceRow], settings: Settings) -> list[WorkerOverlap]:
     """Pairs of sub-question workers whose fetched URL sets overlap above the setting."""
     fetched: dict[str, set[str]] = {}
     for source in sources:
@@ -517,7 +518,7 @@ def worker_overlap(sources: Sequence[SourceRow], settings: Settings) -> list[dic
     for a, b in combinations(sorted(fetched), 2):
         value = jaccard(fetched[a], fetched[b])
         if value > settings.worker_jaccard:
-            pairs.append({"a": a, "b": b, "jaccard": round(value, 4)})
+            pairs.append(WorkerOverlap(a=a, b=b, jaccard=round(value, 4)))
     return pairs
 
 
@@ -531,26 +532,31 @@ class TriangulationReport:
     stripped: list[str]
     independent: dict[str, int]
     coverage_gaps: list[str]
-    worker_overlap: list[dict[str, Any]]
-    links: list[dict[str, str]]
+    worker_overlap: list[WorkerOverlap]
+    links: list[SourceLink]
+
+    def record(self) -> TriangulatePhase:
+        """The phase's trace.json record (its settings hash is stamped when it is recorded)."""
+        return TriangulatePhase(
+            triangulation_score=self.tau,
+            claims=self.claims,
+            stripped=self.stripped,
+            independent_count=self.independent,
+            coverage_gaps=self.coverage_gaps,
+            worker_overlap=self.worker_overlap,
+            links=self.links,
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "triangulation_score": self.tau,
-            "claims": self.claims,
-            "stripped": self.stripped,
-            "independent_count": self.independent,
-            "coverage_gaps": self.coverage_gaps,
-            "worker_overlap": self.worker_overlap,
-            "links": self.links,
-        }
+        summary = self.record().entry()
+        del summary["settings_hash"]
+        return summary
 
 
 def _ciber_failures(trace: TraceFile) -> dict[str, int]:
-    record = trace.phases.get("ciber", {}).get("failures_per_claim")
-    if not isinstance(record, dict):
-        return {}
-    return {str(k): int(v) for k, v in record.items() if isinstance(v, int) and v > 0}
+    ciber = trace.phase("ciber", CiberPhase)
+    counted = (ciber.failures_per_claim if ciber is not None else None) or {}
+    return {claim: failures for claim, failures in counted.items() if failures > 0}
 
 
 def _contested_ids(document: ClaimsFile) -> set[str]:
@@ -646,7 +652,7 @@ def triangulate_claims(
         independent={claim.id: claim.independent_count for claim in kept},
         coverage_gaps=new_gaps,
         worker_overlap=worker_overlap(sources, settings),
-        links=[{"a": a, "b": b, "reason": why} for (a, b), why in sorted(linker.links.items())],
+        links=[SourceLink(a=a, b=b, reason=why) for (a, b), why in sorted(linker.links.items())],
     )
     return updated, report
 
@@ -662,8 +668,7 @@ def run_triangulate(root: Path, settings: Settings) -> TriangulationReport:
     updated, report = triangulate_claims(
         document, sources, log, Corpus(brief, sources), trace, settings
     )
-    entry = report.as_dict()
-    save(brief, updated, record_phase(trace, "triangulate", entry, settings))
+    save(brief, updated, record_phase(trace, "triangulate", report.record(), settings))
     return report
 
 

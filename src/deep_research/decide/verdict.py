@@ -69,7 +69,7 @@ from typing import Any, cast
 from deep_research.decide.audit import build_audit, prove_audit, write_audit
 from deep_research.decide.ciber import skip_problem
 from deep_research.decide.counters import fetched_sources
-from deep_research.decide.seal import SEALED, seal
+from deep_research.decide.seal import seal
 from deep_research.decide.triangulate import awaiting_panel
 from deep_research.errors import InconsistentArtifacts, InputError
 from deep_research.gates.trace import emitted_claims, retrace_mismatches
@@ -91,6 +91,7 @@ from deep_research.settings import (
     require_run_settings,
     settings_hash,
 )
+from deep_research.trace_phases import RefetchPhase, RunRecord, TriangulatePhase, VerdictPhase
 from deep_research.urls import is_web
 
 RANK: dict[str, int] = {"FAIL": 0, "HOLD": 1, "PARTIAL": 2, "READY": 3, "PARTIAL_QUICK": 3}
@@ -338,9 +339,9 @@ def check_consistency(
         problems.append(f"sources.jsonl has round {top_round} rows, counters.rounds is {c.rounds}")
     if document.refetch_pass_rate is not None and c.refetch_sample == 0:
         problems.append("refetch_pass_rate is set but counters.refetch_sample is 0")
-    refetched = trace.phases.get("refetch") or {}
+    refetched = trace.phase("refetch", RefetchPhase)
     # A sample whose every page was unreachable (short, gone) has no rate (docs/contracts.md §8).
-    all_excluded = refetched.get("excluded") == c.refetch_sample
+    all_excluded = refetched is not None and refetched.excluded == c.refetch_sample
     if document.refetch_pass_rate is None and c.refetch_sample > 0 and not all_excluded:
         problems.append(
             f"counters.refetch_sample is {c.refetch_sample} but refetch_pass_rate is missing"
@@ -381,18 +382,17 @@ def standing_violations(document: ClaimsFile) -> list[str]:
 def run_incomplete(trace: TraceFile) -> list[str]:
     """The caps that stopped the run early, as the runner recorded them (none for a brief
     built without the runner)."""
-    reasons = trace.phases.get("run", {}).get("incomplete", [])
-    return [str(reason) for reason in reasons] if isinstance(reasons, list) else []
+    run = trace.phase("run", RunRecord)
+    return list(run.incomplete) if run is not None else []
 
 
 def reasoner_unable(trace: TraceFile) -> dict[str, str]:
     """The steps the headless run's reasoner declared it cannot do (``panel``, ``ciber``) and
     its reason for each, as the runner recorded them (none for a plugin run: there a model sits
     both, and CIBER not run is ``ciber-missing``'s HOLD)."""
-    unable = trace.phases.get("run", {}).get("unable", {})
-    if not isinstance(unable, dict):
-        return {}
-    return {step: str(why) for step, why in unable.items() if step in ("panel", "ciber")}
+    run = trace.phase("run", RunRecord)
+    unable = run.unable if run is not None else {}
+    return {step: why for step, why in unable.items() if step in ("panel", "ciber")}
 
 
 def _reasoner_line(unable: dict[str, str]) -> str:
@@ -635,8 +635,8 @@ def decide(
     if document.triangulation_score is None:
         raise InputError("claims.json has no triangulation_score; run deep-research triangulate")
     digest = settings_hash(settings)
-    earlier = trace.phases.get("triangulate", {}).get("settings_hash")
-    if earlier is not None and earlier != digest:
+    triangulated = trace.phase("triangulate", TriangulatePhase)
+    if triangulated is not None and triangulated.settings_hash not in (None, digest):
         raise InconsistentArtifacts(
             "triangulate ran under other settings than this verdict; re-run triangulate with "
             "the same settings (or the same --set overrides)"
@@ -688,7 +688,14 @@ def run_verdict(root: Path, settings: Settings) -> VerdictReport:
     )
     audit = build_audit(updated, sources, log)
     prove_audit(brief, audit, updated, sources)
-    recorded = {**report.as_dict(), SEALED: seal(brief)}
-    save(brief, updated, record_phase(trace, "verdict", recorded, settings))
+    decided = VerdictPhase(
+        verdict=report.verdict,
+        verdict_reasons=report.reasons,
+        floors=report.floors,
+        settings_hash=report.settings_hash,
+        non_default_settings=report.non_default_settings,
+        sealed=seal(brief),
+    )
+    save(brief, updated, record_phase(trace, "verdict", decided, settings))
     write_audit(brief, audit)
     return report

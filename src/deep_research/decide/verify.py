@@ -31,7 +31,6 @@ import contextlib
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +39,9 @@ from pydantic_core import to_jsonable_python
 
 from deep_research.brief import Brief, parse_json, read_text, sha256_text
 from deep_research.decide.audit import build_audit
-from deep_research.decide.counters import compute, load_plan, read_run
+from deep_research.decide.counters import compute, load_plan
 from deep_research.decide.provenance import corpus_meta_mismatches, owner_mismatches
-from deep_research.decide.seal import SEALED, seal_mismatches
+from deep_research.decide.seal import seal_mismatches
 from deep_research.decide.triangulate import Corpus, triangulate_claims
 from deep_research.decide.verdict import decide
 from deep_research.decide.votes import apply_votes
@@ -54,6 +53,7 @@ from deep_research.models import AuditFile, ClaimsFile, FetchLogEntry, SourceRow
 from deep_research.render import render_brief
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
+from deep_research.trace_phases import CountersPhase, RefetchPhase, VerdictPhase, VotesPhase
 
 #: Differences named per artifact; past this one line says how many more there are.
 MAX_NAMED = 8
@@ -152,12 +152,15 @@ def run_verify(
 
 def _compare_votes(stored: _Stored) -> list[str]:
     """Each claim's panel, recorded again from the raw votes trace.json holds."""
-    recorded = stored.trace.phases.get("votes", {}).get("raw")
-    if not isinstance(recorded, dict):
+    try:
+        recorded = stored.trace.phase("votes", VotesPhase)
+    except InputError as exc:
+        return [f"votes: the recorded panel cannot be read ({exc})"]
+    if recorded is None:
         return []
     # Claims the panel refuted were stripped since: only the kept ones carry a panel record.
     kept = {claim.id for claim in stored.document.claims}
-    raw = {key: value for key, value in recorded.items() if key in kept and isinstance(value, list)}
+    raw = {key: value for key, value in recorded.raw.items() if key in kept}
     try:
         recomputed = apply_votes(stored.document, raw, stored.settings)
     except InputError as exc:
@@ -207,9 +210,12 @@ def _compare_counters(stored: _Stored, fetcher_rounds: Sequence[int] | None) -> 
     """The counters the floors read, as ``deep-research counters`` computes them when it wrote
     them (a plugin run: run.json and plan.json); otherwise the ones the artifacts fix."""
     counters = stored.trace.counters
-    computed_at = stored.trace.phases.get("counters", {}).get("computed_at")
     plan_path = stored.brief.root / "plan.json"
-    if computed_at is None or not plan_path.exists():
+    try:
+        computed = stored.trace.phase("counters", CountersPhase)
+    except InputError as exc:
+        return [f"counters cannot be computed again: {exc}"]
+    if computed is None or not plan_path.exists():
         return _capped(
             "counters",
             _differences(
@@ -218,8 +224,8 @@ def _compare_counters(stored: _Stored, fetcher_rounds: Sequence[int] | None) -> 
             + _refetch_sample_differences(stored),
         )
     try:
-        moment = datetime.fromisoformat(str(computed_at))
-        run = read_run(stored.brief)
+        moment = computed.computed_at
+        run = stored.brief.load_run()
         again = compute(
             load_plan(plan_path),
             stored.sources,
@@ -239,11 +245,14 @@ def _compare_counters(stored: _Stored, fetcher_rounds: Sequence[int] | None) -> 
 
 
 def _refetch_sample_differences(stored: _Stored) -> list[str]:
-    records = stored.trace.phases.get("refetch", {}).get("records")
-    if not isinstance(records, list):
+    try:
+        refetch = stored.trace.phase("refetch", RefetchPhase)
+    except InputError as exc:
+        return [f"counters.refetch_sample cannot be checked: {exc}"]
+    if refetch is None:
         return []
     return _differences(
-        "counters.refetch_sample", stored.trace.counters.refetch_sample, len(records)
+        "counters.refetch_sample", stored.trace.counters.refetch_sample, len(refetch.records)
     )
 
 
@@ -264,10 +273,14 @@ def _compare_verdict(stored: _Stored, retraced: list[str]) -> list[str]:
             f"verdict_reasons: stored {document.verdict_reasons!r}, recomputed {decided.reasons!r}"
         )
     found += _differences("floors", _plain(document.floors), _plain(decided.floors))
-    recorded = stored.trace.phases.get("verdict")
-    if isinstance(recorded, dict):
+    try:
+        recorded = stored.trace.phase("verdict", VerdictPhase)
+    except InputError as exc:
+        return [*found, f"trace.json phases.verdict: {exc}"]
+    if recorded is not None:
         # trace.json's record of the phase is read as the verdict's too (by a reader, an audit).
-        as_decided = {key: recorded.get(key) for key in decided.as_dict()}
+        entry = recorded.entry()
+        as_decided = {key: entry.get(key) for key in decided.as_dict()}
         found += _differences("trace.json phases.verdict", as_decided, decided.as_dict())
     return found
 
@@ -275,12 +288,15 @@ def _compare_verdict(stored: _Stored, retraced: list[str]) -> list[str]:
 def _compare_verdict_record(stored: _Stored) -> list[str]:
     """The fetch log and sources.jsonl against the seal the verdict recorded, and a verdict
     phase recorded for a brief that holds no verdict."""
-    recorded = stored.trace.phases.get("verdict")
-    if recorded is None:
+    if "verdict" not in stored.trace.phases:
         return []
     if stored.document.verdict is None:
         return ["trace.json phases.verdict: recorded, but claims.json holds no verdict"]
-    return seal_mismatches(stored.brief, recorded.get(SEALED))
+    try:
+        recorded = stored.trace.phase("verdict", VerdictPhase)
+    except InputError as exc:
+        return [f"trace.json phases.verdict: {exc}"]
+    return seal_mismatches(stored.brief, recorded.sealed if recorded is not None else None)
 
 
 def _compare_provenance(stored: _Stored) -> list[str]:

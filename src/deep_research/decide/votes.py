@@ -30,6 +30,7 @@ from deep_research.errors import InputError, SchemaViolation
 from deep_research.models import ClaimsFile, SkepticVote, VoteRecord, Votes
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
 from deep_research.settings import Settings, require_run_settings
+from deep_research.trace_phases import DiscardedVote, VotesPhase
 
 Outcome = Literal["survives", "killed", "unverified"]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
@@ -131,9 +132,6 @@ class Discarded:
     def line(self) -> str:
         return f"{self.claim} vote {self.vote}: {self.reason}"
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"claim": self.claim, "vote": self.vote, "reason": self.reason}
-
 
 def discarded_votes(raw: Mapping[str, Sequence[object]], settings: Settings) -> list[Discarded]:
     """Every vote in ``raw`` that does not count, each with its reason."""
@@ -202,7 +200,21 @@ def run_votes(root: Path, input_path: Path, settings: Settings) -> dict[str, Any
     summary: dict[str, int] = {
         name: sum(1 for o in outcomes.values() if o == name) for name in OUTCOMES
     }
-    discarded = [item.as_dict() for item in discarded_votes(raw, settings)]
-    entry: dict[str, Any] = {"raw": raw, "outcomes": outcomes, **summary, "discarded": discarded}
+    discarded = [
+        DiscardedVote(claim=item.claim, vote=item.vote, reason=item.reason)
+        for item in discarded_votes(raw, settings)
+    ]
+    entry = VotesPhase(
+        raw=raw,
+        outcomes=outcomes,
+        survives=summary["survives"],
+        killed=summary["killed"],
+        unverified=summary["unverified"],
+        discarded=discarded,
+    )
     save(brief, updated, record_phase(trace, "votes", entry, settings))
-    return {"outcomes": outcomes, **summary, "discarded": discarded}
+    return {
+        "outcomes": outcomes,
+        **summary,
+        "discarded": [item.model_dump() for item in discarded],
+    }

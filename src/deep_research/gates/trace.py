@@ -65,6 +65,7 @@ from deep_research.models import (
     TraceFile,
     Violation,
 )
+from deep_research.trace_phases import TracePhase
 from deep_research.urls import canonical_or_none, source_urls
 
 Mode = Literal["claims", "dossier"]
@@ -640,10 +641,14 @@ class TraceReport:
     violations: list[Violation] = field(default_factory=list)
 
     @property
+    def supported(self) -> int:
+        return sum(p.outcome == "supported" for p in self.pairs)
+
+    @property
     def pass_rate(self) -> float | None:
         if not self.pairs:
             return None
-        return round(sum(p.outcome == "supported" for p in self.pairs) / len(self.pairs), 4)
+        return round(self.supported / len(self.pairs), 4)
 
     @property
     def coverage(self) -> float | None:
@@ -653,7 +658,7 @@ class TraceReport:
         return {
             "mode": self.mode,
             "total_cites_checked": len(self.pairs),
-            "supported": sum(p.outcome == "supported" for p in self.pairs),
+            "supported": self.supported,
             "pass_rate": self.pass_rate,
             "coverage": self.coverage,
             "violations": [model_dump(v) for v in self.violations],
@@ -750,12 +755,15 @@ def _write_claims(path: Path, document: ClaimsFile, claims: list[Claim]) -> None
 
 
 def _record_phase(brief: Brief, trace: TraceFile, report: TraceReport) -> None:
-    summary = report.as_dict()
-    trace.phases["trace"] = {
-        key: summary[key]
-        for key in ("mode", "total_cites_checked", "supported", "pass_rate", "coverage")
-    } | {"violations": len(report.violations)}
-    atomic_write_json(brief.trace_path, model_dump(trace))
+    record = TracePhase(
+        mode=report.mode,
+        total_cites_checked=len(report.pairs),
+        supported=report.supported,
+        pass_rate=report.pass_rate,
+        coverage=report.coverage,
+        violations=len(report.violations),
+    )
+    atomic_write_json(brief.trace_path, model_dump(trace.with_phase("trace", record)))
 
 
 def _run_dossier(index: SourceIndex, options: TraceOptions) -> TraceReport:

@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import JsonValue
-
 from deep_research.brief import (
     Brief,
     atomic_write_json,
@@ -36,10 +34,12 @@ from deep_research.brief import (
 )
 from deep_research.errors import DeepResearchError
 from deep_research.gaps import INCOMPLETE
+from deep_research.models import PhaseName
 from deep_research.plugin.replies import Return, read_reply, saved, synthesis_path
 from deep_research.record import load_trace_or_empty, open_brief
+from deep_research.trace_phases import IngestPhase
 
-INGEST = "ingest"
+INGEST: PhaseName = "ingest"
 
 
 @dataclass
@@ -64,17 +64,18 @@ class IngestReport:
         }
 
 
+def _recorded(brief: Brief) -> IngestPhase:
+    recorded = load_trace_or_empty(brief).phase(INGEST, IngestPhase)
+    return recorded if recorded is not None else IngestPhase(files={}, gaps=[])
+
+
 def ingested(brief: Brief) -> dict[str, str]:
     """File name → content hash of every return already consumed."""
-    entry = load_trace_or_empty(brief).phases.get(INGEST, {})
-    files = entry.get("files", {}) if isinstance(entry, dict) else {}
-    return {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {}
+    return _recorded(brief).files
 
 
 def recorded_gaps(brief: Brief) -> list[str]:
-    entry = load_trace_or_empty(brief).phases.get(INGEST, {})
-    gaps = entry.get("gaps", []) if isinstance(entry, dict) else []
-    return [str(g) for g in gaps] if isinstance(gaps, list) else []
+    return _recorded(brief).gaps
 
 
 def digest(path: Path) -> str:
@@ -184,10 +185,8 @@ def run_ingest(root: Path) -> IngestReport:
             consumed[text.name] = digest(text)
         trace = load_trace_or_empty(brief)
         gaps = list(dict.fromkeys([*recorded_gaps(brief), *report.gaps]))
-        phases = dict(trace.phases)
-        record: dict[str, JsonValue] = {"files": dict(consumed), "gaps": list(gaps)}
-        phases[INGEST] = record
-        atomic_write_json(brief.trace_path, model_dump(trace.model_copy(update={"phases": phases})))
+        record = IngestPhase(files=consumed, gaps=gaps)
+        atomic_write_json(brief.trace_path, model_dump(trace.with_phase(INGEST, record)))
         report.gaps = gaps
         if brief.sources_path.exists():
             report.rows_after = len(brief.load_sources())

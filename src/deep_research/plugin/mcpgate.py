@@ -42,6 +42,9 @@ from deep_research.errors import InputError
 if TYPE_CHECKING:
     from mcp import ClientSession
 
+    from deep_research.models import PhaseName
+    from deep_research.trace_phases import McpGatePhase
+
 #: A server that has not listed its tools by then fails the manifest audit instead of hanging us.
 DEFAULT_TIMEOUT_S = 30.0
 #: Server names become file names; this keeps them from naming a path outside mcp-manifests/.
@@ -102,18 +105,24 @@ class GateResult:
     def ok(self) -> bool:
         return self.gate is None
 
-    def as_dict(self) -> dict[str, Any]:
+    def record(self) -> McpGatePhase:
+        """The result as trace.json ``phases.mcp_gate`` holds it (and the command prints it)."""
+        from deep_research.trace_phases import McpGatePhase
+
         if not self.ok:
-            return {"error": f"{self.gate}-failed", "reason": self.reason}
-        out: dict[str, Any] = {
-            "ok": True,
-            "name": self.name,
-            "fingerprint": self.fingerprint,
-            "tools": [tool["name"] for tool in self.tools],
-        }
-        if self.recorded is not None:
-            out["recorded"] = str(self.recorded)
-        return out
+            return McpGatePhase(error=f"{self.gate}-failed", reason=self.reason)
+        passed = McpGatePhase(
+            ok=True,
+            name=self.name,
+            fingerprint=self.fingerprint,
+            tools=[tool["name"] for tool in self.tools],
+        )
+        if self.recorded is None:
+            return passed
+        return passed.model_copy(update={"recorded": str(self.recorded)})
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.record().entry()
 
 
 # --- config ---------------------------------------------------------------------------------
@@ -431,7 +440,7 @@ def print_review(result: GateResult) -> None:
 
 
 #: Where a run's gate result is recorded (trace.json phases): code writes it, never a model.
-GATE_PHASE = "mcp_gate"
+GATE_PHASE: PhaseName = "mcp_gate"
 
 
 def record_gate(root: Path, result: GateResult) -> None:
@@ -441,7 +450,5 @@ def record_gate(root: Path, result: GateResult) -> None:
 
     brief = open_brief(root)
     with brief.lock():
-        trace = load_trace_or_empty(brief)
-        phases = dict(trace.phases)
-        phases[GATE_PHASE] = result.as_dict()
-        atomic_write_json(brief.trace_path, model_dump(trace.model_copy(update={"phases": phases})))
+        trace = load_trace_or_empty(brief).with_phase(GATE_PHASE, result.record())
+        atomic_write_json(brief.trace_path, model_dump(trace))

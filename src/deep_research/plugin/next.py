@@ -34,10 +34,19 @@ from deep_research.errors import DeepResearchError
 from deep_research.models import ClaimsFile
 from deep_research.plugin import replies
 from deep_research.plugin.ingest import pending, recorded_gaps
-from deep_research.plugin.runstate import DEFAULT_CAPS, RunCaps, clamp_caps
+from deep_research.plugin.tasks import (
+    CiberTask,
+    FetchTask,
+    McpFetchTask,
+    SkepticTask,
+    TriangulateTask,
+    VerifyTask,
+)
 from deep_research.record import load_trace_or_empty, open_brief
 from deep_research.run.pipeline import phases_for
 from deep_research.settings import Settings, settings_for
+from deep_research.start_record import RunCaps, StartRecord
+from deep_research.trace_phases import McpGatePhase
 
 ActionKind = Literal["run", "write", "dispatch", "done"]
 #: Skeptics per claim: two in parallel, a third only when they split.
@@ -53,6 +62,8 @@ ORCHESTRATOR = "orchestrator"
 
 
 class Task(BaseModel):
+    """One agent to start: its prompt (a :mod:`deep_research.plugin.tasks` record, as text)."""
+
     prompt: str
     save_to: str
 
@@ -97,22 +108,31 @@ class Action(BaseModel):
 
 @dataclass(frozen=True)
 class View:
-    """What one call of ``next`` knows: the brief, its run's depth and caps, the settings."""
+    """What one call of ``next`` knows: the brief, what ``start`` recorded for its run (depth,
+    caps, MCP server), the settings."""
 
     brief: Brief
-    depth: Depth
-    caps: RunCaps
+    run: StartRecord
     settings: Settings
 
     @property
     def root(self) -> Path:
         return self.brief.root
 
+    @property
+    def depth(self) -> Depth:
+        return self.run.depth
+
+    @property
+    def caps(self) -> RunCaps:
+        return self.run.caps
+
     def cli(self, *words: str) -> str:
         return shlex.join(["deep-research", *words])
 
-    def phases(self) -> dict[str, Any]:
-        return dict(load_trace_or_empty(self.brief).phases)
+    def phases(self) -> set[str]:
+        """The phases trace.json holds a record of (what each says is read as its record)."""
+        return set(load_trace_or_empty(self.brief).phases)
 
     def claims(self) -> ClaimsFile | None:
         return self.brief.load_claims() if self.brief.claims_path.exists() else None
@@ -200,10 +220,11 @@ def phase_plan(view: View) -> Action | None:
 # --- fetch rounds ---------------------------------------------------------------------------
 
 
-def _fetch_tasks(view: View, round_: int) -> list[Task]:
-    """The fetchers a round still needs: one per sub-question, one retry for an incomplete one."""
+def _fetches_needed(view: View, round_: int) -> list[tuple[FetchTask, Path]]:
+    """The fetchers a round still needs — one per sub-question, one retry for an incomplete
+    one — each with the file its reply is saved to."""
     plan = _plan(view)
-    tasks = []
+    needed = []
     for sq in plan.sub_questions:
         queries = sq.queries if round_ == 1 else sq.counter_queries
         first = replies.fetcher_path(view.root, sq.id, round_)
@@ -213,19 +234,21 @@ def _fetch_tasks(view: View, round_: int) -> list[Task]:
         if first.exists() and retry.exists():
             continue  # retried once; the gap is recorded and the run goes on
         target = retry if first.exists() else first
-        tasks.append(Task(prompt=_fetch_prompt(view, sq, round_, queries), save_to=str(target)))
-    return tasks
+        needed.append((_fetch_task(view, sq, round_, queries), target))
+    return needed
 
 
-def _fetch_prompt(view: View, sq: Any, round_: int, queries: Any) -> str:
-    return " ".join(
-        [
-            f"brief={view.root}",
-            f"sub_question={sq.id}",
-            f"round={round_}",
-            "queries=" + json.dumps(list(queries), ensure_ascii=False),
-            f"scope={sq.scope}",
-        ]
+def _fetch_tasks(view: View, round_: int) -> list[Task]:
+    return [Task(prompt=t.prompt(), save_to=str(to)) for t, to in _fetches_needed(view, round_)]
+
+
+def _fetch_task(view: View, sq: Any, round_: int, queries: Any) -> FetchTask:
+    return FetchTask(
+        brief=str(view.root),
+        sub_question=sq.id,
+        round=round_,
+        queries=tuple(queries),
+        scope=sq.scope,
     )
 
 
@@ -233,18 +256,17 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
     """With ``start --mcp NAME``: the server is gated once, by code, before the first dispatch;
     if it passed, an mcp-fetcher runs each sub-question's queries beside its fetcher."""
     from deep_research.plugin.mcpgate import GATE_PHASE
-    from deep_research.plugin.runstate import run_mcp
 
-    name = run_mcp(view.brief)
+    name = view.run.mcp
     if name is None:
         return None
-    gate = view.phases().get(GATE_PHASE)
-    if not isinstance(gate, dict):
+    gate = load_trace_or_empty(view.brief).phase(GATE_PHASE, McpGatePhase)
+    if gate is None:
         state = str(view.root.parent.parent)
         words = ["mcp-gate", name, "--brief", str(view.root), "--state", state]
         why = f"the MCP server {name} is gated before its first use"
         return _command(view, phase, why, *words)
-    if gate.get("ok") is not True:
+    if gate.ok is not True:
         return None  # the gate failed: the run goes on without the server (trace.json says why)
     plan = _plan(view)
     tasks = []
@@ -253,14 +275,21 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
         if target.exists():
             continue
         queries = sq.queries if round_ == 1 else sq.counter_queries
-        prompt = _fetch_prompt(view, sq, round_, queries)
-        gate_json = json.dumps(gate, ensure_ascii=False, separators=(",", ":"))
-        tasks.append(Task(prompt=f"{prompt} mcp={name} gate={gate_json}", save_to=str(target)))
+        task = McpFetchTask(
+            brief=str(view.root),
+            sub_question=sq.id,
+            round=round_,
+            queries=tuple(queries),
+            scope=sq.scope,
+            mcp=name,
+            gate=gate.entry(),
+        )
+        tasks.append(Task(prompt=task.prompt(), save_to=str(target)))
     left = _dispatches_left(view)
     if not tasks or left <= 0:
         return None
     why = f"round {round_}: {len(tasks)} MCP fetcher(s) through {name}"
-    return _dispatch(view, phase, why, "mcp-fetcher", tasks, left=left, then_next=True)
+    return _dispatch(view, phase, why, McpFetchTask.agent_type(), tasks, left=left, then_next=True)
 
 
 def _dispatch(
@@ -283,7 +312,7 @@ def _dispatch(
         action="dispatch",
         phase=phase,
         why=why,
-        agent=f"deep-research:{agent}",
+        agent=agent,
         tasks=tasks[:limit],
         rules=rules,
     )
@@ -300,7 +329,7 @@ def _dispatches_left(view: View) -> int:
     from deep_research.plugin.runstate import fetcher_budget, fetcher_rounds
 
     used = fetcher_rounds(view.brief)
-    return fetcher_budget(view.brief, view.caps) - len(used or [])
+    return fetcher_budget(view.brief, view.run) - len(used or [])
 
 
 def budget_gaps(view: View) -> list[str]:
@@ -309,21 +338,16 @@ def budget_gaps(view: View) -> list[str]:
         return []
     rounds = (1, 2) if view.depth == "full" else (1,)
     return [
-        f"incomplete:{_task_sq(task)} round {round_}: the run's fetcher dispatches were spent"
+        f"incomplete:{task.sub_question} round {round_}: the run's fetcher dispatches were spent"
         for round_ in rounds
-        for task in _fetch_tasks(view, round_)
+        for task, _ in _fetches_needed(view, round_)
     ]
-
-
-def _task_sq(task: Task) -> str:
-    return task.prompt.split("sub_question=", 1)[1].split(" ", 1)[0]
 
 
 def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
     from deep_research.plugin.mcpgate import GATE_PHASE
-    from deep_research.plugin.runstate import run_mcp
 
-    if run_mcp(view.brief) is not None and GATE_PHASE not in view.phases():
+    if view.run.mcp is not None and GATE_PHASE not in view.phases():
         return _mcp(view, phase, round_)  # the gate comes before any dispatch
     tasks = _fetch_tasks(view, round_)
     left = _dispatches_left(view)
@@ -331,7 +355,7 @@ def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
         tasks = []  # a spent budget goes on with what was gathered; the gaps say what is missing
     if tasks:
         why = f"round {round_}: {len(tasks)} fetcher(s) still to run"
-        return _dispatch(view, phase, why, "fetcher", tasks, left=left, then_next=True)
+        return _dispatch(view, phase, why, FetchTask.agent_type(), tasks, left=left, then_next=True)
     beside = _mcp(view, phase, round_)
     if beside is not None:
         return beside
@@ -424,20 +448,12 @@ def _top_up(view: View, phase: str, round_: int) -> Action | None:
         target = replies.fetcher_path(view.root, sq.id, round_, more=True)
         if target.exists():
             continue
-        prompt = " ".join(
-            [
-                f"brief={view.root}",
-                f"sub_question={sq.id}",
-                f"round={round_}",
-                "queries=" + json.dumps(_new_queries(sq, round_), ensure_ascii=False),
-                f"scope={sq.scope}",
-            ]
-        )
-        tasks.append(Task(prompt=prompt, save_to=str(target)))
+        task = _fetch_task(view, sq, round_, _new_queries(sq, round_))
+        tasks.append(Task(prompt=task.prompt(), save_to=str(target)))
     if not tasks or left <= 0:
         return None  # topped up once (or out of dispatches): the round is done
     why = f"round {round_} top-up: {len(tasks)} fetcher(s) with new queries"
-    return _dispatch(view, phase, why, "fetcher", tasks, left=left, then_next=True)
+    return _dispatch(view, phase, why, FetchTask.agent_type(), tasks, left=left, then_next=True)
 
 
 def phase_cast(view: View) -> Action | None:
@@ -483,8 +499,13 @@ def phase_claims(view: View) -> Action | None:
             action="dispatch",
             phase="claims",
             why="the findings need a claim graph",
-            agent="deep-research:triangulator",
-            tasks=[Task(prompt=f"brief={view.root} round={last_round}", save_to=str(graph))],
+            agent=TriangulateTask.agent_type(),
+            tasks=[
+                Task(
+                    prompt=TriangulateTask(brief=str(view.root), round=last_round).prompt(),
+                    save_to=str(graph),
+                )
+            ],
             rules=role_contracts.items(ORCHESTRATOR, "Save one reply"),
         )
     plan = _plan(view)
@@ -551,10 +572,12 @@ def phase_entail(view: View) -> Action | None:
         return None
     tasks = [
         Task(
-            prompt=(
-                f"brief={view.root} claim_id={claim} source_id={source} "
-                f"corpus_path={view.brief.corpus_path(digest)}"
-            ),
+            prompt=VerifyTask(
+                brief=str(view.root),
+                claim_id=claim,
+                source_id=source,
+                corpus_path=str(view.brief.corpus_path(digest)),
+            ).prompt(),
             save_to=str(replies.verifier_path(view.root, claim, source)),
         )
         for claim, source, digest in _judge_pairs(document)
@@ -562,7 +585,7 @@ def phase_entail(view: View) -> Action | None:
     ]
     if tasks:
         why = f"{len(tasks)} (claim, source) pair(s) still to be judged for entailment"
-        return _dispatch(view, "entail", why, "verifier", tasks)
+        return _dispatch(view, "entail", why, VerifyTask.agent_type(), tasks)
     judged = [r for r in replies.saved(view.root) if r.kind == "verifier"]
     if judged and pending(view.brief, judged):
         return _command(view, "entail", "the judgements are checked", "ingest", str(view.root))
@@ -586,8 +609,8 @@ def _panel_tasks(view: View, document: ClaimsFile) -> list[Task]:
             wanted = PANEL_MAX
         for path in votes[:wanted]:
             if not path.exists():
-                prompt = f"brief={view.root} claim_id={claim.id}"
-                tasks.append(Task(prompt=prompt, save_to=str(path)))
+                task = SkepticTask(brief=str(view.root), claim_id=claim.id)
+                tasks.append(Task(prompt=task.prompt(), save_to=str(path)))
     return tasks
 
 
@@ -608,7 +631,7 @@ def phase_panel(view: View) -> Action | None:
     tasks = _panel_tasks(view, document)
     if tasks:
         why = f"{len(tasks)} skeptic vote(s) still to cast on the traced central claims"
-        return _dispatch(view, "panel", why, "skeptic", tasks)
+        return _dispatch(view, "panel", why, SkepticTask.agent_type(), tasks)
     votes = [r for r in replies.saved(view.root) if r.kind == "skeptic"]
     if votes and pending(view.brief, votes):
         return _command(view, "panel", "the votes are recorded", "ingest", str(view.root))
@@ -671,10 +694,10 @@ def phase_ciber(view: View) -> Action | None:
         action="dispatch",
         phase="ciber",
         why="the high-confidence claims are re-framed",
-        agent="deep-research:ciber",
+        agent=CiberTask.agent_type(),
         tasks=[
             Task(
-                prompt=f"brief={view.root} top_n={CIBER_TOP_N} k_per_claim=3",
+                prompt=CiberTask(brief=str(view.root), top_n=CIBER_TOP_N, k_per_claim=3).prompt(),
                 save_to=str(saved_to),
             )
         ],
@@ -771,20 +794,12 @@ def _hold_lines(reasons: list[str]) -> list[str]:
     return lines
 
 
-def _run_record(view: View) -> dict[str, Any]:
-    try:
-        value = json.loads((view.root / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _regenerate(view: View, record: dict[str, Any]) -> Action | None:
+def _regenerate(view: View) -> Action | None:
     """A FAIL brief starts again once, in a new brief; the failed one is kept aside by start."""
     from deep_research.plugin.runstate import load_active
 
-    replaces = record.get("replaces")
-    if isinstance(replaces, dict) and replaces.get("verdict") == "FAIL":
+    record = view.run
+    if record.replaces is not None and record.replaces.verdict == "FAIL":
         return None  # this run is the regeneration: its FAIL stands
     state = view.root.parent.parent
     try:
@@ -802,21 +817,12 @@ def _regenerate(view: View, record: dict[str, Any]) -> Action | None:
             "--state",
             str(state),
         )
-    recorded = record.get("caps")
-    caps: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
-    flags = {
-        "max_fetches": "--max-fetches",
-        "max_fanout": "--fan-out",
-        "max_rounds": "--rounds",
-        "max_searches": "--max-searches",
-    }
-    words = ["start", str(record.get("topic") or view.root.name), "--depth", view.depth]
-    words += ["--state", str(state)]
-    for name, flag in flags.items():
-        if isinstance(caps.get(name), int):
-            words += [flag, str(caps[name])]
-    if isinstance(record.get("mcp"), str):
-        words += ["--mcp", record["mcp"]]
+    caps = record.caps
+    words = ["start", record.topic, "--depth", view.depth, "--state", str(state)]
+    words += ["--max-fetches", str(caps.max_fetches), "--fan-out", str(caps.max_fanout)]
+    words += ["--rounds", str(caps.max_rounds), "--max-searches", str(caps.max_searches)]
+    if record.mcp is not None:
+        words += ["--mcp", record.mcp]
     return _command(view, "verdict", why + " in a new brief", *words)
 
 
@@ -826,7 +832,7 @@ def _done(view: View) -> Action:
     reasons = list(document.verdict_reasons) if document is not None else []
     root = str(view.root)
     if verdict == "FAIL":
-        again = _regenerate(view, _run_record(view))
+        again = _regenerate(view)
         if again is not None:
             return again
     why = "every phase is complete"
@@ -845,31 +851,18 @@ def _done(view: View) -> Action:
     )
 
 
-def _caps(root: Path, depth: Depth) -> RunCaps:
-    path = root / "run.json"
-    try:
-        caps = json.loads(path.read_text(encoding="utf-8")).get("caps", {})
-        requested = {name: int(caps[name]) for name in DEFAULT_CAPS[depth]}
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        requested = {}
-    clamped, _ = clamp_caps(depth, dict(requested))
-    return clamped
-
-
 def next_action(root: Path, settings: Settings | None = None) -> Action:
     """The one thing to do next in the plugin run at ``root``."""
-    from deep_research.decide.counters import read_run
-
     brief = open_brief(root)
-    depth = read_run(brief).depth
+    run = brief.load_run()
     # The one thing next writes: the folder the replies it asks for are saved in.
     replies.returns_dir(root).mkdir(exist_ok=True)
     # The run's own settings, frozen at start: the floors next asks for are the verdict's.
-    view = View(brief, depth, _caps(root, depth), settings or settings_for(root))
+    view = View(brief, run, settings or settings_for(root))
     document = view.claims()
     if document is not None and document.verdict == "FAIL":
         return _done(view)  # nothing more is done in a failed brief: it is regenerated
-    for phase in phases_for(depth):
+    for phase in phases_for(run.depth):
         action = HANDLERS[phase.name](view)
         if action is not None:
             return action

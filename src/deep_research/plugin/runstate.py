@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,73 +37,50 @@ from deep_research.brief import (
 from deep_research.depth import Depth, normalize_depth
 from deep_research.errors import DeepResearchError, MissingArtifact, SchemaViolation
 from deep_research.fetch.hosts import add_hosts
+from deep_research.start_record import (
+    HARD_MAX_ROUNDS,
+    Replaced,
+    RunCaps,
+    StartRecord,
+    clamp_caps,
+)
 
-#: Hard ceilings. A requested cap above one of these is clamped to it, never honoured.
-HARD_MAX_FETCHES = 200
-HARD_MAX_FANOUT = 8
-HARD_MAX_ROUNDS = 3
-HARD_MAX_SEARCHES = 100
 #: A plan holds at most this many sub-questions, and a run at most this many fetcher dispatches.
 HARD_MAX_SUB_QUESTIONS = 8
 #: Per sub-question and round: the fetcher, its one retry, the round's one top-up.
 FETCHERS_PER_TASK = 3
 HARD_MAX_FETCHER_DISPATCHES = (FETCHERS_PER_TASK + 1) * HARD_MAX_SUB_QUESTIONS * HARD_MAX_ROUNDS
-#: Defaults per depth (full meets the floors: ≥ 20 round-1 fetches, ≥ 30 sources, 2 rounds).
-#: Searches: a full run needs 2 scout searches + 5 sub-questions × 4 queries × 2 rounds (42)
-#: and ≥ 1 counter-query per sub-question (47); quick, 2 + 3 × 2 (8). The rest is headroom.
-DEFAULT_CAPS: dict[str, dict[str, int]] = {
-    "full": {"max_fetches": 120, "max_fanout": 6, "max_rounds": 2, "max_searches": 60},
-    "quick": {"max_fetches": 40, "max_fanout": 4, "max_rounds": 1, "max_searches": 20},
-}
-HARD_CAPS: dict[str, int] = {
-    "max_fetches": HARD_MAX_FETCHES,
-    "max_fanout": HARD_MAX_FANOUT,
-    "max_rounds": HARD_MAX_ROUNDS,
-    "max_searches": HARD_MAX_SEARCHES,
-}
 #: An agent dispatch with no completion after this long no longer counts as in flight.
 STALE_DISPATCH_S = 3600.0
 
 
-@dataclass(frozen=True)
-class RunCaps:
-    max_fetches: int
-    max_fanout: int
-    max_rounds: int
-    max_searches: int
-
-    def fetcher_dispatches(self, planned_sub_questions: int | None, *, mcp: bool = False) -> int:
-        """The run's fetcher dispatches, sized from its plan: per sub-question and round one
-        fetcher, one retry if it comes back incomplete and one top-up if the round falls short
-        of its floor — never above the hard ceiling. Before a plan exists, one fan-out per
-        round."""
-        if planned_sub_questions is None:
-            return self.max_fanout * self.max_rounds
-        planned = max(1, min(planned_sub_questions, HARD_MAX_SUB_QUESTIONS))
-        per_task = FETCHERS_PER_TASK + (1 if mcp else 0)  # an mcp-fetcher beside the fetcher
-        return min(HARD_MAX_FETCHER_DISPATCHES, planned * self.max_rounds * per_task)
+def fetcher_dispatches(run: StartRecord, planned_sub_questions: int | None) -> int:
+    """The run's fetcher dispatches, sized from its plan: per sub-question and round one
+    fetcher, one retry if it comes back incomplete and one top-up if the round falls short of
+    its floor (and an mcp-fetcher beside each fetcher when the run names an MCP server) — never
+    above the hard ceiling. Before a plan exists, one fan-out per round."""
+    caps = run.caps
+    if planned_sub_questions is None:
+        return caps.max_fanout * caps.max_rounds
+    planned = max(1, min(planned_sub_questions, HARD_MAX_SUB_QUESTIONS))
+    per_task = FETCHERS_PER_TASK + (1 if run.mcp else 0)
+    return min(HARD_MAX_FETCHER_DISPATCHES, planned * caps.max_rounds * per_task)
 
 
 @dataclass(frozen=True)
 class ActiveRun:
+    """The run the hooks enforce: its brief and what ``start`` recorded for it."""
+
     brief: Path
-    depth: Depth
-    caps: RunCaps
+    record: StartRecord
 
+    @property
+    def depth(self) -> Depth:
+        return self.record.depth
 
-def clamp_caps(depth: Depth, requested: dict[str, int | None]) -> tuple[RunCaps, list[str]]:
-    """The depth's defaults, overridden by requested values, each clamped to [1, hard cap]."""
-    hard = HARD_CAPS
-    values: dict[str, int] = {}
-    notes: list[str] = []
-    for name, default in DEFAULT_CAPS[depth].items():
-        wanted = requested.get(name)
-        value = default if wanted is None else wanted
-        clamped = max(1, min(value, hard[name]))
-        if clamped != value:
-            notes.append(f"{name} {value} clamped to {clamped}")
-        values[name] = clamped
-    return RunCaps(**values), notes
+    @property
+    def caps(self) -> RunCaps:
+        return self.record.caps
 
 
 def state_dir(explicit: str | None = None, project_dir: str | None = None) -> Path:
@@ -200,29 +177,27 @@ def start_run(
     settings = load_settings()
     root = brief_dir(state, slugify(topic)).resolve()
     superseded = None
-    replaced: dict[str, Any] = {}
+    replaced = None
     if root.exists() and _regenerate(Brief(root), run_depth, settings):
-        replaced = {"verdict": _verdict_of(Brief(root))}
+        verdict = _verdict_of(Brief(root))
         superseded = supersede(root)
-        replaced["path"] = str(superseded)
+        replaced = Replaced(verdict, str(superseded))
     root.mkdir(parents=True, exist_ok=True)
     brief = Brief(root)
     existing = brief.claims_path.exists()
-    record = {
-        "topic": topic,
-        "slug": root.name,
-        "depth": run_depth,
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "caps": asdict(caps),
-        "clamped": notes,
-        "settings": settings.as_record(),
-    }
-    if mcp:
-        record["mcp"] = mcp
-    if replaced:
+    record = StartRecord(
+        topic=topic,
+        slug=root.name,
+        depth=run_depth,
+        started_at=datetime.now(UTC).replace(microsecond=0),
+        caps=caps,
+        clamped=tuple(notes),
+        settings=settings.as_record(),
+        mcp=mcp,
         # What this run replaces: `next` regenerates a FAIL brief once, not a second time.
-        record["replaces"] = replaced
-    atomic_write_json(root / "run.json", record)
+        replaces=replaced,
+    ).as_json()
+    atomic_write_json(brief.run_path, record)
     ledger_path(brief).unlink(missing_ok=True)  # a new run starts with a fresh budget
     add_hosts(brief, static_hosts, static=True)
     atomic_write_json(pointer_path(state), {"brief": str(root)})
@@ -248,16 +223,12 @@ def _regenerate(brief: Brief, depth: Depth, settings: Any) -> bool:
 
     try:
         document = brief.load_claims() if brief.claims_path.exists() else None
-        recorded = (
-            parse_json(read_text(brief.root / "run.json", what="run.json"), what="run.json")
-            if (brief.root / "run.json").exists()
-            else {}
-        )
+        recorded = brief.load_run() if brief.run_path.exists() else None
     except DeepResearchError:
         return True
     if document is not None and document.verdict is not None:
         return decide(document, datetime.now(UTC).date(), settings).decision != "reuse"
-    return isinstance(recorded, dict) and recorded.get("depth") not in (None, depth)
+    return recorded is not None and recorded.depth != depth
 
 
 def finish_run(state: Path, brief_dir: Path) -> bool:
@@ -287,21 +258,7 @@ def load_active(state: Path) -> ActiveRun | None:
     root = read_pointer(state)
     if root is None:
         return None
-    path = root / "run.json"
-    value = parse_json(read_text(path, what="run.json"), what=str(path))
-    try:
-        caps = value["caps"]
-        depth = normalize_depth(str(value["depth"]))
-        # A run started before the search cap existed gets its depth's default for it.
-        numbers = {
-            name: int(caps[name] if name != "max_searches" or name in caps else default)
-            for name, default in DEFAULT_CAPS[depth].items()
-        }
-        # Re-clamp on read: an edited run.json cannot raise a cap either.
-        clamped = {name: max(1, min(n, HARD_CAPS[name])) for name, n in numbers.items()}
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise SchemaViolation(f"run.json is malformed: {exc}", source=str(path)) from None
-    return ActiveRun(root, depth, RunCaps(**clamped))
+    return ActiveRun(root, Brief(root).load_run())
 
 
 # --- the ledger -----------------------------------------------------------------------------
@@ -358,20 +315,9 @@ def planned_sub_questions(brief: Brief) -> int | None:
         return None
 
 
-def run_mcp(brief: Brief) -> str | None:
-    """The MCP server ``start --mcp`` recorded for the run, if any."""
-    try:
-        value = json.loads((brief.root / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    name = value.get("mcp") if isinstance(value, dict) else None
-    return name if isinstance(name, str) and name else None
-
-
-def fetcher_budget(brief: Brief, caps: RunCaps) -> int:
+def fetcher_budget(brief: Brief, run: StartRecord) -> int:
     """The one definition of a run's fetcher dispatches, read by the guard and by ``next``."""
-    mcp = run_mcp(brief) is not None
-    return caps.fetcher_dispatches(planned_sub_questions(brief), mcp=mcp)
+    return fetcher_dispatches(run, planned_sub_questions(brief))
 
 
 def append_ledger(brief: Brief, row: dict[str, Any]) -> None:

@@ -28,9 +28,7 @@ from typing import Any, TextIO
 from deep_research.brief import (
     Brief,
     brief_dir,
-    parse_json,
     question_key,
-    read_text,
     slugify,
     state_lock,
     supersede,
@@ -40,10 +38,7 @@ from deep_research.errors import InputError
 from deep_research.gaps import NOT_FOUND
 from deep_research.gates.trace import emitted_claims
 from deep_research.models import Depth
-from deep_research.run.checkpoint import (
-    RunRecord,
-    read_record,
-)
+from deep_research.run.checkpoint import read_record
 from deep_research.run.crashpoint import crash_point
 from deep_research.run.governor import (
     Budget,
@@ -57,11 +52,12 @@ from deep_research.run.interface import (
     Reasoner,
     SearchAdapter,
 )
-from deep_research.run.ledger import Ledger, LedgerRecord, spend_lines, totals_by
+from deep_research.run.ledger import Ledger, spend_lines, totals_by
 from deep_research.run.phases import PHASE_FUNCTIONS, Context, brief_rows
 from deep_research.run.pipeline import Phase, phase_names, phases_for
 from deep_research.run.progress import Progress
 from deep_research.settings import Settings
+from deep_research.trace_phases import LedgerRecord, RunRecord
 
 PHASES_FULL = phase_names("full")
 PHASES_QUICK = phase_names("quick")
@@ -278,20 +274,14 @@ def refresh_command(record: RunRecord) -> str:
     return command(*words, "--refresh")
 
 
-PLUGIN_RUN = "run.json"  # written by the plugin's ``deep-research start``
-
-
 def _plugin_record(brief: Brief) -> RunRecord | None:
     """A brief the Claude Code plugin started: its question and depth, as a run record."""
-    path = brief.root / PLUGIN_RUN
-    if not path.is_file():
+    if not brief.run_path.exists():
         return None
-    value = parse_json(read_text(path, what=PLUGIN_RUN), what=str(path))
-    if not isinstance(value, dict) or not isinstance(value.get("topic"), str):
-        return None
+    started = brief.load_run()
     return RunRecord(
-        question=value["topic"],
-        depth=value.get("depth", "quick"),
+        question=started.topic,
+        depth=started.depth,
         adapter="claude-code plugin",
         reasoner="claude-code plugin",
     )

@@ -17,46 +17,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict, Field
-
-
-class LedgerEntry(BaseModel):
-    """One model call, as the API reported it and as the price table priced it."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    phase: str
-    role: str
-    model: str
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_write_tokens: int = 0
-    cache_read_tokens: int = 0
-    web_searches: int = 0
-    usd: float = 0.0
-    batch: bool = False
-    stop_reason: str | None = None
-
-    @property
-    def tokens(self) -> int:
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_write_tokens
-            + self.cache_read_tokens
-        )
-
-
-class LedgerRecord(BaseModel):
-    """``phases.run.ledger``: the entries and the failed attempts."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    price_table: str = ""
-    entries: list[LedgerEntry] = Field(default_factory=list)
-    failed_attempts: int = 0
-    #: What the metered parts counted besides calls (citations kept and dropped, …).
-    counters: dict[str, int] = Field(default_factory=dict)
+from deep_research.trace_phases import LedgerEntry, LedgerRecord
 
 
 @dataclass

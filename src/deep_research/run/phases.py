@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from deep_research.brief import (
     Brief,
@@ -39,7 +39,6 @@ from deep_research.record import load_trace_or_empty, record_phase, save
 from deep_research.run.checkpoint import (
     PlanRecord,
     RoundRecord,
-    RunRecord,
     SkipRecord,
     SubQuestionRecord,
     SurveyRecord,
@@ -74,6 +73,7 @@ from deep_research.run.interface import (
 from deep_research.run.pipeline import BY_NAME
 from deep_research.run.progress import Progress
 from deep_research.settings import Settings
+from deep_research.trace_phases import RunRecord, VotesPhase
 
 # --- the run's shared context ------------------------------------------------------------
 
@@ -366,7 +366,7 @@ def brief_rows(brief: Brief) -> list[SourceRow]:
     return brief.load_sources() if brief.sources_path.exists() else []
 
 
-def _worker_reports(brief: Brief, phase: str) -> list[WorkerRecord]:
+def _worker_reports(brief: Brief, phase: Literal["cast", "round2"]) -> list[WorkerRecord]:
     record = read_record(brief, phase, RoundRecord)
     return record.workers if record is not None else []
 
@@ -586,7 +586,7 @@ def phase_panel(ctx: Context) -> None:
         return
     updated = apply_votes(document, raw, ctx.settings)
     with ctx.brief.lock():
-        save(ctx.brief, updated, record_phase(trace, "votes", {"raw": raw}, ctx.settings))
+        save(ctx.brief, updated, record_phase(trace, "votes", VotesPhase(raw=raw), ctx.settings))
     ctx.progress("panel", f"{len(raw)} claim(s) judged")
 
 

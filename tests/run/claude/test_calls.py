@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from briefs import read_phase
 from claude_calls import BUNDLED, MISREAD, REFUTED, measure
 from deep_research.brief import Brief
-from deep_research.run.checkpoint import read_phase
 from deep_research.run.claude.panel import MAX_CLAIMS_PER_SKEPTIC_CALL
 
 

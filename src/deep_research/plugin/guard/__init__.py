@@ -10,7 +10,7 @@ guard admits an allow-list and nothing else:
 * writes: the files the current step of ``deep-research next`` names (:mod:`.writes`,
   :mod:`.steps`);
 * agents: the plugin's contracts, each with a task ``next`` issued, under the fan-out ceiling,
-  fetcher budget and round cap (:mod:`.agents`, :mod:`.taskid`);
+  fetcher budget and round cap (:mod:`.agents`; the prompts: :mod:`deep_research.plugin.tasks`);
 * WebFetch/WebSearch: fetch safety, the run's allow-list and budgets (:mod:`.budgets`);
 * other tools: those on an explicit list (:mod:`.tools`).
 

@@ -5,7 +5,8 @@ An agent type counts as Claude Code resolves it, so case, spacing and the plugin
 ``deep-research:`` namespace change nothing (``Fetcher``, ``deep-research: fetcher`` and
 ``fetcher`` are one agent, one budget). A type that is not one of agents/*.md — a built-in
 ``general-purpose``, another plugin's agent — is denied during a run. Which task a dispatch is,
-and its round, come from the ids in its prompt (:func:`task_of`), never from prose.
+and its round, come from its prompt read back as the record ``next`` wrote it from
+(:func:`deep_research.plugin.tasks.parse`: the one definition of the prompts), never from prose.
 """
 
 from __future__ import annotations
@@ -17,23 +18,14 @@ from typing import Any
 from deep_research.brief import Brief
 from deep_research.plugin.guard.budgets import append
 from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny, resolved
-from deep_research.plugin.guard.taskid import TaskKind, task_of
 from deep_research.plugin.runstate import fetcher_budget, in_flight, locked, read_ledger
+from deep_research.plugin.tasks import FETCHING, PLUGIN, TASKS, declared_round, parse
 
-NAMESPACE = "deep-research:"
-#: agents/*.md, by name (tests/plugin/test_guard.py checks the two agree).
-CONTRACTS = frozenset({"fetcher", "mcp-fetcher", "triangulator", "skeptic", "verifier", "ciber"})
-#: The agent each kind of task is for.
-AGENT_OF: dict[TaskKind, str] = {
-    "fetch": "fetcher",
-    "mcp": "mcp-fetcher",
-    "triangulate": "triangulator",
-    "skeptic": "skeptic",
-    "verify": "verifier",
-    "ciber": "ciber",
-}
+NAMESPACE = f"{PLUGIN}:"
+#: agents/*.md, by name (tests/plugin/test_guard.py checks the two agree): one per task shape.
+CONTRACTS = frozenset(kind.agent for kind in TASKS.values())
 #: The agents whose dispatches the run's fetcher budget counts.
-FETCHERS = frozenset({"fetcher", "mcp-fetcher"})
+FETCHERS = frozenset(kind.agent for kind in FETCHING)
 #: What a dispatch of the run sets. Not ``run_in_background`` (its PostToolUse comes at launch,
 #: so the agent would stop counting against the ceiling while it runs), ``isolation`` (a remote
 #: agent runs where these hooks do not), ``mode``, ``name``/``team_name`` or ``cwd``.
@@ -64,21 +56,22 @@ def check_agent(call: Call) -> Decision:
             f"Agent: a research run's dispatch sets description, subagent_type and prompt only, "
             f"not {', '.join(name[:40] for name in extra[:5])}"
         )
-    task = task_of(str(call.tool_input.get("prompt") or ""))
+    prompt = call.tool_input.get("prompt")
+    task = parse(prompt) if isinstance(prompt, str) else None
     if task is None:
         return deny(
             "Agent: the prompt is not a task `deep-research next` issued; dispatch each task "
             "with its prompt exactly as printed"
         )
-    if AGENT_OF[task.kind] != agent:
-        return deny(f"Agent: this task is for the {AGENT_OF[task.kind]} agent, not {agent}")
-    if resolved(call.cwd, task.brief) != os.path.realpath(run.brief):
+    if task.agent != agent:
+        return deny(f"Agent: this task is for the {task.agent} agent, not {agent}")
+    brief = getattr(task, "brief", "")
+    if resolved(call.cwd, brief) != os.path.realpath(run.brief):
         return deny(f"Agent: the task names another brief than the active run's ({run.brief})")
-    if task.round is not None and task.round > run.caps.max_rounds:
-        return deny(
-            f"Agent: round {task.round} exceeds the run's round cap ({run.caps.max_rounds})"
-        )
-    return _admit(call, agent, task.round)
+    round_ = declared_round(task)
+    if round_ is not None and round_ > run.caps.max_rounds:
+        return deny(f"Agent: round {round_} exceeds the run's round cap ({run.caps.max_rounds})")
+    return _admit(call, agent, round_)
 
 
 def _admit(call: Call, agent: str, round_: int | None) -> Decision:
@@ -98,7 +91,7 @@ def _admit(call: Call, agent: str, round_: int | None) -> Decision:
         if is_fetcher:
             dispatches = (row for row in rows if row.get("event") == "dispatch")
             fetchers = sum(1 for row in dispatches if row.get("fetcher"))
-            budget = fetcher_budget(brief, run.caps)
+            budget = fetcher_budget(brief, run.record)
             if fetchers >= budget:
                 return deny(
                     f"Agent: the run's fetcher dispatches are spent ({fetchers} of {budget}: "

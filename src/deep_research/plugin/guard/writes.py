@@ -18,6 +18,7 @@ import os
 import sys
 from pathlib import Path
 
+from deep_research.brief import RUN_FILE
 from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny, resolved
 from deep_research.plugin.guard.steps import STEP_FILE, named_paths
 from deep_research.plugin.runstate import pointer_path, sessions_dir
@@ -26,7 +27,7 @@ WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 #: Written only by the CLI; named in a denial so the model learns which command writes it.
 CLI_RECORDS = frozenset(
     {
-        "run.json",
+        RUN_FILE,
         "guard-log.jsonl",
         "allowed-hosts.json",
         "trace.json",

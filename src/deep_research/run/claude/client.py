@@ -52,7 +52,8 @@ from deep_research.run.claude.prices import (
 from deep_research.run.claude.roles import SEARCH_RESULT_TOKENS, Models, Role
 from deep_research.run.governor import Budget
 from deep_research.run.interface import CallFailed, CallPrice
-from deep_research.run.ledger import Ledger, LedgerEntry
+from deep_research.run.ledger import Ledger
+from deep_research.trace_phases import LedgerEntry
 
 if TYPE_CHECKING:
     import anthropic

@@ -1,0 +1,233 @@
+"""The tasks ``deep-research next`` dispatches to agents: typed records, and their prompts.
+
+A task's prompt is what its agent reads (agents/*.md name the fields) and what the hook guard
+checks before the dispatch runs, so both directions live here and nowhere else:
+:meth:`Task.prompt` writes a record as text, :func:`parse` reads text back as a record.
+
+The text is ``key=value`` fields, one space apart, in the order the record declares them. A
+value is written bare when it is one word (no whitespace, not opening with a quote or bracket)
+and as JSON otherwise: a path or scope line with spaces is a JSON string, a query list a JSON
+array, an MCP gate result a JSON object. :func:`parse` admits only that exact text — each field
+once, in its place, spelled as :meth:`Task.prompt` spells it (the record is written again and
+compared). Each shape has its own fields, so a text is at most one task, and the task names the
+agent it is for. Anything else is no task at all: the guard denies it during a run.
+
+Light by design (dataclasses and json only): the hook guard imports it on every tool call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Literal
+
+#: Claude Code names a plugin's agents ``<plugin>:<agent>``; ours is ``deep-research``.
+PLUGIN = "deep-research"
+
+Kind = Literal["word", "text", "count", "strings", "object"]
+#: How each field's value is written and read; a field name means the same in every task.
+FIELD_KINDS: dict[str, Kind] = {
+    "brief": "text",
+    "sub_question": "word",
+    "round": "count",
+    "queries": "strings",
+    "scope": "text",
+    "mcp": "word",
+    "gate": "object",
+    "claim_id": "word",
+    "source_id": "word",
+    "corpus_path": "text",
+    "top_n": "count",
+    "k_per_claim": "count",
+}
+#: Far longer than any prompt ``next`` builds (an MCP gate's tool list included); a longer text
+#: is no task, unread.
+MAX_PROMPT = 65_536
+#: What a ``word`` may hold: plan ids (sq1), claim and source ids (C1, S1), MCP server names.
+WORD_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_OPENS_JSON = ('"', "[", "{")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One agent's task. Subclasses name their agent and declare their fields in prompt order."""
+
+    agent: ClassVar[str]
+
+    @classmethod
+    def agent_type(cls) -> str:
+        """The ``subagent_type`` the task is dispatched as."""
+        return f"{PLUGIN}:{cls.agent}"
+
+    def prompt(self) -> str:
+        return " ".join(
+            f"{item.name}={_write(FIELD_KINDS[item.name], getattr(self, item.name))}"
+            for item in fields(self)
+        )
+
+
+@dataclass(frozen=True)
+class FetchTask(Task):
+    """agents/fetcher.md: one sub-question's queries in one round (a retry and a top-up too)."""
+
+    agent: ClassVar[str] = "fetcher"
+    brief: str
+    sub_question: str
+    round: int
+    queries: tuple[str, ...]
+    scope: str
+
+
+@dataclass(frozen=True)
+class McpFetchTask(Task):
+    """agents/mcp-fetcher.md: the same sub-question through the run's gated MCP server."""
+
+    agent: ClassVar[str] = "mcp-fetcher"
+    brief: str
+    sub_question: str
+    round: int
+    queries: tuple[str, ...]
+    scope: str
+    mcp: str
+    gate: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class TriangulateTask(Task):
+    """agents/triangulator.md: the claim graph once the last round is in."""
+
+    agent: ClassVar[str] = "triangulator"
+    brief: str
+    round: int
+
+
+@dataclass(frozen=True)
+class VerifyTask(Task):
+    """agents/verifier.md: does one source's located text entail one claim."""
+
+    agent: ClassVar[str] = "verifier"
+    brief: str
+    claim_id: str
+    source_id: str
+    corpus_path: str
+
+
+@dataclass(frozen=True)
+class SkepticTask(Task):
+    """agents/skeptic.md: one vote on one claim."""
+
+    agent: ClassVar[str] = "skeptic"
+    brief: str
+    claim_id: str
+
+
+@dataclass(frozen=True)
+class CiberTask(Task):
+    """agents/ciber.md: re-framings of the top high-confidence claims."""
+
+    agent: ClassVar[str] = "ciber"
+    brief: str
+    top_n: int
+    k_per_claim: int
+
+
+TASKS: dict[str, type[Task]] = {
+    kind.agent_type(): kind
+    for kind in (FetchTask, McpFetchTask, TriangulateTask, VerifyTask, SkepticTask, CiberTask)
+}
+#: The tasks that fetch: each dispatch counts against the run's fetcher budget.
+FETCHING: tuple[type[Task], ...] = (FetchTask, McpFetchTask)
+
+
+def declared_round(task: Task) -> int | None:
+    """The research round a task belongs to, for the tasks that name one."""
+    value = getattr(task, "round", None)
+    return value if isinstance(value, int) else None
+
+
+def parse(prompt: str) -> Task | None:
+    """The task ``prompt`` is, or None when it is not exactly one of ours — to the character,
+    surrounding whitespace included. Never raises: whatever cannot be read is no task."""
+    if len(prompt) > MAX_PROMPT:
+        return None
+    for kind in TASKS.values():
+        task = _parse_as(kind, prompt)
+        if task is not None:
+            return task
+    return None
+
+
+def _parse_as(kind: type[Task], text: str) -> Task | None:
+    values: dict[str, Any] = {}
+    position = 0
+    try:
+        for index, item in enumerate(fields(kind)):
+            if index and not text.startswith(" ", position):
+                return None
+            position += 1 if index else 0
+            key = f"{item.name}="
+            if not text.startswith(key, position):
+                return None
+            value, position = _read(FIELD_KINDS[item.name], text, position + len(key))
+            values[item.name] = value
+        if position != len(text):
+            return None
+        task = kind(**values)
+        # Whatever the reading tolerated (a bare word JSON-quoted, JSON spacing, 01 for 1),
+        # only the text the record writes is the task's prompt.
+        return task if task.prompt() == text else None
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def _write(kind: Kind, value: Any) -> str:
+    if kind == "count":
+        return str(value)
+    if kind == "strings":
+        return json.dumps(list(value), ensure_ascii=False)
+    if kind == "object":
+        return json.dumps(dict(value), ensure_ascii=False, separators=(",", ":"))
+    if kind == "word" and not _is_word(value):
+        raise ValueError(f"{value!r} cannot be a word of a task prompt")
+    if kind == "text" and not _bare(value):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _is_word(value: str) -> bool:
+    return bool(value) and all(character in WORD_CHARACTERS for character in value)
+
+
+def _bare(value: str) -> bool:
+    return bool(value) and not value.startswith(_OPENS_JSON) and value.split() == [value]
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _read(kind: Kind, text: str, start: int) -> tuple[Any, int]:
+    """One value of ``kind`` starting at ``start``, and where it ends; ValueError if none."""
+    if text.startswith(_OPENS_JSON, start):
+        value, end = _DECODER.raw_decode(text, start)
+    else:
+        end = text.find(" ", start)
+        end = len(text) if end < 0 else end
+        value = text[start:end]
+    if kind == "count":
+        if not (isinstance(value, str) and value.isascii() and value.isdigit()):
+            raise ValueError("not a count")
+        if int(value) < 1:
+            raise ValueError("a count is 1 or more")
+        return int(value), end
+    if kind == "strings":
+        if not (isinstance(value, list) and all(isinstance(item, str) for item in value)):
+            raise ValueError("not a list of strings")
+        return tuple(value), end
+    if kind == "object":
+        if not isinstance(value, dict):
+            raise ValueError("not a JSON object")
+        return value, end
+    if not isinstance(value, str) or not value or (kind == "word" and not _is_word(value)):
+        raise ValueError("not a word" if kind == "word" else "not a text")
+    return value, end
