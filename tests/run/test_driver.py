@@ -328,11 +328,16 @@ def test_wedged_worker_becomes_incomplete_at_the_shared_deadline(tmp_path: Path)
 # --- checkpoints and resume ------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory: pytest.TempPathFactory) -> RunResult:
+    """The uninterrupted quick run, made once: the cut runs are held to its verdict and claims."""
+    return _run(tmp_path_factory.mktemp("whole"), ExtractiveReasoner())
+
+
 @pytest.mark.parametrize("phase", PHASES_QUICK)
 def test_killed_after_any_phase_validates_and_resumes_to_the_same_verdict(
-    tmp_path: Path, phase: str
+    tmp_path: Path, whole: RunResult, phase: str
 ) -> None:
-    whole = _run(tmp_path / "whole", ExtractiveReasoner())
     state = tmp_path / "cut"
     corpus = open_corpus("python-docs", state)
     settings = load_settings(environ={})
