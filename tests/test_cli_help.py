@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import argparse
 import re
 
 import pytest
 
+from cli_commands import registered
 from deep_research import cli
 from deep_research.cli import COMMAND_GROUPS, build_parser, main
 
 #: A listing line: two spaces, the command, then its help (a wrapped line starts deeper).
 ENTRY = re.compile(r"  (?P<name>[a-z][a-z-]*)  +\S")
-
-
-def registered() -> list[str]:
-    """Every subcommand the parser accepts."""
-    actions = build_parser()._subparsers._group_actions  # type: ignore[union-attr]
-    return [
-        name
-        for action in actions
-        if isinstance(action, argparse._SubParsersAction)
-        for name in action.choices
-    ]
 
 
 def listed(help_text: str) -> list[tuple[str, str]]:

@@ -16,7 +16,6 @@ CLI has.
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -24,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_commands import subcommands
 from conftest import REPO
-from deep_research.cli import build_parser
 
 #: Written as an escape so this file's own patterns and made-up references are not references.
 SIGN = "\u00a7"
@@ -343,16 +342,6 @@ def test_the_readme_main_job_is_one_line_of_its_own() -> None:
 # --- the command reference -----------------------------------------------------------------------
 
 COMMANDS_PAGE = REPO / "docs" / "commands.md"
-
-
-def subcommands() -> set[str]:
-    actions = build_parser()._subparsers._group_actions  # type: ignore[union-attr]
-    return {
-        name
-        for action in actions
-        if isinstance(action, argparse._SubParsersAction)
-        for name in action.choices
-    }
 
 
 def undocumented(commands: set[str], page: str) -> set[str]:

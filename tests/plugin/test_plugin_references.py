@@ -3,14 +3,13 @@ and the README name exists; the CLI's commands are read from ``build_parser()``.
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 
 import pytest
 
+from cli_commands import subcommands
 from conftest import REPO
-from deep_research.cli import build_parser
 
 TEXTS = sorted(
     [
@@ -25,16 +24,6 @@ COMMAND = re.compile(r"(?:`|&& |\$ )deep-research ([a-z][a-z-]*)")
 AGENT = re.compile(r"deep-research:([a-z][a-z-]*)")
 CONDUCT = re.compile(r"conduct/([a-z-]+\.md)")
 SCHEMA = re.compile(r"schemas/([a-z-]+\.schema\.json)")
-
-
-def subcommands() -> set[str]:
-    actions = build_parser()._subparsers._group_actions  # type: ignore[union-attr]
-    return {
-        name
-        for action in actions
-        if isinstance(action, argparse._SubParsersAction)
-        for name in action.choices
-    }
 
 
 def test_the_plugin_has_its_parts() -> None:
