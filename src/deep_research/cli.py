@@ -379,7 +379,12 @@ def _cmd_start(args: argparse.Namespace) -> int:
         mcp=args.mcp,
     )
     register_session(state)
-    _print_json(record)
+    from deep_research.plugin.drivers import WORKFLOW_NAME, choose
+
+    driver = choose()
+    if driver["driver"] == "workflow":
+        driver["workflow"] = {"name": WORKFLOW_NAME, "args": {"brief": record["brief"]}}
+    _print_json({**record, **driver})
     return EXIT_OK
 
 
@@ -406,6 +411,22 @@ def _cmd_next(args: argparse.Namespace) -> int:
         _print_json(action.model_dump(exclude_defaults=True))
     else:
         print(action.text())
+    return EXIT_OK
+
+
+def _cmd_step(args: argparse.Namespace) -> int:
+    from deep_research.plugin.workflow import step
+
+    failed = [word for value in args.failed or () for word in value.split(",") if word]
+    done = step(Path(args.brief), failed)
+    if args.json:
+        _print_json(done.for_script())
+    else:
+        print(f"{done.action} ({done.phase}): {done.why}")
+        for line in done.log:
+            print(f"  {line}")
+        for task in done.tasks:
+            print(f"  {task.agent}: {task.id}")
     return EXIT_OK
 
 
@@ -548,7 +569,18 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "The plugin's run (Claude Code calls these)",
-        ("start", "next", "ingest", "finish", "guard", "fetch", "hosts", "mcp-gate", "mcp-fetch"),
+        (
+            "start",
+            "next",
+            "step",
+            "ingest",
+            "finish",
+            "guard",
+            "fetch",
+            "hosts",
+            "mcp-gate",
+            "mcp-fetch",
+        ),
     ),
     (
         "Pipeline steps (run does them all; call one to redo its step on a brief)",
@@ -783,6 +815,17 @@ def build_parser(
     sub = add("next", _cmd_next, "a plugin run's single next action, decided by code")
     sub.add_argument("brief", help="brief directory")
     sub.add_argument("--json", action="store_true", help="print the action as JSON")
+
+    sub = add(
+        "step",
+        _cmd_step,
+        "the workflow's next step: runs every command next asks for, then names the agents",
+    )
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument(
+        "--failed", action="append", metavar="IDS", help="tasks whose agents ended unanswered"
+    )
+    sub.add_argument("--json", action="store_true", help="print the step as JSON")
 
     sub = add(
         "ingest",

@@ -25,6 +25,7 @@ from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.plugin import guard, runstate
 from deep_research.plugin.guard import agents, deadline, steps, tools
+from deep_research.plugin.guard import workflow as workflow_guard
 from deep_research.plugin.tasks import (
     CiberTask,
     McpFetchTask,
@@ -296,8 +297,11 @@ def test_listed_tools_run_during_a_run(run: Run, tool: str, tool_input: dict[str
 
 
 def test_the_contracts_are_the_agents_folder() -> None:
-    # One task shape per agent file: plugin/tasks.py names each shape's agent.
-    assert {path.stem for path in (REPO / "agents").glob("*.md")} == agents.CONTRACTS
+    # One task shape per agent file (plugin/tasks.py names each shape's agent), plus the two
+    # agents only the workflow starts, which the Agent tool never may.
+    files = {path.stem for path in (REPO / "agents").glob("*.md")}
+    assert files == agents.CONTRACTS | {"stepper", "writer"}
+    assert files - agents.CONTRACTS == workflow_guard.WORKFLOW_AGENTS - agents.CONTRACTS
 
 
 @pytest.mark.parametrize(

@@ -436,8 +436,13 @@ def _contract_commands() -> list[str]:
     return sorted({line for line in lines if len(line.split()) > 2})  # not a bare mention
 
 
-#: Who runs a contract's command: the fetchers fetch, everything else is the orchestrator's.
-RUNNER = {"fetch": "deep-research:fetcher", "mcp-fetch": "deep-research:mcp-fetcher"}
+#: Who runs a contract's command: the fetchers fetch, the stepper steps, the rest is the
+#: orchestrator's.
+RUNNER = {
+    "fetch": "deep-research:fetcher",
+    "mcp-fetch": "deep-research:mcp-fetcher",
+    "step": "deep-research:stepper",
+}
 
 
 def test_every_command_the_contracts_use_passes_during_a_run(run: Run) -> None:

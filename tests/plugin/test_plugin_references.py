@@ -38,7 +38,10 @@ def test_the_plugin_has_its_parts() -> None:
         "skeptic",
         "verifier",
         "ciber",
+        "stepper",  # the workflow's: code's next step
+        "writer",  # the workflow's: the files the loop's orchestrator writes
     }
+    assert [p.name for p in REPO.glob("workflows/*")] == ["deep-research.js"]
     # The steps the orchestrator follows itself: not subagents, so not under agents/.
     assert {p.stem for p in REPO.glob("roles/*.md")} == {"orchestrator", "planner", "synthesizer"}
     assert {p.stem for p in REPO.glob("conduct/*.md")} == {
@@ -122,7 +125,8 @@ def description_problems(text: str) -> list[str]:
     from deep_research.run.pipeline import BY_NAME
 
     problems = [f"numbers a phase: {n!r}" for n in PHASE_NUMBER.findall(text)]
-    if "Dispatched by `deep-research next`" not in text:
+    started = ("Dispatched by `deep-research next`", "Started only by the deep-research workflow")
+    if not any(who in text for who in started):
         problems.append("does not say who dispatches it")
     named = {name for pair in PHASES_NAMED.findall(text) for name in pair if name}
     if not named:

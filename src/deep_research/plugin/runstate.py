@@ -329,12 +329,15 @@ def append_ledger(brief: Brief, row: dict[str, Any]) -> None:
 
 
 def in_flight(rows: list[dict[str, Any]], now: float) -> int:
-    """Agent dispatches without a completion, ignoring those older than the stale limit."""
+    """Agent dispatches without a completion, ignoring those older than the stale limit. A
+    workflow's agents are not among them: the workflow starts one step's tasks at a time, never
+    more than the fan-out ceiling (``next`` sizes each step), and reports no completion here."""
     done = {row.get("id") for row in rows if row.get("event") == "done"}
     return sum(
         1
         for row in rows
         if row.get("event") == "dispatch"
+        and row.get("via") != "workflow"
         and row.get("id") not in done
         and now - float(row.get("at", 0.0)) < STALE_DISPATCH_S
     )

@@ -69,10 +69,14 @@ ORCHESTRATOR_COMMANDS = frozenset(
     }
 )
 #: What each subagent runs, by its resolved agent type (agents/*.md).
-SUBAGENT_COMMANDS = {"fetcher": frozenset({"fetch"}), "mcp-fetcher": frozenset({"mcp-fetch"})}
+SUBAGENT_COMMANDS = {
+    "fetcher": frozenset({"fetch"}),
+    "mcp-fetcher": frozenset({"mcp-fetch"}),
+    "stepper": frozenset({"step"}),  # the workflow's step: every other command runs inside it
+}
 #: The plugin flow's commands, explicitly allowed when every check passed. Never the MCP
 #: commands: they launch whatever command ``mcp-config.json`` names, so the user decides.
-APPROVABLE = (ORCHESTRATOR_COMMANDS | {"start", "fresh", "fetch"}) - {"mcp-gate"}
+APPROVABLE = (ORCHESTRATOR_COMMANDS | {"start", "fresh", "fetch", "step"}) - {"mcp-gate"}
 #: Options no command of a run takes (``--set`` has its own message).
 NOT_DURING_A_RUN = {
     "output": "writes a file of its own choosing",

@@ -25,6 +25,9 @@ class Decision:
     reason: str = ""
     #: An explicit allow: Claude Code skips its permission prompt (our own CLI calls only).
     approve: bool = False
+    #: What the tool runs with instead of the model's input (a workflow stepper's answer is
+    #: replaced by the step code computed).
+    updated_input: dict[str, Any] | None = None
 
 
 ALLOW = Decision(True)

@@ -32,17 +32,16 @@ from deep_research.plugin.runstate import session_state, state_dir
 def hook_output(decision: Decision) -> str:
     """What the hook prints on stdout for an allowed call: JSON for an explicit allow, else
     nothing (Claude Code's permission rules then decide)."""
-    if not (decision.allow and decision.approve):
+    if not (decision.allow and (decision.approve or decision.updated_input is not None)):
         return ""
-    return json.dumps(
-        {
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "allow",
-                "permissionDecisionReason": decision.reason,
-            }
-        }
-    )
+    output: dict[str, Any] = {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "permissionDecisionReason": decision.reason,
+    }
+    if decision.updated_input is not None:
+        output["updatedInput"] = decision.updated_input
+    return json.dumps({"hookSpecificOutput": output}, ensure_ascii=False)
 
 
 def parse_event(text: str) -> dict[str, Any]:

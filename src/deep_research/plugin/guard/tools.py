@@ -2,8 +2,9 @@
 during a run a tool on neither list below is denied.
 
 * Checked: WebFetch and WebSearch (fetch safety, allow-list, budgets), Bash (:mod:`.command`),
-  Agent/Task (:mod:`.agents`), the write tools (:mod:`.writes`), and Skill/SlashCommand (the
-  plugin's own skills only, during a run).
+  Agent/Task (:mod:`.agents`), the write tools (:mod:`.writes`), Skill/SlashCommand (the
+  plugin's own skills only, during a run), and Workflow and StructuredOutput (our workflow only;
+  its agents' answers are checked and kept by code: :mod:`.workflow`).
 * Allowed as they are: tools that only read or keep Claude Code's own bookkeeping (a to-do list,
   a background command's output, the final structured answer).
 * Everything else — MCP tools (``mcp__…``; during a run MCP goes through ``deep-research
@@ -21,6 +22,7 @@ from deep_research.plugin.guard.agents import check_agent, resolve_agent
 from deep_research.plugin.guard.budgets import check_search, check_webfetch
 from deep_research.plugin.guard.command import check_bash
 from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny
+from deep_research.plugin.guard.workflow import check_structured_output, check_workflow
 from deep_research.plugin.guard.writes import check_write
 from deep_research.plugin.runstate import load_active
 
@@ -45,7 +47,6 @@ ALWAYS_ALLOWED = frozenset(
         "KillShell",
         "KillBash",
         "ToolSearch",
-        "StructuredOutput",
         "AskUserQuestion",
         "ExitPlanMode",
     }
@@ -83,6 +84,8 @@ CHECKS: dict[str, Callable[[Call], Decision]] = {
     "NotebookEdit": check_write,
     "Skill": check_skill,
     "SlashCommand": check_slash_command,
+    "Workflow": check_workflow,
+    "StructuredOutput": check_structured_output,
 }
 
 

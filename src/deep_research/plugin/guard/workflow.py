@@ -1,0 +1,60 @@
+"""The workflow's two tools during a run: launching it, and its agents' answers.
+
+* **Workflow** (the main loop's call): only this plugin's workflow, by name, on the active run's
+  brief — never an inline ``script`` or an edited ``scriptPath`` (either would run code the
+  model wrote), and never from a subagent.
+* **StructuredOutput** (a workflow agent's answer): our agents' answers go to
+  :func:`deep_research.plugin.workflow.accept`, which checks and keeps each in the brief or
+  refuses it with the reason the agent reads; the stepper's answer is replaced by the step code
+  computed. Other agents' answers pass (they are answers, nothing runs).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from deep_research.plugin.drivers import WORKFLOW_NAME
+from deep_research.plugin.guard.agents import CONTRACTS, resolve_agent
+from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny, resolved
+
+#: What a launch of our workflow sets (a resume names the earlier run).
+LAUNCH_FIELDS = frozenset({"name", "args", "resumeFromRunId", "description"})
+#: The agents whose answers the workflow's code keeps: every contract, the stepper, the writer.
+WORKFLOW_AGENTS = CONTRACTS | {"stepper", "writer"}
+
+
+def check_workflow(call: Call) -> Decision:
+    run = call.run
+    if run is None:
+        return ALLOW
+    if call.agent is not None:
+        return deny("Workflow: a subagent starts no workflow during a research run")
+    extra = sorted(set(call.tool_input) - LAUNCH_FIELDS)
+    if extra:
+        return deny(
+            f"Workflow: during a research run only {WORKFLOW_NAME} runs, by name — not "
+            f"{', '.join(name[:40] for name in extra[:4])}"
+        )
+    if call.tool_input.get("name") != WORKFLOW_NAME:
+        return deny(f"Workflow: during a research run only {WORKFLOW_NAME} runs")
+    args = call.tool_input.get("args")
+    brief = args.get("brief") if isinstance(args, dict) else None
+    if not isinstance(brief, str) or resolved(call.cwd, brief) != os.path.realpath(run.brief):
+        return deny(f'Workflow: args must be {{"brief": "{run.brief}"}}, the active run\'s brief')
+    return ALLOW
+
+
+def check_structured_output(call: Call) -> Decision:
+    from deep_research.plugin.workflow import accept
+
+    run = call.run
+    if run is None or call.agent is None:
+        return ALLOW
+    agent = resolve_agent(call.agent_type)
+    if agent not in WORKFLOW_AGENTS:
+        return ALLOW
+    verdict = accept(Path(run.brief), agent, dict(call.tool_input))
+    if not verdict.allow:
+        return deny(f"StructuredOutput: {verdict.reason}")
+    return Decision(True, verdict.reason, updated_input=verdict.replace)

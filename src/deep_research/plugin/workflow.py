@@ -1,0 +1,446 @@
+"""The workflow driver of a plugin run: ``deep-research step`` and the replies the hook keeps.
+
+Claude Code runs ``workflows/deep-research.js`` in the background. The script decides nothing:
+it asks a ``stepper`` agent for the next step, runs the step's agents, and asks again. The step
+is computed here, from the same ``next`` the loop driver follows
+(:func:`deep_research.plugin.next.next_action`, which walks :data:`run.pipeline.PIPELINE`):
+
+* every ``run`` action (``ingest``, ``trace``, ``triangulate``, …) is executed in this process,
+  in order, until a step needs a model — so the script never carries a command line;
+* a ``dispatch`` becomes one script task per agent, a ``write`` one task for the ``writer``
+  agent; each task carries its prompt and the JSON Schema its reply must meet (the contract's,
+  from :mod:`deep_research.schemas` — the files under schemas/ — plus the task's id);
+* ``done`` carries the verdict; ``stop`` says why the workflow cannot go on, for the main loop.
+
+The step is kept in ``<brief>/workflow-step.json``. Agents answer through Claude Code's
+StructuredOutput tool, and the hook guard hands each answer to :func:`accept` before the tool
+runs: a reply is checked and saved to the file ``next`` named for it, or refused with the exact
+reason (the agent corrects it and calls again); the stepper's answer is replaced by the step
+itself. No reply passes through the main model, and the script holds ids and small JSON.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from deep_research.brief import Brief, atomic_write_bytes, atomic_write_json, atomic_write_text
+from deep_research.errors import DeepResearchError
+from deep_research.plugin import replies
+from deep_research.plugin.next import Action, next_action
+from deep_research.plugin.tasks import PLUGIN, FetchTask, McpFetchTask, parse
+
+STEP_FILE = "workflow-step.json"
+#: The two agents only the workflow starts (agents/stepper.md, agents/writer.md).
+STEPPER = "stepper"
+WRITER = "writer"
+#: ``run`` actions one step executes at most; a pipeline has fewer than 20 in all.
+MAX_RUNS_PER_STEP = 40
+#: A write whose agent ended without an answer this many times stops the workflow.
+MAX_WRITE_FAILURES = 2
+#: What a failed agent's reply file holds: a text no reader takes for an answer, so ``next``
+#: treats the task as it treats an unusable reply (a fetcher's retry, a third skeptic, a gap).
+NO_REPLY = "no reply: the workflow agent ended without answering"
+
+#: Each contract's reply schema, by agent (the schema files under schemas/).
+REPLY_SCHEMA = {
+    "fetcher": "fetcher-output",
+    "mcp-fetcher": "fetcher-output",
+    "triangulator": "triangulator-output",
+    "verifier": "verifier-verdict",
+    "skeptic": "skeptic-vote",
+    "ciber": "ciber-output",
+}
+WriteKind = Literal["plan", "claims", "synthesis"]
+StepKind = Literal["dispatch", "write", "done", "stop"]
+
+
+class SynthesisReply(BaseModel):
+    """The writer's answer for returns/synthesis.md: the text, as the file holds it."""
+
+    text: str = Field(min_length=1, max_length=200_000)
+
+
+class ScriptTask(BaseModel):
+    """One agent the script starts: what it is told and the shape its answer must take."""
+
+    id: str
+    agent: str
+    label: str
+    prompt: str
+    schema_: dict[str, Any] = Field(alias="schema")
+
+    model_config = {"populate_by_name": True}
+
+
+class Step(BaseModel):
+    """One step of the workflow: the script reads every field but ``saves``/``write``/``served``."""
+
+    action: StepKind
+    phase: str
+    why: str
+    tasks: list[ScriptTask] = Field(default_factory=list)
+    verdict: str | None = None
+    reasons: list[str] = Field(default_factory=list)
+    then: list[str] = Field(default_factory=list)
+    log: list[str] = Field(default_factory=list)
+    #: Task id → the file its reply is saved to (code only).
+    saves: dict[str, str] = Field(default_factory=dict)
+    #: For a write: what is written, where (code only).
+    write_kind: WriteKind | None = None
+    write_path: str | None = None
+    #: The stepper's answer was replaced by this step once; a second answer must run step again.
+    served: bool = False
+
+    def for_script(self) -> dict[str, Any]:
+        return self.model_dump(
+            include={"action", "phase", "why", "tasks", "verdict", "reasons", "then", "log"},
+            by_alias=True,
+        )
+
+
+# --- the step ---------------------------------------------------------------------------------
+
+
+def step(root: Path, failed: Sequence[str] = ()) -> Step:
+    """Run every ``run`` action ``next`` asks for, then return (and keep) the first step that
+    needs a model. ``failed`` names the tasks of the previous step whose agents ended without an
+    answer: each is recorded as an unusable reply, so the run goes on as ``next`` rules."""
+    from deep_research.record import open_brief
+
+    brief = open_brief(root)
+    previous = load_step(root)
+    log = _record_failures(brief, previous, failed)
+    if isinstance(log, Step):
+        return _keep(root, log)
+    ran: set[str] = set()
+    for _ in range(MAX_RUNS_PER_STEP):
+        action = next_action(root)
+        if action.action != "run":
+            return _keep(root, _convert(brief, action, log))
+        command = action.command or ""
+        words = shlex.split(command)[1:]
+        if not words or words[0] in {"start", "finish"}:
+            why = f"{action.why}: the main loop runs `deep-research next` and follows it"
+            return _keep(root, Step(action="stop", phase=action.phase, why=why, log=log))
+        if command in ran:
+            why = f"`{command}` did not do its work (it is asked for again): {log[-1]}"
+            return _keep(root, Step(action="stop", phase=action.phase, why=why, log=log))
+        ran.add(command)
+        log.append(f"{action.phase}: {action.why} — `{command}` {_run_cli(words)}")
+    why = f"more than {MAX_RUNS_PER_STEP} commands in one step"
+    return _keep(root, Step(action="stop", phase="verdict", why=why, log=log))
+
+
+def _run_cli(words: list[str]) -> str:
+    """One of our commands, in this process; its outcome in a few words for the progress log."""
+    from deep_research.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(words)
+    if code == 0:
+        return "done"
+    said = (err.getvalue().strip().splitlines() or out.getvalue().strip().splitlines() or [""])[-1]
+    return f"exit {code}" + (f": {said[:300]}" if said else "")
+
+
+def _record_failures(
+    brief: Brief, previous: Step | None, failed: Sequence[str]
+) -> list[str] | Step:
+    log: list[str] = []
+    if previous is None or not failed:
+        return log
+    for task_id in dict.fromkeys(failed):
+        if task_id in previous.saves:
+            target = Path(previous.saves[task_id])
+            if not target.exists():
+                atomic_write_text(target, NO_REPLY + "\n")
+                log.append(f"{task_id}: the agent ended without an answer; recorded as unusable")
+        elif previous.action == "write" and any(t.id == task_id for t in previous.tasks):
+            count = _bump_write_failures(brief.root, task_id)
+            log.append(f"{task_id}: the writer ended without an answer ({count} time(s))")
+            if count >= MAX_WRITE_FAILURES:
+                why = f"the {task_id} writer ended without an answer {count} times"
+                return Step(action="stop", phase=previous.phase, why=why, log=log)
+    return log
+
+
+def _bump_write_failures(root: Path, task_id: str) -> int:
+    path = root / "workflow-failures.json"
+    try:
+        counts = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        counts = {}
+    if not isinstance(counts, dict):
+        counts = {}
+    counts[task_id] = int(counts.get(task_id) or 0) + 1
+    atomic_write_json(path, counts)
+    return int(counts[task_id])
+
+
+def _convert(brief: Brief, action: Action, log: list[str]) -> Step:
+    if action.action == "done":
+        return Step(
+            action="done",
+            phase=action.phase,
+            why=action.why,
+            verdict=action.verdict,
+            reasons=action.reasons,
+            then=action.then,
+            log=[*log, *action.rules],
+        )
+    if action.action == "write":
+        return _write_step(brief, action, log)
+    return _dispatch_step(brief, action, log)
+
+
+def _dispatch_step(brief: Brief, action: Action, log: list[str]) -> Step:
+    from deep_research.plugin.guard.agents import resolve_agent
+
+    agent = resolve_agent(action.agent)
+    tasks, saves = [], {}
+    for task in action.tasks:
+        task_id = Path(task.save_to).stem
+        schema = reply_schema(agent, task_id)
+        prompt = (
+            f"{task.prompt}\n\nAnswer through the StructuredOutput tool: your contract's JSON "
+            f'object with "task": "{task_id}" added. A refusal names what to fix: fix it and '
+            "call StructuredOutput again."
+        )
+        tasks.append(
+            ScriptTask(
+                id=task_id, agent=f"{PLUGIN}:{agent}", label=task_id, prompt=prompt, schema=schema
+            )
+        )
+        saves[task_id] = task.save_to
+        _count_fetcher(brief, task.prompt, task_id)
+    return Step(
+        action="dispatch", phase=action.phase, why=action.why, tasks=tasks, saves=saves, log=log
+    )
+
+
+def reply_schema(agent: str, task_id: str) -> dict[str, Any]:
+    """The contract's schema with the task's id as one more required field."""
+    from deep_research.schemas import schema_for
+
+    schema = json.loads(json.dumps(schema_for(REPLY_SCHEMA[agent])))
+    schema.pop("$id", None)
+    schema.setdefault("properties", {})["task"] = {
+        "const": task_id,
+        "description": "the task id the prompt gives, as given",
+    }
+    schema["required"] = [*schema.get("required", []), "task"]
+    return dict(schema)
+
+
+def _count_fetcher(brief: Brief, prompt: str, task_id: str) -> None:
+    """A fetcher the workflow starts counts against the run's fetcher budget and round cap as a
+    dispatch through the Agent tool does (the guard's ledger), once per task."""
+    from deep_research.plugin.runstate import append_ledger, locked, read_ledger
+
+    task = parse(prompt)
+    if not isinstance(task, FetchTask | McpFetchTask):
+        return
+    with locked(brief):
+        rows = read_ledger(brief) if (brief.root / "guard-log.jsonl").exists() else []
+        if any(row.get("event") == "dispatch" and row.get("id") == task_id for row in rows):
+            return  # a resumed workflow starts the same task again: it is counted once
+        append_ledger(
+            brief,
+            {
+                "event": "dispatch",
+                "id": task_id,
+                "agent": f"{PLUGIN}:{task.agent}",
+                "fetcher": True,
+                "round": task.round,
+                "via": "workflow",
+            },
+        )
+
+
+def _write_step(brief: Brief, action: Action, log: list[str]) -> Step:
+    from deep_research.decide.counters import Plan
+    from deep_research.schemas import schema_for
+
+    path = Path(action.path or "")
+    kind: WriteKind
+    if path.name == "plan.json":
+        kind, schema = "plan", Plan.model_json_schema()
+        answer = (
+            "the whole of plan.json as a JSON object (read the current file first if it exists)"
+        )
+    elif path.name == "claims.json":
+        kind, schema = "claims", dict(schema_for("claims"))
+        schema.pop("$id", None)
+        answer = "the whole of claims.json as a JSON object"
+    else:
+        kind, schema = "synthesis", SynthesisReply.model_json_schema()
+        answer = 'the text as {"text": "…"}'
+    lines = [action.why, f"Write {path.name} for the brief {brief.root}. Follow every rule:"]
+    lines += [f"- {rule}" for rule in action.rules]
+    lines += [f"- {name}: {value}" for name, value in action.bounds.items()]
+    if action.example is not None:
+        lines.append("Like: " + json.dumps(action.example, ensure_ascii=False))
+    lines.append(
+        f"Answer through the StructuredOutput tool with {answer}; code saves it. A refusal "
+        "names what to fix: fix it and call StructuredOutput again."
+    )
+    task = ScriptTask(
+        id=f"write-{kind}",
+        agent=f"{PLUGIN}:{WRITER}",
+        label=f"write {path.name}",
+        prompt="\n".join(lines),
+        schema=schema,
+    )
+    return Step(
+        action="write",
+        phase=action.phase,
+        why=action.why,
+        tasks=[task],
+        log=log,
+        write_kind=kind,
+        write_path=str(path),
+    )
+
+
+def _keep(root: Path, value: Step) -> Step:
+    atomic_write_json(root / STEP_FILE, value.model_dump(by_alias=True))
+    return value
+
+
+def load_step(root: Path) -> Step | None:
+    try:
+        return Step.model_validate_json((root / STEP_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, ValidationError):
+        return None
+
+
+# --- the answers, as the hook hands them over ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the hook answers a StructuredOutput call: allow (with the object ``agent()`` gets
+    instead, for the stepper) or refuse with the reason the agent reads."""
+
+    allow: bool
+    reason: str = ""
+    replace: dict[str, Any] | None = None
+
+
+def accept(root: Path, agent: str, answer: Mapping[str, Any]) -> Verdict:
+    """Check and keep one agent's answer in the brief at ``root``; ``agent`` is its resolved
+    type (``fetcher``, ``stepper``, …)."""
+    current = load_step(root)
+    if agent == STEPPER:
+        return _serve(root, current)
+    if current is None:
+        return Verdict(
+            False, f"no workflow step is open for {root}; the script asks the stepper first"
+        )
+    if agent == WRITER:
+        return _accept_write(root, current, answer)
+    if agent in REPLY_SCHEMA:
+        return _accept_reply(current, agent, answer)
+    return Verdict(False, f"StructuredOutput: {agent!r} is no agent of this workflow")
+
+
+def _serve(root: Path, current: Step | None) -> Verdict:
+    if current is None or current.served:
+        return Verdict(
+            False,
+            f"run `deep-research step {shlex.quote(str(root))} --json` with Bash first (the "
+            "command your prompt gives), then call StructuredOutput",
+        )
+    atomic_write_json(
+        root / STEP_FILE, current.model_copy(update={"served": True}).model_dump(by_alias=True)
+    )
+    return Verdict(True, "the step, from `deep-research step`", replace=current.for_script())
+
+
+def _accept_reply(current: Step, agent: str, answer: Mapping[str, Any]) -> Verdict:
+    from deep_research.schemas import best_error
+
+    task_id = answer.get("task")
+    open_ids = [t.id for t in current.tasks if resolve(t.agent) == agent]
+    if not isinstance(task_id, str) or task_id not in current.saves or task_id not in open_ids:
+        return Verdict(
+            False,
+            f'"task" must be your task\'s id as the prompt gives it (one of: '
+            f"{', '.join(open_ids[:12]) or 'none open'})",
+        )
+    target = Path(current.saves[task_id])
+    if target.exists() and target.read_text(encoding="utf-8", errors="replace").strip() != NO_REPLY:
+        return Verdict(True, f"{task_id}: already answered; this answer is not kept")
+    reply = {key: value for key, value in answer.items() if key != "task"}
+    error = best_error(REPLY_SCHEMA[agent], reply)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "the answer"
+        return Verdict(False, f"{where}: {error.message[:300]}")
+    expected = _expected_sub_question(target)
+    if expected is not None and reply.get("sub_question") not in (None, expected):
+        return Verdict(False, f'"sub_question" must be "{expected}", this task\'s sub-question')
+    atomic_write_bytes(target, (json.dumps(reply, ensure_ascii=False, indent=1) + "\n").encode())
+    return Verdict(True, f"{task_id}: saved to {target}")
+
+
+def _expected_sub_question(target: Path) -> str | None:
+    saved = replies.parse_name(target)
+    return saved.sub_question if saved is not None and saved.kind == "fetcher" else None
+
+
+def resolve(agent_type: str) -> str:
+    from deep_research.plugin.guard.agents import resolve_agent
+
+    return resolve_agent(agent_type)
+
+
+def _accept_write(root: Path, current: Step, answer: Mapping[str, Any]) -> Verdict:
+    if current.action != "write" or current.write_path is None or current.write_kind is None:
+        return Verdict(False, "no file is to be written at this step; the script asks the stepper")
+    path = Path(current.write_path)
+    if current.write_kind == "synthesis":
+        text = answer.get("text")
+        if not isinstance(text, str) or not text.strip():
+            return Verdict(False, '"text" must hold the answer\'s text')
+        data = text.rstrip("\n").encode("utf-8") + b"\n"
+    else:
+        data = (json.dumps(dict(answer), ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    before = path.read_bytes() if path.exists() else None
+    atomic_write_bytes(path, data)
+    problem = _still_asked(root, current)
+    if problem is None:
+        return Verdict(True, f"saved {path}")
+    if before is None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    else:
+        atomic_write_bytes(path, before)
+    return Verdict(False, f"{path.name} is not accepted: {problem}")
+
+
+def _still_asked(root: Path, current: Step) -> str | None:
+    """Why ``next`` still asks for the same write after it (None: the write did its work)."""
+    try:
+        after = next_action(root)
+    except DeepResearchError as exc:
+        return str(exc)
+    except ValueError as exc:  # a model the file does not fit
+        return str(exc)[:500]
+    if (
+        after.action == "write"
+        and after.path == current.write_path
+        and after.phase == current.phase
+    ):
+        return after.why
+    return None

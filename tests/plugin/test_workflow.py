@@ -1,0 +1,310 @@
+"""The workflow driver in this process: ``deep-research step`` and the hook's :func:`accept`.
+
+The player here is workflows/deep-research.js, played by the test: it asks for a step (what the
+stepper's Bash call and the hook do), starts every task of the step, and asks again. Each agent
+answers as its contract shows (tests/scripted_run.py, the same answers the loop's runs get),
+through what the hook hands a StructuredOutput call to. The same scripted world driven by the
+``next`` loop must reach the same verdict and the same claims. The real Claude Code CLI running
+the script is tests/plugin/test_plugin_live_workflow.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shlex
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import scripted_run
+from conftest import REPO
+from deep_research.brief import Brief
+from deep_research.cli import main
+from deep_research.decide import refetch_rate as refetch_module
+from deep_research.fetch.fetcher import Fetcher
+from deep_research.plugin import runstate, workflow
+from deep_research.plugin.next import Action, next_action
+from deep_research.plugin.tasks import FetchTask
+from deep_research.schemas import validate_brief
+from localhttp import LocalServer
+from scripted_run import TOPIC, Web
+
+Answer = Callable[[str], Any]
+
+
+@pytest.fixture
+def web() -> Iterator[Web]:
+    with LocalServer() as server:
+        built = Web(server)
+        built.build()
+        yield built
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, web: Web) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(refetch_module, "policy_from_env", web.policy)
+    return tmp_path
+
+
+def start(depth: str) -> Path:
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        assert main(["start", TOPIC, "--depth", depth, "--state", "state"]) == 0
+    return Path(json.loads(printed.getvalue())["brief"])
+
+
+class Agents:
+    """Every agent of the scripted world, answering a task's prompt as its contract shows."""
+
+    def __init__(self, web: Web, brief: Path) -> None:
+        self.web, self.brief = web, brief
+
+    def answer(self, agent: str, prompt: str) -> Any:
+        if agent == "fetcher":
+            return self.fetcher(prompt)
+        return getattr(scripted_run, f"{agent}_reply")(prompt.split("\n\n", 1)[0])
+
+    def fetcher(self, prompt: str) -> Any:
+        task = scripted_run.task(prompt, FetchTask)
+        fetched = []
+        with Fetcher(Brief(self.brief), self.web.policy(), use_brief_hosts=False) as fetcher:
+            for url in self.web.pages[(task.sub_question, task.round)]:
+                result = fetcher.fetch(url)
+                assert result.ok, result.entry
+                fetched.append((url, result.text or ""))
+        return scripted_run.fetcher_reply(prompt.split("\n\n", 1)[0], fetched)
+
+    def written(self) -> dict[str, Any]:
+        """The writer's answer: what the loop's orchestrator writes for the same action."""
+        action = next_action(self.brief)
+        assert action.action == "write", action
+        path = Path(action.path or "")
+        current = path.read_text() if path.exists() else None
+        content = scripted_run.written(action, self.brief, current)
+        if path.suffix == ".json":
+            return dict(json.loads(content))
+        return {"text": content}
+
+
+def resolve(agent_type: str) -> str:
+    return agent_type.split(":", 1)[1]
+
+
+class Script:
+    """workflows/deep-research.js, played step by step; ``spoil`` may change an answer first."""
+
+    def __init__(self, agents: Agents, spoil: Callable[[str, dict[str, Any]], Any] | None = None):
+        self.agents, self.spoil = agents, spoil
+        self.steps: list[dict[str, Any]] = []
+        self.refusals: list[str] = []
+        self.agent_calls: dict[str, int] = {}
+
+    def ask(self, failed: list[str]) -> dict[str, Any]:
+        words = ["step", str(self.agents.brief), "--json"]
+        if failed:
+            words += ["--failed", ",".join(failed)]
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            assert main(words) == 0
+        served = workflow.accept(self.agents.brief, "stepper", {})
+        assert served.allow and served.replace == json.loads(printed.getvalue())
+        # A second answer without a new `step` call is refused: never a stale step.
+        again = workflow.accept(self.agents.brief, "stepper", {})
+        assert not again.allow and "deep-research step" in again.reason
+        return served.replace
+
+    def run(self, limit: int = 60) -> dict[str, Any]:
+        failed: list[str] = []
+        for _ in range(limit):
+            step = self.ask(failed)
+            self.steps.append(step)
+            failed = []
+            if step["action"] in ("done", "stop"):
+                return step
+            for task in step["tasks"]:
+                agent = resolve(task["agent"])
+                self.agent_calls[agent] = self.agent_calls.get(agent, 0) + 1
+                if not self.submit(task, agent):
+                    failed.append(task["id"])
+        raise AssertionError(f"no verdict after {limit} steps: {self.steps[-2:]}")
+
+    def submit(self, task: dict[str, Any], agent: str) -> bool:
+        """One agent: its answer through the hook, corrected as a refusal says, at most twice."""
+        if agent == "writer":
+            answer: Any = self.agents.written()
+        else:
+            answer = {**self.agents.answer(agent, task["prompt"]), "task": task["id"]}
+        if self.spoil is not None:
+            answer = self.spoil(task["id"], answer)
+        for _ in range(3):
+            if answer is None:
+                return False  # the agent ended without an answer
+            verdict = workflow.accept(self.agents.brief, agent, answer)
+            if verdict.allow:
+                return True
+            self.refusals.append(f"{task['id']}: {verdict.reason}")
+            answer = self.correct(task, agent, answer, verdict.reason)
+        return False
+
+    def correct(self, task: dict[str, Any], agent: str, answer: Any, reason: str) -> Any:
+        """What an agent that reads the refusal does: answers again, as its contract shows."""
+        if agent == "writer":
+            return self.agents.written()
+        return {**self.agents.answer(agent, task["prompt"]), "task": task["id"]}
+
+
+def loop(agents: Agents) -> Action:
+    """The loop driver on the same world: what `next` prints, done as the skill says."""
+    for _ in range(200):
+        action = next_action(agents.brief)
+        if action.action == "done":
+            return action
+        if action.action == "run":
+            assert main(shlex.split(action.command or "")[1:]) in (0, 1), action.command
+        elif action.action == "write":
+            path = Path(action.path or "")
+            current = path.read_text() if path.exists() else None
+            path.write_text(scripted_run.written(action, agents.brief, current))
+        else:
+            for task in action.tasks:
+                agent = resolve(action.agent or "")
+                if agent == "fetcher":
+                    row = {"event": "dispatch", "fetcher": True, "id": task.save_to}
+                    row["round"] = scripted_run.task(task.prompt, FetchTask).round
+                    runstate.append_ledger(Brief(agents.brief), row)
+                Path(task.save_to).write_text(json.dumps(agents.answer(agent, task.prompt)))
+    raise AssertionError("the loop reached no verdict")
+
+
+def claims_of(brief: Path) -> list[tuple[str, str, tuple[str, ...], str | None]]:
+    document = Brief(brief).load_claims()
+    return [(c.id, c.claim, tuple(c.supporting), c.confidence) for c in document.claims]
+
+
+def test_a_full_run_through_the_workflow_reaches_the_loops_verdict_and_claims(
+    project: Path, web: Web
+) -> None:
+    brief = start("full")
+    script = Script(Agents(web, brief))
+    done = script.run()
+    assert done["action"] == "done" and done["verdict"] == "READY", done
+    assert script.refusals == []
+    assert validate_brief(brief).ok
+    assert main(["verify", str(brief), "--offline"]) == 0
+    # The script carries ids and small JSON: never a page, never a reply.
+    assert max(len(json.dumps(step)) for step in script.steps) < 120_000
+    assert max(len(line) for step in script.steps for line in step["log"]) < 1_000
+    # Every phase name the steps carry is one of the script's meta.phases, in the pipeline order.
+    phases = [step["phase"] for step in script.steps]
+    assert set(phases) <= set(meta_phases())
+    # The fetchers the workflow started are on the guard's ledger, each once.
+    rows = [r for r in runstate.read_ledger(Brief(brief)) if r.get("event") == "dispatch"]
+    assert len(rows) == script.agent_calls["fetcher"] and all(r["via"] == "workflow" for r in rows)
+
+    looped = start_again(project, web)
+    assert loop(Agents(web, looped)).verdict == "READY"
+    assert claims_of(looped) == claims_of(brief)
+
+
+def start_again(project: Path, web: Web) -> Path:
+    """A second run of the same question in the same project (the first is finished)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["finish", str(next((project / "state" / "briefs").iterdir()))]) == 0
+    return start("full")
+
+
+def test_a_quick_run_through_the_workflow_reaches_partial_quick(project: Path, web: Web) -> None:
+    done = Script(Agents(web, start("quick"))).run()
+    assert done["verdict"] == "PARTIAL_QUICK", done
+
+
+def test_malformed_answers_are_refused_with_the_fix_and_then_kept(project: Path, web: Web) -> None:
+    spoiled: set[str] = set()
+
+    def spoil(task_id: str, answer: dict[str, Any]) -> Any:
+        if task_id in spoiled:
+            return answer
+        spoiled.add(task_id)
+        if task_id == "fetcher-sq1-r1":
+            return {**answer, "sub_question": "sq9"}  # another sub-question's answer
+        if task_id == "fetcher-sq2-r1":
+            return {key: value for key, value in answer.items() if key != "task"}
+        if task_id == "write-plan":
+            return {"sub_questions": answer["sub_questions"][:1]}  # short of the floor
+        if task_id == "fetcher-sq3-r1":
+            return None  # the agent dies
+        return answer
+
+    brief = start("full")
+    script = Script(Agents(web, brief), spoil)
+    done = script.run()
+    assert done["verdict"] == "READY", done
+    reasons = "\n".join(script.refusals)
+    assert '"sub_question" must be "sq1"' in reasons
+    assert 'fetcher-sq2-r1: "task" must be your task\'s id' in reasons
+    assert "write-plan: plan.json is not accepted: plan.json has 1 sub-question(s)" in reasons
+    # The agent that died is recorded as unusable and retried once, as the loop does.
+    assert (brief / "returns" / "fetcher-sq3-r1.json").read_text().startswith(workflow.NO_REPLY)
+    assert (brief / "returns" / "fetcher-sq3-r1-retry.json").exists()
+    logged = [line for step in script.steps for line in step["log"]]
+    assert any("fetcher-sq3-r1: the agent ended without an answer" in line for line in logged)
+
+
+def test_a_step_never_serves_twice_and_an_unknown_agent_is_refused(project: Path) -> None:
+    brief = start("quick")
+    assert not workflow.accept(brief, "stepper", {}).allow  # no step computed yet
+    workflow.step(brief)
+    first = workflow.accept(brief, "stepper", {})
+    assert first.allow and first.replace is not None and first.replace["action"] == "write"
+    assert not workflow.accept(brief, "stepper", {}).allow
+    assert not workflow.accept(brief, "general-purpose", {}).allow
+    # A contract's answer for a task this step did not issue is refused with the open ids.
+    refused = workflow.accept(brief, "skeptic", {"task": "skeptic-C1-1"})
+    assert not refused.allow and "none open" in refused.reason
+
+
+def test_every_reply_schema_is_the_contracts_plus_the_task_id() -> None:
+    from deep_research.schemas import schema_for
+
+    for agent, name in workflow.REPLY_SCHEMA.items():
+        derived = workflow.reply_schema(agent, "t-1")
+        original = schema_for(name)
+        assert derived["properties"].pop("task") == {
+            "const": "t-1",
+            "description": "the task id the prompt gives, as given",
+        }
+        assert derived["required"][-1] == "task"
+        assert derived["properties"] == original["properties"], agent
+
+
+def meta_phases() -> list[str]:
+    """meta.phases of workflows/deep-research.js, in order."""
+    import re
+
+    text = (REPO / "workflows" / "deep-research.js").read_text()
+    return re.findall(r"\{ title: '([a-z0-9]+)'", text)
+
+
+def test_the_scripts_phases_are_the_pipelines() -> None:
+    from deep_research.run.pipeline import PIPELINE
+
+    assert meta_phases() == [phase.name for phase in PIPELINE]
+
+
+def test_the_contract_examples_of_the_workflow_agents_are_what_accept_takes(project: Path) -> None:
+    """agents/stepper.md's and agents/writer.md's answers, as their contracts show them."""
+    from test_contracts import examples
+
+    brief = start("quick")
+    workflow.step(brief)
+    stepper_answers = examples(REPO / "agents" / "stepper.md")
+    assert stepper_answers and all(answer == {} for answer in stepper_answers)
+    assert workflow.accept(brief, "stepper", stepper_answers[0]).allow
+    writer_answers = examples(REPO / "agents" / "writer.md")
+    assert writer_answers == ({"text": "…"},)
+    # The synthesis shape is refused while the step asks for the plan, with the plan's problem.
+    refused = workflow.accept(brief, "writer", writer_answers[0])
+    assert not refused.allow and "plan.json" in refused.reason
