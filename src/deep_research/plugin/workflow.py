@@ -219,7 +219,7 @@ def _dispatch_step(brief: Brief, action: Action, log: list[str]) -> Step:
         )
         tasks.append(
             ScriptTask(
-                id=task_id, agent=f"{PLUGIN}:{agent}", label=task_id, prompt=prompt, schema=schema
+                id=task_id, agent=f"{PLUGIN}:{agent}", label=task_id, prompt=prompt, schema_=schema
             )
         )
         saves[task_id] = task.save_to
@@ -300,7 +300,7 @@ def _write_step(brief: Brief, action: Action, log: list[str]) -> Step:
         agent=f"{PLUGIN}:{WRITER}",
         label=f"write {path.name}",
         prompt="\n".join(lines),
-        schema=schema,
+        schema_=schema,
     )
     return Step(
         action="write",
