@@ -134,7 +134,8 @@ def _role(agent: str) -> str:
 
 
 ROLES = {
-    agent: _role(agent) for agent in ("fetcher", "triangulator", "verifier", "skeptic", "ciber")
+    agent: _role(agent)
+    for agent in ("fetcher", "triangulator", "verifier", "skeptic", "ciber", "stepper", "writer")
 }
 
 
@@ -148,8 +149,14 @@ class Log:
     results: list[tuple[str, str, str, bool]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    #: Requests and their input tokens (the fake's measure: JSON characters / 4), by who asked.
+    requests: Counter[str] = field(default_factory=Counter)
+    tokens: Counter[str] = field(default_factory=Counter)
+
     def add(self, who: str, body: dict[str, Any], reply: list[Block]) -> None:
         results = last_results(body)
+        size = len(json.dumps(body.get("messages"))) + len(json.dumps(body.get("system")))
+        size += len(json.dumps(body.get("tools")))
         entry = [f"--- {who} ({body.get('model')}, {len(body.get('messages') or [])} messages)"]
         entry += [
             f"  result {use_id}{' ERROR' if error else ''}: {value[:1500]}"
@@ -159,6 +166,8 @@ class Log:
             shown = json.dumps(block.get("input", block.get("text", block.get("type"))))
             entry.append(f"  reply {block['type']} {block.get('name', '')}: {shown[:1500]}")
         with self.lock:
+            self.requests[who.split(" (")[0]] += 1
+            self.tokens[who.split(" (")[0]] += size // 4
             self.results += [(who, use_id, *result) for use_id, result in results.items()]
             self.lines += entry
 
@@ -175,6 +184,11 @@ class Player:
         self.searches: list[str] = []
         self.then_results: list[str] = []
         self.attempt: Block = {}
+        self.refusals: list[str] = []
+        self.driver = ""
+        self.launched = ""
+        self.notice = ""
+        self.spoil: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
         self.lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> list[Block] | None:
@@ -196,9 +210,15 @@ class Player:
         prompt = user_text(body)
         for agent, role in ROLES.items():
             if role in system:
+                if "StructuredOutput" in offered:
+                    return f"workflow {agent}", self.workflow_agent(agent, body)
                 return agent, self.agent(agent, prompt, last_results(body))
         if "Agent" in offered:
-            return "orchestrator", self.main.answer(last_results(body))
+            results = last_results(body)
+            said = user_text_after_results(body)
+            if not results and "<task-notification>" in said:
+                results = {"task-notification": (said, False)}
+            return "orchestrator", self.main.answer(results)
         return "side request", None  # a title, a summary: the fake's short default
 
     def search(self, body: dict[str, Any]) -> list[Block]:
@@ -221,6 +241,116 @@ class Player:
             return conversation.answer(results)
         reply = getattr(scripted_run, f"{agent}_reply")(task.prompt)
         return [text(json.dumps(reply))]
+
+    def workflow_agent(self, agent: str, body: dict[str, Any]) -> list[Block]:
+        """A workflow agent, from its request alone: what it called last decides what it does
+        next (its prompt names its task; the fetched pages come back as Bash results)."""
+        prompt = user_text(body)
+        if "brief=" in prompt:  # the task's record, after what Claude Code puts before it
+            prompt = prompt[prompt.index("brief=") :]
+        results = last_results(body)
+        called = last_calls(body)
+        if any(name == "StructuredOutput" for name in called.values()):
+            value, refused = next(iter(results.values()))
+            if not refused:
+                return [text("done")]
+            with self.lock:
+                self.refusals.append(f"{agent}: {value[:300]}")
+            return [self.structured(agent, prompt, body, corrected=True)]
+        if agent == "stepper":
+            if not results:
+                command = _STEP_COMMAND.search(prompt)
+                assert command, prompt
+                return [bash(command.group(1).strip())]
+            return [tool_use("StructuredOutput", {})]
+        if agent == "fetcher":
+            if not results:
+                task = scripted_run.task(prompt, FetchTask)
+                return [tool_use("WebSearch", {"query": query}) for query in task.queries]
+            if all(name == "WebSearch" for name in called.values()):
+                urls = dict.fromkeys(
+                    url for value, _ in results.values() for url in _LINK.findall(value)
+                )
+                brief = scripted_run.task(prompt, FetchTask).brief
+                return [bash(f"deep-research fetch {url} --brief {brief} --json") for url in urls]
+        return [self.structured(agent, prompt, body)]
+
+    def structured(self, agent: str, prompt: str, body: dict[str, Any], **how: bool) -> Block:
+        if agent == "writer":
+            return tool_use("StructuredOutput", self.written(prompt))
+        task_id = _TASK_ID.search(prompt)
+        assert task_id, prompt
+        if agent == "fetcher":
+            fetched = []
+            for url, value in fetched_pages(body):
+                view = json_of(value)
+                if view.get("outcome") == "ok":
+                    fetched.append((url, view["text"]))
+            reply = scripted_run.fetcher_reply(prompt.split("\n\n", 1)[0], fetched)
+        else:
+            reply = getattr(scripted_run, f"{agent}_reply")(prompt.split("\n\n", 1)[0])
+        answer = {**reply, "task": task_id.group(1)}
+        if self.spoil is not None and not how.get("corrected"):
+            answer = self.spoil(task_id.group(1), answer)
+        return tool_use("StructuredOutput", answer)
+
+    def written(self, prompt: str) -> dict[str, Any]:
+        found = _BRIEF_IN_WRITE.search(prompt)
+        assert found, prompt
+        brief = Path(found.group(1))
+        action = next_module.next_action(brief)
+        with self.lock:
+            self.actions.append(action)
+        path = Path(action.path or "")
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        content = scripted_run.written(action, brief, current)
+        return dict(json.loads(content)) if path.suffix == ".json" else {"text": content}
+
+
+_STEP_COMMAND = re.compile(r"^\s*(deep-research step .*)$", re.MULTILINE)
+_TASK_ID = re.compile(r'"task": "([A-Za-z0-9_.-]+)"')
+_BRIEF_IN_WRITE = re.compile(r"for the brief (\S+)\. Follow every rule")
+
+
+def last_calls(body: dict[str, Any]) -> dict[str, str]:
+    """The tool calls of the model's last message: tool_use id → tool name."""
+    for message in reversed(body.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            content = message.get("content")
+            return {
+                str(b.get("id")): str(b.get("name"))
+                for b in (content if isinstance(content, list) else [])
+                if isinstance(b, dict) and b.get("type") == "tool_use"
+            }
+    return {}
+
+
+def fetched_pages(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every `deep-research fetch` in an agent's history, in order: its URL and result."""
+    calls: dict[str, str] = {}
+    found = []
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and block.get("name") == "Bash":
+                calls[str(block.get("id"))] = str(block.get("input", {}).get("command"))
+            if block.get("type") == "tool_result":
+                command = calls.get(str(block.get("tool_use_id")), "")
+                if command.startswith("deep-research fetch "):
+                    found.append((command.split()[2], block_text(block.get("content"))))
+    return found
+
+
+def user_text_after_results(body: dict[str, Any]) -> str:
+    """The text of the messages after the model's last one (a notification the CLI sends)."""
+    texts = []
+    for message in reversed(body.get("messages") or []):
+        if not isinstance(message, dict) or message.get("role") == "assistant":
+            break
+        texts.append(block_text(message.get("content")))
+    return "\n".join(reversed(texts))
 
 
 _LINK = re.compile(r"https?://[^\s\"'\\\]]+")
@@ -259,6 +389,13 @@ def follow_next(
     the run ends once `next` asks for the new brief's plan."""
     started = yield [bash(f"deep-research start {shlex.quote(TOPIC)} --depth {depth}")]
     brief = Path(json_of(only(started))["brief"])
+    return (yield from _loop(player, brief, skip_panel=skip_panel, pages_change=pages_change))
+
+
+def _loop(
+    player: Player, brief: Path, *, skip_panel: bool = False, pages_change: bool = False
+) -> Program:
+    """Step 3 of the skill: next, done as printed, until it is done (then its commands)."""
     skipping = False
     while True:
         if skipping:
@@ -307,6 +444,21 @@ def follow_next(
             for command in action.then:
                 player.then_results.append(only((yield [bash(command)])))
             return f"verdict {action.verdict}: " + "; ".join(action.reasons)
+
+
+def skill(player: Player, depth: str) -> Program:
+    """skills/deep-research/SKILL.md as written: start; the workflow when code chose it (wait for
+    its notice, then next), else the loop."""
+    started = yield [bash(f"deep-research start {shlex.quote(TOPIC)} --depth {depth}")]
+    record = json_of(only(started))
+    brief = Path(record["brief"])
+    player.driver = record["driver"]
+    if record["driver"] != "workflow":
+        return (yield from _loop(player, brief))
+    player.launched = only((yield [tool_use("Workflow", record["workflow"])]))
+    said = "The research runs in the background; /workflows shows its phases."
+    player.notice = only((yield [text(said)]))
+    return (yield from _loop(player, brief))
 
 
 def tries_a_setting(player: Player) -> Program:
@@ -377,7 +529,9 @@ class Run:
         return sum(1 for reply in replies if any(b.get("name") == "Agent" for b in reply))
 
 
-def run_claude(tmp_path: Path, web: Web, player: Player, prompt: str) -> Run:
+def run_claude(
+    tmp_path: Path, web: Web, player: Player, prompt: str, env: dict[str, str] | None = None
+) -> Run:
     """One headless claude process for the whole run; HOME and the project are tmp_path's."""
     root, home = tmp_path / "project", tmp_path / "home"
     state = root / "state"
@@ -393,6 +547,7 @@ def run_claude(tmp_path: Path, web: Web, player: Player, prompt: str) -> Run:
             # The test-only knobs: these names, to this one loopback address.
             "DEEP_RESEARCH_TEST_RESOLVE": web.resolve_env(),
             "DEEP_RESEARCH_TEST_PRIVATE_CIDRS": f"{web.address}/32",
+            **(env or {}),
         }
         command = [
             claude_binary(),
@@ -614,6 +769,93 @@ def test_a_failed_brief_regenerates_into_a_new_one_inside_claude(tmp_path: Path,
     assert not (brief / "claims.json").exists(), run.see  # the new brief starts from its plan
     active = runstate.load_active(run.state)
     assert active is not None and active.brief == brief, run.see  # the new run is the live one
+
+
+# --- the same runs as a Claude Code workflow ----------------------------------------------------
+
+
+def workflow_agents(run: Run) -> Counter[str]:
+    """Agents the workflow started, by type: each agent's first request carries no result."""
+    started: Counter[str] = Counter()
+    for line in run.player.log.lines:
+        if line.startswith("--- workflow ") and ", 1 messages)" in line:
+            started[line.split()[2]] += 1
+    return started
+
+
+def report(run: Run, label: str) -> str:
+    log = run.player.log
+    return (
+        f"\n{label}: {run.seconds:.1f} s wall; main-loop tool calls {sum(run.main_calls().values())} "
+        f"({dict(run.main_calls())}); workflow agents {dict(workflow_agents(run))}; "
+        f"model requests {sum(log.requests.values())} ({dict(log.requests)}); input tokens "
+        f"{sum(log.tokens.values())} (JSON characters / 4); {run.see}"
+    )
+
+
+@pytest.mark.slow
+def test_a_full_run_through_the_workflow_reaches_ready(
+    tmp_path: Path, web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    player = Player(web, lambda p: skill(p, "full"))
+    run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC} --depth full")
+    assert_clean(run)
+    assert player.driver == "workflow" and player.refusals == [], run.see
+    assert "<task-notification>" in player.notice and "completed" in player.notice, run.see
+    assert str(run.result.get("result")).startswith("verdict READY"), run.see
+    assert sum(run.main_calls().values()) <= 6, run.see
+    assert run.main_calls()["Agent"] == 0 and run.main_calls()["Write"] == 0, run.see
+    brief = run.brief()
+    code, checked = _cli(capsys, "verify", str(brief), "--offline")
+    assert code == 0 and checked["identical"], (checked, run.see)
+    started = workflow_agents(run)
+    assert started["fetcher"] >= 10 and started["skeptic"] >= 2, (started, run.see)
+    print(report(run, "full run through the workflow"))
+
+    # The same script, workflows off: the skill falls back to the loop, to the same verdict
+    # and the same claims.
+    again = tmp_path / "loop"
+    again.mkdir()
+    looped = Player(web, lambda p: skill(p, "full"))
+    off = {"CLAUDE_CODE_DISABLE_WORKFLOWS": "1"}
+    loop_run = run_claude(
+        again, web, looped, f"/deep-research:deep-research {TOPIC} --depth full", off
+    )
+    assert_clean(loop_run)
+    assert looped.driver == "loop" and not looped.launched, loop_run.see
+    assert str(loop_run.result.get("result")).startswith("verdict READY"), loop_run.see
+    ours, theirs = Brief(brief).load_claims(), Brief(loop_run.brief()).load_claims()
+    assert [(c.id, c.claim, c.supporting, c.confidence) for c in ours.claims] == [
+        (c.id, c.claim, c.supporting, c.confidence) for c in theirs.claims
+    ], loop_run.see
+    print(report(loop_run, "the same run through the next loop (workflows off)"))
+
+
+@pytest.mark.slow
+def test_a_quick_run_through_the_workflow_with_malformed_answers(tmp_path: Path, web: Web) -> None:
+    """A quick run whose first fetcher answers for another sub-question and whose second leaves
+    out its task id: each is refused with the fix, corrected, and the run reaches its verdict."""
+    player = Player(web, lambda p: skill(p, "quick"))
+
+    def spoil(task_id: str, answer: dict[str, Any]) -> dict[str, Any]:
+        if task_id == "fetcher-sq1-r1":
+            return {**answer, "sub_question": "sq9"}
+        if task_id == "fetcher-sq2-r1":
+            return {key: value for key, value in answer.items() if key != "task"}
+        return answer
+
+    player.spoil = spoil
+    run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC} --depth quick")
+    assert run.returncode == 0 and not player.log.errors, run.see
+    assert str(run.result.get("result")).startswith("verdict PARTIAL_QUICK"), run.see
+    refused = "\n".join(player.refusals)
+    assert '"sub_question" must be "sq1"' in refused, run.see
+    assert "task" in refused, run.see
+    brief = run.brief()
+    assert (
+        json.loads((brief / "returns" / "fetcher-sq1-r1.json").read_text())["sub_question"] == "sq1"
+    )
+    print(report(run, "quick run through the workflow, two malformed answers"))
 
 
 # --- the building blocks themselves (run without the CLI) -------------------------------------

@@ -64,6 +64,14 @@ WriteKind = Literal["plan", "claims", "synthesis"]
 StepKind = Literal["dispatch", "write", "done", "stop"]
 
 
+#: The writer's claims.json: an object with its claims; the rest is next's check of the file.
+CLAIMS_DRAFT: dict[str, Any] = {
+    "type": "object",
+    "required": ["claims"],
+    "properties": {"claims": {"type": "array", "items": {"type": "object"}}},
+}
+
+
 class SynthesisReply(BaseModel):
     """The writer's answer for returns/synthesis.md: the text, as the file holds it."""
 
@@ -233,14 +241,22 @@ def reply_schema(agent: str, task_id: str) -> dict[str, Any]:
     """The contract's schema with the task's id as one more required field."""
     from deep_research.schemas import schema_for
 
-    schema = json.loads(json.dumps(schema_for(REPLY_SCHEMA[agent])))
-    schema.pop("$id", None)
+    schema = _as_tool_schema(schema_for(REPLY_SCHEMA[agent]))
     schema.setdefault("properties", {})["task"] = {
         "const": task_id,
         "description": "the task id the prompt gives, as given",
     }
     schema["required"] = [*schema.get("required", []), "task"]
     return dict(schema)
+
+
+def _as_tool_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A schema file's body as a tool's input schema: Claude Code refuses to start an agent
+    whose schema names a draft (``$schema``) or an id of its own (seen in 2.1.197)."""
+    body = json.loads(json.dumps(schema))
+    body.pop("$schema", None)
+    body.pop("$id", None)
+    return dict(body)
 
 
 def _count_fetcher(brief: Brief, prompt: str, task_id: str) -> None:
@@ -280,8 +296,9 @@ def _write_step(brief: Brief, action: Action, log: list[str]) -> Step:
             "the whole of plan.json as a JSON object (read the current file first if it exists)"
         )
     elif path.name == "claims.json":
-        kind, schema = "claims", dict(schema_for("claims"))
-        schema.pop("$id", None)
+        # The draft's shape only: what claims.json holds beyond it is computed by code, and
+        # next checks the draft as the loop's Write of it is checked (schemas/claims).
+        kind, schema = "claims", CLAIMS_DRAFT
         answer = "the whole of claims.json as a JSON object"
     else:
         kind, schema = "synthesis", SynthesisReply.model_json_schema()

@@ -91,4 +91,16 @@ def check_search(call: Call) -> Decision:
                 f"WebSearch: the run's search budget is spent ({spent}/{run.caps.max_searches})"
             )
         append(brief, {"event": "search", "id": call.tool_use_id})
+    if call.agent is not None and call.agent_type is not None and _a_fetcher(call.agent_type):
+        # A workflow's agents get no grant from the skill's allowed-tools (2.1.197): a search
+        # of our fetcher, counted above, is explicitly allowed, as our own CLI calls are.
+        return Decision(True, SEARCH_APPROVED, approve=True)
     return ALLOW
+
+
+SEARCH_APPROVED = "deep-research guard: a fetcher's search, counted against the run's budget"
+
+
+def _a_fetcher(agent_type: str) -> bool:
+    folded = "".join(agent_type.split()).casefold()
+    return folded in {"deep-research:fetcher", "deep-research:mcp-fetcher"}

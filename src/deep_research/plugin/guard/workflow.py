@@ -18,6 +18,9 @@ from deep_research.plugin.drivers import WORKFLOW_NAME
 from deep_research.plugin.guard.agents import CONTRACTS, resolve_agent
 from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny, resolved
 
+WORKFLOW_APPROVED = (
+    "deep-research guard: the plugin's own workflow, on the active run's brief; every check passed"
+)
 #: What a launch of our workflow sets (a resume names the earlier run).
 LAUNCH_FIELDS = frozenset({"name", "args", "resumeFromRunId", "description"})
 #: The agents whose answers the workflow's code keeps: every contract, the stepper, the writer.
@@ -42,7 +45,9 @@ def check_workflow(call: Call) -> Decision:
     brief = args.get("brief") if isinstance(args, dict) else None
     if not isinstance(brief, str) or resolved(call.cwd, brief) != os.path.realpath(run.brief):
         return deny(f'Workflow: args must be {{"brief": "{run.brief}"}}, the active run\'s brief')
-    return ALLOW
+    # Explicitly allowed, as our own CLI calls are: Claude Code would otherwise ask the user to
+    # review a workflow's script (in -p mode, a refusal). The script is the plugin's own.
+    return Decision(True, WORKFLOW_APPROVED, approve=True)
 
 
 def check_structured_output(call: Call) -> Decision:

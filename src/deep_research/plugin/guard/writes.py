@@ -39,6 +39,9 @@ CLI_RECORDS = frozenset(
 )
 
 
+WRITE_APPROVED = "deep-research guard: a file the current step of `deep-research next` names"
+
+
 def check_write(call: Call) -> Decision:
     tool = call.tool
     target = str(call.tool_input.get("file_path") or call.tool_input.get("notebook_path") or "")
@@ -72,7 +75,9 @@ def check_write(call: Call) -> Decision:
         )
     named = [os.path.realpath(name) for name in named_paths(run.brief)]
     if _inside(path, brief) and str(path) in named:
-        return ALLOW
+        # Explicitly allowed: after a workflow's completion notice the skill's allowed-tools
+        # no longer apply (a new turn), and the loop the skill falls back to writes these.
+        return Decision(True, WRITE_APPROVED, approve=True)
     shown = ", ".join(named[:3]) + (", …" if len(named) > 3 else "")
     shown = shown or "none: call `deep-research next` for the step"
     return deny(
