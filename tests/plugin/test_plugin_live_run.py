@@ -785,8 +785,9 @@ def workflow_agents(run: Run) -> Counter[str]:
 
 def report(run: Run, label: str) -> str:
     log = run.player.log
+    calls = sum(run.main_calls().values())
     return (
-        f"\n{label}: {run.seconds:.1f} s wall; main-loop tool calls {sum(run.main_calls().values())} "
+        f"\n{label}: {run.seconds:.1f} s wall; main-loop tool calls {calls} "
         f"({dict(run.main_calls())}); workflow agents {dict(workflow_agents(run))}; "
         f"model requests {sum(log.requests.values())} ({dict(log.requests)}); input tokens "
         f"{sum(log.tokens.values())} (JSON characters / 4); {run.see}"

@@ -286,7 +286,6 @@ def _count_fetcher(brief: Brief, prompt: str, task_id: str) -> None:
 
 def _write_step(brief: Brief, action: Action, log: list[str]) -> Step:
     from deep_research.decide.counters import Plan
-    from deep_research.schemas import schema_for
 
     path = Path(action.path or "")
     kind: WriteKind
