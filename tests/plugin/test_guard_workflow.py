@@ -1,0 +1,96 @@
+"""The guard on the workflow's two tools: the launch, and its agents' answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deep_research.plugin import guard, workflow
+from deep_research.plugin.guard.workflow import WORKFLOW_NAME
+from guard_events import Run, event, start_run
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Run:
+    return start_run(tmp_path)
+
+
+def launch(run: Run, tool_input: dict[str, Any], agent: str | None = None) -> guard.Decision:
+    return run.decide(event("Workflow", tool_input, run.project, agent=agent))
+
+
+def test_our_workflow_on_the_active_brief_is_explicitly_allowed(run: Run) -> None:
+    decision = launch(run, {"name": WORKFLOW_NAME, "args": {"brief": str(run.brief)}})
+    assert decision.allow and decision.approve
+    # A resume of the same launch, by run id, passes too.
+    resumed = {
+        "name": WORKFLOW_NAME,
+        "args": {"brief": str(run.brief)},
+        "resumeFromRunId": "wf_x1y2z3",
+    }
+    assert launch(run, resumed).allow
+    assert (
+        json.loads(guard.hook_output(decision))["hookSpecificOutput"]["permissionDecision"]
+        == "allow"
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool_input", "said"),
+    [
+        ({"script": "export const meta = {}", "args": {}}, "not script"),
+        ({"scriptPath": "/tmp/edited.js", "name": WORKFLOW_NAME}, "not scriptPath"),
+        ({"name": "deep-research"}, "only deep-research:deep-research runs"),
+        ({"name": "other:deep-research", "args": {}}, "only deep-research:deep-research runs"),
+        ({"name": WORKFLOW_NAME, "args": {"brief": "/tmp/elsewhere"}}, "the active run's brief"),
+        ({"name": WORKFLOW_NAME}, "the active run's brief"),
+        ({"name": WORKFLOW_NAME, "args": "brief"}, "the active run's brief"),
+    ],
+)
+def test_any_other_workflow_or_brief_is_denied_during_a_run(
+    run: Run, tool_input: dict[str, Any], said: str
+) -> None:
+    decision = launch(run, tool_input)
+    assert not decision.allow and said in decision.reason
+
+
+def test_a_subagent_starts_no_workflow(run: Run) -> None:
+    decision = launch(run, {"name": WORKFLOW_NAME, "args": {"brief": str(run.brief)}}, "a1")
+    assert not decision.allow and "subagent" in decision.reason
+
+
+def test_outside_a_run_workflows_are_the_users(tmp_path: Path) -> None:
+    outside = guard.run_guard(
+        event("Workflow", {"script": "export const meta = {}"}, tmp_path), "pre", tmp_path / "s"
+    )
+    assert outside.allow and not outside.approve
+
+
+def answer(run: Run, agent_type: str, tool_input: dict[str, Any]) -> guard.Decision:
+    payload = event("StructuredOutput", tool_input, run.project, agent="a1", agent_type=agent_type)
+    return run.decide(payload)
+
+
+def test_an_answer_goes_to_code_and_the_stepper_gets_the_step(run: Run) -> None:
+    (run.brief / "returns").mkdir(exist_ok=True)
+    refused = answer(run, "deep-research:stepper", {})
+    assert not refused.allow and "deep-research step" in refused.reason  # no step computed yet
+    workflow.step(run.brief)
+    served = answer(run, "deep-research:stepper", {"anything": "the model typed"})
+    assert served.allow and served.updated_input is not None
+    assert served.updated_input["action"] == "write"  # the plan, as next asks first
+    output = json.loads(guard.hook_output(served))["hookSpecificOutput"]
+    assert output["updatedInput"] == served.updated_input
+    # A skeptic with no open task is refused, with the reason it reads.
+    vote = {"refuted": False, "evidence": "x", "confidence": 0.5, "task": "skeptic-C1-1"}
+    skeptic = answer(run, "deep-research:skeptic", vote)
+    assert not skeptic.allow and '"task" must be' in skeptic.reason
+
+
+def test_other_agents_answers_and_the_main_loops_pass(run: Run) -> None:
+    assert answer(run, "general-purpose", {"x": 1}).allow
+    main = run.decide(event("StructuredOutput", {"x": 1}, run.project))
+    assert main.allow
