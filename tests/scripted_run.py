@@ -188,8 +188,8 @@ def query_in(asked: str) -> str:
 
 def task(prompt: str, kind: type[TaskT]) -> TaskT:
     """The task a dispatch prompt states, read as the guard reads it (a workflow's prompt adds
-    how to answer after a blank line)."""
-    found = parse(prompt.split("\n\n", 1)[0])
+    how to answer on the lines after it)."""
+    found = parse(prompt.split("\n", 1)[0])
     assert isinstance(found, kind), f"not a {kind.agent} task: {prompt}"
     return found
 

@@ -423,7 +423,6 @@ def test_the_printed_prompt_respelled_in_any_way_is_no_task(
 @pytest.mark.parametrize(
     "extra",
     [
-        {"run_in_background": True},
         {"isolation": "remote"},
         {"isolation": "worktree"},
         {"mode": "bypassPermissions"},
@@ -436,6 +435,18 @@ def test_a_dispatch_sets_only_what_next_dispatches(run: Run, extra: dict[str, ob
     decision = run.decide(event("Agent", {**tool_input, **extra}, run.project))
     assert not decision.allow and "not " + sorted(extra)[0] in decision.reason
     assert run.decide(event("Agent", {**tool_input, "model": "haiku"}, run.project)).allow
+
+
+@pytest.mark.parametrize("value", [True, "true", 1, None])
+def test_a_dispatch_runs_in_the_foreground(run: Run, value: object) -> None:
+    """2.1.332 starts an agent in the background unless told not to: only an explicit false
+    (or leaving it out, as 2.1.197's default is the foreground) is admitted."""
+    tool_input = {"subagent_type": FETCHER, "description": "d", "prompt": fetch_prompt(run.brief)}
+    decision = run.decide(event("Agent", {**tool_input, "run_in_background": value}, run.project))
+    assert not decision.allow and "run_in_background: false" in decision.reason
+    foreground = {**tool_input, "run_in_background": False}
+    assert run.decide(event("Agent", foreground, run.project, use_id="toolu_f")).allow
+    assert run.decide(event("Agent", tool_input, run.project, use_id="toolu_g")).allow
 
 
 def test_a_failed_dispatch_frees_its_slot(run: Run) -> None:

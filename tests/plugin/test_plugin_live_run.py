@@ -49,7 +49,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import scripted_run
-from conftest import REPO, claude_binary, claude_env, install_launcher_env
+from conftest import REPO, claude_binary, claude_env, install_launcher_env, oldest_claude_binary
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.fetch.hosts import load as load_allowlist
@@ -152,6 +152,8 @@ class Log:
     #: Requests and their input tokens (the fake's measure: JSON characters / 4), by who asked.
     requests: Counter[str] = field(default_factory=Counter)
     tokens: Counter[str] = field(default_factory=Counter)
+    #: Agents started, by who: an agent's first request has no message of its own yet.
+    started: Counter[str] = field(default_factory=Counter)
 
     def add(self, who: str, body: dict[str, Any], reply: list[Block]) -> None:
         results = last_results(body)
@@ -167,6 +169,9 @@ class Log:
             entry.append(f"  reply {block['type']} {block.get('name', '')}: {shown[:1500]}")
         with self.lock:
             self.requests[who.split(" (")[0]] += 1
+            messages = body.get("messages") or []
+            if not any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages):
+                self.started[who.split(" (")[0]] += 1
             self.tokens[who.split(" (")[0]] += size // 4
             self.results += [(who, use_id, *result) for use_id, result in results.items()]
             self.lines += entry
@@ -286,9 +291,9 @@ class Player:
                 view = json_of(value)
                 if view.get("outcome") == "ok":
                     fetched.append((url, view["text"]))
-            reply = scripted_run.fetcher_reply(prompt.split("\n\n", 1)[0], fetched)
+            reply = scripted_run.fetcher_reply(prompt.split("\n", 1)[0], fetched)
         else:
-            reply = getattr(scripted_run, f"{agent}_reply")(prompt.split("\n\n", 1)[0])
+            reply = getattr(scripted_run, f"{agent}_reply")(prompt.split("\n", 1)[0])
         answer = {**reply, "task": task_id.group(1)}
         if self.spoil is not None and not how.get("corrected"):
             answer = self.spoil(task_id.group(1), answer)
@@ -431,6 +436,7 @@ def _loop(
                         "description": f"{action.phase} task {n}",
                         "subagent_type": action.agent,
                         "prompt": task.prompt,
+                        "run_in_background": False,
                     },
                 )
                 for n, task in enumerate(action.tasks, 1)
@@ -530,7 +536,12 @@ class Run:
 
 
 def run_claude(
-    tmp_path: Path, web: Web, player: Player, prompt: str, env: dict[str, str] | None = None
+    tmp_path: Path,
+    web: Web,
+    player: Player,
+    prompt: str,
+    env: dict[str, str] | None = None,
+    binary: str | None = None,
 ) -> Run:
     """One headless claude process for the whole run; HOME and the project are tmp_path's."""
     root, home = tmp_path / "project", tmp_path / "home"
@@ -550,7 +561,7 @@ def run_claude(
             **(env or {}),
         }
         command = [
-            claude_binary(),
+            binary or claude_binary(),
             "-p",
             prompt,
             "--plugin-dir",
@@ -776,11 +787,10 @@ def test_a_failed_brief_regenerates_into_a_new_one_inside_claude(tmp_path: Path,
 
 def workflow_agents(run: Run) -> Counter[str]:
     """Agents the workflow started, by type: each agent's first request carries no result."""
-    started: Counter[str] = Counter()
-    for line in run.player.log.lines:
-        if line.startswith("--- workflow ") and ", 1 messages)" in line:
-            started[line.split()[2]] += 1
-    return started
+    log = run.player.log
+    return Counter(
+        {who.split()[1]: n for who, n in log.started.items() if who.startswith("workflow ")}
+    )
 
 
 def report(run: Run, label: str) -> str:
@@ -833,9 +843,14 @@ def test_a_full_run_through_the_workflow_reaches_ready(
 
 
 @pytest.mark.slow
-def test_a_quick_run_through_the_workflow_with_malformed_answers(tmp_path: Path, web: Web) -> None:
+@pytest.mark.parametrize("release", ["pinned", "oldest"])
+def test_a_quick_run_through_the_workflow_with_malformed_answers(
+    tmp_path: Path, web: Web, release: str
+) -> None:
     """A quick run whose first fetcher answers for another sub-question and whose second leaves
-    out its task id: each is refused with the fix, corrected, and the run reaches its verdict."""
+    out its task id: each is refused with the fix, corrected, and the run reaches its verdict —
+    on the pinned Claude Code and on the oldest the plugin supports."""
+    binary = oldest_claude_binary() if release == "oldest" else claude_binary()
     player = Player(web, lambda p: skill(p, "quick"))
 
     def spoil(task_id: str, answer: dict[str, Any]) -> dict[str, Any]:
@@ -846,7 +861,8 @@ def test_a_quick_run_through_the_workflow_with_malformed_answers(tmp_path: Path,
         return answer
 
     player.spoil = spoil
-    run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC} --depth quick")
+    prompt = f"/deep-research:deep-research {TOPIC} --depth quick"
+    run = run_claude(tmp_path, web, player, prompt, binary=binary)
     assert run.returncode == 0 and not player.log.errors, run.see
     assert str(run.result.get("result")).startswith("verdict PARTIAL_QUICK"), run.see
     refused = "\n".join(player.refusals)
@@ -856,7 +872,7 @@ def test_a_quick_run_through_the_workflow_with_malformed_answers(tmp_path: Path,
     assert (
         json.loads((brief / "returns" / "fetcher-sq1-r1.json").read_text())["sub_question"] == "sq1"
     )
-    print(report(run, "quick run through the workflow, two malformed answers"))
+    print(report(run, f"quick run through the workflow ({release}), two malformed answers"))
 
 
 # --- the building blocks themselves (run without the CLI) -------------------------------------

@@ -66,7 +66,7 @@ class Agents:
     def answer(self, agent: str, prompt: str) -> Any:
         if agent == "fetcher":
             return self.fetcher(prompt)
-        return getattr(scripted_run, f"{agent}_reply")(prompt.split("\n\n", 1)[0])
+        return getattr(scripted_run, f"{agent}_reply")(prompt.split("\n", 1)[0])
 
     def fetcher(self, prompt: str) -> Any:
         task = scripted_run.task(prompt, FetchTask)
@@ -76,7 +76,7 @@ class Agents:
                 result = fetcher.fetch(url)
                 assert result.ok, result.entry
                 fetched.append((url, result.text or ""))
-        return scripted_run.fetcher_reply(prompt.split("\n\n", 1)[0], fetched)
+        return scripted_run.fetcher_reply(prompt.split("\n", 1)[0], fetched)
 
     def written(self) -> dict[str, Any]:
         """The writer's answer: what the loop's orchestrator writes for the same action."""
