@@ -128,7 +128,7 @@ def test_full_depth_web_run(
         assert len(api.billed) == billed
     assert "verdict: READY (reused)" in printed
     assert "spend: $" in printed and "by phase: plan $" in printed
-    assert "claude-haiku-4-5 $" in printed
+    assert "claude-haiku-5-5 $" in printed
     brief = Path(summary["brief"])
     assert tripwire == []
     assert summary["reasoner"] == "claude" and summary["adapter"] == "web"
@@ -173,25 +173,27 @@ def test_full_depth_web_run(
     assert len(cast) >= summary["claims"] and all(len(v) == 2 for v in cast.values())
     calls = math.ceil(len(cast) / MAX_CLAIMS_PER_SKEPTIC_CALL)
     assert world.seen.count("skeptic") == 2 * calls
-    # Round 2 reads the shared prefix (the claims and their evidence) from the cache round 1
-    # wrote.
+    # The two claims' shared prefix is under the small model's cacheable minimum: no cache
+    # marker is sent, and none is billed (tests/run/claude/test_panel.py shows a long one read
+    # back in round 2).
     votes = [e for e in ledger.entries if e.role == "skeptic"]
-    assert sum(1 for e in votes if e.cache_write_tokens > 0) == calls
-    assert sum(1 for e in votes if e.cache_read_tokens > 0) == calls
+    assert all(e.cache_write_tokens == e.cache_read_tokens == 0 for e in votes)
+    skeptic = [m.body for m in api.messages if role_of(m.body) == "skeptic"]
+    assert skeptic and not any("cache_control" in json.dumps(body) for body in skeptic)
 
 
 def test_a_budget_below_the_plan_gives_a_partial_brief_of_verified_claims(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with claude_world(monkeypatch) as (_, api):
-        code, summary = run(tmp_path, capsys, "--depth", "full", "--max-usd", "5")
+        code, summary = run(tmp_path, capsys, "--depth", "full", "--max-usd", "3.5")
     brief = Path(summary["brief"])
     plan = read_phase(Brief(brief), "plan")
-    assert plan["preflight"]["dropped_for_budget"], "the worst case of five workers is over $5"
+    assert plan["preflight"]["dropped_for_budget"], "the worst case of five workers is over $3.50"
     assert summary["partial"] is True and summary["verdict"] in ("HOLD", "PARTIAL")
     assert code == (0 if summary["verdict"] == "PARTIAL" else 1)
     assert 0 < summary["claims"] < 5
-    assert summary["spend"]["usd"] <= 5.0
+    assert summary["spend"]["usd"] <= 3.5
     # Every claim the partial brief emits passed the gates, the panel included.
     assert_verified(brief)
     assert_quotes_are_corpus_spans(brief)
