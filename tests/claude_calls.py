@@ -187,5 +187,6 @@ def measure(state: Path, depth: str, monkeypatch_env: Callable[[str, str], None]
         "verified": summary["claims"],
         "stripped": summary["stripped"],
         "usd": summary["spend"]["usd"],
+        "usd_by_model": summary["spend_by"]["model"],
         "brief": summary["brief"],
     }

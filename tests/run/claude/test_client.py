@@ -236,6 +236,30 @@ def test_the_price_table_prices_each_kind_of_token() -> None:
     assert Settings().panel_size == 3
 
 
+def test_the_table_prices_a_prompt_length_tier_and_a_cheaper_cache_read() -> None:
+    """Haiku 5.5 bills a prompt over 100,000 tokens (input + cache writes + cache reads) at its
+    higher rates on every token, output included; Opus 5.5 reads its cache at 0.05 × input."""
+    short = usd("claude-haiku-5-5", input_tokens=100_000, output_tokens=1_000_000)
+    assert short == pytest.approx(0.10 * 0.1 + 0.50)
+    long = usd(
+        "claude-haiku-5-5", input_tokens=50_000, cache_read_tokens=50_001, output_tokens=1_000_000
+    )
+    assert long == pytest.approx(0.50 * 0.05 + 0.05 * 0.050001 + 2.50)
+    read = usd("claude-opus-5-5", cache_read_tokens=1_000_000)
+    assert read == pytest.approx(0.20) and read == pytest.approx(4.0 * 0.05)
+    assert usd("claude-sonnet-5", input_tokens=1_000_000, output_tokens=1_000_000) == 12.0
+
+
+def test_a_thinking_role_reserves_its_headroom_and_an_execution_role_does_not() -> None:
+    from deep_research.run.claude.catalog import THINKING_HEADROOM, thinking_for
+
+    assert thinking_for("claude-opus-5-5", False, 4096) == ({"type": "adaptive"}, 4096 + 16_000)
+    assert thinking_for("claude-sonnet-5-5", False, 2048) == ({"type": "between_tools"}, 2048)
+    assert thinking_for("claude-haiku-5-5", False, 1024) == ({"type": "disabled"}, 1024)
+    manual = thinking_for("claude-haiku-4-5", True, 2048)
+    assert manual == ({"type": "enabled", "budget_tokens": THINKING_HEADROOM}, 2048 + 16_000)
+
+
 def test_preflight_prices_each_role_on_its_own_model() -> None:
     from deep_research.run.claude import open_reasoner
 

@@ -25,6 +25,8 @@ from fakeapi import THINKING_TOKENS, error
 from scripted_run import TOPIC
 
 RUN = ["run", TOPIC, "--reasoner", "claude", "--search", "web"]
+#: The roles that think, and the tokens their answers need besides.
+JUDGING = {role: MAX_OUTPUT_TOKENS[role] for role in ("plan", "synthesize", "triangulate")}
 
 
 def run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str, str]:
@@ -125,10 +127,11 @@ def test_every_request_is_shaped_for_its_model_and_a_thinking_planner_still_plan
     assert set(by_role) >= {"plan", "search", "extract", "triangulate", "skeptic", "synthesize"}
     for role, bodies in by_role.items():
         for body in bodies:
-            if role in ("plan", "synthesize", "triangulate"):
+            if role in JUDGING:
+                answer = JUDGING[role]
                 assert body["thinking"] == {"type": "adaptive"}
-                assert body["max_tokens"] == MAX_OUTPUT_TOKENS[role] + THINKING_HEADROOM
-                assert body["max_tokens"] > THINKING_TOKENS + MAX_OUTPUT_TOKENS[role]
+                assert body["max_tokens"] == answer + THINKING_HEADROOM
+                assert body["max_tokens"] > THINKING_TOKENS + answer
             else:
                 assert body["thinking"] == {"type": "disabled"}, role
     for body in by_role["search"]:
