@@ -108,6 +108,18 @@ def test_429_and_529_are_retried_then_booked_once() -> None:
     assert len(client.ledger.entries) == 1 and client.ledger.failed_attempts == 2
 
 
+def test_the_client_waits_what_the_api_asks() -> None:
+    """A 429 asks 20 s (the fake's default, the API's order of magnitude): the client waits
+    that long — here scaled by the test's knob to a twentieth, 1 s — not its own backoff."""
+    ok = Reply([text(json.dumps({"refuted": True, "confidence": 0.9}))])
+    with StrictAnthropic(replies(error(429), ok)) as api:
+        client = ClaudeClient(MODELS, api_key="test", base_url=api.base_url, retry_scale=0.05)
+        started = time.monotonic()
+        assert not isinstance(client.structured("skeptic", Answer, REQUEST), Failed)
+        waited = time.monotonic() - started
+    assert 0.9 <= waited < 5
+
+
 def test_persistent_overload_fails_after_the_attempts_and_costs_nothing() -> None:
     with StrictAnthropic(lambda body: error(529)) as api:
         client = client_for(api, usd=1.0)
