@@ -599,7 +599,7 @@ class FakeAnthropic:
                 if path == "/v1/messages/count_tokens":
                     self._json(200, {"input_tokens": len(json.dumps(body)) // 4})
                 elif request.is_messages:
-                    reply = fake.refusal(body) or fake.answer(body)
+                    reply = fake.unauthenticated(request) or fake.refusal(body) or fake.answer(body)
                     if reply.delay_s:
                         time.sleep(reply.delay_s)
                     if reply.status != 200:
@@ -680,6 +680,15 @@ class FakeAnthropic:
             return got
         return Reply(blocks=got or [text("ok")])
 
+    def unauthenticated(self, request: Request) -> Reply | None:
+        """A request without a key (``x-api-key``, or the SDK's ``Authorization: Bearer``), as the
+        API answers it (strict mode)."""
+        if self.strict and not (
+            request.headers.get("x-api-key") or request.headers.get("authorization")
+        ):
+            return error(401, message="x-api-key header is required")
+        return None
+
     def refusal(self, body: dict[str, Any]) -> Reply | None:
         """The error the API answers ``body`` with before any model reads it (strict mode)."""
         if not self.strict:
@@ -728,14 +737,18 @@ class FakeAnthropic:
         stop = reply.stop_reason
         thought = self._thinks(body)
         answered = _tokens(blocks)
+        limit = int(body.get("max_tokens") or 0)
         if thought:
-            limit = int(body.get("max_tokens") or 0)
             think = {"type": "thinking", "thinking": "", "signature": "c2lnbmF0dXJl"}
             if thought + answered > limit:  # the think ate the answer's room: cut at max_tokens
                 blocks, stop, answered = [think], "max_tokens", max(0, limit - thought)
                 thought = min(thought, limit)
             else:
                 blocks = [think, *blocks]
+        elif self.strict and limit and answered > limit and stop is None:
+            # An answer longer than max_tokens is cut there, mid-text, as the API cuts it.
+            said = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+            blocks, stop, answered = [text(said[: limit * 4])], "max_tokens", limit
         usage = reply.usage
         if usage is None and self.usage_mode == "measured":
             usage = self._measure(body, blocks, thought + answered)

@@ -117,7 +117,7 @@ def test_the_strict_fake_counts_requests_as_the_api_does() -> None:
             api.base_url + "/v1/messages/batches",
             data=json.dumps({"requests": items}).encode(),
             method="POST",
-            headers={"Content-Type": "application/json"},
+            headers={"Content-Type": "application/json", "x-api-key": "test"},
         )
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(sent, timeout=10) as answer:

@@ -159,7 +159,7 @@ def test_a_malformed_vote_abstains_for_its_claim_and_numbers_are_clamped() -> No
         return votes_reply(
             {
                 "C1": {"refuted": False, "evidence": "x", "confidence": "high"},
-                "C2": {"refuted": False, "evidence": "y" * 9000, "confidence": 7},
+                "C2": {"refuted": False, "evidence": "y" * 3000, "confidence": 7},
             }
         )
 

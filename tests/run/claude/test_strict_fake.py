@@ -17,12 +17,10 @@ DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 ASK = {"max_tokens": 1024, "messages": [{"role": "user", "content": "go"}]}
 
 
-def post(base: str, body: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
+def post(base: str, body: dict[str, Any], key: str = "test") -> tuple[int, dict[str, str], Any]:
+    headers = {"Content-Type": "application/json", **({"x-api-key": key} if key else {})}
     sent = urllib.request.Request(
-        base + "/v1/messages",
-        data=json.dumps(body).encode(),
-        method="POST",
-        headers={"Content-Type": "application/json"},
+        base + "/v1/messages", data=json.dumps(body).encode(), method="POST", headers=headers
     )
     try:
         with DIRECT.open(sent, timeout=10) as answer:
@@ -118,3 +116,19 @@ def test_retryable_errors_ask_the_apis_order_of_wait() -> None:
     assert error(529).headers == {"retry-after": str(RETRY_AFTER_S[529])}
     assert RETRY_AFTER_S[429] >= 1 and RETRY_AFTER_S[529] >= 1  # seconds, not milliseconds
     assert error(500).headers == {}
+
+
+def test_a_request_without_a_key_is_refused() -> None:
+    with StrictAnthropic(lambda body: [text("never asked")]) as api:
+        code, _, answer = post(api.base_url, {"model": "claude-haiku-5-5", **ASK}, key="")
+    assert code == 401 and answer["error"]["type"] == "authentication_error"
+
+
+def test_an_answer_longer_than_max_tokens_is_cut_there() -> None:
+    long = "The gauges record the level every six minutes. " * 200
+    with StrictAnthropic(lambda body: [text(long)]) as api:
+        off = {"model": "claude-haiku-5-5", "thinking": {"type": "disabled"}}
+        _, _, cut = post(api.base_url, {**off, **ASK, "max_tokens": 100})
+        _, _, whole = post(api.base_url, {**off, **ASK, "max_tokens": 10_000})
+    assert cut["stop_reason"] == "max_tokens" and len(cut["content"][0]["text"]) <= 400
+    assert whole["stop_reason"] == "end_turn" and whole["content"][0]["text"] == long
