@@ -221,8 +221,7 @@ THINKING_BY_MODEL: dict[str, tuple[bool, frozenset[str]]] = {
     "claude-haiku-4-5": (False, frozenset({"enabled", "disabled"})),
     "claude-haiku-4-5-20251001": (False, frozenset({"enabled", "disabled"})),
 }
-#: The shortest prefix each model caches (tokens); 1,024 for a model not listed. The 5.5
-#: models' floor was not found documented: the largest documented one is assumed.
+#: The shortest prefix each model caches (tokens); 1,024 for a model not listed.
 MIN_CACHEABLE_BY_MODEL = {
     "claude-opus-5": 512,
     "claude-sonnet-5": 1024,
@@ -231,9 +230,9 @@ MIN_CACHEABLE_BY_MODEL = {
     "claude-opus-4-5": 4096,
     "claude-haiku-4-5": 4096,
     "claude-haiku-4-5-20251001": 4096,
-    "claude-opus-5-5": 4096,
-    "claude-sonnet-5-5": 4096,
-    "claude-haiku-5-5": 4096,
+    "claude-opus-5-5": 512,
+    "claude-sonnet-5-5": 512,
+    "claude-haiku-5-5": 512,
 }
 #: Output tokens a think takes when the model thinks (adaptive, default effort, on a prompt
 #: that asks for judgement): a knob of :class:`FakeAnthropic`.

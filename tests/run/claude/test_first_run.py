@@ -136,8 +136,8 @@ def test_every_request_is_shaped_for_its_model_and_a_thinking_planner_still_plan
                 assert body["thinking"] == {"type": "disabled"}, role
     for body in by_role["search"]:
         assert [t["type"] for t in body["tools"]] == ["web_search_20250305"]
-    # The extraction's instructions are under the small model's cacheable minimum: no marker.
-    assert not any("cache_control" in json.dumps(body) for body in by_role["extract"])
+    # The extraction's instructions are over the small model's cacheable minimum: marked.
+    assert all("cache_control" in body["system"][0] for body in by_role["extract"])
     assert not any(b.get("stop_reason") == "max_tokens" for b in api.billed)
 
 

@@ -244,10 +244,12 @@ def test_the_rounds_share_a_cached_prefix_of_located_text() -> None:
 
 
 def test_a_prefix_too_short_for_the_model_to_cache_carries_no_marker() -> None:
-    """Two claims are under the small model's cacheable minimum: a marker would cache nothing
-    (the API ignores it), so none is sent, and no cache write or read is billed."""
+    """On Haiku 4.5 (a 4,096-token floor) two claims make a prefix too short to cache: a marker
+    would cache nothing (the API ignores it), so none is sent, and no cache write or read is
+    billed."""
+    models = choose_models({"skeptic": "claude-haiku-4-5"}, environ={})
     with StrictAnthropic(scripted({"C1": "uu", "C2": "uu"}), usage="measured") as api:
-        judged = client(api)
+        judged = ClaudeClient(models, api_key="test", base_url=api.base_url, retry_scale=0.001)
         run_panels(judged, items(claim(1), claim(2)), Settings())
     sent = [request.body for request in api.messages]
     assert len(sent) == 2

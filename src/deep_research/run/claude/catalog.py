@@ -17,14 +17,16 @@ read disagreed or were silent, the row says so and takes the cautious value:
   ``web_search_20250305``; the dynamic-filtering versions (``_20260209`` and later) are given
   to 4.6-and-later models only, and run code over the results — we read only the results'
   URLs and fetch the pages ourselves, so the basic version is all a search needs, on any model;
-* **thinking**: Opus 5.5 thinks always (``disabled`` is a 400); Sonnet 5.5 turns its up-front
-  thinking off with ``between_tools``; Opus 5, Sonnet 5 and Haiku 5.5 think adaptively when
+* **thinking** ("Thinking", "Troubleshooting thinking", the 5.5 "What's new" pages): Opus 5.5
+  thinks always (``disabled`` and ``enabled`` are a 400); Sonnet 5.5 replaces ``disabled`` with
+  ``between_tools`` (no up-front thinking); Opus 5, Sonnet 5 and Haiku 5.5 think adaptively when
   ``thinking`` is omitted and accept ``disabled`` at their default effort; Haiku 4.5 thinks only
   when asked (manual ``enabled`` with ``budget_tokens``). Thinking tokens count toward
   ``max_tokens`` everywhere;
 * **minimum cacheable prefix**: 512 tokens for Opus 5, 1,024 for Sonnet 5, 4,096 for
-  Haiku 4.5; no figure was found for the 5.5 models, so the largest documented floor (4,096)
-  is assumed — a marker is then only placed on a prefix that surely caches;
+  Haiku 4.5 ("Prompt caching"); 512 for all three 5.5 models, as the 5.5 migration notes give
+  it (the caching page read did not list them yet). A marker is placed only on a prefix that
+  surely reaches the floor (:func:`cacheable`);
 * **prices** (dollars per million tokens): Opus 5.5 reads its cache at 0.05 × input; Sonnet
   5.5's cache reads were cut to $0.10 (0.05 ×) on 2026-10-07 (its model page still showed
   $0.20 when read; the cut is taken from the dated price notes); Haiku 5.5 is priced by prompt
@@ -51,8 +53,6 @@ WEB_SEARCH_BASIC = "web_search_20250305"
 #: Output tokens added to ``max_tokens`` when a call thinks, so that thinking does not cut the
 #: answer short (an adaptive think at default effort on a planning prompt runs to thousands).
 THINKING_HEADROOM = 16_000
-#: The floor assumed where the documentation gave none (the largest documented one).
-UNKNOWN_CACHE_FLOOR = 4_096
 
 #: How a model thinks: ``always`` (adaptive, cannot be turned off), ``adaptive`` (on when
 #: omitted, turned off by the model's ``off`` value), ``manual`` (off unless asked with a budget).
@@ -116,16 +116,16 @@ MODELS: dict[str, Model] = {
     for m in (
         # The current generation: the defaults.
         Model(
-            "claude-opus-5-5", "5.5", WEB_SEARCH_BASIC, "always", None, UNKNOWN_CACHE_FLOOR,
+            "claude-opus-5-5", "5.5", WEB_SEARCH_BASIC, "always", None, 512,
             _standard(4.0, 20.0, read=0.20),
         ),
         Model(
-            "claude-sonnet-5-5", "5.5", WEB_SEARCH_BASIC, "adaptive", "between_tools",
-            UNKNOWN_CACHE_FLOOR, _standard(2.0, 10.0, read=0.10),
+            "claude-sonnet-5-5", "5.5", WEB_SEARCH_BASIC, "adaptive", "between_tools", 512,
+            _standard(2.0, 10.0, read=0.10),
         ),
         Model(
-            "claude-haiku-5-5", "5.5", WEB_SEARCH_BASIC, "adaptive", "disabled",
-            UNKNOWN_CACHE_FLOOR, _standard(0.10, 0.50, read=0.01),
+            "claude-haiku-5-5", "5.5", WEB_SEARCH_BASIC, "adaptive", "disabled", 512,
+            _standard(0.10, 0.50, read=0.01),
             long_rates=_standard(0.50, 2.50, read=0.05), long_above=100_000,
         ),
         # The previous generation, still served: accepted as overrides.
