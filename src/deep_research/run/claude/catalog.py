@@ -11,7 +11,7 @@ Read on :data:`AS_OF` from the platform documentation — the model pages ("Clau
 "Prompt caching", "Thinking", "Prompting Claude Haiku 5.5" and the "Web search tool" page
 (its supported-models list) — and from the installed ``anthropic`` SDK's types (2.15.0:
 ``ModelParam``, ``ThinkingConfigParam``, ``WebSearchTool20250305Param``). Where the pages
-read disagreed or were silent, the row says so and takes the cautious value:
+read disagreed or were silent, the list below says so and which value was taken:
 
 * **web search**: every model here is in the tool's supported list for the basic
   ``web_search_20250305``; the dynamic-filtering versions (``_20260209`` and later) are given
