@@ -162,8 +162,9 @@ def measure(state: Path, depth: str, monkeypatch_env: Callable[[str, str], None]
         server = stack.enter_context(LocalServer())
         world = Counting(server)
         world.build()
-        api = stack.enter_context(FakeAnthropic(world, usage="measured"))
+        api = stack.enter_context(FakeAnthropic(world, usage="measured", strict=True))
         monkeypatch_env("ANTHROPIC_API_KEY", "test-key-not-secret")
+        monkeypatch_env("DEEP_RESEARCH_TEST_RETRY_SCALE", "0.001")
         monkeypatch_env("ANTHROPIC_BASE_URL", api.base_url)
         monkeypatch_env(
             "DEEP_RESEARCH_TEST_RESOLVE", ",".join(f"{h}={a}" for h, a in world.hosts.items())
@@ -186,5 +187,6 @@ def measure(state: Path, depth: str, monkeypatch_env: Callable[[str, str], None]
         "verified": summary["claims"],
         "stripped": summary["stripped"],
         "usd": summary["spend"]["usd"],
+        "usd_by_model": summary["spend_by"]["model"],
         "brief": summary["brief"],
     }

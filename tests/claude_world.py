@@ -178,18 +178,25 @@ def always(reply: Reply) -> Callable[[dict[str, Any]], Reply]:
 OVERLOADED = always(error(529))
 
 
+#: The client's waits (retry-after, backoff, batch polls) in these tests, as a share of what the
+#: API asks: the fake asks realistic times, the suite does not sleep through them.
+RETRY_SCALE = "0.001"
+
+
 @contextmanager
 def claude_world(
-    monkeypatch: pytest.MonkeyPatch, **knobs: Any
+    monkeypatch: pytest.MonkeyPatch, api_knobs: dict[str, Any] | None = None, **knobs: Any
 ) -> Iterator[tuple[World, FakeAnthropic]]:
-    """The pages on a local server, the fake API on another, the environment pointing at both."""
+    """The pages on a local server, the fake API (strict, as the API is) on another, the
+    environment pointing at both. ``api_knobs`` go to the fake API, ``knobs`` to the world."""
     with LocalServer() as server:
         web = Web(server, "127.0.0.1")
         web.build()
         world = World(web, **knobs)
-        with FakeAnthropic(world, usage="measured") as api:
+        with FakeAnthropic(world, usage="measured", strict=True, **(api_knobs or {})) as api:
             monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
             monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+            monkeypatch.setenv("DEEP_RESEARCH_TEST_RETRY_SCALE", RETRY_SCALE)
             monkeypatch.setenv("DEEP_RESEARCH_TEST_RESOLVE", web.resolve_env())
             monkeypatch.setenv("DEEP_RESEARCH_TEST_PRIVATE_CIDRS", "127.0.0.1/32")
             monkeypatch.setenv("DEEP_RESEARCH_TEST_PORTS", str(server.port))

@@ -33,6 +33,21 @@ of at least :data:`MIN_CACHEABLE` tokens writes it, every later one reads it), a
 counted per ``server_tool_use`` block. ``api.billed`` lists the usage of every reply sent, so a
 test compares a ledger with what the API reported, call by call. Message Batches
 (``/v1/messages/batches``) are answered by the same script, each request's usage marked as batch.
+
+``strict=True`` makes the fake as strict as the API, for the headless runner's tests (Claude
+Code's own requests, in the plugin's tests, are not ours to police). Before the script is asked,
+a request is refused with the API's error bodies when it names a model the API does not serve
+(the installed SDK's model list, less ``retired``: 404 ``not_found_error``), a web search tool
+version its model does not support, a ``thinking`` type its model refuses, or citations together
+with structured output (400 ``invalid_request_error``). A reply of a model that thinks (by
+default, or asked to) starts with a thinking block whose ``thinking_tokens`` count toward
+``max_tokens``: a reply that does not fit is cut there (``max_tokens``, the answer lost). The
+simulated cache applies each model's own minimum prefix (:data:`MIN_CACHEABLE_BY_MODEL`). A
+batch goes in_progress → (canceling →) ended over ``batch_polls`` polls; requests the script
+errors or expires (``Reply(batch_result="expired")``) are counted as such, and a cancel leaves
+all but the first ``finished_before_cancel`` requests canceled. Every reply, errors included,
+carries a ``request-id``, and :func:`error` asks retry-after times of the API's order (seconds,
+not milliseconds): a test shortens the client's waits with its own knob, not the fake's.
 """
 
 from __future__ import annotations
@@ -113,13 +128,43 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     raw: bytes | None = None  # sent as the body as it is (not JSON)
+    message: str = "scripted"
+    #: In a batch: "expired" for a request the batch did not reach within its 24 hours.
+    batch_result: str | None = None
 
 
-def error(status: int, kind: str | None = None, retry_after_ms: int | None = 1) -> Reply:
-    """An API error reply: 429 rate_limit_error, 529 overloaded_error, 500 api_error, …"""
-    names = {429: "rate_limit_error", 529: "overloaded_error", 500: "api_error"}
-    headers = {"retry-after-ms": str(retry_after_ms)} if retry_after_ms is not None else {}
-    return Reply(status=status, error_type=kind or names.get(status, "api_error"), headers=headers)
+#: The seconds a retryable error asks the client to wait (``retry-after``): the API's order of
+#: magnitude for a rate limit and an overload, not milliseconds.
+RETRY_AFTER_S = {429: 20, 529: 10}
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+def error(
+    status: int,
+    kind: str | None = None,
+    message: str = "scripted",
+    retry_after_s: int | None = None,
+) -> Reply:
+    """An API error reply (429 rate_limit_error, 529 overloaded_error, 404 not_found_error, …),
+    with the retry-after a retryable one asks (:data:`RETRY_AFTER_S` unless given)."""
+    wait = retry_after_s if retry_after_s is not None else RETRY_AFTER_S.get(status)
+    headers = {"retry-after": str(wait)} if wait is not None else {}
+    return Reply(
+        status=status,
+        error_type=kind or ERROR_TYPES.get(status, "api_error"),
+        headers=headers,
+        message=message,
+    )
 
 
 def document_text(body: Any) -> str:
@@ -141,8 +186,57 @@ def output_schema(body: Any) -> dict[str, Any] | None:
     return fmt.get("schema") if isinstance(fmt, dict) else None
 
 
-#: The fewest prefix tokens the simulated cache stores (the API's floor for the small models).
+#: The fewest prefix tokens the simulated cache stores when the fake is not strict.
 MIN_CACHEABLE = 1024
+
+# --- what the API accepts, model by model (strict mode) -------------------------------------
+# Read from the platform documentation (model pages, "Web search tool", "Thinking", "Prompt
+# caching"), independently of the runner's own model table: the double checks the runner.
+
+
+def served_models() -> frozenset[str]:
+    """The models the API serves: the installed SDK's own list of model ids."""
+    import typing
+
+    from anthropic.types import ModelParam
+
+    literal = typing.get_args(ModelParam)[0]
+    return frozenset(typing.get_args(literal))
+
+
+#: Dynamic filtering (web search ``_20260209`` and later) is for 4.6-and-later models.
+DYNAMIC_SEARCH = frozenset({"web_search_20260209", "web_search_20260318"})
+BASIC_SEARCH = "web_search_20250305"
+NO_DYNAMIC_SEARCH = frozenset(
+    {"claude-haiku-4-5", "claude-haiku-4-5-20251001", "claude-opus-4-5", "claude-opus-4-5-20251101"}
+)
+#: How each model thinks: (thinks when ``thinking`` is omitted, the types it accepts).
+THINKING_BY_MODEL: dict[str, tuple[bool, frozenset[str]]] = {
+    "claude-opus-5-5": (True, frozenset({"adaptive"})),
+    "claude-fable-5-1": (True, frozenset({"adaptive"})),
+    "claude-sonnet-5-5": (True, frozenset({"adaptive", "between_tools"})),
+    "claude-haiku-5-5": (True, frozenset({"adaptive", "disabled"})),
+    "claude-opus-5": (True, frozenset({"adaptive", "disabled"})),
+    "claude-sonnet-5": (True, frozenset({"adaptive", "disabled"})),
+    "claude-haiku-4-5": (False, frozenset({"enabled", "disabled"})),
+    "claude-haiku-4-5-20251001": (False, frozenset({"enabled", "disabled"})),
+}
+#: The shortest prefix each model caches (tokens); 1,024 for a model not listed.
+MIN_CACHEABLE_BY_MODEL = {
+    "claude-opus-5": 512,
+    "claude-sonnet-5": 1024,
+    "claude-opus-4-7": 2048,
+    "claude-opus-4-6": 4096,
+    "claude-opus-4-5": 4096,
+    "claude-haiku-4-5": 4096,
+    "claude-haiku-4-5-20251001": 4096,
+    "claude-opus-5-5": 512,
+    "claude-sonnet-5-5": 512,
+    "claude-haiku-5-5": 512,
+}
+#: Output tokens a think takes when the model thinks (adaptive, default effort, on a prompt
+#: that asks for judgement): a knob of :class:`FakeAnthropic`.
+THINKING_TOKENS = 6000
 
 
 @dataclass(frozen=True)
@@ -264,7 +358,7 @@ def _first_text(content: Any) -> str:
 def first_of(*scripts: Script) -> Script:
     """A script answering with the first of ``scripts`` that cares about the request."""
 
-    def script(body: dict[str, Any]) -> list[Block] | None:
+    def script(body: dict[str, Any]) -> list[Block] | Reply | None:
         for each in scripts:
             blocks = each(body)
             if blocks is not None:
@@ -404,6 +498,24 @@ def sse(message: dict[str, Any]) -> bytes:
 # --- the server -----------------------------------------------------------------------------
 
 
+@dataclass
+class _Batch:
+    lines: list[dict[str, Any]]
+    polls_left: int
+    status: str = "in_progress"
+
+
+def _cites(body: Any) -> bool:
+    """Whether a request enables citations on any of its documents."""
+    for message in body.get("messages") or [] if isinstance(body, dict) else []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            citations = block.get("citations") if isinstance(block, dict) else None
+            if isinstance(citations, dict) and citations.get("enabled"):
+                return True
+    return False
+
+
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -414,14 +526,31 @@ class _QuietServer(ThreadingHTTPServer):
 class FakeAnthropic:
     """``with FakeAnthropic(script) as api:`` … ``api.base_url``, ``api.requests``."""
 
-    def __init__(self, script: Script, *, usage: str = "fixed") -> None:
+    def __init__(
+        self,
+        script: Script,
+        *,
+        usage: str = "fixed",
+        strict: bool = False,
+        retired: frozenset[str] = frozenset(),
+        thinking_tokens: int = THINKING_TOKENS,
+        batch_polls: int = 1,
+        finished_before_cancel: int | None = None,
+        batch_poll_errors: int = 0,
+    ) -> None:
         self.script = script
         self.usage_mode = usage
+        self.strict = strict
+        self.retired = retired
+        self.thinking_tokens = thinking_tokens
+        self.batch_polls = batch_polls
+        self.finished_before_cancel = finished_before_cancel
+        self.batch_poll_errors = batch_poll_errors
         self.requests: list[Request] = []
         #: The usage of every reply sent (in order), with ``model`` and ``batch`` added.
         self.billed: list[dict[str, Any]] = []
         self._cached: set[str] = set()
-        self._batches: dict[str, list[dict[str, Any]]] = {}
+        self._batches: dict[str, _Batch] = {}
         self._lock = threading.Lock()
         fake = self
 
@@ -469,7 +598,7 @@ class FakeAnthropic:
                 if path == "/v1/messages/count_tokens":
                     self._json(200, {"input_tokens": len(json.dumps(body)) // 4})
                 elif request.is_messages:
-                    reply = fake.answer(body)
+                    reply = fake.unauthenticated(request) or fake.refusal(body) or fake.answer(body)
                     if reply.delay_s:
                         time.sleep(reply.delay_s)
                     if reply.status != 200:
@@ -485,17 +614,18 @@ class FakeAnthropic:
                 elif path == "/v1/messages/batches":
                     self._json(200, fake.create_batch(body))
                 elif path.startswith("/v1/messages/batches/") and path.endswith("/cancel"):
-                    self._json(200, fake.batch_status(path.split("/")[4]))
+                    self._json(200, fake.cancel_batch(path.split("/")[4]))
                 else:
                     self._not_found()
 
             def _error(self, reply: Reply) -> None:
                 payload = json.dumps(
-                    {"type": "error", "error": {"type": reply.error_type, "message": "scripted"}}
+                    {"type": "error", "error": {"type": reply.error_type, "message": reply.message}}
                 ).encode()
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
+                self.send_header("request-id", f"req_{uuid.uuid4().hex[:24]}")
                 for key, value in reply.headers.items():
                     self.send_header(key, value)
                 self.end_headers()
@@ -505,9 +635,16 @@ class FakeAnthropic:
                 self._record()
                 parts = self.path.split("?")[0].strip("/").split("/")
                 if parts[:3] == ["v1", "messages", "batches"] and len(parts) == 4:
-                    self._json(200, fake.batch_status(parts[3]))
+                    polled = fake.poll_batch(parts[3])
+                    if isinstance(polled, Reply):
+                        self._error(polled)
+                    else:
+                        self._json(200, polled)
                 elif parts[:3] == ["v1", "messages", "batches"] and parts[4:] == ["results"]:
-                    lines = fake._batches.get(parts[3], [])
+                    lines = fake.batch_results(parts[3])
+                    if lines is None:
+                        self._error(error(400, message="the batch has not ended"))
+                        return
                     payload = "".join(json.dumps(line) + "\n" for line in lines).encode()
                     self._send(200, payload, "application/binary")
                 else:
@@ -542,21 +679,97 @@ class FakeAnthropic:
             return got
         return Reply(blocks=got or [text("ok")])
 
+    def unauthenticated(self, request: Request) -> Reply | None:
+        """A request without a key (``x-api-key``, or the SDK's ``Authorization: Bearer``), as the
+        API answers it (strict mode)."""
+        if self.strict and not (
+            request.headers.get("x-api-key") or request.headers.get("authorization")
+        ):
+            return error(401, message="x-api-key header is required")
+        return None
+
+    def refusal(self, body: dict[str, Any]) -> Reply | None:
+        """The error the API answers ``body`` with before any model reads it (strict mode)."""
+        if not self.strict:
+            return None
+        model = str(body.get("model", ""))
+        if model not in served_models() or model in self.retired:
+            return error(404, message=f"model: {model}")
+        for index, tool in enumerate(body.get("tools") or []):
+            kind = str(tool.get("type", "")) if isinstance(tool, dict) else ""
+            if kind in DYNAMIC_SEARCH and model in NO_DYNAMIC_SEARCH:
+                return error(
+                    400, message=f"tools.{index}: '{kind}' is not supported on model '{model}'"
+                )
+        thinking = body.get("thinking")
+        if isinstance(thinking, dict):
+            kind = str(thinking.get("type"))
+            accepted = THINKING_BY_MODEL.get(model, (False, frozenset({kind})))[1]
+            if kind not in accepted:
+                return error(400, message=f'"thinking.type.{kind}" is not supported for this model')
+            budget = thinking.get("budget_tokens")
+            if kind == "enabled" and not (
+                isinstance(budget, int) and 1024 <= budget < int(body.get("max_tokens") or 0)
+            ):
+                return error(400, message="thinking.budget_tokens: must be ≥ 1024 and < max_tokens")
+        if output_schema(body) is not None and _cites(body):
+            return error(400, message="citations cannot be enabled together with structured output")
+        return None
+
+    def _thinks(self, body: dict[str, Any]) -> int:
+        """The output tokens the model thinks before answering ``body`` (0: it does not)."""
+        if not self.strict:
+            return 0
+        thinking = body.get("thinking")
+        model = str(body.get("model", ""))
+        if not isinstance(thinking, dict):
+            return self.thinking_tokens if THINKING_BY_MODEL.get(model, (False,))[0] else 0
+        kind = thinking.get("type")
+        if kind == "adaptive":
+            return self.thinking_tokens
+        if kind == "enabled":
+            return min(self.thinking_tokens, int(thinking.get("budget_tokens") or 0))
+        return 0
+
     def message(self, body: dict[str, Any], reply: Reply, *, batch: bool = False) -> dict[str, Any]:
         blocks = reply.blocks or [text("ok")]
+        stop = reply.stop_reason
+        thought = self._thinks(body)
+        answered = _tokens(blocks)
+        limit = int(body.get("max_tokens") or 0)
+        if thought:
+            think = {"type": "thinking", "thinking": "", "signature": "c2lnbmF0dXJl"}
+            if thought + answered > limit:  # the think ate the answer's room: cut at max_tokens
+                blocks, stop, answered = [think], "max_tokens", max(0, limit - thought)
+                thought = min(thought, limit)
+            else:
+                blocks = [think, *blocks]
+        elif self.strict and limit and answered > limit and stop is None:
+            # An answer longer than max_tokens is cut there, mid-text, as the API cuts it.
+            said = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+            blocks, stop, answered = [text(said[: limit * 4])], "max_tokens", limit
         usage = reply.usage
         if usage is None and self.usage_mode == "measured":
-            usage = self._measure(body, blocks)
-        message = _message(blocks, str(body.get("model", "claude-fake")), reply.stop_reason, usage)
+            usage = self._measure(body, blocks, thought + answered)
+        elif usage is None and thought:
+            usage = {"input_tokens": 10, "output_tokens": thought + answered}
+        message = _message(blocks, str(body.get("model", "claude-fake")), stop, usage)
         with self._lock:
             self.billed.append({**message["usage"], "model": message["model"], "batch": batch})
         return message
 
-    def _measure(self, body: dict[str, Any], blocks: list[Block]) -> dict[str, Any]:
+    def _min_cacheable(self, body: dict[str, Any]) -> int:
+        if not self.strict:
+            return MIN_CACHEABLE
+        return MIN_CACHEABLE_BY_MODEL.get(str(body.get("model", "")), 1024)
+
+    def _measure(
+        self, body: dict[str, Any], blocks: list[Block], output: int | None = None
+    ) -> dict[str, Any]:
         total = _tokens({k: v for k, v in body.items() if k not in ("stream", "max_tokens")})
         prefix = _prefix(body)
         write = read = 0
-        if prefix is not None and _tokens(prefix) >= MIN_CACHEABLE:
+        if prefix is not None and _tokens(prefix) >= self._min_cacheable(body):
             key = json.dumps(prefix, sort_keys=True)
             with self._lock:
                 hit = key in self._cached
@@ -572,7 +785,7 @@ class FakeAnthropic:
         )
         usage: dict[str, Any] = {
             "input_tokens": max(1, total - write - read),
-            "output_tokens": _tokens(blocks),
+            "output_tokens": _tokens(blocks) if output is None else output,
             "cache_creation_input_tokens": write,
             "cache_read_input_tokens": read,
         }
@@ -587,36 +800,80 @@ class FakeAnthropic:
         lines = []
         for item in body.get("requests") or []:
             params = item.get("params") or {}
-            reply = self.answer(params)
-            if reply.status != 200:
-                result: dict[str, Any] = {
+            reply = self.refusal(params) or self.answer(params)
+            if reply.batch_result is not None:
+                result: dict[str, Any] = {"type": reply.batch_result}
+            elif reply.status != 200:
+                result = {
                     "type": "errored",
-                    "error": {"type": "error", "error": {"type": reply.error_type, "message": "x"}},
+                    "error": {
+                        "type": "error",
+                        "error": {"type": reply.error_type, "message": reply.message},
+                    },
                 }
             else:
                 result = {"type": "succeeded", "message": self.message(params, reply, batch=True)}
             lines.append({"custom_id": item.get("custom_id"), "result": result})
         with self._lock:
-            self._batches[batch_id] = lines
+            self._batches[batch_id] = _Batch(lines, polls_left=self.batch_polls)
         return self.batch_status(batch_id)
 
+    def poll_batch(self, batch_id: str) -> dict[str, Any] | Reply:
+        """A retrieve: the batch moves on one step (or the poll fails, ``batch_poll_errors``
+        times first)."""
+        with self._lock:
+            if self.batch_poll_errors > 0:
+                self.batch_poll_errors -= 1
+                return error(529)
+            batch = self._batches.get(batch_id)
+            if batch is not None and batch.status != "ended":
+                if batch.status == "canceling":
+                    batch.status = "ended"
+                else:
+                    batch.polls_left -= 1
+                    if batch.polls_left <= 0:
+                        batch.status = "ended"
+        return self.batch_status(batch_id)
+
+    def cancel_batch(self, batch_id: str) -> dict[str, Any]:
+        with self._lock:
+            batch = self._batches.get(batch_id)
+            if batch is not None and batch.status == "in_progress":
+                batch.status = "canceling"
+                finished = self.finished_before_cancel
+                for index, line in enumerate(batch.lines):
+                    if finished is not None and index >= finished:
+                        line["result"] = {"type": "canceled"}
+        return self.batch_status(batch_id)
+
+    def batch_results(self, batch_id: str) -> list[dict[str, Any]] | None:
+        batch = self._batches.get(batch_id)
+        if batch is not None and self.strict and batch.status != "ended":
+            return None
+        return batch.lines if batch is not None else []
+
     def batch_status(self, batch_id: str) -> dict[str, Any]:
-        count = len(self._batches.get(batch_id, []))
+        batch = self._batches.get(batch_id) or _Batch([], 0)
+        if not self.strict:
+            batch.status = "ended"  # the lenient fake ends a batch at its creation
+        ended = batch.status == "ended"
+        counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        for line in batch.lines:
+            kind = str(line["result"]["type"])
+            counts["processing" if not ended else kind] += 1
         return {
             "id": batch_id,
             "type": "message_batch",
-            "processing_status": "ended",
-            "request_counts": {
-                "processing": 0,
-                "succeeded": count,
-                "errored": 0,
-                "canceled": 0,
-                "expired": 0,
-            },
+            "processing_status": batch.status,
+            "request_counts": counts,
             "created_at": "2026-01-01T00:00:00Z",
-            "ended_at": "2026-01-01T00:00:01Z",
+            "ended_at": "2026-01-01T00:00:01Z" if ended else None,
             "expires_at": "2026-01-02T00:00:00Z",
-            "results_url": f"{self.base_url}/v1/messages/batches/{batch_id}/results",
+            "cancel_initiated_at": None,
+            "archived_at": None,
+            "results_url": (
+                f"{self.base_url}/v1/messages/batches/{batch_id}/results" if ended else None
+            ),
         }
 
     @property
@@ -632,3 +889,10 @@ class FakeAnthropic:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class StrictAnthropic(FakeAnthropic):
+    """The fake as strict as the API (``strict=True``): what every runner test talks to."""
+
+    def __init__(self, script: Script, **knobs: Any) -> None:
+        super().__init__(script, **{"strict": True, **knobs})

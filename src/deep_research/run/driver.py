@@ -112,7 +112,7 @@ class RunResult:
         lines = [
             f"verdict: {self.verdict}"
             + (" (reused)" if self.reused else "")
-            + (" — PARTIAL RUN (a cap stopped it)" if self.partial else ""),
+            + (" — PARTIAL RUN (work left incomplete: see below)" if self.partial else ""),
         ]
         lines += [f"  {reason}" for reason in self.reasons]
         lines.append(
@@ -462,6 +462,13 @@ def run_command(
 
     if depth is not None and depth not in ("quick", "full", "auto"):
         raise InputError(f"--depth {depth!r}: use quick, full or auto")
+    if batch and depth == "quick":
+        from deep_research.run.governor import QUICK_DEADLINE_S
+
+        raise InputError(
+            f"--batch cannot fit a quick run's {QUICK_DEADLINE_S:g} s deadline (a batch may "
+            "take up to 24 hours); drop --batch, or use --depth full"
+        )
     options = Options(parse_model_options(models), batch)
     chosen = open_reasoner(reasoner, options)
     asked = (question or "").strip()

@@ -27,7 +27,7 @@ from deep_research.run.claude.roles import choose_models
 from deep_research.run.governor import Budget, CapReached, Limits
 from deep_research.run.interface import Abstained, EvidenceText, Panels
 from deep_research.settings import Settings
-from fakeapi import FakeAnthropic, Reply, error, output_schema, text
+from fakeapi import FakeAnthropic, Reply, StrictAnthropic, error, output_schema, text
 
 MODELS = choose_models({}, environ={})
 CONTEXT = "The gauges are calibrated every spring by the harbour authority. " * 12
@@ -59,7 +59,7 @@ def scripted(answers: dict[str, str]) -> Any:
 
 
 def client(api: FakeAnthropic, budget: Budget | None = None) -> ClaudeClient:
-    judged = ClaudeClient(MODELS, api_key="test", base_url=api.base_url, backoff_s=0.001)
+    judged = ClaudeClient(MODELS, api_key="test", base_url=api.base_url, retry_scale=0.001)
     if budget is not None:
         judged.bind(budget)
     return judged
@@ -76,7 +76,7 @@ def outcome(panels: Panels, claim_id: str) -> str:
 def test_one_call_judges_several_claims_and_rounds_stop_once_each_is_settled() -> None:
     answers = {"C1": "uur", "C2": "rru", "C3": "urr", "C4": "ruu"}
     judged = [claim(n) for n in range(1, 5)]
-    with FakeAnthropic(scripted(answers), usage="measured") as api:
+    with StrictAnthropic(scripted(answers), usage="measured") as api:
         panels = run_panels(client(api), items(*judged), Settings())
     # Round 1 and round 2 ask all four claims at once; only the split two get a third vote.
     assert [list(asked_claims(m.body)) for m in api.messages] == [
@@ -104,7 +104,7 @@ def test_claims_are_grouped_by_sub_question_and_cut_at_the_constant() -> None:
     k = MAX_CLAIMS_PER_SKEPTIC_CALL
     # Interleaved sub-questions: sq1's claims still travel together.
     judged = [claim(n, "sq1" if n % 2 else "sq2") for n in range(1, 2 * k + 2)]
-    with FakeAnthropic(scripted(dict.fromkeys((c.id for c in judged), "uu"))) as api:
+    with StrictAnthropic(scripted(dict.fromkeys((c.id for c in judged), "uu"))) as api:
         panels = run_panels(client(api), items(*judged), Settings())
     calls = [list(asked_claims(m.body)) for m in api.messages]
     assert len(calls) == 2 * 3 and all(len(ids) <= k for ids in calls)
@@ -119,7 +119,7 @@ def test_a_reply_that_omits_a_claim_abstains_for_it_alone() -> None:
     def script(body: dict[str, Any]) -> list[dict[str, Any]]:
         return votes_reply({cid: vote(False) for cid in asked_claims(body) if cid != "C2"})
 
-    with FakeAnthropic(script) as api:
+    with StrictAnthropic(script) as api:
         panels = run_panels(client(api), items(claim(1), claim(2), claim(3)), Settings())
     assert outcome(panels, "C1") == outcome(panels, "C3") == "survives"
     c2 = panels.votes["C2"]
@@ -134,7 +134,7 @@ def test_a_vote_for_a_claim_not_asked_is_ignored_and_counted() -> None:
         cast = {cid: vote(False) for cid in asked_claims(body)}
         return votes_reply({**cast, "C9": vote(True), "C1 ": vote(True)})
 
-    with FakeAnthropic(script) as api:
+    with StrictAnthropic(script) as api:
         judged = client(api)
         panels = run_panels(judged, items(claim(2), claim(3)), Settings())
     assert set(panels.votes) == {"C2", "C3"}
@@ -148,7 +148,7 @@ def test_a_claim_voted_twice_in_one_reply_abstains() -> None:
         cast.append({"claim_id": "C1", "vote": vote(True)})
         return [text(json.dumps({"votes": cast}))]
 
-    with FakeAnthropic(script) as api:
+    with StrictAnthropic(script) as api:
         panels = run_panels(client(api), items(claim(1), claim(2)), Settings())
     assert all(isinstance(v, Abstained) and "2 votes" in v.reason for v in panels.votes["C1"])
     assert outcome(panels, "C1") == "unverified" and outcome(panels, "C2") == "survives"
@@ -159,11 +159,11 @@ def test_a_malformed_vote_abstains_for_its_claim_and_numbers_are_clamped() -> No
         return votes_reply(
             {
                 "C1": {"refuted": False, "evidence": "x", "confidence": "high"},
-                "C2": {"refuted": False, "evidence": "y" * 9000, "confidence": 7},
+                "C2": {"refuted": False, "evidence": "y" * 3000, "confidence": 7},
             }
         )
 
-    with FakeAnthropic(script) as api:
+    with StrictAnthropic(script) as api:
         panels = run_panels(client(api), items(claim(1), claim(2)), Settings())
     (first, *_) = panels.votes["C1"]
     assert isinstance(first, Abstained) and "confidence" in first.reason
@@ -187,7 +187,7 @@ def test_a_malformed_vote_abstains_for_its_claim_and_numbers_are_clamped() -> No
     ids=["cut-json", "wrong-shape", "vote-missing", "refusal", "max-tokens", "529", "429"],
 )
 def test_a_failed_call_abstains_for_every_claim_it_carried(reply: Reply, why: str) -> None:
-    with FakeAnthropic(lambda body: reply) as api:
+    with StrictAnthropic(lambda body: reply) as api:
         panels = run_panels(client(api), items(claim(1), claim(2), claim(3)), Settings())
     for cid in ("C1", "C2", "C3"):
         votes = panels.votes[cid]
@@ -200,7 +200,7 @@ def test_a_failed_call_abstains_for_every_claim_it_carried(reply: Reply, why: st
 def test_one_claims_refutation_stays_its_own() -> None:
     # C2 is the one the skeptics refute, in the same calls as its neighbours.
     answers = {"C1": "uu", "C2": "rr", "C3": "uu"}
-    with FakeAnthropic(scripted(answers)) as api:
+    with StrictAnthropic(scripted(answers)) as api:
         panels = run_panels(client(api), items(claim(1), claim(2), claim(3)), Settings())
     assert len(api.messages) == 2
     assert [outcome(panels, c) for c in ("C1", "C2", "C3")] == ["survives", "killed", "survives"]
@@ -212,7 +212,7 @@ def test_one_claims_refutation_stays_its_own() -> None:
 
 def test_a_cap_reached_mid_panel_keeps_the_votes_cast() -> None:
     budget = Budget(Limits(model_calls=1), deadline=time.monotonic() + 60)
-    with FakeAnthropic(scripted({"C1": "uu", "C2": "uu"})) as api:
+    with StrictAnthropic(scripted({"C1": "uu", "C2": "uu"})) as api:
         panels = run_panels(client(api, budget), items(claim(1), claim(2)), Settings())
     assert len(api.messages) == 1
     assert isinstance(panels.stopped, CapReached) and panels.stopped.cap == "model_calls"
@@ -231,12 +231,31 @@ def test_the_rounds_share_a_cached_prefix_of_located_text() -> None:
     assert "Claim C1: " in shared["text"] and "Claim C2: " in shared["text"]
     assert "«each gauge records the water level every 6 minutes»" in shared["text"]
     assert CONTEXT.strip() in shared["text"]  # the page around the quote, not a summary
-    with FakeAnthropic(scripted({"C1": "uu", "C2": "uu"}), usage="measured") as api:
+    # Eight claims make a prefix long enough for the small model to cache: round 2 reads it.
+    full = items(*(claim(n) for n in range(1, 9)))
+    with StrictAnthropic(
+        scripted(dict.fromkeys((c.id for c, _ in full), "uu")), usage="measured"
+    ) as api:
         judged = client(api)
-        run_panels(judged, asked, Settings())
+        run_panels(judged, full, Settings())
     wrote, read = judged.ledger.entries
     assert wrote.cache_write_tokens > 0 and wrote.cache_read_tokens == 0
     assert read.cache_read_tokens == wrote.cache_write_tokens and read.cache_write_tokens == 0
+
+
+def test_a_prefix_too_short_for_the_model_to_cache_carries_no_marker() -> None:
+    """On Haiku 4.5 (a 4,096-token floor) two claims make a prefix too short to cache: a marker
+    would cache nothing (the API ignores it), so none is sent, and no cache write or read is
+    billed."""
+    models = choose_models({"skeptic": "claude-haiku-4-5"}, environ={})
+    with StrictAnthropic(scripted({"C1": "uu", "C2": "uu"}), usage="measured") as api:
+        judged = ClaudeClient(models, api_key="test", base_url=api.base_url, retry_scale=0.001)
+        run_panels(judged, items(claim(1), claim(2)), Settings())
+    sent = [request.body for request in api.messages]
+    assert len(sent) == 2
+    for body in sent:
+        assert "cache_control" not in json.dumps(body)
+    assert all(e.cache_write_tokens == e.cache_read_tokens == 0 for e in judged.ledger.entries)
 
 
 def test_the_reply_model_is_a_list_of_the_contracts_vote_objects() -> None:
@@ -248,7 +267,7 @@ def test_the_reply_model_is_a_list_of_the_contracts_vote_objects() -> None:
 
 def test_batched_rounds_go_as_batches_at_half_price() -> None:
     answers = {"C1": "uu", "C2": "urr"}
-    with FakeAnthropic(scripted(answers), usage="measured") as api:
+    with StrictAnthropic(scripted(answers), usage="measured") as api:
         batched = client(api)
         panels = run_panels(batched, items(claim(1), claim(2)), Settings(), batch=True)
     assert [len(panels.votes["C1"]), len(panels.votes["C2"])] == [2, 3]
@@ -282,10 +301,10 @@ def test_ciber_that_names_a_claim_it_was_not_shown_is_a_failed_call() -> None:
             }
         ],
     }
-    with FakeAnthropic(lambda body: [text(json.dumps(stray))]) as api:
+    with StrictAnthropic(lambda body: [text(json.dumps(stray))]) as api:
         outcome = reframe(client(api), [claim(1)])
     assert not hasattr(outcome, "ciber_passed")
-    with FakeAnthropic(
+    with StrictAnthropic(
         lambda body: [text(json.dumps({"ciber_passed": True, "consistency_failures": []}))]
     ) as api:
         passed = reframe(client(api), [claim(1)])

@@ -15,14 +15,14 @@ from deep_research.run.claude.client import CallFailed, ClaudeClient
 from deep_research.run.claude.roles import SEARCH_USES, choose_models
 from deep_research.run.claude.search import MAX_CONTINUATIONS, WebSearchAdapter
 from deep_research.run.interface import Hit
-from fakeapi import Block, FakeAnthropic, Reply, error, text, web_search
+from fakeapi import Block, FakeAnthropic, Reply, StrictAnthropic, error, text, web_search
 from localhttp import LocalServer, Route, article, loopback_policy
 
 MODELS = choose_models({}, environ={})
 
 
 def adapter(api: FakeAnthropic, server: LocalServer | None = None) -> WebSearchAdapter:
-    client = ClaudeClient(MODELS, api_key="test", base_url=api.base_url, backoff_s=0.001)
+    client = ClaudeClient(MODELS, api_key="test", base_url=api.base_url, retry_scale=0.001)
     resolver = {"news.example": ["127.0.0.1"], "elsewhere.example": ["127.0.0.1"]}
     policy = loopback_policy(server.port, resolver=resolver) if server is not None else None
     return WebSearchAdapter(client, policy)
@@ -34,7 +34,7 @@ def test_a_paused_search_is_continued_and_its_hits_kept() -> None:
             return Reply([*web_search("q", "https://b.example/2", use_id="srv2"), text("done")])
         return Reply(web_search("q", "https://a.example/1"), stop_reason="pause_turn")
 
-    with FakeAnthropic(script, usage="measured") as api:
+    with StrictAnthropic(script, usage="measured") as api:
         hits = adapter(api).search("heat pumps 2023", 5)
     assert [h.url for h in hits] == ["https://a.example/1", "https://b.example/2"]
     first, second = (m.body for m in api.messages)
@@ -50,7 +50,7 @@ def test_a_paused_search_is_continued_and_its_hits_kept() -> None:
 
 def test_a_search_that_never_stops_pausing_is_cut_at_the_constant() -> None:
     paused = Reply(web_search("q", "https://a.example/1"), stop_reason="pause_turn")
-    with FakeAnthropic(lambda body: paused) as api:
+    with StrictAnthropic(lambda body: paused) as api:
         hits = adapter(api).search("q", 5)
     assert len(api.messages) == 1 + MAX_CONTINUATIONS
     assert [h.url for h in hits] == ["https://a.example/1"]
@@ -66,11 +66,15 @@ def test_nothing_found_is_an_answer_and_a_failure_is_not() -> None:
         },
         text("done"),
     ]
-    with FakeAnthropic(lambda body: [*web_search("q"), text("done")]) as api:
+    with StrictAnthropic(lambda body: [*web_search("q"), text("done")]) as api:
         assert adapter(api).search("q", 5) == []
-    with FakeAnthropic(lambda body: failed) as api:
-        assert adapter(api).search("q", 5) == []
-    with FakeAnthropic(lambda body: error(529)) as api:
+    # A search engine's error is not "nothing found": the worker abstains with its cause.
+    with (
+        StrictAnthropic(lambda body: failed) as api,
+        pytest.raises(CallFailed, match="the search tool failed: unavailable"),
+    ):
+        adapter(api).search("q", 5)
+    with StrictAnthropic(lambda body: error(529)) as api:
         with pytest.raises(CallFailed, match="529"):
             adapter(api).search("q", 5)
         assert adapter(api).survey("q", 5) == []  # the scout is advisory
@@ -84,7 +88,7 @@ def test_a_hit_is_read_by_our_fetcher_once_and_its_host_allowed(tmp_path: Path) 
             status=302, headers={"Location": f"http://elsewhere.example:{server.port}/a"}
         )
         found = [f"http://news.example:{server.port}/a", f"http://news.example:{server.port}/away"]
-        with FakeAnthropic(lambda body: [*web_search("q", *found), text("done")]) as api:
+        with StrictAnthropic(lambda body: [*web_search("q", *found), text("done")]) as api:
             web = adapter(api, server)
             hits = web.search("heat pumps", 5)
             brief = Brief(tmp_path / "b")

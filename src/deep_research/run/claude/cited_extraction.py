@@ -35,6 +35,8 @@ MAX_CLAIM_CHARS = 400
 
 _TAG = re.compile(r"^\s*[\[(](central|supporting|tangential)[\])]\s*[:\-–]?\s*", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+#: A paragraph break: a blank line, whatever whitespace it holds.
+_BREAK = re.compile(r"\n[^\S\n]*\n")
 
 
 @dataclass
@@ -145,14 +147,18 @@ def findings_from(content: Sequence[Any], text: str) -> tuple[list[FindingDraft]
     for block in content:
         if getattr(block, "type", None) != "text":
             continue
-        pieces = block.text.split("\n\n")
-        for index, piece in enumerate(pieces):
+        # A block's citations belong to the last paragraph it writes words in: a cited block
+        # that ends in a blank line has not started the next finding.
+        owner = len(paragraphs) - 1
+        for index, piece in enumerate(_BREAK.split(block.text)):
             if index > 0:
                 paragraphs.append(("", []))
             claim, cites = paragraphs[-1]
             paragraphs[-1] = (claim + piece, cites)
+            if piece.strip():
+                owner = len(paragraphs) - 1
         if block.citations:
-            paragraphs[-1][1].extend(block.citations)
+            paragraphs[owner][1].extend(block.citations)
     found: list[FindingDraft] = []
     for raw, citations in paragraphs:
         claim, importance = _importance(_clean(raw))

@@ -1,8 +1,9 @@
-"""The price table: dollars per million tokens for each model, dated, in one place.
+"""What a call costs, from the usage block the API returned and its model's row in
+:mod:`deep_research.run.claude.catalog`.
 
-Every ledger entry is priced here, from the usage block the API returned: input, output, cache
-writes (5-minute prompt caching: 1.25 × input) and cache reads (0.1 × input) each at its own
-rate, plus the server-side web searches at :data:`WEB_SEARCH_USD` each. A Message Batches call
+Input, output, cache writes (5-minute caching) and cache reads are each priced at their own
+rate, at the tier the request's prompt length selects (a prompt is its input, cache writes and
+cache reads); server-side web searches cost :data:`WEB_SEARCH_USD` each. A Message Batches call
 is billed at :data:`BATCH_FACTOR` of the token prices (searches are not discounted).
 
 A model missing from the table cannot be priced, so it cannot be budgeted: choosing one is refused
@@ -11,60 +12,28 @@ before the run starts, never guessed at.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from deep_research.run.claude.catalog import (
+    AS_OF,
+    BATCH_FACTOR,
+    PER_MTOK,
+    WEB_SEARCH_USD,
+    Rates,
+    model,
+)
 
-from deep_research.errors import InputError
+#: The date of the table every ledger entry is priced from (written into the ledger).
+PRICES_AS_OF = AS_OF
 
-#: When these prices were read from the published price list. A price change is a new table
-#: with a new date, never an edit that silently re-prices old ledgers.
-PRICES_AS_OF = "2026-10-10"
-PER_MTOK = 1_000_000
-#: $10 per 1,000 searches, on top of the tokens.
-WEB_SEARCH_USD = 0.01
-BATCH_FACTOR = 0.5
-
-
-@dataclass(frozen=True)
-class ModelPrice:
-    """Dollars per million tokens."""
-
-    input: float
-    output: float
-    cache_write: float
-    cache_read: float
+__all__ = ["BATCH_FACTOR", "PRICES_AS_OF", "WEB_SEARCH_USD", "price_of", "usd", "worst_usd"]
 
 
-def _rates(input_: float, output: float) -> ModelPrice:
-    return ModelPrice(input_, output, input_ * 1.25, input_ * 0.1)
-
-
-PRICES: dict[str, ModelPrice] = {
-    "claude-opus-5": _rates(5.0, 25.0),
-    "claude-opus-4-8": _rates(5.0, 25.0),
-    "claude-opus-4-7": _rates(5.0, 25.0),
-    "claude-opus-4-6": _rates(5.0, 25.0),
-    "claude-opus-4-5": _rates(5.0, 25.0),
-    # Sonnet 5's introductory $2/$10 ended on 2026-08-31; the standard rate applies.
-    "claude-sonnet-5": _rates(3.0, 15.0),
-    "claude-sonnet-4-6": _rates(3.0, 15.0),
-    "claude-haiku-4-5": _rates(1.0, 5.0),
-    "claude-haiku-4-5-20251001": _rates(1.0, 5.0),
-}
-
-
-def price_of(model: str) -> ModelPrice:
-    found = PRICES.get(model)
-    if found is None:
-        known = ", ".join(sorted(PRICES))
-        raise InputError(
-            f"model {model!r} is not in the price table of {PRICES_AS_OF}, so its calls cannot "
-            f"be budgeted; choose one of: {known}"
-        )
-    return found
+def price_of(model_id: str) -> Rates:
+    """The short-prompt rates of ``model_id``; an unknown model is refused in one line."""
+    return model(model_id).rates
 
 
 def usd(
-    model: str,
+    model_id: str,
     *,
     input_tokens: int = 0,
     output_tokens: int = 0,
@@ -74,7 +43,7 @@ def usd(
     batch: bool = False,
 ) -> float:
     """What one call cost, from its usage."""
-    rate = price_of(model)
+    rate = model(model_id).rates_for(input_tokens + cache_write_tokens + cache_read_tokens)
     tokens = (
         input_tokens * rate.input
         + output_tokens * rate.output
@@ -84,11 +53,10 @@ def usd(
     return tokens * (BATCH_FACTOR if batch else 1.0) + web_searches * WEB_SEARCH_USD
 
 
-def worst_usd(model: str, input_tokens: int, output_tokens: int, web_searches: int = 0) -> float:
-    """The most a call can cost: every input token written to the cache (the dearest input
-    rate), every output token the call may emit, every search it may run."""
-    rate = price_of(model)
-    dearest = max(rate.input, rate.cache_write)
+def worst_usd(model_id: str, input_tokens: int, output_tokens: int, web_searches: int = 0) -> float:
+    """The most a call can cost: every input token written to the cache at the dearest tier,
+    every output token the call may emit (thinking included), every search it may run."""
+    rate = model(model_id).dearest
     return (
-        input_tokens * dearest + output_tokens * rate.output
+        input_tokens * rate.dearest_input + output_tokens * rate.output
     ) / PER_MTOK + web_searches * WEB_SEARCH_USD

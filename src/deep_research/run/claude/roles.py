@@ -21,7 +21,9 @@ the shared text, then the sections a headless call needs — what differs when t
 in the message instead of as file paths, and the answer's channel (a JSON schema, or
 citations). So there is one statement of each role, and code adds only data.
 Every model is overridable per role (``--model ROLE=ID`` or ``DEEP_RESEARCH_MODEL_<ROLE>``),
-and a model the price table does not know is refused before the run starts.
+and a model the table of :mod:`deep_research.run.claude.catalog` does not hold is refused before
+the run starts. The judging roles (plan, synthesize, triangulate) think; the execution roles do
+not, where their model lets thinking be turned off (:data:`THINKS`).
 """
 
 from __future__ import annotations
@@ -33,15 +35,20 @@ from typing import Literal, get_args
 
 from deep_research import role_contracts
 from deep_research.errors import InputError
-from deep_research.run.claude.prices import BATCH_FACTOR, WEB_SEARCH_USD, price_of, worst_usd
+from deep_research.run.claude.catalog import (
+    BATCH_FACTOR,
+    MIDDLE,
+    SMALL,
+    STRONGEST,
+    WEB_SEARCH_USD,
+    model,
+    thinking_for,
+)
+from deep_research.run.claude.prices import worst_usd
 from deep_research.run.interface import CallPrice
 
 Role = Literal["plan", "synthesize", "triangulate", "extract", "search", "skeptic", "ciber"]
 ROLES: tuple[Role, ...] = get_args(Role)
-
-STRONGEST = "claude-opus-5"
-MIDDLE = "claude-sonnet-5"
-SMALL = "claude-haiku-4-5"
 
 DEFAULT_MODELS: dict[Role, str] = {
     "plan": STRONGEST,
@@ -53,8 +60,20 @@ DEFAULT_MODELS: dict[Role, str] = {
     "ciber": SMALL,
 }
 MODEL_ENV = "DEEP_RESEARCH_MODEL_"
+#: Whether a role's calls think: judgement does; reading, searching and voting on located text
+#: do not need to, and a think would only spend their ``max_tokens``.
+THINKS: dict[Role, bool] = {
+    "plan": True,
+    "synthesize": True,
+    "triangulate": True,
+    "extract": False,
+    "search": False,
+    "skeptic": False,
+    "ciber": False,
+}
 
-#: Output tokens a call of the role may emit (``max_tokens``), and the input tokens its worst
+#: Output tokens a call of the role may answer with (``max_tokens`` before any thinking
+#: headroom, :func:`~deep_research.run.claude.catalog.thinking_for`), and the input tokens its worst
 #: case assumes for preflight — what this module sends is bounded so these hold (characters
 #: sent / 2, a conservative tokens-per-character ratio, plus the instructions). A skeptic call
 #: judges several claims: its figures are per claim it carries (one vote's share of the call).
@@ -102,7 +121,7 @@ def instructions(role: Role) -> str:
 
 @dataclass(frozen=True)
 class Models:
-    """The model of every role; unknown roles and unpriced models are refused."""
+    """The model of every role; unknown roles and models outside the table are refused."""
 
     by_role: Mapping[Role, str]
 
@@ -111,11 +130,11 @@ class Models:
 
     def worst(self, role: Role, *, batch: bool = False) -> CallPrice:
         """One call of ``role`` at its preflight worst case."""
-        model = self.by_role[role]
+        chosen = self.by_role[role]
         inputs = PREFLIGHT_INPUT_TOKENS[role]
-        outputs = MAX_OUTPUT_TOKENS[role]
+        _, outputs = thinking_for(chosen, THINKS[role], MAX_OUTPUT_TOKENS[role])
         searches = SEARCH_USES if role == "search" else 0
-        tokens = worst_usd(model, inputs, outputs) * (BATCH_FACTOR if batch else 1.0)
+        tokens = worst_usd(chosen, inputs, outputs) * (BATCH_FACTOR if batch else 1.0)
         return CallPrice(tokens=inputs + outputs, usd=tokens + searches * WEB_SEARCH_USD)
 
 
@@ -128,12 +147,15 @@ def choose_models(
     for role in ROLES:
         if value := env.get(MODEL_ENV + role.upper(), "").strip():
             chosen[role] = value
-    for name, model in (overrides or {}).items():
+    for name, given in (overrides or {}).items():
         if name not in ROLES:
             raise InputError(f"--model {name}=…: unknown role; roles: {', '.join(ROLES)}")
-        chosen[name] = model.strip()
-    for model in chosen.values():
-        price_of(model)
+        chosen[name] = given.strip()
+    for role, chosen_id in chosen.items():
+        try:
+            model(chosen_id)
+        except InputError as exc:
+            raise InputError(f"the {role} role's {exc}") from None
     return Models(chosen)
 
 

@@ -13,8 +13,11 @@ fetch`` does. The hosts of every search result feed ``allowed-hosts.json`` first
 to a host no search returned is refused. A URL already retained in this run is not fetched
 again, whichever worker asks.
 
-An empty search is an answer (``[]``); a failed one raises
-:class:`~deep_research.run.claude.client.CallFailed`, so the worker ends ``complete: false``.
+The tool's version is the search model's (:mod:`deep_research.run.claude.catalog`). Only a
+result list that is empty is "nothing found" (``[]``); a failed call, or a search the tool
+answered with an error (``too_many_requests``, ``unavailable``, …) and no results, raises
+:class:`~deep_research.run.claude.client.CallFailed` with that cause, so the worker ends
+``complete: false`` — an error of the search engine is never evidence that nothing exists.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 from deep_research.brief import Brief
 from deep_research.fetch.fetcher import Fetcher, FetchPolicy, policy_from_env
 from deep_research.fetch.hosts import add_hosts
+from deep_research.run.claude.catalog import model
 from deep_research.run.claude.client import CallFailed, ClaudeClient, Failed
 from deep_research.run.claude.roles import (
     MAX_OUTPUT_TOKENS,
@@ -41,6 +45,9 @@ from deep_research.urls import host_of
 
 WEB = "web"
 MAX_CONTINUATIONS = 3
+#: The one error code of the tool that is not the engine failing: the search ran out of its
+#: ``max_uses`` (what it found before that stands).
+EXHAUSTED = "max_uses_exceeded"
 
 
 @dataclass
@@ -83,7 +90,8 @@ class WebSearchAdapter:
 
     def _search(self, prompt: str, uses: int) -> SearchResult:
         messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
-        tool = {"type": "web_search_20260209", "name": "web_search", "max_uses": uses}
+        version = model(self.client.models["search"]).web_search
+        tool = {"type": version, "name": "web_search", "max_uses": uses}
         hits: dict[str, Hit] = {}
         error = None
         for _ in range(1 + MAX_CONTINUATIONS):
@@ -103,7 +111,8 @@ class WebSearchAdapter:
                     continue
                 content = block.content
                 if not isinstance(content, list):
-                    error = str(getattr(content, "error_code", "search error"))
+                    code = str(getattr(content, "error_code", "") or "search error")
+                    error = error if code == EXHAUSTED else code
                     continue
                 for result in content:
                     if result.url not in hits:
@@ -118,6 +127,8 @@ class WebSearchAdapter:
                     "content": [b.model_dump(exclude_none=True) for b in answer.message.content],
                 },
             ]
+        if error is not None and not hits:
+            raise CallFailed(f"web search: the search tool failed: {error}")
         with self._lock:
             self._hosts |= {host for url in hits if (host := host_of(url)) is not None}
         return SearchResult(list(hits.values()), error)
