@@ -308,3 +308,22 @@ def test_the_contract_examples_of_the_workflow_agents_are_what_accept_takes(proj
     # The synthesis shape is refused while the step asks for the plan, with the plan's problem.
     refused = workflow.accept(brief, "writer", writer_answers[0])
     assert not refused.allow and "plan.json" in refused.reason
+
+
+def test_a_stopped_workflow_relaunched_on_the_brief_redoes_no_finished_agent(
+    project: Path, web: Web
+) -> None:
+    """Stopped after round 1 (the script and its agents gone), the workflow launched again on
+    the same brief goes on from the brief's state: no fetcher of round 1 runs again."""
+    brief = start("full")
+    first = Script(Agents(web, brief))
+    with pytest.raises(AssertionError, match="no verdict"):
+        first.run(limit=2)  # the plan, then round 1: then the workflow stops
+    assert first.agent_calls["fetcher"] == 5
+    again = Script(Agents(web, brief))
+    done = again.run()
+    assert done["verdict"] == "READY", done
+    asked = [task["id"] for step in again.steps for task in step.get("tasks", [])]
+    assert not any(task.endswith("-r1") for task in asked), asked
+    rows = [r for r in runstate.read_ledger(Brief(brief)) if r.get("event") == "dispatch"]
+    assert len(rows) == len({r["id"] for r in rows})  # every fetcher counted once
