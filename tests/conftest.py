@@ -82,14 +82,15 @@ def _extraction_process_when_marked(
         monkeypatch.setattr(extract, "run_extractor", PRODUCTION_EXTRACTOR)
 
 
-def oldest_claude_binary() -> str:
-    """The oldest Claude Code the plugin supports (``$DEEP_RESEARCH_CLAUDE_OLDEST``; .ci/run
-    installs it beside the pinned one), or skip — fail under ``DEEP_RESEARCH_REQUIRE_CLAUDE=1``."""
-    found = os.environ.get("DEEP_RESEARCH_CLAUDE_OLDEST")
+def newest_claude_binary() -> str:
+    """The newest Claude Code release the workflow is checked on (``$DEEP_RESEARCH_CLAUDE_NEWEST``;
+    .ci/run installs it beside the pinned one), or skip — fail under
+    ``DEEP_RESEARCH_REQUIRE_CLAUDE=1``."""
+    found = os.environ.get("DEEP_RESEARCH_CLAUDE_NEWEST")
     if not found:
         if os.environ.get("DEEP_RESEARCH_REQUIRE_CLAUDE") == "1":
-            pytest.fail("DEEP_RESEARCH_REQUIRE_CLAUDE=1 but DEEP_RESEARCH_CLAUDE_OLDEST is unset")
-        pytest.skip("the oldest supported claude CLI is not installed (.ci/run installs it)")
+            pytest.fail("DEEP_RESEARCH_REQUIRE_CLAUDE=1 but DEEP_RESEARCH_CLAUDE_NEWEST is unset")
+        pytest.skip("the newest checked claude CLI is not installed (.ci/run installs it)")
     return found
 
 

@@ -49,7 +49,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import scripted_run
-from conftest import REPO, claude_binary, claude_env, install_launcher_env, oldest_claude_binary
+from conftest import REPO, claude_binary, claude_env, install_launcher_env, newest_claude_binary
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.fetch.hosts import load as load_allowlist
@@ -843,14 +843,14 @@ def test_a_full_run_through_the_workflow_reaches_ready(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", ["pinned", "oldest"])
+@pytest.mark.parametrize("release", ["pinned", "newest"])
 def test_a_quick_run_through_the_workflow_with_malformed_answers(
     tmp_path: Path, web: Web, release: str
 ) -> None:
     """A quick run whose first fetcher answers for another sub-question and whose second leaves
     out its task id: each is refused with the fix, corrected, and the run reaches its verdict —
-    on the pinned Claude Code and on the oldest the plugin supports."""
-    binary = oldest_claude_binary() if release == "oldest" else claude_binary()
+    on the pinned Claude Code (the oldest supported) and on the newest checked."""
+    binary = newest_claude_binary() if release == "newest" else claude_binary()
     player = Player(web, lambda p: skill(p, "quick"))
 
     def spoil(task_id: str, answer: dict[str, Any]) -> dict[str, Any]:
