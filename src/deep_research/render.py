@@ -456,16 +456,25 @@ def _plain(text: str) -> str:
     return " ".join(_MARKERS.sub(" ", text).strip().lstrip("-*• ").split()).casefold()
 
 
+def _within(sentence: str, known: Sequence[str]) -> bool:
+    plain = _plain(sentence)
+    return any(plain == k or k.startswith(plain) or f" {plain}" in k for k in known)
+
+
 def _summary(passed: Sequence[AnswerSentence], sqs: Sequence[SubQuestionView]) -> str | None:
     """For an answer whose every sentence is a key finding word for word (an extractive
     digest), what the answer section shows instead: the finding that answers most directly —
     the first of the first sub-question that has one — and what the findings add up to. None
     when the answer says something of its own (a model's synthesis)."""
     findings = [view for sq in sqs for view in sq.findings]
-    known = {_plain(view.claim) for view in findings}
-    if not passed or not findings or any(_plain(s.text) not in known for s in passed):
+    known = [_plain(view.claim) for view in findings]
+    # A finding of two sentences is written with its markers after each: each is part of it.
+    if not passed or not findings or any(not _within(s.text, known) for s in passed):
         return None
-    lead = findings[0]
+    # The digest lists its best finding first (the extractive reasoner orders by its score).
+    first = _plain(passed[0].text)
+    lead = next((v for v, k in zip(findings, known, strict=True) if k.startswith(first)), None)
+    lead = lead or findings[0]
     sources = {source for view in findings for source in view.sources}
     answered = sum(1 for sq in sqs if sq.findings)
     others = len(findings) - 1

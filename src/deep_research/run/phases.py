@@ -499,12 +499,12 @@ def phase_claims(ctx: Context) -> None:
     rows = brief_rows(ctx.brief)
     # The relevance gate: a finding that does not answer the research question is no claim.
     # A model's plan words the question's parts itself; the extractive plan only repeats it.
-    planned = (
-        {sq.id: sq.question for sq in load_plan(ctx.brief)}
-        if ctx.reasoner.name != "extractive"
-        else None
-    )
-    rows = relevant_rows(rows, ctx.state.question, retained_texts(ctx.brief, rows), planned)
+    # The extractive reasoner applies the gate itself, to each sentence with the subject it
+    # carries (the name it documents, its heading, the sentence quoted with it) and above a
+    # score threshold; judged again bare, a docstring's sentence loses the name it documents.
+    if ctx.reasoner.name != "extractive":
+        planned = {sq.id: sq.question for sq in load_plan(ctx.brief)}
+        rows = relevant_rows(rows, ctx.state.question, retained_texts(ctx.brief, rows), planned)
     kept = {claim_key(f.claim) for row in rows for f in row.findings}
     reports = _worker_reports(ctx.brief, "cast") + _worker_reports(ctx.brief, "round2")
     claims = build_claims(rows, ctx.limits.claims, finders_of(reports))
