@@ -103,8 +103,10 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
         "stop terminate halt",
         "join concatenate",
         "convert transform",
-        # "How long is it?" asks for its length.
+        # "How long is it?" asks for its length; "How tall is it?" for its height, which a
+        # source may give as how high it rises.
         "long length",
+        "tall height high rise",
         # The library calls a file object a stream ("Read and return a line from the stream").
         "file stream",
     )

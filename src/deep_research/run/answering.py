@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from deep_research.gates.relevance import Question
+from deep_research.gates.vocabulary import term_stem
 
 #: Share of the score from the question's concepts the sentence names.
 COVERAGE_WEIGHT = 0.6
@@ -48,7 +49,10 @@ _CODE = re.compile(
     r"|\b(__\w+__)"
     r"|\b([A-Za-z]\w*_\w+|[a-z]+[A-Z]\w*)\b"
     r"|\b([A-Za-z_]\w*)\(\)"
+    r"|(?<![=!<>:*/])((?:[=!<>]=|:=|<<|>>|\*\*|//|->))(?![=<>*/])"
 )
+#: Words at a sentence's start where a definition names what it defines.
+_OPENING_WORDS = 5
 #: Parameters of a declaration line: ``name=`` or a bare name between the parentheses.
 _PARAMETER = re.compile(r"[(,]\s*\*{0,2}([A-Za-z_]\w*)")
 
@@ -76,6 +80,12 @@ _CUES: dict[str, re.Pattern[str]] = {
     ),
     "definition": re.compile(r"\b(?:is|are)\s+(?:an?|the|any|used|called)\b", re.I),
 }
+
+
+_KIND_STEMS = frozenset(
+    term_stem(w)
+    for w in ("default", "defaults", "return", "returns", "raise", "raises", "exception", "error")
+)
 
 
 def identifiers(question: str) -> tuple[str, ...]:
@@ -129,6 +139,15 @@ class Asked:
         """The question's plain words as written (a parameter name is one of them)."""
         return frozenset(re.findall(r"[A-Za-z_]\w*", self.text))
 
+    def kind_concepts(self) -> frozenset[str]:
+        """The question's concepts that are its kind's own word ("default", "return",
+        "raise", "exception", "error"): a sentence stating what the kind asks names them."""
+        return frozenset(c.stem for c in self.question.concepts if c.stem in _KIND_STEMS)
+
+    def key_named(self, text: str, key: str) -> bool:
+        """Whether ``text`` writes the identifier ``key``'s own name (its last part) exactly."""
+        return _exact(key.split(".")[-1], text)
+
     def keys_found(self, sentence: str, declaration: str, document: str) -> float:
         """Share of the question's exact keys found: each identifier's last part in the
         sentence or its declaration (its qualifiers — ``os.path`` of ``os.path.join`` — count
@@ -158,6 +177,11 @@ class Asked:
         cue = _CUES.get(self.kind)
         if cue is None:
             return 0.5
+        if self.kind == "definition":
+            # "A generator is …": the thing asked about opens the sentence that defines it.
+            opening = " ".join(sentence.split()[:_OPENING_WORDS])
+            if not self.question.named(self.question.words(opening)):
+                return 0.0
         return 1.0 if cue.search(sentence) else 0.0
 
     def coverage(self, own: frozenset[str], carried: frozenset[str]) -> float:

@@ -44,7 +44,7 @@ from deep_research.gates.relevance import (
     topic_stems,
     topic_terms,
 )
-from deep_research.gates.vocabulary import Sentence, ends_a_sentence, sentences, term_stem
+from deep_research.gates.vocabulary import Sentence, ends_a_sentence, sentences
 from deep_research.models import CiberOutput, Claim, SkepticVote
 from deep_research.run.answering import Asked, identifiers
 from deep_research.run.interface import (
@@ -287,12 +287,7 @@ def _kind_stems(asked: Asked, text: str) -> frozenset[str]:
     """The question's own kind word (``default``, ``return``, ``raise``…) as a stem the
     sentence names when it states what that kind asks for (``maxsize=128`` states a default):
     the relevance gate then needs no sentence that repeats the word."""
-    if asked.states_kind(text) < 1.0:
-        return frozenset()
-    words = {"default", "defaults", "return", "returns", "raise", "raises", "exception", "error"}
-    return frozenset(
-        c.stem for c in asked.question.concepts if c.stem in {term_stem(w) for w in words}
-    )
+    return asked.kind_concepts() if asked.states_kind(text) >= 1.0 else frozenset()
 
 
 def rank(
@@ -312,12 +307,21 @@ def rank(
     match the sub-question's own ``topic``), then in document order."""
     asked = asked or Asked(question.text)
     document = _analysed(text, question.text)
+    if asked.identifiers and not any(asked.key_named(text, key) for key in asked.identifiers):
+        return []  # the question names code this document never writes
     vocabulary = frozenset(document.frequency)
     namers = {c.stem: c.named_by(vocabulary) for c in question.concepts}
-    # A concept no sentence here names tells none of them apart: it weighs what one every
-    # sentence names does (the relevance gate over all retained texts weighs it on its own).
+    named_for = name_words(document_name(source)) if source else frozenset()
+    # "Carrick Point" written anywhere in the document is what every sentence of it is about.
+    about = " ".join(n for n in proper_names(question.text) if n in text)
+    named_for |= question.words(about) if about else frozenset()
+    # A concept the document names nowhere (nor its name, nor as what the question's kind
+    # asks for) is a part of the question it cannot answer: it weighs as the rarest, so no
+    # sentence here answers a part needing it. One every sentence names tells none apart.
+    exempt = asked.kind_concepts() | {c.stem for c in question.concepts if c.aspect}
     counts = {
-        stem: sum(1 for own in document.every if own & words) or document.total
+        stem: sum(1 for own in document.every if own & words)
+        or (document.total if stem in exempt or question.named(named_for) & {stem} else 0)
         for stem, words in namers.items()
     }
     weights = question.weights(counts, document.total)
@@ -325,12 +329,8 @@ def rank(
     ranked: list[tuple[float, float, int, Sentence]] = []
     how_to = asks_how_to(question.text)
     asked_stems = stems(question.text)
-    named_for = name_words(document_name(source)) if source else frozenset()
     on_subject = bool((question.words(title or "") | named_for) & naming)
     name = document_name(source) if source else ""
-    # "Carrick Point" written anywhere in the document is what every sentence of it is about.
-    about = " ".join(n for n in proper_names(question.text) if n in text)
-    named_for |= question.words(about) if about else frozenset()
     for candidate in document.candidates:
         sentence, owner = candidate.sentence, candidate.owner
         if depends_on_context(sentence):
@@ -411,7 +411,8 @@ class ExtractiveReasoner:
         focus = " ".join(key_terms(question))
         plans = []
         for number, part in enumerate(clauses(question)[: self.max_sub_questions], start=1):
-            keys = " ".join(identifiers(part) or identifiers(question))
+            # Written as code, so the search reads them as names to look up, not words.
+            keys = " ".join(_as_code(k) for k in identifiers(part) or identifiers(question))
             own = " ".join(key_terms(part))
             queries = tuple(q for q in dict.fromkeys([keys, own, focus, *key_phrases(part)]) if q)
             plans.append(SubQuestionPlan(f"sq{number}", part, queries[:4], 4, question))
@@ -425,9 +426,13 @@ class ExtractiveReasoner:
         return [f"{terms} not except unless"] if terms else []
 
     def extract(self, sub_question: SubQuestionPlan, document: Retained) -> list[FindingDraft]:
-        # The plan's scope holds the research question every sub-question serves; a plan
-        # without one (written by another reasoner) is its own focus.
-        question = Question(sub_question.scope or sub_question.question)
+        # A sub-question that is one of the question's parts is judged as that part (so the
+        # part asking a height is not answered by a completion year); one the floors added
+        # ("What does the corpus say about…") serves the research question in its scope, and a
+        # plan without a scope (written by another reasoner) is its own focus.
+        scope = sub_question.scope or sub_question.question
+        own = sub_question.question in clauses(scope)
+        question = Question(sub_question.question if own else scope)
         # The queries name the sub-question's topic without the wording around it ("What does
         # the corpus say about…").
         topic = topic_stems(" ".join(sub_question.queries) or sub_question.question)
@@ -462,6 +467,14 @@ class ExtractiveReasoner:
 
         ordered = sorted(claims, key=lambda claim: -score(claim))  # stable: ties keep order
         return "\n".join(f"- {_cited(claim)}" for claim in ordered)
+
+
+def _as_code(identifier: str) -> str:
+    """An identifier as the question may have written it, kept recognisable as code in a
+    query: a bare name gets its call parentheses (``max`` → ``max()``)."""
+    if "." in identifier or "_" in identifier or not identifier.isidentifier():
+        return identifier
+    return f"{identifier}()"
 
 
 def _cited(claim: CitedClaim) -> str:

@@ -1,0 +1,79 @@
+"""The offline default over a folder of two publishers: the question's parts planned, the
+agreed fact one claim of both, and each disagreement found however it is worded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from briefs import assert_verified
+from deep_research.brief import Brief
+from deep_research.gates.trace import emitted_claims
+from deep_research.run.driver import RunRequest, start
+from deep_research.run.governor import default_limits
+from deep_research.run.interface import CitedClaim, Retained, SubQuestionPlan
+from deep_research.run.localcorpus import open_corpus
+from deep_research.run.progress import Progress
+from deep_research.run.reasoners import ExtractiveReasoner
+from deep_research.settings import load_settings
+
+LIGHTHOUSE = Path(__file__).parents[1] / "fixtures" / "lighthouse"
+QUESTION = (
+    "When was the Carrick Point lighthouse completed, how tall is its tower and when was its "
+    "lamp first lit?"
+)
+
+
+def test_two_publishers_one_agreed_fact_and_both_disagreements(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    result = start(
+        RunRequest(QUESTION, state, depth="full"),
+        open_corpus(str(LIGHTHOUSE), state),
+        ExtractiveReasoner(),
+        load_settings(environ={}),
+        default_limits("full"),
+        Progress(quiet=True),
+    )
+    document = Brief(result.brief).load_claims()
+    parts = [sq["question"] for sq in document.sub_questions if isinstance(sq, dict)][:3]
+    assert parts == [
+        "When was the Carrick Point lighthouse completed?",
+        "How tall is its tower (carrick point lighthouse)?",
+        "When was its lamp first lit (carrick point lighthouse)?",
+    ]
+    claims = emitted_claims(document)
+    # "forty metres" (harbour-trust) and "40 m" (county-archive): one claim, two voices.
+    height = [c for c in claims if "forty metres" in c.claim]
+    assert len(height) == 1 and height[0].independent_count == 2
+    assert not any("40 m" in c.claim for c in claims)
+    topics = sorted(c.topic for c in document.unresolved_contradictions)
+    assert len(topics) == 2 and any("completed" in t for t in topics)
+    assert any("lamp" in t for t in topics)
+    assert result.verdict == "PARTIAL"
+    assert_verified(result.brief)
+
+
+def test_a_short_sentence_is_quoted_with_the_one_naming_its_subject() -> None:
+    text = (
+        "# Carrick Point Lighthouse\n\n"
+        "The Carrick Point lighthouse stands on the northern headland. Its tower is 40 m tall.\n"
+    )
+    sq = SubQuestionPlan("sq1", "How tall is the Carrick Point lighthouse tower?", ("tower",), 2)
+    doc = Retained(
+        "file://c/trust/a.md", "Carrick Point Lighthouse", text, "sha256:" + "0" * 64, "t"
+    )
+    claims = [f.claim for f in ExtractiveReasoner().extract(sq, doc)]
+    assert claims == [
+        "The Carrick Point lighthouse stands on the northern headland. Its tower is 40 m tall."
+    ]
+
+
+def test_the_answer_leads_with_the_best_scoring_claim() -> None:
+    question = "What is the default maxsize of functools.lru_cache?"
+    reasoner = ExtractiveReasoner()
+    cited = [
+        CitedClaim("C1", "Arguments to the cached function must be hashable.", "sq1", ("S1",)),
+        CitedClaim(
+            "C2", "lru_cache(maxsize=128, typed=False) Least-recently-used cache.", "sq1", ("S1",)
+        ),
+    ]
+    assert reasoner.synthesize(question, cited).splitlines()[0].startswith("- lru_cache(")
