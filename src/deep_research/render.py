@@ -521,13 +521,9 @@ def to_markdown(report: Report) -> str:
         out.extend([f"**Question:** {report.question}", ""])
     section(f"Verdict: {report.verdict}")
     out.extend(f"- {reason}" for reason in report.verdict_reasons)
-    out.extend(
-        [
-            "",
-            f"**Depth:** {report.depth} · **Generated:** {_show(report.generated)} · "
-            f"**Freshness:** {_show(report.freshness)}",
-        ]
-    )
+    # Freshness is the newest evidence's date; a brief citing nothing has none to show.
+    fresh = "" if report.freshness is None else f" · **Freshness:** {_show(report.freshness)}"
+    out.extend(["", f"**Depth:** {report.depth} · **Generated:** {_show(report.generated)}{fresh}"])
     section("Answer")
     if not any(sq.findings for sq in report.sub_questions):
         out.append(
@@ -683,7 +679,16 @@ def render_brief(
     run = brief.load_trace().phase("run", RunRecord) if brief.trace_path.exists() else None
     report = build_report(document, sources, log, answer=answer, force=force, run=run)
     markdown = to_markdown(report)
-    unlogged = sorted(urls_in(markdown) - logged_urls(log))
+    # A URL a located quote holds is text a source states, not a source the report cites.
+    quoted = {
+        url
+        for text in (
+            *(finding.quote for source in sources for finding in source.findings),
+            *(item.quote for claim in document.claims for item in claim.evidence),
+        )
+        for url in urls_in(text)
+    }
+    unlogged = sorted(urls_in(markdown) - logged_urls(log) - quoted)
     if unlogged:
         raise InputError(
             f"the report would show {unlogged[0]}, which this brief never fetched; "

@@ -44,3 +44,12 @@ def test_parameters_of_a_declaration() -> None:
 def test_any_question_and_sentence_score_within_bounds(question: str, sentence: str) -> None:
     asked = Asked(question)
     assert 0.0 <= asked.score(sentence, carried=sentence[:20], declaration=sentence[:30]) <= 1.0
+
+
+@pytest.mark.parametrize("case", _CASES["parameters"], ids=lambda c: c["sentence"][:40])
+def test_a_parameter_the_question_names_is_a_key(case: dict[str, object]) -> None:
+    asked = Asked(str(case["question"]))
+    named = asked.names_a_parameter(
+        str(case["sentence"]), str(case["declaration"]), bool(case["summary"])
+    )
+    assert named is case["names"]

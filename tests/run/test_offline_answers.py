@@ -77,3 +77,48 @@ def test_the_answer_leads_with_the_best_scoring_claim() -> None:
         ),
     ]
     assert reasoner.synthesize(question, cited).splitlines()[0].startswith("- lru_cache(")
+
+
+def _quick(tmp_path: Path, question: str, docs: dict[str, str]) -> Path:
+    folder = tmp_path / "docs"
+    for name, text in docs.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    state = tmp_path / "state"
+    result = start(
+        RunRequest(question, state),
+        open_corpus(str(folder), state),
+        ExtractiveReasoner(),
+        load_settings(environ={}),
+        default_limits("quick"),
+        Progress(quiet=True),
+    )
+    return result.brief
+
+
+def test_a_url_inside_the_answering_sentence_is_quoted_text(tmp_path: Path) -> None:
+    brief = _quick(
+        tmp_path,
+        "Where is the Carrick Point lighthouse timetable published?",
+        {
+            "trust/a.md": "# Timetable\n\nThe Carrick Point lighthouse timetable is published "
+            "at https://carrick.example/timetable every spring.\n"
+        },
+    )
+    claims = emitted_claims(Brief(brief).load_claims())
+    assert ["https://carrick.example/timetable" in c.claim for c in claims] == [True]
+    assert_verified(brief)
+
+
+def test_a_question_in_any_script_is_asked_and_not_found_shows_no_freshness(
+    tmp_path: Path,
+) -> None:
+    # Content words in any script: the question is asked, never refused as wordless.
+    ExtractiveReasoner().decompose("Когда был построен маяк?", [])
+    brief = _quick(
+        tmp_path,
+        "What colour is the Carrick Point lighthouse?",
+        {"trust/a.md": "# Keepers\n\nThree keepers lived in the cottages beside the old tower.\n"},
+    )
+    report = (brief / "report.md").read_text(encoding="utf-8")
+    assert "Not found" in report and "Freshness" not in report  # nothing cited, no date

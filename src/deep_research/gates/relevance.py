@@ -150,7 +150,8 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _HUMPS = re.compile(r"[_.]+|(?<=[a-z0-9])(?=[A-Z])")
 #: Marks a run of initials among a text's words, so only an abbreviation is compared with it.
 INITIALS = "^"
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
+#: A word in any script: a letter, then letters, digits, underscores, apostrophes, dashes.
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
 _LETTERS = re.compile(r"[A-Za-z]+")
 _CAPITALS = re.compile(r"\b[A-Z]{3,6}s?\b")
 #: A version or a number of two digits or more; a lone digit ("Python 3") is filler.

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from deep_research.gates.relevance import Question
-from deep_research.gates.vocabulary import term_stem
+from deep_research.gates.vocabulary import STOP_WORDS, term_stem
 
 #: Share of the score from the question's concepts the sentence names.
 COVERAGE_WEIGHT = 0.6
@@ -51,6 +51,8 @@ _CODE = re.compile(
     r"|\b([A-Za-z_]\w*)\(\)"
     r"|(?<![=!<>:*/])((?:[=!<>]=|:=|<<|>>|\*\*|//|->))(?![=<>*/])"
 )
+#: Shortest parameter name read as a key ("a" and "p" of ``join(a, *p)`` are not).
+MIN_PARAMETER = 3
 #: Words at a sentence's start where a definition names what it defines.
 _OPENING_WORDS = 5
 #: Parameters of a declaration line: ``name=`` or a bare name between the parentheses.
@@ -147,6 +149,41 @@ class Asked:
     def key_named(self, text: str, key: str) -> bool:
         """Whether ``text`` writes the identifier ``key``'s own name (its last part) exactly."""
         return _exact(key.split(".")[-1], text)
+
+    def writes_a_key(self, sentence: str, declaration: str, context: str) -> bool:
+        """Whether the sentence (with the declaration it documents) writes one of the
+        question's identifiers — its own name exactly, and a qualifier (``functools`` of
+        ``functools.lru_cache``) in the sentence, or in ``context`` (the document's name and
+        the class it documents): an identifier is an exact key, and a sentence about another
+        ``open`` than ``codecs.open`` is about something else. True when the question names
+        no identifier."""
+        where = f"{declaration}\n{sentence}"
+        for token in self.identifiers:
+            *qualifiers, name = token.split(".")
+            if not _exact(name, where):
+                continue
+            if not qualifiers or _exact(token, sentence):
+                return True
+            context_words = context.lower()
+            if any(len(q) > 1 and q.lower() in context_words for q in qualifiers):
+                return True
+        return not self.identifiers
+
+    def asked_parameters(self, declaration: str) -> frozenset[str]:
+        """The declaration's parameters the question names (``typed`` of "What does the typed
+        argument of lru_cache do?"), of :data:`MIN_PARAMETER` characters or more."""
+        return frozenset(
+            name
+            for name in parameters(declaration) & self.words
+            if len(name) >= MIN_PARAMETER and name.lower() not in STOP_WORDS
+        )
+
+    def names_a_parameter(self, sentence: str, declaration: str, summary: bool) -> bool:
+        """Whether the sentence names a parameter the question asks about, when it asks about
+        one: an entry's other sentences are about other parameters. The entry's summary, its
+        declaration quoted with it, names them all."""
+        asked = self.asked_parameters(declaration)
+        return summary or not asked or any(_exact(name, sentence) for name in asked)
 
     def keys_found(self, sentence: str, declaration: str, document: str) -> float:
         """Share of the question's exact keys found: each identifier's last part in the

@@ -70,7 +70,7 @@ MAX_HEADINGS = 12
 MAX_KEYS = 4
 MAX_DECLARING_SCAN = 200
 
-_WORD = re.compile(r"[A-Za-z0-9_]+")
+_WORD = re.compile(r"\w+")  # any script's letters and digits, as FTS5's unicode61 reads them
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _LABEL_CHARS = re.compile(r"[^a-z0-9-]+")
 _MD_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*$")

@@ -163,6 +163,8 @@ class _Candidate:
     #: The subject the sentence inherits: the heading above it, and the sentence before it
     #: when it is quoted with that one (a short sentence, or one opening with "It…").
     carried: str = ""
+    #: The class whose entry the sentence is in (pydoc lists a class's methods under it).
+    within: str = ""
 
 
 @dataclass(frozen=True)
@@ -235,6 +237,7 @@ def _analyse(text: str, question: Question) -> _Analysed:
     owner: frozenset[str] | None = None
     declaration = ""
     heading = ""
+    within = ""
     for sentence in sentences(text):
         own = question.words(sentence.text)
         every.append(own)
@@ -243,8 +246,10 @@ def _analyse(text: str, question: Question) -> _Analysed:
         if _DECLARATION.match(sentence.text):
             owner = declared_words(question, sentence.text)
             declaration = sentence.text
+            if sentence.text.startswith("class "):
+                within = sentence.text.split("(", 1)[0].split()[-1]
         if (title := heading_text(sentence)) is not None:
-            heading, owner, declaration = title, None, ""
+            heading, owner, declaration, within = title, None, "", ""
         unit = entry(text, previous, sentence)
         summary = unit is not sentence
         carried = heading
@@ -258,7 +263,7 @@ def _analyse(text: str, question: Question) -> _Analysed:
             carried = f"{heading}\n{previous.text}" if joined is not None and previous else ""
         if MIN_SENTENCE <= len(unit.claim) <= MAX_SENTENCE and stands_alone(sentence):
             words = question.words(unit.text) if unit is not sentence else own
-            candidates.append(_Candidate(unit, words, owner, summary, declaration, carried))
+            candidates.append(_Candidate(unit, words, owner, summary, declaration, carried, within))
         previous = sentence
     return _Analysed(tuple(every), tuple(candidates), frequency)
 
@@ -335,6 +340,11 @@ def rank(
         sentence, owner = candidate.sentence, candidate.owner
         if depends_on_context(sentence):
             continue  # quoted alone it does not say what it is about: no claim
+        written = f"{candidate.carried}\n{sentence.text}"
+        if not asked.writes_a_key(written, candidate.declaration, f"{name}\n{candidate.within}"):
+            continue  # the question names code this sentence is not about
+        if not asked.names_a_parameter(sentence.text, candidate.declaration, candidate.summary):
+            continue  # about another parameter of the entry than the one asked about
         carried = question.words(f"{candidate.carried}\n{candidate.declaration}")
         kind = _kind_stems(asked, f"{candidate.declaration}\n{sentence.text}")
         own = candidate.words | named_for | carried | kind
@@ -436,7 +446,7 @@ class ExtractiveReasoner:
         # The queries name the sub-question's topic without the wording around it ("What does
         # the corpus say about…").
         topic = topic_stems(" ".join(sub_question.queries) or sub_question.question)
-        asked = Asked(sub_question.question)
+        asked = Asked(sub_question.question if own else scope)
         ranked = rank(document.text, question, topic, document.title, document.url, asked)
         found = []
         for score, sentence in best(ranked, FINDINGS_PER_DOCUMENT):
