@@ -122,3 +122,19 @@ def test_a_question_in_any_script_is_asked_and_not_found_shows_no_freshness(
     )
     report = (brief / "report.md").read_text(encoding="utf-8")
     assert "Not found" in report and "Freshness" not in report  # nothing cited, no date
+
+
+def test_a_sentence_scoring_below_the_threshold_is_no_finding() -> None:
+    text = (
+        "module functools\n\nFUNCTIONS\n\n"
+        "lru_cache(maxsize=128, typed=False)\n\nLeast-recently-used cache decorator.\n\n"
+        "If *maxsize* is set to None, the LRU features are disabled and the cache can grow.\n"
+    )
+    question = "What is the default maxsize of functools.lru_cache?"
+    sq = SubQuestionPlan("sq1", question, ("functools.lru_cache",), 2, question)
+    url = "file://python-docs/library/functools"
+    doc = Retained(url, "functools", text, "sha256:" + "0" * 64, "o")
+    # The second sentence names maxsize but states no default: it scores below MIN_SCORE.
+    assert [f.claim for f in ExtractiveReasoner().extract(sq, doc)] == [
+        "lru_cache(maxsize=128, typed=False) Least-recently-used cache decorator."
+    ]

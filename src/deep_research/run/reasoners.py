@@ -69,7 +69,7 @@ FINDINGS_PER_DOCUMENT = 2
 #: The least score (:mod:`deep_research.run.answering`) a sentence needs to be a finding,
 #: chosen on the development set's precision/answered curve (benchmarks/RESULTS.md); below
 #: it a sub-question is ``not found``.
-MIN_SCORE = 0.0
+MIN_SCORE = 0.70
 #: Weight of a concept of the research question against a word only the sub-question names.
 FOCUS_WEIGHT = 2.0
 #: A declaration line as pydoc writes one: ``name(args)``, ``class Name(bases)``, perhaps
@@ -107,8 +107,9 @@ _DEPENDENT = re.compile(
 
 
 def key_phrases(text: str) -> list[str]:
-    """Adjacent content-word pairs, then single content words (most specific first)."""
-    terms = key_terms(text)
+    """Adjacent topic-word pairs, then single topic words (most specific first); a question
+    of asking words only ("How does it work?") gives its content words."""
+    terms = topic_terms(text) or key_terms(text)
     pairs = [f"{a} {b}" for a, b in pairwise(terms)]
     return pairs + terms
 
