@@ -138,3 +138,15 @@ def test_a_sentence_scoring_below_the_threshold_is_no_finding() -> None:
     assert [f.claim for f in ExtractiveReasoner().extract(sq, doc)] == [
         "lru_cache(maxsize=128, typed=False) Least-recently-used cache decorator."
     ]
+
+
+def test_not_found_names_the_nearest_passage(tmp_path: Path) -> None:
+    brief = _quick(
+        tmp_path,
+        "What colour is the Carrick Point lighthouse painted?",
+        {"trust/a.md": "# Lighthouse\n\nThe Carrick Point lighthouse was completed in 1891.\n"},
+    )
+    gaps = Brief(brief).load_claims().coverage_gaps
+    assert gaps and gaps[0].startswith("not_found:sq1: no passage")
+    assert 'nearest passage, in Lighthouse: "The Carrick Point lighthouse was completed' in gaps[0]
+    assert "but not colour" in gaps[0]

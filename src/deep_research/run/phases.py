@@ -72,6 +72,7 @@ from deep_research.run.interface import (
 )
 from deep_research.run.pipeline import BY_NAME
 from deep_research.run.progress import Progress
+from deep_research.run.reasoners import ExtractiveReasoner
 from deep_research.settings import Settings
 from deep_research.trace_phases import RunRecord, VotesPhase
 
@@ -487,9 +488,15 @@ def _gaps(ctx: Context, reports: Sequence[WorkerRecord], kept: set[str]) -> list
     for report in reports:
         found = (claim_key(f.claim) for source in report.sources for f in source.findings)
         if not kept.intersection(found):
+            # The extractive reasoner names the passage that came nearest, when it read one.
+            near = (
+                ctx.reasoner.nearest_passage(report.id)
+                if isinstance(ctx.reasoner, ExtractiveReasoner)
+                else None
+            )
             gaps.append(
                 f"{NOT_FOUND}{report.id}: no passage in {ctx.adapter.name} answers it "
-                f"after {len(report.queries)} search(es)"
+                f"after {len(report.queries)} search(es)" + (f"; {near}" if near else "")
             )
     gaps += [f"{INCOMPLETE}{reason}" for reason in ctx.state.incomplete]
     return gaps

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
@@ -37,6 +37,7 @@ from deep_research.gates.relevance import (
     POINTS_BACK,
     QUESTION_PARTS,
     Question,
+    Relevance,
     document_name,
     key_terms,
     name_words,
@@ -70,6 +71,8 @@ FINDINGS_PER_DOCUMENT = 2
 #: chosen on the development set's precision/answered curve (benchmarks/RESULTS.md); below
 #: it a sub-question is ``not found``.
 MIN_SCORE = 0.70
+#: Characters of the nearest passage a not-found sub-question names.
+NEAREST_CHARS = 120
 #: Weight of a concept of the research question against a word only the sub-question names.
 FOCUS_WEIGHT = 2.0
 #: A declaration line as pydoc writes one: ``name(args)``, ``class Name(bases)``, perhaps
@@ -296,6 +299,10 @@ def _kind_stems(asked: Asked, text: str) -> frozenset[str]:
     return asked.kind_concepts() if asked.states_kind(text) >= 1.0 else frozenset()
 
 
+#: Told each sentence the relevance gate turned away that named part of the question.
+Missed = Callable[[Relevance, Sentence], None]
+
+
 def rank(
     text: str,
     question: Question,
@@ -303,6 +310,7 @@ def rank(
     title: str | None = None,
     source: str = "",
     asked: Asked | None = None,
+    missed: Missed | None = None,
 ) -> list[tuple[float, Sentence]]:
     """Sentences of ``text`` (the document at ``source``, titled ``title``) that answer the
     research ``question`` by its relevance gate (the sentence's words with the subject it
@@ -350,7 +358,10 @@ def rank(
         kind = _kind_stems(asked, f"{candidate.declaration}\n{sentence.text}")
         own = candidate.words | named_for | carried | kind
         named = [stem for stem, words in namers.items() if own & words]
-        if not question.decide(named, weights).answers:
+        relevance = question.decide(named, weights)
+        if not relevance.answers:
+            if missed is not None and relevance.matched:
+                missed(relevance, sentence)
             continue
         # An entry documenting a name the question asks about is about it (``start()`` for
         # "How do I start a thread?"), more than a sentence that mentions it in passing.
@@ -401,6 +412,8 @@ class ExtractiveReasoner:
         self.max_sub_questions = max_sub_questions
         #: Each finding's score (by its claim, case and spacing folded), for the synthesis.
         self.scores: dict[str, float] = {}
+        #: Sub-question → the passage nearest to answering it (score, where, claim, why not).
+        self.nearest: dict[str, tuple[float, str, str, str]] = {}
 
     @property
     def name(self) -> str:
@@ -448,15 +461,45 @@ class ExtractiveReasoner:
         # the corpus say about…").
         topic = topic_stems(" ".join(sub_question.queries) or sub_question.question)
         asked = Asked(sub_question.question if own else scope)
-        ranked = rank(document.text, question, topic, document.title, document.url, asked)
+
+        def missed(relevance: Relevance, sentence: Sentence) -> None:
+            # Named as nearest only while nothing scored: a passage the gate let through and
+            # the threshold did not outranks any the gate turned away.
+            near = -1.0 + (1.0 - relevance.missing_share)
+            self._near(sub_question.id, near, document, sentence, relevance.reason)
+
+        ranked = rank(document.text, question, topic, document.title, document.url, asked, missed)
         found = []
         for score, sentence in best(ranked, FINDINGS_PER_DOCUMENT):
             if score < MIN_SCORE:
+                self._near(sub_question.id, score, document, sentence)
                 break
             key = " ".join(sentence.claim.casefold().split())
             self.scores[key] = max(score, self.scores.get(key, 0.0))
             found.append(FindingDraft(claim=sentence.claim, quote=sentence.text))
         return found
+
+    def _near(
+        self, sq: str, score: float, document: Retained, sentence: Sentence, why: str = ""
+    ) -> None:
+        """Keep the passage nearest to answering ``sq``: one below the threshold by its score
+        (0 to 1), else one the relevance gate turned away by the share of the question it
+        names (-1 to 0, ``why`` saying what it leaves out)."""
+        known = self.nearest.get(sq)
+        if known is None or score > known[0]:
+            self.nearest[sq] = (score, document.title or document.url, sentence.claim, why)
+
+    def nearest_passage(self, sq: str) -> str | None:
+        """For a sub-question nothing answered above :data:`MIN_SCORE`, the passage that came
+        nearest, for the reader to judge: where it is, its opening, its score. None when no
+        passage answered it even below the threshold (or this process did not read for it)."""
+        known = self.nearest.get(sq)
+        if known is None:
+            return None
+        score, where, claim, why = known
+        opening = claim if len(claim) <= NEAREST_CHARS else claim[:NEAREST_CHARS].rstrip() + "…"
+        judged = why or f"score {score:.2f}, below {MIN_SCORE}"
+        return f'nearest passage, in {where}: "{opening}" ({judged})'
 
     def judge(self, claim: Claim, evidence: Sequence[EvidenceText]) -> list[SkepticVote] | Skipped:
         return Skipped("extractive reasoner: no model to act as a skeptic")
