@@ -2,25 +2,28 @@
 
 :class:`ExtractiveReasoner` needs no model and no network. It is honest about what it is:
 
-* sub-questions come from the question's key phrases and the scout survey's headings; each
-  one's ``scope`` is the research question itself, because every sub-question serves it;
-* findings are sentences (at least 40 characters) that answer the *research question* by its
-  relevance gate (:mod:`deep_research.gates.relevance`), the question's concepts weighed by how
-  few of the document's sentences name them — never by the words a heading adds. Among those,
-  concepts rare in the document weigh more than words every sentence repeats, the question's
-  concepts weigh more than the sub-question's words, and a sentence that opens by pointing back
-  ("This is…", "However, if…") ranks lower. Headings and fragments cut off a code block are
-  never findings. The quote is the exact substring of the retained text; the claim is that
-  sentence, whitespace collapsed;
+* sub-questions are the parts the question asks (:func:`clauses`: "When did it open, how long
+  is it and who designed it?" gives three, a one-part question one), never a document's title
+  or heading; each is searched first by the code it names (an identifier is an exact key:
+  :meth:`~deep_research.run.localcorpus.CorpusIndex.declaring`), and its ``scope`` is the
+  research question;
+* findings are sentences (with the subject they carry: the declaration a docstring sentence
+  documents, the heading above it, the sentence before a short or pointing-back one, a proper
+  name the document writes) that pass the relevance gate (:mod:`deep_research.gates.relevance`)
+  for their part of the question, write the question's identifiers and parameters, and score
+  at least :data:`MIN_SCORE` (:mod:`deep_research.run.answering`: the question's concepts
+  named, its identifiers found exactly, what its kind asks for stated). A document that names
+  no word of a part of the question answers nothing for that part. The quote is the exact
+  substring of the retained text; the claim is that passage, whitespace collapsed;
 * in the library's documentation a docstring's first sentence says what its declaration line
   declares without naming it ("Least-recently-used cache decorator." under
-  ``lru_cache(maxsize=128, typed=False)``): the finding is the two together. Every sentence
-  under a declaration documents that name: it ranks higher when the question names it, and
-  when the question asks what something is or how it works (not how to do something) a
-  sentence documenting another name is no answer;
+  ``lru_cache(maxsize=128, typed=False)``): the finding is the two together;
+* a sub-question nothing answers is ``not found``, naming the passage that came nearest
+  (:meth:`ExtractiveReasoner.nearest_passage`);
 * the skeptic panel and CIBER are *skipped with a reason*, never recorded as passed;
-* the synthesis is an ordered digest of the verified claims with their ``[S#]`` markers; the
-  report says that the extractive reasoner wrote it.
+* the synthesis lists the verified claims best-scoring first (the report's Answer leads with
+  the first), each sentence with its ``[S#]`` markers; the report says that the extractive
+  reasoner wrote it.
 """
 
 from __future__ import annotations
