@@ -29,7 +29,10 @@ def test_the_question_s_kind(case: dict[str, str]) -> None:
 @pytest.mark.parametrize("case", _CASES["better"], ids=lambda c: c["why"])
 def test_the_sentence_that_answers_scores_higher(case: dict[str, str]) -> None:
     asked = Asked(case["question"])
-    better = asked.score(case["better"], declaration=case.get("declaration", ""))
+    # A case with a "document" compares the same sentence in that document and in none.
+    better = asked.score(
+        case["better"], declaration=case.get("declaration", ""), document=case.get("document", "")
+    )
     worse = asked.score(case["worse"], declaration=case.get("worse_declaration", ""))
     assert better > worse
 

@@ -150,3 +150,34 @@ def test_not_found_names_the_nearest_passage(tmp_path: Path) -> None:
     assert gaps and gaps[0].startswith("not_found:sq1: no passage")
     assert 'nearest passage, in Lighthouse: "The Carrick Point lighthouse was completed' in gaps[0]
     assert "but not colour" in gaps[0]
+
+
+def _entry_findings(question: str, module: str, text: str) -> list[str]:
+    sq = SubQuestionPlan("sq1", question, (question,), 2, question)
+    doc = Retained(f"file://python-docs/library/{module}", module, text, "sha256:" + "0" * 64, "o")
+    return [f.claim for f in ExtractiveReasoner().extract(sq, doc)]
+
+
+def test_a_short_sentence_of_a_docstring_stands_with_the_one_before_it() -> None:
+    # "all" is a stop-word, yet all() is the name asked about; the answering sentence is short
+    # and a paragraph of its own inside the entry.
+    text = (
+        "module builtins\n\nFUNCTIONS\n\n"
+        "abs(x, /)\n\nReturn the absolute value of the argument.\n\n"
+        "all(iterable, /)\n\nReturn True if bool(x) is True for all values x in the iterable.\n\n"
+        "If the iterable is empty, return True.\n"
+    )
+    assert _entry_findings("What does all() return for an empty iterable?", "builtins", text) == [
+        "Return True if bool(x) is True for all values x in the iterable. "
+        "If the iterable is empty, return True."
+    ]
+
+
+def test_a_declaration_s_parameters_are_names_not_a_list_in_passing() -> None:
+    text = (
+        "module math\n\nFUNCTIONS\n\nfloor(x, /)\n\nReturn the floor of x as an Integral.\n\n"
+        "isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0)\n\n"
+        "Determine whether two floating point numbers are close in value.\n"
+    )
+    found = _entry_findings("What is the default rel_tol of math.isclose?", "math", text)
+    assert found and found[0].startswith("isclose(a, b, *, rel_tol=1e-09")

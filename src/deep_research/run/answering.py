@@ -200,7 +200,9 @@ class Asked:
             got += 1.0 if _exact(name, where) else 0.0
             for part in qualifiers:
                 owed += 0.5
-                got += 0.5 if _exact(part, f"{where}\n{document}") else 0.0
+                # "path" of os.path is held by the name "posixpath", as writes_a_key reads it.
+                held = _exact(part, where) or part.lower() in document.lower()
+                got += 0.5 if held else 0.0
         for name in sorted(parameters(declaration) & self.words):
             if any(name in token.split(".") for token in self.identifiers):
                 continue

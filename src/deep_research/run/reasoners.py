@@ -70,10 +70,10 @@ EXTRACTIVE = "extractive"
 MIN_SENTENCE = 40
 MAX_SENTENCE = 360
 FINDINGS_PER_DOCUMENT = 2
-#: The least score (:mod:`deep_research.run.answering`) a sentence needs to be a finding,
-#: chosen on the development set's precision/answered curve (benchmarks/RESULTS.md); below
-#: it a sub-question is ``not found``.
-MIN_SCORE = 0.70
+#: The least score (:mod:`deep_research.run.answering`) a sentence needs to be a finding:
+#: the highest precision before answered drops on the development sets' precision/answered
+#: curve (benchmarks/RESULTS.md); below it a sub-question is ``not found``.
+MIN_SCORE = 0.65
 #: Characters of the nearest passage a not-found sub-question names.
 NEAREST_CHARS = 120
 #: Weight of a concept of the research question against a word only the sub-question names.
@@ -213,13 +213,18 @@ def declared_words(question: Question, line: str) -> frozenset[str]:
     return stems(name)
 
 
-def with_previous(text: str, previous: Sentence | None, sentence: Sentence) -> Sentence | None:
+def with_previous(
+    text: str, previous: Sentence | None, sentence: Sentence, *, within_entry: bool = False
+) -> Sentence | None:
     """The previous sentence and ``sentence`` quoted together, when they are one paragraph's
-    neighbours: the subject a short or pointing-back sentence ("It is 40 m tall.") leaves
-    out is in the one before it. None when there is no such neighbour."""
+    neighbours — or, ``within_entry``, one docstring's, whose paragraphs all document one
+    name: the subject a short or pointing-back sentence ("It is 40 m tall.", "If the
+    iterable is empty, return True.") leaves out is in the one before it. None when there is
+    no such neighbour."""
     if previous is None or _HEADING_LINE.search(previous.text) or not stands_alone(previous):
         return None
-    if _PARAGRAPH_BREAK.search(text[previous.end : sentence.start]):
+    gap = text[previous.end : sentence.start]
+    if _PARAGRAPH_BREAK.search(gap) and not (within_entry and _PARAGRAPH_BREAK.fullmatch(gap)):
         return None
     return Sentence(previous.start, sentence.end, text[previous.start : sentence.end])
 
@@ -246,7 +251,9 @@ def _analyse(text: str, question: Question) -> _Analysed:
     heading = ""
     within = ""
     for sentence in sentences(text):
-        own = question.words(sentence.text)
+        # A declaration's parameters are names, not a list mentioned in passing.
+        declares = _DECLARATION.match(sentence.text) is not None
+        own = question.words(sentence.text, mentions=declares)
         every.append(own)
         for item in own:
             frequency[item] = frequency.get(item, 0) + 1
@@ -265,11 +272,13 @@ def _analyse(text: str, question: Question) -> _Analysed:
         ):
             # Quoted alone it does not say what it is about: with the sentence before it, it
             # does — or it is no finding.
-            joined = with_previous(text, previous, sentence)
+            joined = with_previous(text, previous, sentence, within_entry=bool(declaration))
             unit = joined if joined is not None else sentence
             carried = f"{heading}\n{previous.text}" if joined is not None and previous else ""
         if MIN_SENTENCE <= len(unit.claim) <= MAX_SENTENCE and stands_alone(sentence):
             words = question.words(unit.text) if unit is not sentence else own
+            if summary and previous is not None:
+                words |= question.words(previous.text, mentions=True)
             candidates.append(_Candidate(unit, words, owner, summary, declaration, carried, within))
         previous = sentence
     return _Analysed(tuple(every), tuple(candidates), frequency)
@@ -332,6 +341,15 @@ def rank(
     # "Carrick Point" written anywhere in the document is what every sentence of it is about.
     about = " ".join(n for n in proper_names(question.text) if n in text)
     named_for |= question.words(about) if about else frozenset()
+    # A qualifier of the question's identifiers that the document's name holds ("path" of
+    # ``os.path.splitext`` in ``posixpath``) is named by every sentence of it.
+    held = [
+        part
+        for key in asked.identifiers
+        for part in key.split(".")[:-1]
+        if len(part) > 1 and part.lower() in document_name(source).lower()
+    ]
+    named_for |= question.words(" ".join(held)) if held else frozenset()
     # A concept the document names nowhere (nor its name, nor as what the question's kind
     # asks for) is a part of the question it cannot answer: it weighs as the rarest, so no
     # sentence here answers a part needing it. One every sentence names tells none apart.
@@ -373,7 +391,14 @@ def rank(
         # that entry's summary, in a module about the question, to a question asking how to
         # do something: "How do I parse JSON?" by ``loads()``, never "What is a decorator?"
         # by ``singledispatch``, though its entry calls it a decorator.
-        elsewhere = owner is not None and not entitled and not owner & asked_stems
+        # A name the question writes as code is asked about, whatever its words (``all()``).
+        declares_key = any(
+            asked.key_named(candidate.declaration.split("(", 1)[0], key)
+            for key in asked.identifiers
+        )
+        elsewhere = (
+            owner is not None and not entitled and not owner & asked_stems and not declares_key
+        )
         if elsewhere and not (how_to and candidate.summary and on_subject):
             continue
         # fsum is exact whatever the set's iteration order (which varies with the hash seed),
