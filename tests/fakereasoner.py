@@ -51,7 +51,10 @@ class ScriptedReasoner:
         self.calls.append("decompose")
         return Plan(
             tuple(
-                SubQuestionPlan(f"sq{n}", f"{question} (part {n})", self.queries, self.max_searches)
+                # Each part serves the question (its scope), as the extractive plan's do.
+                SubQuestionPlan(
+                    f"sq{n}", f"{question} (part {n})", self.queries, self.max_searches, question
+                )
                 for n in range(1, self.workers + 1)
             )
         )

@@ -456,16 +456,25 @@ def _plain(text: str) -> str:
     return " ".join(_MARKERS.sub(" ", text).strip().lstrip("-*• ").split()).casefold()
 
 
+def _within(sentence: str, known: Sequence[str]) -> bool:
+    plain = _plain(sentence)
+    return any(plain == k or k.startswith(plain) or f" {plain}" in k for k in known)
+
+
 def _summary(passed: Sequence[AnswerSentence], sqs: Sequence[SubQuestionView]) -> str | None:
     """For an answer whose every sentence is a key finding word for word (an extractive
     digest), what the answer section shows instead: the finding that answers most directly —
     the first of the first sub-question that has one — and what the findings add up to. None
     when the answer says something of its own (a model's synthesis)."""
     findings = [view for sq in sqs for view in sq.findings]
-    known = {_plain(view.claim) for view in findings}
-    if not passed or not findings or any(_plain(s.text) not in known for s in passed):
+    known = [_plain(view.claim) for view in findings]
+    # A finding of two sentences is written with its markers after each: each is part of it.
+    if not passed or not findings or any(not _within(s.text, known) for s in passed):
         return None
-    lead = findings[0]
+    # The digest lists its best finding first (the extractive reasoner orders by its score).
+    first = _plain(passed[0].text)
+    lead = next((v for v, k in zip(findings, known, strict=True) if k.startswith(first)), None)
+    lead = lead or findings[0]
     sources = {source for view in findings for source in view.sources}
     answered = sum(1 for sq in sqs if sq.findings)
     others = len(findings) - 1
@@ -512,13 +521,9 @@ def to_markdown(report: Report) -> str:
         out.extend([f"**Question:** {report.question}", ""])
     section(f"Verdict: {report.verdict}")
     out.extend(f"- {reason}" for reason in report.verdict_reasons)
-    out.extend(
-        [
-            "",
-            f"**Depth:** {report.depth} · **Generated:** {_show(report.generated)} · "
-            f"**Freshness:** {_show(report.freshness)}",
-        ]
-    )
+    # Freshness is the newest evidence's date; a brief citing nothing has none to show.
+    fresh = "" if report.freshness is None else f" · **Freshness:** {_show(report.freshness)}"
+    out.extend(["", f"**Depth:** {report.depth} · **Generated:** {_show(report.generated)}{fresh}"])
     section("Answer")
     if not any(sq.findings for sq in report.sub_questions):
         out.append(
@@ -674,7 +679,16 @@ def render_brief(
     run = brief.load_trace().phase("run", RunRecord) if brief.trace_path.exists() else None
     report = build_report(document, sources, log, answer=answer, force=force, run=run)
     markdown = to_markdown(report)
-    unlogged = sorted(urls_in(markdown) - logged_urls(log))
+    # A URL a located quote holds is text a source states, not a source the report cites.
+    quoted = {
+        url
+        for text in (
+            *(finding.quote for source in sources for finding in source.findings),
+            *(item.quote for claim in document.claims for item in claim.evidence),
+        )
+        for url in urls_in(text)
+    }
+    unlogged = sorted(urls_in(markdown) - logged_urls(log) - quoted)
     if unlogged:
         raise InputError(
             f"the report would show {unlogged[0]}, which this brief never fetched; "

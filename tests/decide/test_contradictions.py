@@ -3,6 +3,9 @@ pairs that only look like contradictions."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from deep_research.decide.contradictions import find_contradictions, merged
@@ -69,9 +72,13 @@ def test_pairs_that_only_look_like_contradictions(a: str, b: str, why: str) -> N
     assert not find_contradictions(claims(a, b)), why
 
 
-def test_only_claims_of_one_sub_question_and_emitted_ones_are_compared() -> None:
+def test_only_emitted_claims_and_one_slot_across_sub_questions_are_compared() -> None:
     pair = claims(OPENED_1923, OPENED_1927)
-    assert not find_contradictions(pair, {"C1": frozenset({"sq1"}), "C2": frozenset({"sq2"})})
+    # Found for other sub-questions, one slot ("opened to traffic in") with two years is
+    # still one thing disputed; two figures of other slots are not compared.
+    assert find_contradictions(pair, {"C1": frozenset({"sq1"}), "C2": frozenset({"sq2"})})
+    other = claims(OPENED_1923, "The Old Harbour Bridge was painted grey in 1927 by the city.")
+    assert not find_contradictions(other, {"C1": frozenset({"sq1"}), "C2": frozenset({"sq2"})})
     assert find_contradictions(pair, {"C1": frozenset({"sq1", "sq2"}), "C2": frozenset({"sq2"})})
     unsupported = [pair[0], pair[1].model_copy(update={"support_class": "Partially Supported"})]
     assert not find_contradictions(unsupported)
@@ -85,3 +92,16 @@ def test_recording_twice_adds_nothing() -> None:
     once = merged(document, found)
     assert merged(once, found) == once
     assert len(once.unresolved_contradictions) == 1
+
+
+_BY_CONTENT = json.loads(
+    (Path(__file__).parents[1] / "fixtures" / "facts_by_content.json").read_text(encoding="utf-8")
+)["cases"]
+
+
+@pytest.mark.parametrize("case", _BY_CONTENT, ids=[c["why"] for c in _BY_CONTENT])
+def test_one_slot_with_two_figures_contradicts_in_any_wording(case: dict[str, object]) -> None:
+    # Found by different sub-questions: the slot, not the plan, says they are about one thing.
+    a = claims(str(case["a"]), sq="sq1")[0]
+    b = claims(str(case["b"]), sq="sq2")[0].model_copy(update={"id": "C2"})
+    assert bool(find_contradictions([a, b])) is case["contradict"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from deep_research.decide.samefact import FactGroups, Wording, same_fact
@@ -97,3 +100,15 @@ def test_a_documents_own_sentences_are_grouped_only_word_for_word() -> None:
 )
 def test_one_template_over_two_quoted_terms_is_two_facts(a: str, b: str) -> None:
     assert not same_fact(said(a), said(b))
+
+
+_BY_CONTENT = json.loads(
+    (Path(__file__).parents[1] / "fixtures" / "facts_by_content.json").read_text(encoding="utf-8")
+)["cases"]
+
+
+@pytest.mark.parametrize("case", _BY_CONTENT, ids=[c["why"] for c in _BY_CONTENT])
+def test_one_fact_by_its_content_in_any_wording(case: dict[str, object]) -> None:
+    a, b = said(str(case["a"])), said(str(case["b"]))
+    assert same_fact(a, b) is case["same"]
+    assert same_fact(b, a) is case["same"]

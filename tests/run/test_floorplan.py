@@ -30,9 +30,10 @@ def test_a_one_query_plan_is_topped_up_to_the_full_floors() -> None:
         assert len({_norm(q) for q in plan.queries}) == len(plan.queries)  # no repeats
         assert plan.scope == QUESTION
     assert len({p.id for p in plans}) == 5
+    # The question's own words first, never a surveyed title while they last.
     assert [p.question for p in plans[1:3]] == [
-        "What does the corpus say about Construction?",
-        "What does the corpus say about Design?",
+        "What does the corpus say about designed harbour?",
+        "What does the corpus say about designed?",
     ]
 
 

@@ -343,3 +343,23 @@ def test_the_pool_is_sized_to_the_machine(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(os, "process_cpu_count", lambda: None, raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: None)
     assert localcorpus.pool_size() == 1
+
+
+def test_an_identifier_finds_the_document_that_declares_it_first(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    root.mkdir()
+    # Many documents mention max; one declares it, in a long page BM25 ranks low.
+    for n in range(6):
+        (root / f"note{n}.txt").write_text(f"Set the max value {n} here; max is the max.\n")
+    filler = "Other functions are listed on this page.\n\n" * 200
+    (root / "builtins.txt").write_text(
+        f"{filler}max(iterable, *, default=obj)\n\nReturn the largest item of the iterable.\n"
+    )
+    (root / "functools.txt").write_text("lru_cache(maxsize=128)\n\nCache decorator.\n")
+    (root / "other.txt").write_text("lru_cache(maxsize=None)\n\nAnother cache decorator.\n")
+    corpus = open_corpus(str(root), tmp_path / "state")
+    assert corpus.search("max()", 3)[0].url == "file://lib/builtins.txt"
+    assert corpus.search("max", 3)[0].url != "file://lib/builtins.txt"  # a word, not a key
+    # A qualifier the path holds comes first among the documents that declare the name.
+    assert corpus.search("functools.lru_cache", 3)[0].url == "file://lib/functools.txt"
+    assert corpus.search("== operators", 3) is not None  # an operator is no name to look up

@@ -98,11 +98,11 @@ LAMBDA_DOC = (
 
 def _plan_for(question: str, heading: str | None) -> SubQuestionPlan:
     """The sub-question decompose() makes for ``heading`` (the question's own when None)."""
-    survey = [SurveyDoc("file://t/d", heading, (heading,))] if heading else []
-    plan = ExtractiveReasoner().decompose(question, survey)
     if heading is None:
-        return plan.sub_questions[0]
-    return next(sq for sq in plan.sub_questions if heading in sq.question)
+        return ExtractiveReasoner().decompose(question, []).sub_questions[0]
+    # A heading's sub-question as the floors' top-up writes one: its scope the question.
+    topic = f"What does the corpus say about {heading}?"
+    return SubQuestionPlan("sq2", topic, (heading, f"{heading} {question}"), 2, question)
 
 
 @pytest.mark.parametrize(
@@ -222,19 +222,32 @@ def test_only_sentences_that_stand_alone_are_claims(text: str, alone: bool) -> N
     assert stands_alone(Sentence(0, len(text), text)) is alone
 
 
-def test_decompose_uses_key_phrases_and_scout_headings() -> None:
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        ("How does Python evaluate chained comparisons?", 1),
+        ("What is the default maxsize of functools.lru_cache?", 1),
+        ("When did the bridge open, how long is it and who designed it?", 3),
+        ("What is the GIL, and how does it affect threads?", 2),
+    ],
+)
+def test_decompose_plans_the_question_parts_never_titles(question: str, parts: int) -> None:
     survey = [SurveyDoc("file://t/d", "Comparisons", ("Comparisons", "Value comparisons"))]
-    plan = ExtractiveReasoner().decompose("How does Python evaluate chained comparisons?", survey)
+    plan = ExtractiveReasoner().decompose(question, survey)
     questions = [sq.question for sq in plan.sub_questions]
-    assert len(questions) >= 3 and any("Value comparisons" in q for q in questions)
-    assert all(len(sq.queries) >= 2 for sq in plan.sub_questions)
-    # Every sub-question serves the research question: extract() ranks by its scope.
-    assert {sq.scope for sq in plan.sub_questions} == {
-        "How does Python evaluate chained comparisons?"
-    }
+    assert len(questions) == parts
+    assert not any("Comparisons" in q for q in questions[1:])
+    assert all(sq.queries and sq.scope == question for sq in plan.sub_questions)
     assert key_phrases("How does it work?") == ["work"]
     with pytest.raises(InputError, match="no content words"):
         ExtractiveReasoner().decompose("How is it?", [])
+
+
+def test_identifiers_lead_the_queries_and_a_part_pointing_back_names_the_subject() -> None:
+    plan = ExtractiveReasoner().decompose("What does os.path.join do with an absolute path?", [])
+    assert plan.sub_questions[0].queries[0] == "os.path.join"
+    parts = ExtractiveReasoner().decompose("When did the bridge open, how long is it?", [])
+    assert parts.sub_questions[1].question == "How long is it (bridge open)?"
 
 
 def test_panel_and_ciber_are_skipped_never_passed() -> None:

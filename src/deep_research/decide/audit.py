@@ -163,13 +163,18 @@ class _Stretches:
         return at < len(self.hashes) and self.hashes[at] == value
 
 
-def bodies_of(brief: Brief, document: ClaimsFile, sources: Sequence[SourceRow]) -> Iterator[str]:
-    """Every quote and retained text the brief holds, one at a time (a corpus file is read when
-    its turn comes, so the check holds one document, not the corpus)."""
+def quotes_of(document: ClaimsFile, sources: Sequence[SourceRow]) -> Iterator[str]:
+    """Every quote the brief holds: its findings' and its claims' evidence."""
     for source in sources:
         yield from (finding.quote for finding in source.findings)
     for claim in document.claims:
         yield from (item.quote for item in claim.evidence)
+
+
+def bodies_of(brief: Brief, document: ClaimsFile, sources: Sequence[SourceRow]) -> Iterator[str]:
+    """Every quote and retained text the brief holds, one at a time (a corpus file is read when
+    its turn comes, so the check holds one document, not the corpus)."""
+    yield from quotes_of(document, sources)
     for source in sources:
         if source.content_hash and brief.corpus_path(source.content_hash).is_file():
             yield brief.read_corpus(source.content_hash)
@@ -190,7 +195,10 @@ def prove_audit(
         shown,
         [report.read_text(encoding="utf-8")] if report.is_file() else [],
     )
-    missing = missing_urls(audit, texts)
+    # A URL inside a quote is text a source states ("see https://…"), located in what was
+    # fetched: it is shown as quoted, never as a source the brief cites.
+    quoted = {url for quote in quotes_of(document, sources) for url in urls_in(quote)}
+    missing = [url for url in missing_urls(audit, texts) if url not in quoted]
     if missing:
         raise InconsistentArtifacts(
             f"{missing[0]} is shown in the brief but is no source or fetch of it; remove it or "

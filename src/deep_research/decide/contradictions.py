@@ -21,6 +21,11 @@ all of these hold:
   what they count is not read. Only figures stated flatly count: ``before 1930`` or ``about
   1,200 m`` contradicts neither ``1923`` nor ``1,240 m``.
 
+Or, in any wording, **one slot with two figures** (:func:`slot_clashes`): they share
+:data:`MIN_SUBJECT_TERMS` content words, and figures of one kind that fill one slot — a year
+after words the two share ("completed in 1891", "was completed in 1893"), a measure of one
+dimension — disagree; whichever sub-question found them.
+
 Each contradicting pair becomes one ``unresolved_contradictions`` entry ``{ids, topic,
 description}`` naming every kind on which they disagree. The decision is code's; the report
 shows both sides and which is better supported, never an average (docs/contracts.md §12).
@@ -31,15 +36,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from itertools import combinations
 from pathlib import Path
 
+from deep_research.decide.figures import (
+    DIMENSION_WORDS,
+    Figure,
+    agree,
+    figures,
+    same_slot,
+    subject,
+)
 from deep_research.decide.samefact import claim_key, overlap
-from deep_research.gates.literals import LiteralToken
 from deep_research.gates.literals.extraction import literals_of
-from deep_research.gates.literals.matching import as_year
-from deep_research.gates.literals.units import quantity, unit_after
 from deep_research.gates.overlap import content_tokens
 from deep_research.models import Claim, ClaimsFile, Contradiction, SourceRow
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
@@ -49,24 +58,6 @@ from deep_research.trace_phases import ContradictionsPhase, FoundContradiction
 MIN_SUBJECT_TERMS = 2
 #: ... and at least this share of the smaller claim's subject words.
 SUBJECT_SHARE = 0.5
-#: Two figures of one kind closer than this (relative to the larger) are the same figure rounded.
-TOLERANCE = Decimal("0.05")
-
-#: Words that name a dimension: the same measure, however a sentence phrases it.
-DIMENSION_WORDS: dict[str, str] = {
-    "long": "length",
-    "length": "length",
-    "tall": "height",
-    "height": "height",
-    "high": "height",
-    "wide": "width",
-    "width": "width",
-    "deep": "depth",
-    "depth": "depth",
-    "heavy": "mass",
-    "weigh": "mass",
-    "weight": "mass",
-}
 LABELS = {
     "year": "year",
     "percent": "percentage",
@@ -78,80 +69,11 @@ LABELS = {
     "power": "power",
 }
 
-_NEXT_WORD = re.compile(r"\s*[^\W\d_]")
-_COUNTED = re.compile(r"\s*[^\W\d_]+")
-#: A capitalized word or "version" right before a figure: the figure is part of a name.
-_NAMED = re.compile(r"(?:\b[A-Z][\w-]*|\b[Vv]ersion|\bv)[ \u00a0]?$")
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One flatly stated literal of a claim: its kind and a value comparable within the kind."""
-
-    kind: str  # "year", "percent", "money:USD", a dimension ("length"…), or "number"
-    value: Decimal | tuple[int, int | None, int | None]
-    text: str
-
 
 def names(text: str) -> frozenset[str]:
     return frozenset(
         " ".join(t.text.casefold().split()) for t in literals_of(text) if not t.numeric
     )
-
-
-def figures(text: str) -> tuple[list[Figure], str]:
-    """The claim's figures, and its text with every figure (and its unit) blanked out."""
-    found = []
-    blank = list(text)
-    for token in literals_of(text):
-        if not token.numeric or token.qualifier != "eq":
-            continue
-        unit = unit_after(text, token)
-        end = unit[1] if unit is not None else token.end
-        figure = _figure(text, token, text[token.start : end])
-        if figure is not None:
-            found.append(figure)
-        elif (counted := _COUNTED.match(text, end)) is not None:
-            end = counted.end()  # "six years": what a count counts belongs to the count
-        blank[token.start : end] = " " * (end - token.start)
-    return found, "".join(blank)
-
-
-def _figure(text: str, token: LiteralToken, shown: str) -> Figure | None:
-    if token.kind in ("date", "year") and token.date is not None and token.date[0]:
-        return Figure("year", token.date, shown)
-    if token.kind == "percent" and token.value is not None:
-        return Figure("percent", token.value, shown)
-    if token.kind == "money" and token.value is not None:
-        return Figure(f"money:{token.unit or '?'}", token.value, shown)
-    if token.kind != "number" or token.value is None:
-        return None
-    if (measured := quantity(text, token)) is not None:
-        return Figure(measured.dimension, measured.value, shown)
-    year = as_year(token)
-    if year is not None and year.date is not None and not _NEXT_WORD.match(text, token.end):
-        # "completed 1927." is a year the extractor had no temporal word for; "1500 workers"
-        # counts workers.
-        return Figure("year", year.date, shown)
-    if _NAMED.search(text, 0, token.start):
-        # "Python 3.0", "PEP 8", "version 2": a figure that names which thing is meant.
-        return Figure("number", token.value, shown)
-    return None  # a count ("six years", "1500 workers"): what it counts is not read here
-
-
-def subject(blanked: str) -> frozenset[str]:
-    return frozenset(DIMENSION_WORDS.get(word, word) for word in content_tokens(blanked))
-
-
-def agree(kind: str, a: Figure, b: Figure) -> bool:
-    """Whether two figures of one kind can be the same figure."""
-    if kind == "year":
-        assert isinstance(a.value, tuple) and isinstance(b.value, tuple)
-        # Compare on the precision both state: "March 1923" and "1923" agree.
-        return all(x == y for x, y in zip(a.value, b.value, strict=True) if x and y)
-    assert isinstance(a.value, Decimal) and isinstance(b.value, Decimal)
-    larger = max(abs(a.value), abs(b.value))
-    return larger == 0 or abs(a.value - b.value) <= TOLERANCE * larger
 
 
 @dataclass(frozen=True)
@@ -181,10 +103,14 @@ class Candidate:
 def disagreements(a: Candidate, b: Candidate) -> list[tuple[str, list[Figure], list[Figure]]]:
     """The kinds on which ``a`` and ``b`` disagree ([] when they do not contradict)."""
     shared, share = overlap(a.subject, b.subject)
-    if not a.found_by & b.found_by or shared < MIN_SUBJECT_TERMS or share < SUBJECT_SHARE:
-        return []
-    if a.names and b.names and not a.names & b.names:
+    numbered_a, numbered_b = _numbered(a.names), _numbered(b.names)
+    if numbered_a and numbered_b and not numbered_a & numbered_b:
         return []  # "Python 2.0" and "Python 3.0": each names another thing
+    if a.names and b.names and not a.names & b.names:
+        # Other names apart ("Northern Lights Board", "Carrick Point"), one slot still is one.
+        return slot_clashes(a, b) if shared >= MIN_SUBJECT_TERMS else []
+    if not a.found_by & b.found_by or shared < MIN_SUBJECT_TERMS or share < SUBJECT_SHARE:
+        return slot_clashes(a, b) if shared >= MIN_SUBJECT_TERMS else []
     mine, theirs = a.by_kind(), b.by_kind()
     clashing = []
     for kind in sorted(mine.keys() & theirs.keys()):
@@ -193,6 +119,26 @@ def disagreements(a: Candidate, b: Candidate) -> list[tuple[str, list[Figure], l
         if kind == "number":
             return []  # an unnamed figure that differs: two things, not one thing disputed
         clashing.append((kind, mine[kind], theirs[kind]))
+    return clashing
+
+
+def _numbered(names: frozenset[str]) -> frozenset[str]:
+    """The names holding a figure ("Python 3.0", "PEP 8"): each is another thing."""
+    return frozenset(name for name in names if any(ch.isdigit() for ch in name))
+
+
+def slot_clashes(a: Candidate, b: Candidate) -> list[tuple[str, list[Figure], list[Figure]]]:
+    """The kinds on which ``a`` and ``b`` give one slot different figures, in any wording:
+    "the lighthouse was completed in 1891" and "records show the lighthouse was completed in
+    1893, after two winters of storms…" (a year whose preceding words share one, a measure of
+    one dimension), however little else the two sentences share. Counts are never compared."""
+    clashing = []
+    for kind in sorted({f.kind for f in a.figures} & {f.kind for f in b.figures} - {"number"}):
+        pairs = [(x, y) for x in a.figures for y in b.figures if x.kind == kind and same_slot(x, y)]
+        if pairs and not any(agree(kind, x, y) for x, y in pairs):
+            mine = list(dict.fromkeys(x for x, _ in pairs))
+            theirs = list(dict.fromkeys(y for _, y in pairs))
+            clashing.append((kind, mine, theirs))
     return clashing
 
 

@@ -30,6 +30,12 @@ wording the claim keeps) states the same fact — all of these hold:
 * **another document**: a document's own sentences are never grouped with one another except
   word for word — a document repeats its own templates, it does not restate its facts.
 
+Or, in other words, **the same figures of one subject**: every figure of either wording (a
+year, a measure, an amount, a percentage — never a bare count) agrees with one of the other's
+in the same slot, units and number forms normalised ("40 m", "40 metres", "forty metres"), the
+two share :data:`MIN_SUBJECT` content words besides, neither negates alone, and the literal
+check passes both ways as above.
+
 The trace gate then checks the kept wording against every source's own quotes. Its bar (the
 quote's literals, two shared content words) is lower than this one, which is why the grouping
 is strict: a wrong merge would cite a source for a sentence it does not state.
@@ -42,6 +48,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
+from deep_research.decide.figures import figures, same_figures, same_slot
 from deep_research.gates.literals import check
 from deep_research.gates.overlap import content_tokens
 
@@ -49,6 +56,8 @@ from deep_research.gates.overlap import content_tokens
 SAME_FACT_OVERLAP = 0.7
 #: Content words two wordings must share at the least (short sentences share little by chance).
 MIN_SHARED = 4
+#: Content words besides their figures two wordings of one figure must share (its subject).
+MIN_SUBJECT = 2
 #: The widest swap of words, on either side, that reads as one template over two subjects.
 MAX_SWAP = 3
 
@@ -110,10 +119,26 @@ def overlap(a: frozenset[str], b: frozenset[str], *, of_larger: bool = False) ->
     return shared, (shared / size if a and b else 0.0)
 
 
+def same_content(a: Wording, b: Wording) -> bool:
+    """Whether ``a`` and ``b`` state the same figures of one subject in other words: every
+    figure of either agrees with one of the other's, in the same slot ("40 m", "40 metres"
+    and "forty metres" tall), they share :data:`MIN_SUBJECT` content words besides, and
+    neither negates alone."""
+    mine, blank_a = figures(a.claim)
+    theirs, blank_b = figures(b.claim)
+    if not same_figures(mine, theirs) or negates(a.claim) != negates(b.claim):
+        return False
+    if not all(any(same_slot(x, y) for y in theirs) for x in mine):
+        return False
+    return len(content_tokens(blank_a) & content_tokens(blank_b)) >= MIN_SUBJECT
+
+
 def same_fact(a: Wording, b: Wording) -> bool:
     """Whether ``a`` and ``b`` state the same fact (the rules of the module docstring)."""
     if claim_key(a.claim) == claim_key(b.claim):
         return True
+    if same_content(a, b):
+        return check(a.claim, [b.quote]).ok and check(b.claim, [a.quote]).ok
     shared, share = overlap(a.tokens, b.tokens, of_larger=True)
     if shared < MIN_SHARED or share < SAME_FACT_OVERLAP:
         return False

@@ -142,6 +142,35 @@ def _clean(text: str) -> str:
     return _BLANK_RUNS.sub("\n\n", text).strip()
 
 
+#: A page's first line that reads as its title: short, and not ending as a sentence ends.
+MAX_TITLE_LINE = 120
+_SENTENCE_END = re.compile(r"[.!?:;,][\"'”’)\]]*$")
+
+
+def _blocks(text: str) -> str:
+    """trafilatura's text with a blank line between blocks: it writes each heading and
+    paragraph on one line of its own, and a heading read as one paragraph with the text
+    under it would be glued onto that text's first sentence."""
+    return "\n\n".join(line for line in text.split("\n"))
+
+
+def title_apart(page: str) -> str:
+    """A PDF page's text with its first line set apart by a blank line when it reads as a
+    title (short, not ending as a sentence ends, and the text after it opening a sentence): a
+    PDF's lines are wrapped prose, so only that line is told apart."""
+    first, newline, rest = page.partition("\n")
+    title = first.strip()
+    if not newline or not rest.strip() or len(title) > MAX_TITLE_LINE:
+        return page
+    if not title or _SENTENCE_END.search(title):
+        return page
+    # Wrapped prose goes on in lower case ("…completed by the / board of…"); text under a
+    # title opens a sentence.
+    if not rest.lstrip()[:1].isupper():
+        return page
+    return f"{first}\n\n{rest}"
+
+
 def _trafilatura(body: bytes) -> str | None:
     import trafilatura
 
@@ -177,7 +206,8 @@ def _pdf_pages(body: bytes) -> str:
     reader = PdfReader(BytesIO(body), strict=False)
     if reader.is_encrypted:
         return ""
-    return "\n\n".join(page.extract_text() or "" for page in reader.pages[:MAX_PDF_PAGES])
+    pages = reader.pages[:MAX_PDF_PAGES]
+    return "\n\n".join(title_apart(page.extract_text() or "") for page in pages)
 
 
 def is_pdf(body: bytes) -> bool:
@@ -196,7 +226,7 @@ def extract_here(body: bytes, media_type: str, charset: str | None) -> Extracted
         return Extracted(text, "plain", "1") if text else None
     title, published = _declared(decode(body, charset))
     primary = _trafilatura(body)
-    if primary is not None and (text := _clean(primary)):
+    if primary is not None and (text := _clean(_blocks(primary))):
         return Extracted(text, "trafilatura", _version("trafilatura"), title, published)
     fallback = _clean(_selectolax(decode(body, charset)))
     if fallback:

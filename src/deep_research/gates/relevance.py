@@ -103,8 +103,10 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
         "stop terminate halt",
         "join concatenate",
         "convert transform",
-        # "How long is it?" asks for its length.
+        # "How long is it?" asks for its length; "How tall is it?" for its height, which a
+        # source may give as how high it rises.
         "long length",
+        "tall height high rise",
         # The library calls a file object a stream ("Read and return a line from the stream").
         "file stream",
     )
@@ -124,12 +126,12 @@ PRECISE_WEIGHT = 2.0
 #: ... and an aspect verb this much of what its frequency gives.
 ASPECT_WEIGHT = 0.5
 #: Where a question asks its next part: a comma or "and" before a question word.
-_PARTS = re.compile(
+QUESTION_PARTS = re.compile(
     r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?=(?:how|who|whom|whose|when|where|why|what|which)\b)",
     re.IGNORECASE,
 )
 #: A part that points back at the first part's subject.
-_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|these|he|she|his|her)\b", re.I)
+POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|these|he|she|his|her)\b", re.I)
 #: Endings that name a file's format rather than its subject.
 DOCUMENT_EXTENSIONS = frozenset({"md", "markdown", "txt", "html", "htm", "pdf", "rst"})
 #: Shortest part of an identifier that is a word of its own.
@@ -148,7 +150,8 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _HUMPS = re.compile(r"[_.]+|(?<=[a-z0-9])(?=[A-Z])")
 #: Marks a run of initials among a text's words, so only an abbreviation is compared with it.
 INITIALS = "^"
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
+#: A word in any script: a letter, then letters, digits, underscores, apostrophes, dashes.
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
 _LETTERS = re.compile(r"[A-Za-z]+")
 _CAPITALS = re.compile(r"\b[A-Z]{3,6}s?\b")
 #: A version or a number of two digits or more; a lone digit ("Python 3") is filler.
@@ -295,7 +298,7 @@ class Question:
         who designed it?"), each answerable alone; a part pointing back ("it") needs what the
         first part names too. A first part naming one thing only is that subject, no part of
         its own ("What is the GIL and how does it affect threads?")."""
-        parts = [p for p in _PARTS.split(text) if p.strip()]
+        parts = [p for p in QUESTION_PARTS.split(text) if p.strip()]
         every = tuple(c.stem for c in self.concepts)
         if len(parts) < 2:
             return (Facet(every),)
@@ -305,7 +308,7 @@ class Question:
         for part, stems_ in zip(parts[1:], own[1:], strict=True):
             if not stems_:
                 continue
-            refers = _POINTS_BACK.search(part) is not None
+            refers = POINTS_BACK.search(part) is not None
             facets.append(Facet(stems_, subject if refers else ()))
         return tuple(facets) or (Facet(every),)
 

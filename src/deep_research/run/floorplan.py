@@ -96,7 +96,9 @@ def meet_floors(
     ids = {p.id for p in topped}
     wanted = min(floors.sub_questions, limits.workers)
     focus = " ".join(key_terms(question))
-    for topic in [*_surveyed(survey), *key_phrases(question)]:
+    # The question's own words first: a document's title or heading is what the corpus holds,
+    # not what was asked, and serves only when the question's words run out.
+    for topic in [*key_phrases(question), *_surveyed(survey)]:
         if len(topped) >= wanted:
             break
         if _norm(topic) in taken or not key_terms(topic):

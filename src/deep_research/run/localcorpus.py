@@ -26,7 +26,7 @@ import sys
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing, contextmanager
@@ -39,6 +39,7 @@ from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.corpus import retain_document
 from deep_research.fetch.extract import decode, extract, pdf_text
 from deep_research.gates.vocabulary import STOP_WORDS
+from deep_research.run.answering import identifiers
 from deep_research.run.corpusfolder import (
     Admitted,
     LeftOut,
@@ -64,8 +65,13 @@ PYTHON_DOCS_LEAKED = ("reference+library-v2",)
 #: Largest local file indexed; a bigger one is skipped (and counted), never half-read.
 MAX_FILE_BYTES = 20 * 1024 * 1024
 MAX_HEADINGS = 12
+#: Identifiers of one query looked up as declared names, and the documents naming one that
+#: are read to find where it is declared.
+MAX_KEYS = 4
+MAX_DECLARING_SCAN = 200
 
-_WORD = re.compile(r"[A-Za-z0-9_]+")
+_WORD = re.compile(r"\w+")  # any script's letters and digits, as FTS5's unicode61 reads them
+_NAME = re.compile(r"[A-Za-z_]\w*")
 _LABEL_CHARS = re.compile(r"[^a-z0-9-]+")
 _MD_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*$")
 _UNDERLINE = re.compile(r"^(=+|\*+|-+|~+)$")
@@ -499,6 +505,9 @@ class CorpusIndex:
             return int(db.execute("SELECT count(*) FROM docs").fetchone()[0])
 
     def search(self, query: str, limit: int) -> list[Hit]:
+        """Documents matching ``query``'s words by BM25; first, when it writes code
+        (``os.path.join``, ``max()``, ``lru_cache``), the documents that declare that name
+        (:meth:`declaring`): an identifier is an exact key, not one word among others."""
         expression = match_expression(query)
         if expression is None or limit <= 0:
             return []
@@ -509,8 +518,50 @@ class CorpusIndex:
                 (expression, limit),
             ).fetchall()
         # bm25() is lower-is-better and negative; the hit score is its negation.
-        return [
+        hits = [
             Hit(str(url), str(title) or None, round(-float(rank), 6)) for url, title, rank in rows
+        ]
+        declared = self.declaring(identifiers(query), limit)
+        if not declared:
+            return hits
+        top = max((hit.score for hit in hits), default=0.0) + 1.0
+        first = [Hit(hit.url, hit.title, round(top + hit.score, 6)) for hit in declared]
+        seen = {hit.url for hit in first}
+        return (first + [hit for hit in hits if hit.url not in seen])[:limit]
+
+    def declaring(self, keys: Sequence[str], limit: int) -> list[Hit]:
+        """Documents that declare one of ``keys`` — a line opening with its name and "(" as
+        pydoc writes a signature, or a heading naming it — those whose path holds one of its
+        qualifiers (``functools`` of ``functools.lru_cache``) first, then by BM25."""
+        found: dict[str, tuple[int, float, str | None]] = {}
+        with self.connect() as db:
+            for key in keys[:MAX_KEYS]:
+                *qualifiers, name = key.split(".")
+                if not _NAME.fullmatch(name):
+                    continue  # an operator is no declared name
+                declaration = re.compile(
+                    rf"^(?:async\s+|class\s+)?(?:[\w.]+\.)?{re.escape(name)}\(|"
+                    rf"^#{{1,6}}\s.*(?<![\w.]){re.escape(name)}(?!\w)",
+                    re.MULTILINE,
+                )
+                rows = db.execute(
+                    "SELECT fts.url, fts.title, bm25(fts, 0.0, 2.0, 1.0) AS rank, docs.body "
+                    "FROM fts JOIN docs ON docs.url = fts.url WHERE fts MATCH ? "
+                    "ORDER BY rank, fts.url LIMIT ?",
+                    (f'"{name}"', MAX_DECLARING_SCAN),
+                ).fetchall()
+                for url, title, rank, body in rows:
+                    if declaration.search(str(body)) is None:
+                        continue
+                    path = str(url).rsplit("/", 1)[-1].lower()
+                    qualified = any(q.lower() in path for q in qualifiers if len(q) > 1)
+                    order = (0 if qualified else 1, float(rank), title)
+                    if str(url) not in found or order < found[str(url)]:
+                        found[str(url)] = order
+        ranked = sorted(found.items(), key=lambda item: (item[1][0], item[1][1], item[0]))
+        return [
+            Hit(url, str(title) or None, round(-rank, 6))
+            for url, (_, rank, title) in ranked[:limit]
         ]
 
     def document(self, url: str) -> LocalDoc | None:

@@ -72,6 +72,7 @@ from deep_research.run.interface import (
 )
 from deep_research.run.pipeline import BY_NAME
 from deep_research.run.progress import Progress
+from deep_research.run.reasoners import ExtractiveReasoner
 from deep_research.settings import Settings
 from deep_research.trace_phases import RunRecord, VotesPhase
 
@@ -487,9 +488,15 @@ def _gaps(ctx: Context, reports: Sequence[WorkerRecord], kept: set[str]) -> list
     for report in reports:
         found = (claim_key(f.claim) for source in report.sources for f in source.findings)
         if not kept.intersection(found):
+            # The extractive reasoner names the passage that came nearest, when it read one.
+            near = (
+                ctx.reasoner.nearest_passage(report.id)
+                if isinstance(ctx.reasoner, ExtractiveReasoner)
+                else None
+            )
             gaps.append(
                 f"{NOT_FOUND}{report.id}: no passage in {ctx.adapter.name} answers it "
-                f"after {len(report.queries)} search(es)"
+                f"after {len(report.queries)} search(es)" + (f"; {near}" if near else "")
             )
     gaps += [f"{INCOMPLETE}{reason}" for reason in ctx.state.incomplete]
     return gaps
@@ -499,12 +506,12 @@ def phase_claims(ctx: Context) -> None:
     rows = brief_rows(ctx.brief)
     # The relevance gate: a finding that does not answer the research question is no claim.
     # A model's plan words the question's parts itself; the extractive plan only repeats it.
-    planned = (
-        {sq.id: sq.question for sq in load_plan(ctx.brief)}
-        if ctx.reasoner.name != "extractive"
-        else None
-    )
-    rows = relevant_rows(rows, ctx.state.question, retained_texts(ctx.brief, rows), planned)
+    # The extractive reasoner applies the gate itself, to each sentence with the subject it
+    # carries (the name it documents, its heading, the sentence quoted with it) and above a
+    # score threshold; judged again bare, a docstring's sentence loses the name it documents.
+    if ctx.reasoner.name != "extractive":
+        planned = {sq.id: sq.question for sq in load_plan(ctx.brief)}
+        rows = relevant_rows(rows, ctx.state.question, retained_texts(ctx.brief, rows), planned)
     kept = {claim_key(f.claim) for row in rows for f in row.findings}
     reports = _worker_reports(ctx.brief, "cast") + _worker_reports(ctx.brief, "round2")
     claims = build_claims(rows, ctx.limits.claims, finders_of(reports))

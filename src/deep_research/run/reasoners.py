@@ -2,47 +2,55 @@
 
 :class:`ExtractiveReasoner` needs no model and no network. It is honest about what it is:
 
-* sub-questions come from the question's key phrases and the scout survey's headings; each
-  one's ``scope`` is the research question itself, because every sub-question serves it;
-* findings are sentences (at least 40 characters) that answer the *research question* by its
-  relevance gate (:mod:`deep_research.gates.relevance`), the question's concepts weighed by how
-  few of the document's sentences name them — never by the words a heading adds. Among those,
-  concepts rare in the document weigh more than words every sentence repeats, the question's
-  concepts weigh more than the sub-question's words, and a sentence that opens by pointing back
-  ("This is…", "However, if…") ranks lower. Headings and fragments cut off a code block are
-  never findings. The quote is the exact substring of the retained text; the claim is that
-  sentence, whitespace collapsed;
+* sub-questions are the parts the question asks (:func:`clauses`: "When did it open, how long
+  is it and who designed it?" gives three, a one-part question one), never a document's title
+  or heading; each is searched first by the code it names (an identifier is an exact key:
+  :meth:`~deep_research.run.localcorpus.CorpusIndex.declaring`), and its ``scope`` is the
+  research question;
+* findings are sentences (with the subject they carry: the declaration a docstring sentence
+  documents, the heading above it, the sentence before a short or pointing-back one, a proper
+  name the document writes) that pass the relevance gate (:mod:`deep_research.gates.relevance`)
+  for their part of the question, write the question's identifiers and parameters, and score
+  at least :data:`MIN_SCORE` (:mod:`deep_research.run.answering`: the question's concepts
+  named, its identifiers found exactly, what its kind asks for stated). A document that names
+  no word of a part of the question answers nothing for that part. The quote is the exact
+  substring of the retained text; the claim is that passage, whitespace collapsed;
 * in the library's documentation a docstring's first sentence says what its declaration line
   declares without naming it ("Least-recently-used cache decorator." under
-  ``lru_cache(maxsize=128, typed=False)``): the finding is the two together. Every sentence
-  under a declaration documents that name: it ranks higher when the question names it, and
-  when the question asks what something is or how it works (not how to do something) a
-  sentence documenting another name is no answer;
+  ``lru_cache(maxsize=128, typed=False)``): the finding is the two together;
+* a sub-question nothing answers is ``not found``, naming the passage that came nearest
+  (:meth:`ExtractiveReasoner.nearest_passage`);
 * the skeptic panel and CIBER are *skipped with a reason*, never recorded as passed;
-* the synthesis is an ordered digest of the verified claims with their ``[S#]`` markers; the
-  report says that the extractive reasoner wrote it.
+* the synthesis lists the verified claims best-scoring first (the report's Answer leads with
+  the first), each sentence with its ``[S#]`` markers; the report says that the extractive
+  reasoner wrote it.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 
 from deep_research.errors import InputError
 from deep_research.gates.relevance import (
+    POINTS_BACK,
+    QUESTION_PARTS,
     Question,
+    Relevance,
     document_name,
     key_terms,
     name_words,
     stems,
     topic_stems,
+    topic_terms,
 )
 from deep_research.gates.vocabulary import Sentence, ends_a_sentence, sentences
 from deep_research.models import CiberOutput, Claim, SkepticVote
+from deep_research.run.answering import Asked, identifiers
 from deep_research.run.interface import (
     CallPrice,
     CitedClaim,
@@ -62,6 +70,12 @@ EXTRACTIVE = "extractive"
 MIN_SENTENCE = 40
 MAX_SENTENCE = 360
 FINDINGS_PER_DOCUMENT = 2
+#: The least score (:mod:`deep_research.run.answering`) a sentence needs to be a finding:
+#: the highest precision before answered drops on the development sets' precision/answered
+#: curve (benchmarks/RESULTS.md); below it a sub-question is ``not found``.
+MIN_SCORE = 0.65
+#: Characters of the nearest passage a not-found sub-question names.
+NEAREST_CHARS = 120
 #: Weight of a concept of the research question against a word only the sub-question names.
 FOCUS_WEIGHT = 2.0
 #: A declaration line as pydoc writes one: ``name(args)``, ``class Name(bases)``, perhaps
@@ -99,10 +113,29 @@ _DEPENDENT = re.compile(
 
 
 def key_phrases(text: str) -> list[str]:
-    """Adjacent content-word pairs, then single content words (most specific first)."""
-    terms = key_terms(text)
+    """Adjacent topic-word pairs, then single topic words (most specific first); a question
+    of asking words only ("How does it work?") gives its content words."""
+    terms = topic_terms(text) or key_terms(text)
     pairs = [f"{a} {b}" for a, b in pairwise(terms)]
     return pairs + terms
+
+
+def clauses(question: str) -> list[str]:
+    """The parts a question asks, each a question of its own: "When did the bridge open, how
+    long is it and who designed it?" → three; a part that points back ("how long is it")
+    gets the first part's subject after it. A one-part question is itself."""
+    parts = [p.strip(" ,;") for p in QUESTION_PARTS.split(question) if p.strip(" ,;")]
+    if len(parts) < 2:
+        return [question.strip()]
+    # The first part's subject: its topic words less what it asks of them ("completed").
+    subject = " ".join(t for t in topic_terms(parts[0]) if not t.endswith(("ed", "ing")))
+    found = []
+    for index, part in enumerate(parts):
+        text = part if part.endswith("?") else f"{part}?"
+        if index and POINTS_BACK.search(part) and subject:
+            text = f"{text[:-1]} ({subject})?"
+        found.append(text[0].upper() + text[1:])
+    return found
 
 
 def stands_alone(sentence: Sentence) -> bool:
@@ -132,6 +165,13 @@ class _Candidate:
     words: frozenset[str]
     owner: frozenset[str] | None
     summary: bool
+    #: The declaration line the sentence documents ("" outside any entry).
+    declaration: str = ""
+    #: The subject the sentence inherits: the heading above it, and the sentence before it
+    #: when it is quoted with that one (a short sentence, or one opening with "It…").
+    carried: str = ""
+    #: The class whose entry the sentence is in (pydoc lists a class's methods under it).
+    within: str = ""
 
 
 @dataclass(frozen=True)
@@ -173,6 +213,32 @@ def declared_words(question: Question, line: str) -> frozenset[str]:
     return stems(name)
 
 
+def with_previous(
+    text: str, previous: Sentence | None, sentence: Sentence, *, within_entry: bool = False
+) -> Sentence | None:
+    """The previous sentence and ``sentence`` quoted together, when they are one paragraph's
+    neighbours — or, ``within_entry``, one docstring's, whose paragraphs all document one
+    name: the subject a short or pointing-back sentence ("It is 40 m tall.", "If the
+    iterable is empty, return True.") leaves out is in the one before it. None when there is
+    no such neighbour."""
+    if previous is None or _HEADING_LINE.search(previous.text) or not stands_alone(previous):
+        return None
+    gap = text[previous.end : sentence.start]
+    if _PARAGRAPH_BREAK.search(gap) and not (within_entry and _PARAGRAPH_BREAK.fullmatch(gap)):
+        return None
+    return Sentence(previous.start, sentence.end, text[previous.start : sentence.end])
+
+
+def heading_text(sentence: Sentence) -> str | None:
+    """The heading a sentence is, without its marks (``## Tower`` or ``Tower`` over
+    ``=====``), or None when it is no heading."""
+    if not _HEADING_LINE.search(sentence.text):
+        return None
+    lines = [line.strip().lstrip("#").strip() for line in sentence.text.splitlines()]
+    kept = [line for line in lines if line and not re.fullmatch(r"([=*~^+#-])\1{2,}", line)]
+    return kept[0] if kept else None
+
+
 def _analyse(text: str, question: Question) -> _Analysed:
     frequency: dict[str, int] = {}
     every = []
@@ -181,18 +247,39 @@ def _analyse(text: str, question: Question) -> _Analysed:
     # In the library's documentation every sentence under a declaration line documents the
     # name declared there, until the next one.
     owner: frozenset[str] | None = None
+    declaration = ""
+    heading = ""
+    within = ""
     for sentence in sentences(text):
-        own = question.words(sentence.text)
+        # A declaration's parameters are names, not a list mentioned in passing.
+        declares = _DECLARATION.match(sentence.text) is not None
+        own = question.words(sentence.text, mentions=declares)
         every.append(own)
         for item in own:
             frequency[item] = frequency.get(item, 0) + 1
         if _DECLARATION.match(sentence.text):
             owner = declared_words(question, sentence.text)
+            declaration = sentence.text
+            if sentence.text.startswith("class "):
+                within = sentence.text.split("(", 1)[0].split()[-1]
+        if (title := heading_text(sentence)) is not None:
+            heading, owner, declaration, within = title, None, "", ""
         unit = entry(text, previous, sentence)
+        summary = unit is not sentence
+        carried = heading
+        if unit is sentence and (
+            len(sentence.claim) < MIN_SENTENCE or depends_on_context(sentence)
+        ):
+            # Quoted alone it does not say what it is about: with the sentence before it, it
+            # does — or it is no finding.
+            joined = with_previous(text, previous, sentence, within_entry=bool(declaration))
+            unit = joined if joined is not None else sentence
+            carried = f"{heading}\n{previous.text}" if joined is not None and previous else ""
         if MIN_SENTENCE <= len(unit.claim) <= MAX_SENTENCE and stands_alone(sentence):
-            summary = unit is not sentence
-            words = question.words(unit.text) if summary else own
-            candidates.append(_Candidate(unit, words, owner, summary))
+            words = question.words(unit.text) if unit is not sentence else own
+            if summary and previous is not None:
+                words |= question.words(previous.text, mentions=True)
+            candidates.append(_Candidate(unit, words, owner, summary, declaration, carried, within))
         previous = sentence
     return _Analysed(tuple(every), tuple(candidates), frequency)
 
@@ -217,38 +304,85 @@ def asks_how_to(question: str) -> bool:
     return _HOW_TO.search(question) is not None
 
 
+def _kind_stems(asked: Asked, text: str) -> frozenset[str]:
+    """The question's own kind word (``default``, ``return``, ``raise``…) as a stem the
+    sentence names when it states what that kind asks for (``maxsize=128`` states a default):
+    the relevance gate then needs no sentence that repeats the word."""
+    return asked.kind_concepts() if asked.states_kind(text) >= 1.0 else frozenset()
+
+
+#: Told each sentence the relevance gate turned away that named part of the question.
+Missed = Callable[[Relevance, Sentence], None]
+
+
 def rank(
     text: str,
     question: Question,
     topic: frozenset[str],
     title: str | None = None,
     source: str = "",
+    asked: Asked | None = None,
+    missed: Missed | None = None,
 ) -> list[tuple[float, Sentence]]:
     """Sentences of ``text`` (the document at ``source``, titled ``title``) that answer the
-    research ``question`` (its relevance gate, the question's concepts weighed by how few of
-    the document's sentences name them, the document's name counting as named by each), best
-    first, scored higher when they also match the sub-question's own ``topic``."""
+    research ``question`` by its relevance gate (the sentence's words with the subject it
+    carries: the name it documents, its heading, the sentence it is quoted with), each with
+    its score (:mod:`deep_research.run.answering`) against ``asked`` (the sub-question; the
+    question by default), best first: by score, then by the gate's points (the question's
+    concepts weighed by how few of the document's sentences name them, higher when they also
+    match the sub-question's own ``topic``), then in document order."""
+    asked = asked or Asked(question.text)
     document = _analysed(text, question.text)
+    if asked.identifiers and not any(asked.key_named(text, key) for key in asked.identifiers):
+        return []  # the question names code this document never writes
     vocabulary = frozenset(document.frequency)
     namers = {c.stem: c.named_by(vocabulary) for c in question.concepts}
-    # A concept no sentence here names tells none of them apart: it weighs what one every
-    # sentence names does (the relevance gate over all retained texts weighs it on its own).
+    named_for = name_words(document_name(source)) if source else frozenset()
+    # "Carrick Point" written anywhere in the document is what every sentence of it is about.
+    about = " ".join(n for n in proper_names(question.text) if n in text)
+    named_for |= question.words(about) if about else frozenset()
+    # A qualifier of the question's identifiers that the document's name holds ("path" of
+    # ``os.path.splitext`` in ``posixpath``) is named by every sentence of it.
+    held = [
+        part
+        for key in asked.identifiers
+        for part in key.split(".")[:-1]
+        if len(part) > 1 and part.lower() in document_name(source).lower()
+    ]
+    named_for |= question.words(" ".join(held)) if held else frozenset()
+    # A concept the document names nowhere (nor its name, nor as what the question's kind
+    # asks for) is a part of the question it cannot answer: it weighs as the rarest, so no
+    # sentence here answers a part needing it. One every sentence names tells none apart.
+    exempt = asked.kind_concepts() | {c.stem for c in question.concepts if c.aspect}
     counts = {
-        stem: sum(1 for own in document.every if own & words) or document.total
+        stem: sum(1 for own in document.every if own & words)
+        or (document.total if stem in exempt or question.named(named_for) & {stem} else 0)
         for stem, words in namers.items()
     }
     weights = question.weights(counts, document.total)
     naming = frozenset().union(*namers.values())
-    ranked: list[tuple[float, int, Sentence]] = []
+    ranked: list[tuple[float, float, int, Sentence]] = []
     how_to = asks_how_to(question.text)
-    asked = stems(question.text)
-    named_for = name_words(document_name(source)) if source else frozenset()
+    asked_stems = stems(question.text)
     on_subject = bool((question.words(title or "") | named_for) & naming)
+    name = document_name(source) if source else ""
     for candidate in document.candidates:
         sentence, owner = candidate.sentence, candidate.owner
-        own = candidate.words | named_for
+        if depends_on_context(sentence):
+            continue  # quoted alone it does not say what it is about: no claim
+        written = f"{candidate.carried}\n{sentence.text}"
+        if not asked.writes_a_key(written, candidate.declaration, f"{name}\n{candidate.within}"):
+            continue  # the question names code this sentence is not about
+        if not asked.names_a_parameter(sentence.text, candidate.declaration, candidate.summary):
+            continue  # about another parameter of the entry than the one asked about
+        carried = question.words(f"{candidate.carried}\n{candidate.declaration}")
+        kind = _kind_stems(asked, f"{candidate.declaration}\n{sentence.text}")
+        own = candidate.words | named_for | carried | kind
         named = [stem for stem, words in namers.items() if own & words]
-        if not question.decide(named, weights).answers:
+        relevance = question.decide(named, weights)
+        if not relevance.answers:
+            if missed is not None and relevance.matched:
+                missed(relevance, sentence)
             continue
         # An entry documenting a name the question asks about is about it (``start()`` for
         # "How do I start a thread?"), more than a sentence that mentions it in passing.
@@ -257,7 +391,14 @@ def rank(
         # that entry's summary, in a module about the question, to a question asking how to
         # do something: "How do I parse JSON?" by ``loads()``, never "What is a decorator?"
         # by ``singledispatch``, though its entry calls it a decorator.
-        elsewhere = owner is not None and not entitled and not owner & asked
+        # A name the question writes as code is asked about, whatever its words (``all()``).
+        declares_key = any(
+            asked.key_named(candidate.declaration.split("(", 1)[0], key)
+            for key in asked.identifiers
+        )
+        elsewhere = (
+            owner is not None and not entitled and not owner & asked_stems and not declares_key
+        )
         if elsewhere and not (how_to and candidate.summary and on_subject):
             continue
         # fsum is exact whatever the set's iteration order (which varies with the hash seed),
@@ -266,11 +407,28 @@ def rank(
             [FOCUS_WEIGHT * weights[stem] for stem in named + entitled]
             + [_weight(t, document) for t in sorted((own & topic) - naming)]
         )
-        if depends_on_context(sentence):
-            continue  # quoted alone it does not say what it is about: no claim
-        ranked.append((-points, sentence.start, sentence))
-    ranked.sort(key=lambda item: (item[0], item[1]))
-    return [(-points, sentence) for points, _, sentence in ranked]
+        score = asked.score(
+            sentence.claim,
+            carried=candidate.carried,
+            declaration=candidate.declaration,
+            document=name,
+        )
+        ranked.append((-score, -points, sentence.start, sentence))
+    ranked.sort(key=lambda item: item[:3])
+    return [(-score, sentence) for score, _, _, sentence in ranked]
+
+
+def best(ranked: Sequence[tuple[float, Sentence]], count: int) -> list[tuple[float, Sentence]]:
+    """The first ``count`` of ``ranked`` that overlap none taken before them: a sentence and
+    the same sentence quoted with its neighbour are one finding."""
+    taken: list[tuple[float, Sentence]] = []
+    for score, sentence in ranked:
+        if len(taken) >= count:
+            break
+        if any(s.start < sentence.end and sentence.start < s.end for _, s in taken):
+            continue
+        taken.append((score, sentence))
+    return taken
 
 
 class ExtractiveReasoner:
@@ -280,6 +438,10 @@ class ExtractiveReasoner:
     def __init__(self, sub_questions: int = 3, max_sub_questions: int = 5) -> None:
         self.sub_questions = sub_questions
         self.max_sub_questions = max_sub_questions
+        #: Each finding's score (by its claim, case and spacing folded), for the synthesis.
+        self.scores: dict[str, float] = {}
+        #: Sub-question → the passage nearest to answering it (score, where, claim, why not).
+        self.nearest: dict[str, tuple[float, str, str, str]] = {}
 
     @property
     def name(self) -> str:
@@ -290,51 +452,23 @@ class ExtractiveReasoner:
         return CallPrice()
 
     def decompose(self, question: str, survey: Sequence[SurveyDoc]) -> Plan:
-        phrases = key_phrases(question)
-        if not phrases:
+        """One sub-question per part the question asks (:func:`clauses`), each searched by its
+        own code identifiers first (exact keys), then its words with the question's focus.
+        Never a document's title or heading: what the corpus happens to hold is no part of
+        what was asked."""
+        if not key_phrases(question):
             raise InputError(
                 f"the question {question!r} has no content words to search for; ask it in full"
             )
-        wanted = stems(question)
         focus = " ".join(key_terms(question))
-        # Every sub-question's scope is the research question: extract() ranks by it, so a
-        # heading's worker still looks for what the question asks.
-        plans = [
-            SubQuestionPlan(
-                "sq1", question, tuple(dict.fromkeys([focus, *phrases[:3]]))[:4], 4, question
-            )
-        ]
-        headings = [
-            heading
-            for doc in survey
-            for heading in doc.headings
-            if stems(heading) & wanted or stems(heading) & stems(doc.title or "")
-        ]
-        for heading in dict.fromkeys(headings):
-            if len(plans) >= self.max_sub_questions:
-                break
-            if key_terms(heading):
-                plans.append(
-                    self._plan(
-                        len(plans) + 1,
-                        f"What does the corpus say about {heading}?",
-                        heading,
-                        focus,
-                        question,
-                    )
-                )
-        for phrase in phrases:
-            if len(plans) >= self.sub_questions:
-                break
-            plans.append(
-                self._plan(len(plans) + 1, f"What is said about {phrase}?", phrase, focus, question)
-            )
-        return Plan(tuple(plans), "key phrases of the question and headings the scout saw")
-
-    @staticmethod
-    def _plan(number: int, question: str, topic: str, focus: str, asked: str) -> SubQuestionPlan:
-        queries = tuple(dict.fromkeys([topic, f"{topic} {focus}"]))
-        return SubQuestionPlan(f"sq{number}", question, queries, len(queries), asked)
+        plans = []
+        for number, part in enumerate(clauses(question)[: self.max_sub_questions], start=1):
+            # Written as code, so the search reads them as names to look up, not words.
+            keys = " ".join(_as_code(k) for k in identifiers(part) or identifiers(question))
+            own = " ".join(key_terms(part))
+            queries = tuple(q for q in dict.fromkeys([keys, own, focus, *key_phrases(part)]) if q)
+            plans.append(SubQuestionPlan(f"sq{number}", part, queries[:4], 4, question))
+        return Plan(tuple(plans), "the parts the question asks, searched by their own words")
 
     def follow_up(self, sub_question: SubQuestionPlan, found: Sequence[FindingDraft]) -> list[str]:
         return []  # the planned queries are all an extractive worker runs
@@ -344,18 +478,56 @@ class ExtractiveReasoner:
         return [f"{terms} not except unless"] if terms else []
 
     def extract(self, sub_question: SubQuestionPlan, document: Retained) -> list[FindingDraft]:
-        # The plan's scope holds the research question every sub-question serves; a plan
-        # without one (written by another reasoner) is its own focus.
-        question = Question(sub_question.scope or sub_question.question)
+        # A sub-question that is one of the question's parts is judged as that part (so the
+        # part asking a height is not answered by a completion year); one the floors added
+        # ("What does the corpus say about…") serves the research question in its scope, and a
+        # plan without a scope (written by another reasoner) is its own focus.
+        scope = sub_question.scope or sub_question.question
+        own = sub_question.question in clauses(scope)
+        question = Question(sub_question.question if own else scope)
         # The queries name the sub-question's topic without the wording around it ("What does
         # the corpus say about…").
         topic = topic_stems(" ".join(sub_question.queries) or sub_question.question)
-        return [
-            FindingDraft(claim=sentence.claim, quote=sentence.text)
-            for _, sentence in rank(document.text, question, topic, document.title, document.url)[
-                :FINDINGS_PER_DOCUMENT
-            ]
-        ]
+        asked = Asked(sub_question.question if own else scope)
+
+        def missed(relevance: Relevance, sentence: Sentence) -> None:
+            # Named as nearest only while nothing scored: a passage the gate let through and
+            # the threshold did not outranks any the gate turned away.
+            near = -1.0 + (1.0 - relevance.missing_share)
+            self._near(sub_question.id, near, document, sentence, relevance.reason)
+
+        ranked = rank(document.text, question, topic, document.title, document.url, asked, missed)
+        found = []
+        for score, sentence in best(ranked, FINDINGS_PER_DOCUMENT):
+            if score < MIN_SCORE:
+                self._near(sub_question.id, score, document, sentence)
+                break
+            key = " ".join(sentence.claim.casefold().split())
+            self.scores[key] = max(score, self.scores.get(key, 0.0))
+            found.append(FindingDraft(claim=sentence.claim, quote=sentence.text))
+        return found
+
+    def _near(
+        self, sq: str, score: float, document: Retained, sentence: Sentence, why: str = ""
+    ) -> None:
+        """Keep the passage nearest to answering ``sq``: one below the threshold by its score
+        (0 to 1), else one the relevance gate turned away by the share of the question it
+        names (-1 to 0, ``why`` saying what it leaves out)."""
+        known = self.nearest.get(sq)
+        if known is None or score > known[0]:
+            self.nearest[sq] = (score, document.title or document.url, sentence.claim, why)
+
+    def nearest_passage(self, sq: str) -> str | None:
+        """For a sub-question nothing answered above :data:`MIN_SCORE`, the passage that came
+        nearest, for the reader to judge: where it is, its opening, its score. None when no
+        passage answered it even below the threshold (or this process did not read for it)."""
+        known = self.nearest.get(sq)
+        if known is None:
+            return None
+        score, where, claim, why = known
+        opening = claim if len(claim) <= NEAREST_CHARS else claim[:NEAREST_CHARS].rstrip() + "…"
+        judged = why or f"score {score:.2f}, below {MIN_SCORE}"
+        return f'nearest passage, in {where}: "{opening}" ({judged})'
 
     def judge(self, claim: Claim, evidence: Sequence[EvidenceText]) -> list[SkepticVote] | Skipped:
         return Skipped("extractive reasoner: no model to act as a skeptic")
@@ -364,12 +536,52 @@ class ExtractiveReasoner:
         return Skipped("extractive reasoner: no model to re-frame claims")
 
     def synthesize(self, question: str, claims: Sequence[CitedClaim]) -> str:
+        """The verified claims, best-scoring first: the first line is the Answer. A claim
+        this process did not score (a run resumed after its findings were made) is scored
+        by its own words."""
         # Cited lines only: an uncited one (who wrote the digest, or that nothing answers)
         # would be stripped from the answer. The report says both, from the run's record.
-        return "\n".join(
-            f"- {claim.claim} {''.join(f'[{source}]' for source in claim.supporting)}"
-            for claim in claims
-        )
+        asked = Asked(question)
+
+        def score(claim: CitedClaim) -> float:
+            key = " ".join(claim.claim.casefold().split())
+            return self.scores.get(key, asked.score(claim.claim))
+
+        ordered = sorted(claims, key=lambda claim: -score(claim))  # stable: ties keep order
+        return "\n".join(f"- {_cited(claim)}" for claim in ordered)
+
+
+def _as_code(identifier: str) -> str:
+    """An identifier as the question may have written it, kept recognisable as code in a
+    query: a bare name gets its call parentheses (``max`` → ``max()``)."""
+    if "." in identifier or "_" in identifier or not identifier.isidentifier():
+        return identifier
+    return f"{identifier}()"
+
+
+def _cited(claim: CitedClaim) -> str:
+    """The claim with its sources' markers after each of its sentences: the answer is traced
+    sentence by sentence, and a claim quoted with the sentence before it has two."""
+    markers = "".join(f"[{source}]" for source in claim.supporting)
+    parts = [s.text for s in sentences(claim.claim)] or [claim.claim]
+    return " ".join(f"{part} {markers}" for part in parts)
+
+
+def proper_names(question: str) -> tuple[str, ...]:
+    """Runs of capitalised words the question writes past its first word ("Carrick Point"):
+    a document that writes one is about it, so each of its sentences carries the name."""
+    words = question.split()
+    found: list[str] = []
+    run: list[str] = []
+    for word in [*words[1:], ""]:
+        clean = word.strip("?,.;:!\"'()")
+        if clean[:1].isupper() and not clean.isupper():
+            run.append(clean)
+            continue
+        if run:
+            found.append(" ".join(run))
+        run = []
+    return tuple(dict.fromkeys(found))
 
 
 def make_reasoner(name: str) -> Reasoner:

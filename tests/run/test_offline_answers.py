@@ -1,0 +1,183 @@
+"""The offline default over a folder of two publishers: the question's parts planned, the
+agreed fact one claim of both, and each disagreement found however it is worded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from briefs import assert_verified
+from deep_research.brief import Brief
+from deep_research.gates.trace import emitted_claims
+from deep_research.run.driver import RunRequest, start
+from deep_research.run.governor import default_limits
+from deep_research.run.interface import CitedClaim, Retained, SubQuestionPlan
+from deep_research.run.localcorpus import open_corpus
+from deep_research.run.progress import Progress
+from deep_research.run.reasoners import ExtractiveReasoner
+from deep_research.settings import load_settings
+
+LIGHTHOUSE = Path(__file__).parents[1] / "fixtures" / "lighthouse"
+QUESTION = (
+    "When was the Carrick Point lighthouse completed, how tall is its tower and when was its "
+    "lamp first lit?"
+)
+
+
+def test_two_publishers_one_agreed_fact_and_both_disagreements(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    result = start(
+        RunRequest(QUESTION, state, depth="full"),
+        open_corpus(str(LIGHTHOUSE), state),
+        ExtractiveReasoner(),
+        load_settings(environ={}),
+        default_limits("full"),
+        Progress(quiet=True),
+    )
+    document = Brief(result.brief).load_claims()
+    parts = [sq["question"] for sq in document.sub_questions if isinstance(sq, dict)][:3]
+    assert parts == [
+        "When was the Carrick Point lighthouse completed?",
+        "How tall is its tower (carrick point lighthouse)?",
+        "When was its lamp first lit (carrick point lighthouse)?",
+    ]
+    claims = emitted_claims(document)
+    # "forty metres" (harbour-trust) and "40 m" (county-archive): one claim, two voices.
+    height = [c for c in claims if "forty metres" in c.claim]
+    assert len(height) == 1 and height[0].independent_count == 2
+    assert not any("40 m" in c.claim for c in claims)
+    topics = sorted(c.topic for c in document.unresolved_contradictions)
+    assert len(topics) == 2 and any("completed" in t for t in topics)
+    assert any("lamp" in t for t in topics)
+    assert result.verdict == "PARTIAL"
+    assert_verified(result.brief)
+
+
+def test_a_short_sentence_is_quoted_with_the_one_naming_its_subject() -> None:
+    text = (
+        "# Carrick Point Lighthouse\n\n"
+        "The Carrick Point lighthouse stands on the northern headland. Its tower is 40 m tall.\n"
+    )
+    sq = SubQuestionPlan("sq1", "How tall is the Carrick Point lighthouse tower?", ("tower",), 2)
+    doc = Retained(
+        "file://c/trust/a.md", "Carrick Point Lighthouse", text, "sha256:" + "0" * 64, "t"
+    )
+    claims = [f.claim for f in ExtractiveReasoner().extract(sq, doc)]
+    assert claims == [
+        "The Carrick Point lighthouse stands on the northern headland. Its tower is 40 m tall."
+    ]
+
+
+def test_the_answer_leads_with_the_best_scoring_claim() -> None:
+    question = "What is the default maxsize of functools.lru_cache?"
+    reasoner = ExtractiveReasoner()
+    cited = [
+        CitedClaim("C1", "Arguments to the cached function must be hashable.", "sq1", ("S1",)),
+        CitedClaim(
+            "C2", "lru_cache(maxsize=128, typed=False) Least-recently-used cache.", "sq1", ("S1",)
+        ),
+    ]
+    assert reasoner.synthesize(question, cited).splitlines()[0].startswith("- lru_cache(")
+
+
+def _quick(tmp_path: Path, question: str, docs: dict[str, str]) -> Path:
+    folder = tmp_path / "docs"
+    for name, text in docs.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    state = tmp_path / "state"
+    result = start(
+        RunRequest(question, state),
+        open_corpus(str(folder), state),
+        ExtractiveReasoner(),
+        load_settings(environ={}),
+        default_limits("quick"),
+        Progress(quiet=True),
+    )
+    return result.brief
+
+
+def test_a_url_inside_the_answering_sentence_is_quoted_text(tmp_path: Path) -> None:
+    brief = _quick(
+        tmp_path,
+        "Where is the Carrick Point lighthouse timetable published?",
+        {
+            "trust/a.md": "# Timetable\n\nThe Carrick Point lighthouse timetable is published "
+            "at https://carrick.example/timetable every spring.\n"
+        },
+    )
+    claims = emitted_claims(Brief(brief).load_claims())
+    assert ["https://carrick.example/timetable" in c.claim for c in claims] == [True]
+    assert_verified(brief)
+
+
+def test_a_question_in_any_script_is_asked_and_not_found_shows_no_freshness(
+    tmp_path: Path,
+) -> None:
+    # Content words in any script: the question is asked, never refused as wordless.
+    ExtractiveReasoner().decompose("Когда был построен маяк?", [])
+    brief = _quick(
+        tmp_path,
+        "What colour is the Carrick Point lighthouse?",
+        {"trust/a.md": "# Keepers\n\nThree keepers lived in the cottages beside the old tower.\n"},
+    )
+    report = (brief / "report.md").read_text(encoding="utf-8")
+    assert "Not found" in report and "Freshness" not in report  # nothing cited, no date
+
+
+def test_a_sentence_scoring_below_the_threshold_is_no_finding() -> None:
+    text = (
+        "module functools\n\nFUNCTIONS\n\n"
+        "lru_cache(maxsize=128, typed=False)\n\nLeast-recently-used cache decorator.\n\n"
+        "If *maxsize* is set to None, the LRU features are disabled and the cache can grow.\n"
+    )
+    question = "What is the default maxsize of functools.lru_cache?"
+    sq = SubQuestionPlan("sq1", question, ("functools.lru_cache",), 2, question)
+    url = "file://python-docs/library/functools"
+    doc = Retained(url, "functools", text, "sha256:" + "0" * 64, "o")
+    # The second sentence names maxsize but states no default: it scores below MIN_SCORE.
+    assert [f.claim for f in ExtractiveReasoner().extract(sq, doc)] == [
+        "lru_cache(maxsize=128, typed=False) Least-recently-used cache decorator."
+    ]
+
+
+def test_not_found_names_the_nearest_passage(tmp_path: Path) -> None:
+    brief = _quick(
+        tmp_path,
+        "What colour is the Carrick Point lighthouse painted?",
+        {"trust/a.md": "# Lighthouse\n\nThe Carrick Point lighthouse was completed in 1891.\n"},
+    )
+    gaps = Brief(brief).load_claims().coverage_gaps
+    assert gaps and gaps[0].startswith("not_found:sq1: no passage")
+    assert 'nearest passage, in Lighthouse: "The Carrick Point lighthouse was completed' in gaps[0]
+    assert "but not colour" in gaps[0]
+
+
+def _entry_findings(question: str, module: str, text: str) -> list[str]:
+    sq = SubQuestionPlan("sq1", question, (question,), 2, question)
+    doc = Retained(f"file://python-docs/library/{module}", module, text, "sha256:" + "0" * 64, "o")
+    return [f.claim for f in ExtractiveReasoner().extract(sq, doc)]
+
+
+def test_a_short_sentence_of_a_docstring_stands_with_the_one_before_it() -> None:
+    # "all" is a stop-word, yet all() is the name asked about; the answering sentence is short
+    # and a paragraph of its own inside the entry.
+    text = (
+        "module builtins\n\nFUNCTIONS\n\n"
+        "abs(x, /)\n\nReturn the absolute value of the argument.\n\n"
+        "all(iterable, /)\n\nReturn True if bool(x) is True for all values x in the iterable.\n\n"
+        "If the iterable is empty, return True.\n"
+    )
+    assert _entry_findings("What does all() return for an empty iterable?", "builtins", text) == [
+        "Return True if bool(x) is True for all values x in the iterable. "
+        "If the iterable is empty, return True."
+    ]
+
+
+def test_a_declaration_s_parameters_are_names_not_a_list_in_passing() -> None:
+    text = (
+        "module math\n\nFUNCTIONS\n\nfloor(x, /)\n\nReturn the floor of x as an Integral.\n\n"
+        "isclose(a, b, *, rel_tol=1e-09, abs_tol=0.0)\n\n"
+        "Determine whether two floating point numbers are close in value.\n"
+    )
+    found = _entry_findings("What is the default rel_tol of math.isclose?", "math", text)
+    assert found and found[0].startswith("isclose(a, b, *, rel_tol=1e-09")
