@@ -266,9 +266,14 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def _cmd_triangulate(args: argparse.Namespace) -> int:
+    from deep_research.decide.contradictions import run_contradictions
     from deep_research.decide.triangulate import run_triangulate
 
-    report = run_triangulate(Path(args.brief), _settings(args))
+    # The one contradiction finder, as the headless driver runs it before triangulating: a
+    # plugin run's contradicted claims are contested and listed in the report the same way.
+    settings = _settings(args)
+    run_contradictions(Path(args.brief), settings)
+    report = run_triangulate(Path(args.brief), settings)
     _print_json(report.as_dict())
     return EXIT_OK
 

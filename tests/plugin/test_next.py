@@ -581,3 +581,28 @@ def test_replies_saved_with_what_claude_code_appends_still_count(
     assert done.verdict == "READY", done.reasons
     votes = json.loads((brief / "trace.json").read_text())["phases"]["votes"]
     assert set(votes["outcomes"].values()) == {"survives"} and not votes["discarded"]
+
+
+def test_the_plugins_triangulate_runs_the_one_contradiction_finder(
+    resumed: Path, full_run: SharedRun
+) -> None:
+    """The step `next` prints for the triangulate phase records the contradictions the headless
+    driver's finder records (decide/contradictions.py), so report.md lists them in both drivers."""
+    from deep_research.brief import write_claims
+
+    root = full_run.resume("triangulate", resumed)
+    document = Brief(root).load_claims()
+    first, second = document.claims[0], document.claims[1]
+    clash = [
+        first.model_copy(update={"claim": "The Harbourton network opened in 1923."}),
+        second.model_copy(update={"claim": "The Harbourton network opened in 1927."}),
+    ]
+    write_claims(
+        Brief(root).claims_path,
+        document.model_copy(update={"claims": [*clash, *document.claims[2:]]}),
+    )
+    action = next_action(root)
+    assert (action.phase, action.command) == ("triangulate", f"deep-research triangulate {root}")
+    assert main(shlex.split(action.command or "")[1:]) == 0
+    recorded = Brief(root).load_claims().unresolved_contradictions
+    assert [sorted(c.ids) for c in recorded] == [[first.id, second.id]]
