@@ -43,8 +43,8 @@ def test_our_workflow_on_the_active_brief_is_explicitly_allowed(run: Run) -> Non
     [
         ({"script": "export const meta = {}", "args": {}}, "not script"),
         ({"scriptPath": "/tmp/edited.js", "name": WORKFLOW_NAME}, "not scriptPath"),
-        ({"name": "deep-research"}, "only deep-research:deep-research runs"),
-        ({"name": "other:deep-research", "args": {}}, "only deep-research:deep-research runs"),
+        ({"name": "deep-research"}, "only deep-research:research-run runs"),
+        ({"name": "other:deep-research", "args": {}}, "only deep-research:research-run runs"),
         ({"name": WORKFLOW_NAME, "args": {"brief": "/tmp/elsewhere"}}, "the active run's brief"),
         ({"name": WORKFLOW_NAME}, "the active run's brief"),
         ({"name": WORKFLOW_NAME, "args": "brief"}, "the active run's brief"),

@@ -41,7 +41,7 @@ def test_the_plugin_has_its_parts() -> None:
         "stepper",  # the workflow's: code's next step
         "writer",  # the workflow's: the files the loop's orchestrator writes
     }
-    assert [p.name for p in REPO.glob("workflows/*")] == ["deep-research.js"]
+    assert [p.name for p in REPO.glob("workflows/*")] == ["research-run.js"]
     # The steps the orchestrator follows itself: not subagents, so not under agents/.
     assert {p.stem for p in REPO.glob("roles/*.md")} == {"orchestrator", "planner", "synthesizer"}
     assert {p.stem for p in REPO.glob("conduct/*.md")} == {
@@ -62,8 +62,9 @@ def test_every_name_a_text_uses_exists(path: Path) -> None:
         if not (
             (REPO / "agents" / f"{name}.md").is_file()
             or (REPO / "skills" / name / "SKILL.md").is_file()
+            or (REPO / "workflows" / f"{name}.js").is_file()
         ):
-            missing.append(f"agent or skill {name}")
+            missing.append(f"agent, skill or workflow {name}")
     missing += [
         f"conduct/{n}" for n in CONDUCT.findall(text) if not (REPO / "conduct" / n).is_file()
     ]

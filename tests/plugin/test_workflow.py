@@ -1,6 +1,6 @@
 """The workflow driver in this process: ``deep-research step`` and the hook's :func:`accept`.
 
-The player here is workflows/deep-research.js, played by the test: it asks for a step (what the
+The player here is workflows/research-run.js, played by the test: it asks for a step (what the
 stepper's Bash call and the hook do), starts every task of the step, and asks again. Each agent
 answers as its contract shows (tests/scripted_run.py, the same answers the loop's runs get),
 through what the hook hands a StructuredOutput call to. The same scripted world driven by the
@@ -95,7 +95,7 @@ def resolve(agent_type: str) -> str:
 
 
 class Script:
-    """workflows/deep-research.js, played step by step; ``spoil`` may change an answer first."""
+    """workflows/research-run.js, played step by step; ``spoil`` may change an answer first."""
 
     def __init__(self, agents: Agents, spoil: Callable[[str, dict[str, Any]], Any] | None = None):
         self.agents, self.spoil = agents, spoil
@@ -281,10 +281,10 @@ def test_every_reply_schema_is_the_contracts_plus_the_task_id() -> None:
 
 
 def meta_phases() -> list[str]:
-    """meta.phases of workflows/deep-research.js, in order."""
+    """meta.phases of workflows/research-run.js, in order."""
     import re
 
-    text = (REPO / "workflows" / "deep-research.js").read_text()
+    text = (REPO / "workflows" / "research-run.js").read_text()
     return re.findall(r"\{ title: '([a-z0-9]+)'", text)
 
 

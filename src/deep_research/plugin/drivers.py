@@ -1,6 +1,6 @@
 """Which driver runs a plugin run: Claude Code's workflow, or the ``next`` loop in the session.
 
-The workflow (workflows/deep-research.js) runs in the background and keeps the user's session
+The workflow (workflows/research-run.js) runs in the background and keeps the user's session
 free; the loop does the same steps through the main conversation. Both follow
 :func:`deep_research.plugin.next.next_action`, so they reach the same verdict. ``start`` picks
 the workflow unless something Claude Code reads says workflows are off — the two environment
@@ -21,8 +21,10 @@ from typing import Any, Literal
 Driver = Literal["workflow", "loop"]
 #: The oldest Claude Code release whose workflows the plugin is checked against.
 MINIMUM_WORKFLOW_VERSION = "2.1.197"
-#: How the Workflow tool names ours: ``<plugin>:<meta.name>``.
-WORKFLOW_NAME = "deep-research:deep-research"
+#: How the Workflow tool names ours: ``<plugin>:<meta.name>``. Not ``deep-research``: Claude Code
+#: lists workflows beside skills, and a workflow named like the skill takes the skill's place
+#: (2.1.197: the Skill call ``deep-research:deep-research`` then launched the workflow).
+WORKFLOW_NAME = "deep-research:research-run"
 _OFF = {"0", "false", "no", "off"}
 _ON = {"1", "true", "yes", "on"}
 

@@ -1,6 +1,6 @@
 """The workflow driver of a plugin run: ``deep-research step`` and the replies the hook keeps.
 
-Claude Code runs ``workflows/deep-research.js`` in the background. The script decides nothing:
+Claude Code runs ``workflows/research-run.js`` in the background. The script decides nothing:
 it asks a ``stepper`` agent for the next step, runs the step's agents, and asks again. The step
 is computed here, from the same ``next`` the loop driver follows
 (:func:`deep_research.plugin.next.next_action`, which walks :data:`run.pipeline.PIPELINE`):

@@ -1,5 +1,5 @@
 export const meta = {
-  name: 'deep-research',
+  name: 'research-run',
   description: 'Runs a started deep-research brief to its verdict in the background. Code decides every step (`deep-research step`); every agent answer is checked and kept in the brief by code. Launch it only from the deep-research skill, with args {"brief": "<the brief folder deep-research start printed>"}.',
   whenToUse: 'Only when the deep-research skill says to launch it, with the brief deep-research start printed.',
   phases: [
