@@ -110,9 +110,18 @@ class AnswerSentence(Protocol):
     def reason(self) -> str: ...
 
 
-#: The synthesis checked sentence by sentence against the brief (``gates.answer.check_answer``):
+class CheckedAnswer(Protocol):
+    """The synthesis checked: its sentences, and why the answer as a whole is refused (one
+    line; empty when it is not) — it leaves out a position of an open contradiction."""
+
+    @property
+    def sentences(self) -> Sequence[AnswerSentence]: ...
+    def refusal(self) -> str: ...
+
+
+#: The synthesis checked claim by claim against the brief (``gates.answer.check_answer``):
 #: render stands below the gates, so its callers hand the check in.
-AnswerCheck = Callable[[Brief, str], Sequence[AnswerSentence]]
+AnswerCheck = Callable[[Brief, str, ClaimsFile], CheckedAnswer]
 
 
 class Report(BaseModel):
@@ -131,6 +140,9 @@ class Report(BaseModel):
     #: extractive digest): the most direct finding and what the others add up to.
     summary: str | None = None
     answer_stripped: list[StrippedSentenceView]
+    #: Why the written answer is not shown (it leaves out a position of an open
+    #: contradiction); None when it is shown.
+    answer_refused: str | None = None
     sub_questions: list[SubQuestionView]
     contradictions: list[ContradictionView]
     undetermined: list[str]
@@ -351,6 +363,7 @@ def build_report(
     log: Sequence[FetchLogEntry],
     *,
     answer: Sequence[AnswerSentence],
+    refused: str = "",
     force: bool = False,
     run: RunRecord | None = None,
 ) -> Report:
@@ -404,7 +417,8 @@ def build_report(
     referenced |= {e.source for s in document.stripped for e in s.evidence}
     logged = logged_urls(log)
     documents = logged_documents(log)
-    passed = [sentence for sentence in answer if sentence.passed]
+    # A refused answer shows none of its sentences: one-sided, it would mislead.
+    passed = [] if refused else [sentence for sentence in answer if sentence.passed]
     return Report(
         title=_heading(document),
         question=document.question,
@@ -421,6 +435,7 @@ def build_report(
             for sentence in answer
             if not sentence.passed
         ],
+        answer_refused=refused or None,
         sub_questions=sqs,
         contradictions=[
             _contradiction(entry, claims, stripped, by_id)
@@ -524,6 +539,11 @@ def to_markdown(report: Report) -> str:
         out.append(
             "Not found: no verified finding in the sources answers the question; what was "
             "searched and not found is under What could not be determined."
+        )
+    elif report.answer_refused:
+        out.append(
+            f"The written answer was refused: {report.answer_refused}. The key findings below "
+            "are its answer, and Contradictions lists every position."
         )
     elif report.summary:
         out.append(report.summary)
@@ -670,9 +690,17 @@ def render_brief(
         document = brief.load_claims()
     sources = brief.load_sources()
     log = brief.load_fetch_log()
-    answer = check_answer(brief, document.synthesis) if document.synthesis else []
+    checked = check_answer(brief, document.synthesis, document) if document.synthesis else None
     run = brief.load_trace().phase("run", RunRecord) if brief.trace_path.exists() else None
-    report = build_report(document, sources, log, answer=answer, force=force, run=run)
+    report = build_report(
+        document,
+        sources,
+        log,
+        answer=checked.sentences if checked is not None else [],
+        refused=checked.refusal() if checked is not None else "",
+        force=force,
+        run=run,
+    )
     markdown = to_markdown(report)
     unlogged = sorted(urls_in(markdown) - logged_urls(log))
     if unlogged:

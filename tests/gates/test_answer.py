@@ -1,0 +1,162 @@
+"""The answer gate: each clause checked against its own citations; no position left out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from briefs import PageSpec, edit, write_brief
+from deep_research.brief import Brief
+from deep_research.gates.answer import CheckedAnswer, check_answer, clauses
+from deep_research.gates.trace import TraceOptions, run_trace
+from deep_research.render import render_brief
+
+AUTHORITY = (
+    "The Northwater treatment works stopped on 3 November after a filter bed collapsed.\n\n"
+    "The official target for restarting the treatment works is March 2026, the regional "
+    "water authority said in its statement."
+)
+CONTRACTOR = (
+    "Contractor update.\n\nThe contractor's programme puts the restart of the treatment works "
+    "in September 2026, six months after the authority's own target."
+)
+MARCH = "The official target for restarting the treatment works is March 2026."
+SEPTEMBER = "The contractor's programme puts the restart of the treatment works in September 2026."
+OPEN = {"ids": ["C1", "C2"], "topic": "Restart date of the treatment works"}
+
+
+def outage(root: Path, contradictions: list[dict[str, Any]] | None = None) -> Path:
+    """Two publishers giving two restart dates, traced; the contradiction recorded as open."""
+    pages = [
+        PageSpec(
+            "https://water-authority.example/northwater",
+            AUTHORITY,
+            [(MARCH, AUTHORITY.split("\n\n")[1])],
+            source_type="government",
+        ),
+        PageSpec(
+            "https://builder-news.example/northwater",
+            CONTRACTOR,
+            [(SEPTEMBER, CONTRACTOR.split("\n\n")[1])],
+        ),
+    ]
+    claims = [{"claim": MARCH, "supporting": ["S1"]}, {"claim": SEPTEMBER, "supporting": ["S2"]}]
+    write_brief(
+        root,
+        pages,
+        claims,
+        {"unresolved_contradictions": [OPEN] if contradictions is None else contradictions},
+    )
+    run_trace(TraceOptions(brief=root))
+    return root
+
+
+@pytest.fixture(scope="module")
+def brief(tmp_path_factory: pytest.TempPathFactory) -> Brief:
+    return Brief(outage(tmp_path_factory.mktemp("outage") / "brief"))
+
+
+def answer(brief: Brief, text: str) -> CheckedAnswer:
+    return check_answer(brief, text)
+
+
+BOTH = (
+    "The official target for restarting the treatment works is March 2026 [S1], while the "
+    "contractor's programme puts the restart in September 2026 [S2]."
+)
+
+
+def test_a_sentence_stating_two_positions_passes_each_against_its_own_cites(brief: Brief) -> None:
+    checked = answer(brief, BOTH)
+    (sentence,) = checked.sentences
+    assert sentence.passed, sentence.reason
+    assert [c.sources for c in sentence.clauses] == [("S1",), ("S2",)]
+    assert not checked.refused
+
+
+@pytest.mark.parametrize(
+    ("written", "reason"),
+    [
+        # Each clause still answers for its own figures: the dates swapped fail both sources.
+        (
+            "The official target for restarting the treatment works is September 2026 [S1], "
+            "while the contractor's programme puts the restart in March 2026 [S2].",
+            '"The official target for restarting the treatment works is September 2026": '
+            "S1 partially_supported (literal_missing: September 2026)",
+        ),
+        # Text after the last marker belongs to the last clause: an uncited figure there fails.
+        (
+            "The official target for restarting the treatment works is March 2026 [S1], while "
+            "the contractor's programme puts the restart in September 2026 [S2] at a cost of "
+            "40 million.",
+            "S2 partially_supported (literal_missing: 40 million)",
+        ),
+        # A clause without a marker of its own is checked with the next clause's sources.
+        (
+            "According to [S1], the contractor's programme puts the restart of the treatment "
+            "works in September 2026 [S2].",
+            "S1 partially_supported (literal_missing: September 2026",
+        ),
+    ],
+)
+def test_each_clause_answers_for_its_own_words(brief: Brief, written: str, reason: str) -> None:
+    (sentence,) = answer(brief, written).sentences
+    assert not sentence.passed and reason in sentence.reason
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ("Sales rose [S1][S4].", ["Sales rose [S1][S4]."]),
+        ("A says x y z [S1], B says p q r [S2].", ["A says x y z [S1]", "B says p q r. [S2]"]),
+        ("According to [S1], B says p q r [S2].", ["According to, B says p q r. [S1][S2]"]),
+        (
+            "See https://a.example/x [S1], and y z [S2].",
+            ["See https://a.example/x [S1], and y z [S2]."],
+        ),
+    ],
+)
+def test_clauses(written: str, expected: list[str]) -> None:
+    assert clauses(written) == expected
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        f"{MARCH[:-1]} [S1].",  # the contractor's date left out
+        # The contractor cited, but its date not stated: the position is not there.
+        "The official target for restarting the treatment works is March 2026 [S1], and the "
+        "contractor's programme puts the restart of the treatment works later [S2].",
+    ],
+)
+def test_an_answer_dropping_a_side_of_an_open_contradiction_is_refused(
+    brief: Brief, written: str
+) -> None:
+    checked = answer(brief, written)
+    assert [(d.claim, d.sources) for d in checked.dropped] == [("C2", ("S2",))]
+    assert checked.refusal().startswith("the answer leaves out a side of an open contradiction")
+    assert "September 2026" in checked.refusal()
+
+
+def test_an_answer_stating_both_sides_in_two_sentences_is_accepted(brief: Brief) -> None:
+    checked = answer(brief, f"{MARCH[:-1]} [S1]. {SEPTEMBER[:-1]} [S2].")
+    assert all(s.passed for s in checked.sentences) and not checked.refused
+
+
+def test_without_an_open_contradiction_nothing_is_asked(tmp_path: Path) -> None:
+    root = outage(tmp_path / "brief", contradictions=[])
+    assert not answer(Brief(root), f"{MARCH[:-1]} [S1].").refused
+
+
+def test_render_refuses_a_one_sided_answer_and_shows_a_two_sided_one(tmp_path: Path) -> None:
+    root = outage(tmp_path / "brief")
+    edit(root, lambda c, t: c.update(verdict="PARTIAL", synthesis=f"{MARCH[:-1]} [S1]."))
+    report, markdown = render_brief(Brief(root), check_answer=check_answer)
+    assert report.answer == "" and report.answer_refused
+    section = markdown.split("## Answer", 1)[1].split("## Key findings", 1)[0]
+    assert "The written answer was refused" in section and "C2" in section
+    edit(root, lambda c, t: c.update(synthesis=BOTH))
+    report, markdown = render_brief(Brief(root), check_answer=check_answer)
+    assert report.answer == BOTH and report.answer_refused is None
