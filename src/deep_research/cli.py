@@ -206,7 +206,12 @@ def _cmd_trace(args: argparse.Namespace) -> int:
         from deep_research.brief import atomic_write_json
 
         atomic_write_json(Path(args.report), report.as_dict())
-    return EXIT_VIOLATIONS if report.violations else EXIT_OK
+    if not report.violations:
+        return EXIT_OK
+    from deep_research.decide.next_step import after_trace
+
+    print(after_trace(report.mode), file=sys.stderr)
+    return EXIT_VIOLATIONS
 
 
 def _cmd_locate(args: argparse.Namespace) -> int:
@@ -318,7 +323,17 @@ def _cmd_verdict(args: argparse.Namespace) -> int:
 
     report = run_verdict(Path(args.brief), _settings(args))
     _print_json(report.as_dict())
-    return _verdict_exit(report.verdict)
+    return _unusable_says_next(report.verdict, report.reasons)
+
+
+def _unusable_says_next(verdict: str, reasons: Sequence[str]) -> int:
+    """:func:`_verdict_exit`, printing what to do next when the brief is not usable."""
+    code = _verdict_exit(verdict)
+    if code != EXIT_OK:
+        from deep_research.decide.next_step import after_verdict
+
+        print(after_verdict(verdict, reasons), file=sys.stderr)
+    return code
 
 
 def _cmd_fresh(args: argparse.Namespace) -> int:
@@ -352,12 +367,12 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 
 def _cmd_handoff(args: argparse.Namespace) -> int:
-    from deep_research.decide.handoff import run_handoff
+    from deep_research.decide.handoff import handoff_reasons, run_handoff
 
     project = args.project or os.environ.get("CLAUDE_PROJECT_DIR")
     handoff = run_handoff(Path(args.brief), Path(project) if project else None)
     sys.stdout.write(handoff.model_dump_json(indent=2) + "\n")
-    return EXIT_OK if handoff.usable else EXIT_VIOLATIONS
+    return _unusable_says_next(handoff.verdict, handoff_reasons(Path(args.brief)))
 
 
 def _cmd_start(args: argparse.Namespace) -> int:

@@ -180,3 +180,8 @@ def run_handoff(root: Path, project: Path | None = None) -> Handoff:
     brief = open_brief(root)
     claims_path = project_relative(brief.claims_path, project or Path.cwd())
     return build_handoff(brief.load_claims(), claims_path)
+
+
+def handoff_reasons(root: Path) -> list[str]:
+    """The brief's ``verdict_reasons`` (what an unusable handoff's next step is read from)."""
+    return list(open_brief(root).load_claims().verdict_reasons)
