@@ -61,6 +61,8 @@ class ClaimView(BaseModel):
     checks: str
     votes: str
     ciber: str
+    #: Why the claim's date no longer reads as its source wrote it, as of the report's date.
+    overtaken: str | None = None
 
 
 class SubQuestionView(BaseModel):
@@ -116,6 +118,8 @@ class CheckedAnswer(Protocol):
 
     @property
     def sentences(self) -> Sequence[AnswerSentence]: ...
+    @property
+    def overtaken(self) -> dict[str, str]: ...
     def refusal(self) -> str: ...
 
 
@@ -364,6 +368,7 @@ def build_report(
     *,
     answer: Sequence[AnswerSentence],
     refused: str = "",
+    overtaken: dict[str, str] | None = None,
     force: bool = False,
     run: RunRecord | None = None,
 ) -> Report:
@@ -386,7 +391,10 @@ def build_report(
     }
     other_period = {note.claim for note in document.ciber_timeline}
     views = {
-        claim.id: _claim_view(claim, ciber_contested, other_period) for claim in document.claims
+        claim.id: _claim_view(claim, ciber_contested, other_period).model_copy(
+            update={"overtaken": (overtaken or {}).get(claim.id)}
+        )
+        for claim in document.claims
     }
     sqs = []
     for sq_id, question in _sub_questions(document):
@@ -575,13 +583,18 @@ def to_markdown(report: Report) -> str:
         if not sq.findings:
             out.append("- No verified finding.")
         for view in sq.findings:
+            note = f"; {view.overtaken} (report dated {_show(report.generated)})"
             out.append(
                 f"- {view.claim} {_markers(view.sources)} — confidence {view.confidence}, "
-                f"{view.independent_count} independent source(s)"
+                f"{view.independent_count} independent source(s)" + (note if view.overtaken else "")
             )
         if sq.constraints:
             out.extend(["", "Constraints (partially supported; not asserted):"])
-            out.extend(f"- {v.claim} {_markers(v.sources)} — {v.checks}" for v in sq.constraints)
+            out.extend(
+                f"- {v.claim} {_markers(v.sources)} — {v.checks}"
+                + (f"; {v.overtaken}" if v.overtaken else "")
+                for v in sq.constraints
+            )
         out.append("")
     section("Contradictions")
     if not report.contradictions:
@@ -690,14 +703,15 @@ def render_brief(
         document = brief.load_claims()
     sources = brief.load_sources()
     log = brief.load_fetch_log()
-    checked = check_answer(brief, document.synthesis, document) if document.synthesis else None
+    checked = check_answer(brief, document.synthesis or "", document)
     run = brief.load_trace().phase("run", RunRecord) if brief.trace_path.exists() else None
     report = build_report(
         document,
         sources,
         log,
-        answer=checked.sentences if checked is not None else [],
-        refused=checked.refusal() if checked is not None else "",
+        answer=checked.sentences,
+        refused=checked.refusal(),
+        overtaken=checked.overtaken,
         force=force,
         run=run,
     )

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from deep_research.brief import Brief
 from deep_research.gates.literals import check
+from deep_research.gates.overtaken import overtaken
 from deep_research.gates.trace import (
     CitedSentence,
     PairResult,
@@ -94,6 +95,8 @@ class CheckedAnswer:
 
     sentences: tuple[CheckedSentence, ...]
     dropped: tuple[DroppedPosition, ...] = ()
+    #: Claim id → why its date no longer reads as the source wrote it (:mod:`.overtaken`).
+    overtaken: dict[str, str] = field(default_factory=dict)
 
     @property
     def refused(self) -> bool:
@@ -164,8 +167,9 @@ def _sentence(index: SourceIndex, number: int, written: str) -> CheckedSentence:
 
 def check_answer(brief: Brief, synthesis: str, document: ClaimsFile | None = None) -> CheckedAnswer:
     """Every sentence of ``synthesis`` in order, each clause traced against the brief's
-    retained text, and the positions of the brief's open contradictions it leaves out
-    (``document``: claims.json as the caller read it; read from the brief otherwise)."""
+    retained text, the positions of the brief's open contradictions it leaves out, and the
+    claims whose future date the brief's date has overtaken (``document``: claims.json as the
+    caller read it; read from the brief otherwise). An empty ``synthesis`` checks no sentence."""
     if document is None:
         document = brief.load_claims()
     index = SourceIndex(brief, brief.load_sources(), brief.load_fetch_log())
@@ -174,7 +178,11 @@ def check_answer(brief: Brief, synthesis: str, document: ClaimsFile | None = Non
         for number, written in enumerate(prose_sentences(synthesis), start=1)
     )
     stated = [c for s in sentences if s.passed for c in s.clauses]
-    return CheckedAnswer(sentences, tuple(dropped_positions(document, stated)))
+    return CheckedAnswer(
+        sentences,
+        tuple(dropped_positions(document, stated)),
+        overtaken(document.claims, document.generated),
+    )
 
 
 def open_contradictions(document: ClaimsFile) -> list[tuple[Contradiction, list[Claim]]]:
