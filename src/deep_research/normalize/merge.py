@@ -4,8 +4,9 @@ Both entry points end here — :func:`normalize_payload` with the sources it coe
 :func:`merge_sources` with typed :class:`SourceDraft` objects — so the two cannot disagree about
 merging. An input source whose canonical URL (or an alias's) is already known folds into that
 row: an existing row only gains findings, aliases and sub-questions (a page found again for
-another sub-question answered that one too); a new row takes the first statement of each field. New rows are numbered from ``max(start_id, highest existing id + 1)``, findings
-after the row's highest.
+another sub-question answered that one too); a new row takes the first statement of each
+field. New rows are numbered from ``max(start_id, highest existing id + 1)``, findings after
+the row's highest.
 """
 
 from __future__ import annotations
