@@ -366,6 +366,29 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_answer(args: argparse.Namespace) -> int:
+    from deep_research.brief import read_text
+    from deep_research.gates.answer import check_answer
+    from deep_research.record import open_brief
+
+    brief = open_brief(Path(args.brief))
+    document = brief.load_claims()
+    text = read_text(Path(args.synthesis), what="synthesis") if args.synthesis else None
+    if text is None:
+        text = document.synthesis or ""
+    if not text.strip():
+        raise InputError("no synthesis to check: give --synthesis FILE, or write one first")
+    checked = check_answer(brief, text, document)
+    _print_json(checked.as_dict())
+    for sentence in checked.sentences:
+        if not sentence.passed:
+            print(f"stripped: {sentence.text} — {sentence.reason}", file=sys.stderr)
+    if checked.accepted:
+        return EXIT_OK
+    print(f"next: {checked.next_step()}", file=sys.stderr)
+    return EXIT_VIOLATIONS
+
+
 def _cmd_handoff(args: argparse.Namespace) -> int:
     from deep_research.decide.handoff import handoff_reasons, run_handoff
 
@@ -609,6 +632,7 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ciber",
             "counters",
             "verdict",
+            "answer",
         ),
     ),
 )
@@ -782,6 +806,17 @@ def build_parser(
     sub.add_argument("--force", action="store_true", help="render a FAIL brief, marked as such")
     sub.add_argument(
         "--format", choices=["md", "json"], default="md", help="json: print the render model"
+    )
+
+    sub = add(
+        "answer",
+        _cmd_answer,
+        "check a written answer claim by claim, and that it states every position of each "
+        "open contradiction (exit 1: refused)",
+    )
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument(
+        "--synthesis", help="the answer to check (markdown); default: claims.json's synthesis"
     )
 
     sub = add(

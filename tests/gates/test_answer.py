@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from briefs import edit
 from deep_research.brief import Brief
+from deep_research.cli import main
 from deep_research.gates.answer import CheckedAnswer, check_answer, clauses
 from deep_research.render import render_brief
 from outage import MARCH, SEPTEMBER, outage
@@ -120,3 +122,25 @@ def test_render_refuses_a_one_sided_answer_and_shows_a_two_sided_one(tmp_path: P
     edit(root, lambda c, t: c.update(synthesis=BOTH))
     report, markdown = render_brief(Brief(root), check_answer=check_answer)
     assert report.answer == BOTH and report.answer_refused is None
+
+
+def test_the_answer_command_refuses_a_one_sided_answer_with_the_next_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = outage(tmp_path / "brief")
+    one_sided = tmp_path / "synthesis.md"
+    one_sided.write_text(f"{MARCH[:-1]} [S1].\n", encoding="utf-8")
+    assert main(["answer", str(root), "--synthesis", str(one_sided)]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["accepted"] is False and result["dropped_positions"][0]["claim"] == "C2"
+    capsys.readouterr()
+    assert main(["answer", str(root), "--synthesis", str(one_sided)]) == 1
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("next: rewrite the answer: the answer leaves out a side")
+    both = tmp_path / "both.md"
+    both.write_text(BOTH + "\n", encoding="utf-8")
+    assert main(["answer", str(root), "--synthesis", str(both)]) == 0
+    assert json.loads(capsys.readouterr().out)["accepted"] is True
+    # Bad input: one line, exit 2, nothing written.
+    assert main(["answer", str(root), "--synthesis", str(tmp_path / "missing.md")]) == 2
+    assert main(["answer", str(root)]) == 2  # no synthesis stored yet

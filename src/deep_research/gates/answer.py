@@ -102,6 +102,34 @@ class CheckedAnswer:
     def refused(self) -> bool:
         return bool(self.dropped)
 
+    @property
+    def accepted(self) -> bool:
+        """Not refused, and at least one sentence may be shown."""
+        return not self.refused and any(sentence.passed for sentence in self.sentences)
+
+    def next_step(self) -> str:
+        """One line for the writer of an answer that is not accepted: what to change."""
+        if self.refused:
+            return f"rewrite the answer: {self.refusal()}"
+        return (
+            "rewrite the answer: no sentence passed; state each claim with the [S#] of the "
+            "sources that state it, one clause per claim, its figures as the sources give them"
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "accepted": self.accepted,
+            "refusal": self.refusal() or None,
+            "sentences": [
+                {"text": s.text, "passed": s.passed, "reason": s.reason or None}
+                for s in self.sentences
+            ],
+            "dropped_positions": [
+                {"topic": d.topic, "claim": d.claim, "text": d.text, "sources": list(d.sources)}
+                for d in self.dropped
+            ],
+        }
+
     def refusal(self) -> str:
         """One line: why the answer is refused and what to write instead (empty if it is not)."""
         if not self.dropped:
