@@ -144,3 +144,11 @@ def test_the_answer_command_refuses_a_one_sided_answer_with_the_next_step(
     # Bad input: one line, exit 2, nothing written.
     assert main(["answer", str(root), "--synthesis", str(tmp_path / "missing.md")]) == 2
     assert main(["answer", str(root)]) == 2  # no synthesis stored yet
+
+
+def test_no_answer_written_is_not_refused(tmp_path: Path) -> None:
+    root = outage(tmp_path / "brief")
+    edit(root, lambda c, t: c.update(verdict="PARTIAL"))
+    report, markdown = render_brief(Brief(root), check_answer=check_answer)
+    assert report.answer is None and report.answer_refused is None
+    assert "No synthesis was written" in markdown

@@ -28,7 +28,6 @@ from deep_research.brief import Brief
 from deep_research.gates.literals import check
 from deep_research.gates.overtaken import overtaken
 from deep_research.gates.trace import (
-    CitedSentence,
     PairResult,
     SourceIndex,
     cited_sentence,
@@ -38,7 +37,6 @@ from deep_research.gates.trace import (
 from deep_research.models import Claim, ClaimsFile, Contradiction
 
 NO_CITATION = "cites no source"
-REFUSED = "refused"
 
 #: A run of citation markers (``[S1][S4]``, ``[S1, S4]``) that closes a clause.
 _CITE_RUN = re.compile(r"(?:\s*\[\^?S\d+(?:\s*[,;]\s*S\d+)*\])+")
@@ -46,7 +44,7 @@ _SOURCE_ID = re.compile(r"S\d+")
 #: A sentence citing by URL or link is checked whole: its markers do not mark clauses.
 _LINK = re.compile(r"https?://")
 #: Punctuation and space a clause after the first starts with ("…[S4], the contractor …").
-_LEAD = " ,;:-\u2013\u2014"
+_LEAD = " ,;:\u2013\u2014"  # never "-": it may be a figure's sign
 #: A clause of fewer words than this ("According to [S1], …") cannot state a claim alone: its
 #: sources join the next clause's, which each of them must then support.
 MIN_CLAUSE_WORDS = 3
@@ -174,10 +172,8 @@ def clauses(sentence: str) -> list[str]:
 
 def _clause(index: SourceIndex, number: int, written: str) -> CheckedClause:
     found = cited_sentence(number, written)
-    text = found.text.strip(_LEAD).strip()
-    sentence = CitedSentence(number, text, found.sources)
-    results = tuple(trace_sentence(index, sentence)) if found.sources else ()
-    return CheckedClause(text, found.sources, results)
+    results = tuple(trace_sentence(index, found)) if found.sources else ()
+    return CheckedClause(found.text, found.sources, results)
 
 
 def _sentence(index: SourceIndex, number: int, written: str) -> CheckedSentence:
@@ -206,9 +202,11 @@ def check_answer(brief: Brief, synthesis: str, document: ClaimsFile | None = Non
         for number, written in enumerate(prose_sentences(synthesis), start=1)
     )
     stated = [c for s in sentences if s.passed for c in s.clauses]
+    # No answer written leaves out nothing: the report's key findings stand as its answer.
+    dropped = dropped_positions(document, stated) if sentences else []
     return CheckedAnswer(
         sentences,
-        tuple(dropped_positions(document, stated)),
+        tuple(dropped),
         overtaken(document.claims, document.generated),
     )
 
