@@ -8,6 +8,7 @@ import pytest
 
 from briefs import PageSpec, read_claims, write_brief
 from deep_research.brief import Brief
+from deep_research.gates.answer import check_answer
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
 
 MERGED = "Water losses on the network were about 18 per cent, close to one fifth of supply."
@@ -71,3 +72,12 @@ def test_cites_that_do_not_cover_the_claim_do_not_join(tmp_path: Path, quotes: l
 def test_a_perturbed_figure_is_not_rescued_by_joining(tmp_path: Path) -> None:
     claim = traced(tmp_path / "b", [PERCENT, FRACTION], MERGED.replace("18", "19"))
     assert claim["support_class"] == "Partially Supported"
+
+
+def test_an_answer_clause_keeps_the_cites_that_state_it_together(tmp_path: Path) -> None:
+    traced(tmp_path / "b", [PERCENT, FRACTION, OTHER])
+    brief = Brief(tmp_path / "b")
+    (sentence,) = check_answer(brief, f"{MERGED[:-1]} [S1][S2].").sentences
+    assert sentence.passed, sentence.reason
+    (sentence,) = check_answer(brief, f"{MERGED[:-1]} [S1][S3].").sentences
+    assert not sentence.passed and sentence.reason.startswith("S1 partially_supported")

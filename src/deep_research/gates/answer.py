@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from deep_research.brief import Brief
+from deep_research.gates.joint import joined
 from deep_research.gates.literals import check
 from deep_research.gates.overtaken import overtaken
 from deep_research.gates.trace import (
@@ -172,7 +173,8 @@ def clauses(sentence: str) -> list[str]:
 
 def _clause(index: SourceIndex, number: int, written: str) -> CheckedClause:
     found = cited_sentence(number, written)
-    results = tuple(trace_sentence(index, found)) if found.sources else ()
+    # A clause is a claim: its cites may state it together, as a merged claim's do.
+    results = tuple(joined(trace_sentence(index, found))) if found.sources else ()
     return CheckedClause(found.text, found.sources, results)
 
 
