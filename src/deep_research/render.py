@@ -80,6 +80,8 @@ class Side(BaseModel):
     support_class: str | None
     newest_published: date | None
     primary_source: bool
+    #: Why the position's date no longer reads as its source wrote it (None: it does).
+    overtaken: str | None = None
 
 
 class ContradictionView(BaseModel):
@@ -283,12 +285,14 @@ def _contradiction(
     claims: dict[str, Claim],
     stripped: dict[str, str],
     by_id: dict[str, SourceRow],
+    overtaken: dict[str, str],
 ) -> ContradictionView:
     sides = []
     for cid in entry.ids:
         claim = claims.get(cid)
         text = claim.claim if claim is not None else stripped.get(cid, "(claim not in brief)")
-        sides.append(_side(cid, text, list(claim.supporting) if claim else [], claim, by_id))
+        side = _side(cid, text, list(claim.supporting) if claim else [], claim, by_id)
+        sides.append(side.model_copy(update={"overtaken": overtaken.get(cid)}))
     if len(entry.ids) == 1 and entry.ids[0] in claims:
         claim = claims[entry.ids[0]]
         sides.append(
@@ -446,7 +450,7 @@ def build_report(
         answer_refused=refused or None,
         sub_questions=sqs,
         contradictions=[
-            _contradiction(entry, claims, stripped, by_id)
+            _contradiction(entry, claims, stripped, by_id, overtaken or {})
             for entry in document.unresolved_contradictions
         ],
         undetermined=undetermined,
@@ -612,6 +616,13 @@ def to_markdown(report: Report) -> str:
             ["primary source", *["yes" if side.primary_source else "no" for side in item.sides]],
             ["newest published", *[side.newest_published for side in item.sides]],
         ]
+        if any(side.overtaken for side in item.sides):
+            rows.append(
+                [
+                    f"as of {_show(report.generated)}",
+                    *[side.overtaken or "date still ahead or not stated" for side in item.sides],
+                ]
+            )
         out.extend(_table(header, rows))
         verdict = (
             f"**Better supported: {item.better_supported}** — "

@@ -54,3 +54,12 @@ def test_the_report_flags_the_date_that_has_passed(tmp_path: Path) -> None:
     assert notes == {"C1": NOTE, "C2": None}  # March 2026 has passed, September not yet
     line = next(line for line in markdown.splitlines() if "March 2026" in line and "- " in line)
     assert line.endswith(f"; {NOTE} (report dated 2026-06-01)")
+
+
+def test_a_contradiction_shows_which_position_s_date_has_passed(tmp_path: Path) -> None:
+    root = outage(tmp_path / "brief")
+    edit(root, lambda c, t: c.update(verdict="PARTIAL", generated="2026-06-01"))
+    report, markdown = render_brief(Brief(root), check_answer=check_answer)
+    (item,) = report.contradictions
+    assert [side.overtaken for side in item.sides] == [NOTE, None]
+    assert f"| as of 2026-06-01 | {NOTE} | date still ahead or not stated |" in markdown
