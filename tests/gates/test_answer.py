@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from briefs import edit
 from deep_research.brief import Brief
@@ -152,3 +155,34 @@ def test_no_answer_written_is_not_refused(tmp_path: Path) -> None:
     report, markdown = render_brief(Brief(root), check_answer=check_answer)
     assert report.answer is None and report.answer_refused is None
     assert "No synthesis was written" in markdown
+
+
+_WORD = st.sampled_from(["the", "target", "is", "March", "2026", "says", "works", "-5%", "and"])
+_PIECE = st.tuples(
+    st.lists(_WORD, min_size=0, max_size=6).map(" ".join),
+    st.lists(st.integers(1, 9), min_size=1, max_size=3),
+    st.sampled_from(["", ",", ";", " -", " \u2014"]),
+)
+
+
+@settings(max_examples=300, database=None)
+@given(st.lists(_PIECE, min_size=1, max_size=4), st.sampled_from(["", ".", " and more."]))
+def test_clauses_keep_every_citation_and_every_word(
+    pieces: list[tuple[str, list[int], str]], tail: str
+) -> None:
+    sentence = (
+        "".join(
+            f"{text} {''.join(f'[S{n}]' for n in cites)}{mark} " for text, cites, mark in pieces
+        ).rstrip()
+        + tail
+    )
+    found = clauses(sentence)
+    cited = [m for part in found for m in re.findall(r"S\d+", part)]
+    assert set(cited) == set(re.findall(r"S\d+", sentence))
+
+    # Every word of the sentence is checked in some clause, in order (the joins between
+    # clauses — markers, spaces, commas, dashes — aside).
+    def letters(text: str) -> str:
+        return re.sub(r"\[S\d+\]|[\s,;\u2014]", "", text)
+
+    assert letters(" ".join(found)) == letters(sentence)
