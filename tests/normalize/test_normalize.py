@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -864,6 +864,7 @@ def test_a_huge_integer_is_an_input_error_or_a_rejection_never_a_traceback(
         max_leaves=12,
     )
 )
+@example(["https://a.example/x", "\ud800"])  # a lone surrogate in a rejection's excerpt
 def test_no_json_value_raises_anything_but_an_input_error(value: object) -> None:
     try:
         result = normalize_payload(json.dumps(value))
