@@ -22,7 +22,7 @@ from deep_research.gates.literals.tokens import LiteralToken
 _BEFORE = re.compile(
     r"(?:(?<![\w-])(?:the|its|their|his|her|our|my|your|this|that|these|those|each|every|"
     r"whose|an?|came|come|comes|finished|finishes|placed|places|ranked|ranks|ended|ends)"
-    r"|['\u2019]s|\d)\s+\Z",
+    r"|['\u2019]s|\d)\s+(?:[`'\"\u201c\u2018(]+\s*)*\Z",  # an opening quote may intervene
     re.IGNORECASE,
 )
 _AFTER = re.compile(r"\s+(?:of|out\s+of|place|placed)(?!\w)", re.IGNORECASE)
