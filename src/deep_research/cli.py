@@ -206,7 +206,12 @@ def _cmd_trace(args: argparse.Namespace) -> int:
         from deep_research.brief import atomic_write_json
 
         atomic_write_json(Path(args.report), report.as_dict())
-    return EXIT_VIOLATIONS if report.violations else EXIT_OK
+    if not report.violations:
+        return EXIT_OK
+    from deep_research.decide.next_step import after_trace
+
+    print(after_trace(report.mode), file=sys.stderr)
+    return EXIT_VIOLATIONS
 
 
 def _cmd_locate(args: argparse.Namespace) -> int:
@@ -323,7 +328,17 @@ def _cmd_verdict(args: argparse.Namespace) -> int:
 
     report = run_verdict(Path(args.brief), _settings(args))
     _print_json(report.as_dict())
-    return _verdict_exit(report.verdict)
+    return _unusable_says_next(report.verdict, report.reasons)
+
+
+def _unusable_says_next(verdict: str, reasons: Sequence[str]) -> int:
+    """:func:`_verdict_exit`, printing what to do next when the brief is not usable."""
+    code = _verdict_exit(verdict)
+    if code != EXIT_OK:
+        from deep_research.decide.next_step import after_verdict
+
+        print(after_verdict(verdict, reasons), file=sys.stderr)
+    return code
 
 
 def _cmd_fresh(args: argparse.Namespace) -> int:
@@ -356,13 +371,36 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_answer(args: argparse.Namespace) -> int:
+    from deep_research.brief import read_text
+    from deep_research.gates.answer import check_answer
+    from deep_research.record import open_brief
+
+    brief = open_brief(Path(args.brief))
+    document = brief.load_claims()
+    text = read_text(Path(args.synthesis), what="synthesis") if args.synthesis else None
+    if text is None:
+        text = document.synthesis or ""
+    if not text.strip():
+        raise InputError("no synthesis to check: give --synthesis FILE, or write one first")
+    checked = check_answer(brief, text, document)
+    _print_json(checked.as_dict())
+    for sentence in checked.sentences:
+        if not sentence.passed:
+            print(f"stripped: {sentence.text} — {sentence.reason}", file=sys.stderr)
+    if checked.accepted:
+        return EXIT_OK
+    print(f"next: {checked.next_step()}", file=sys.stderr)
+    return EXIT_VIOLATIONS
+
+
 def _cmd_handoff(args: argparse.Namespace) -> int:
-    from deep_research.decide.handoff import run_handoff
+    from deep_research.decide.handoff import handoff_reasons, run_handoff
 
     project = args.project or os.environ.get("CLAUDE_PROJECT_DIR")
     handoff = run_handoff(Path(args.brief), Path(project) if project else None)
     sys.stdout.write(handoff.model_dump_json(indent=2) + "\n")
-    return EXIT_OK if handoff.usable else EXIT_VIOLATIONS
+    return _unusable_says_next(handoff.verdict, handoff_reasons(Path(args.brief)))
 
 
 def _cmd_start(args: argparse.Namespace) -> int:
@@ -599,6 +637,7 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ciber",
             "counters",
             "verdict",
+            "answer",
         ),
     ),
 )
@@ -772,6 +811,17 @@ def build_parser(
     sub.add_argument("--force", action="store_true", help="render a FAIL brief, marked as such")
     sub.add_argument(
         "--format", choices=["md", "json"], default="md", help="json: print the render model"
+    )
+
+    sub = add(
+        "answer",
+        _cmd_answer,
+        "check a written answer claim by claim, and that it states every position of each "
+        "open contradiction (exit 1: refused)",
+    )
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument(
+        "--synthesis", help="the answer to check (markdown); default: claims.json's synthesis"
     )
 
     sub = add(

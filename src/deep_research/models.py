@@ -505,6 +505,27 @@ class AuditFile(Strict):
 # --- consumer handoff -----------------------------------------------------------------------
 
 
+class HandoffVotes(Strict):
+    """The skeptic panel's result for a claim, as claims.json ``votes`` records it."""
+
+    tally: str = Field(pattern=r"^[0-3]-[0-3]$", examples=["2-0", "1-2"])
+    outcome: Literal["survives", "killed", "unverified"]
+
+
+class HandoffPosition(Strict):
+    """One other position on a contested claim's question: a rival claim with how far it is
+    trusted, or a reading the sources also support (no id, no confidence, no votes)."""
+
+    id: ClaimId | None = None
+    claim: str
+    supporting: list[SourceId] = Field(default_factory=list)
+    confidence: Confidence | None = None
+    support_class: SupportClass | None = None
+    votes: HandoffVotes | None = None
+    # "rival" (a claim of the brief), "counter-reading" (CIBER), or "another period" (CIBER).
+    kind: Literal["rival", "counter-reading", "another period"] = "rival"
+
+
 class HandoffClaim(Strict):
     id: ClaimId
     claim: str
@@ -512,8 +533,11 @@ class HandoffClaim(Strict):
     confidence: Confidence
     support_class: SupportClass
     supporting: list[SourceId] = Field(default_factory=list)
+    votes: HandoffVotes | None = None  # null: the panel did not sit for it
     # For a contested claim: the other positions, each with the sources that hold it.
     other_positions: list[str] = Field(default_factory=list)
+    # The same positions as data, each with its confidence and votes.
+    positions: list[HandoffPosition] = Field(default_factory=list)
 
 
 class Handoff(Strict):

@@ -61,6 +61,8 @@ class ClaimView(BaseModel):
     checks: str
     votes: str
     ciber: str
+    #: Why the claim's date no longer reads as its source wrote it, as of the report's date.
+    overtaken: str | None = None
 
 
 class SubQuestionView(BaseModel):
@@ -78,6 +80,8 @@ class Side(BaseModel):
     support_class: str | None
     newest_published: date | None
     primary_source: bool
+    #: Why the position's date no longer reads as its source wrote it (None: it does).
+    overtaken: str | None = None
 
 
 class ContradictionView(BaseModel):
@@ -110,9 +114,20 @@ class AnswerSentence(Protocol):
     def reason(self) -> str: ...
 
 
-#: The synthesis checked sentence by sentence against the brief (``gates.answer.check_answer``):
+class CheckedAnswer(Protocol):
+    """The synthesis checked: its sentences, and why the answer as a whole is refused (one
+    line; empty when it is not) — it leaves out a position of an open contradiction."""
+
+    @property
+    def sentences(self) -> Sequence[AnswerSentence]: ...
+    @property
+    def overtaken(self) -> dict[str, str]: ...
+    def refusal(self) -> str: ...
+
+
+#: The synthesis checked claim by claim against the brief (``gates.answer.check_answer``):
 #: render stands below the gates, so its callers hand the check in.
-AnswerCheck = Callable[[Brief, str], Sequence[AnswerSentence]]
+AnswerCheck = Callable[[Brief, str, ClaimsFile], CheckedAnswer]
 
 
 class Report(BaseModel):
@@ -131,6 +146,9 @@ class Report(BaseModel):
     #: extractive digest): the most direct finding and what the others add up to.
     summary: str | None = None
     answer_stripped: list[StrippedSentenceView]
+    #: Why the written answer is not shown (it leaves out a position of an open
+    #: contradiction); None when it is shown.
+    answer_refused: str | None = None
     sub_questions: list[SubQuestionView]
     contradictions: list[ContradictionView]
     undetermined: list[str]
@@ -267,12 +285,14 @@ def _contradiction(
     claims: dict[str, Claim],
     stripped: dict[str, str],
     by_id: dict[str, SourceRow],
+    overtaken: dict[str, str],
 ) -> ContradictionView:
     sides = []
     for cid in entry.ids:
         claim = claims.get(cid)
         text = claim.claim if claim is not None else stripped.get(cid, "(claim not in brief)")
-        sides.append(_side(cid, text, list(claim.supporting) if claim else [], claim, by_id))
+        side = _side(cid, text, list(claim.supporting) if claim else [], claim, by_id)
+        sides.append(side.model_copy(update={"overtaken": overtaken.get(cid)}))
     if len(entry.ids) == 1 and entry.ids[0] in claims:
         claim = claims[entry.ids[0]]
         sides.append(
@@ -351,6 +371,8 @@ def build_report(
     log: Sequence[FetchLogEntry],
     *,
     answer: Sequence[AnswerSentence],
+    refused: str = "",
+    overtaken: dict[str, str] | None = None,
     force: bool = False,
     run: RunRecord | None = None,
 ) -> Report:
@@ -373,7 +395,10 @@ def build_report(
     }
     other_period = {note.claim for note in document.ciber_timeline}
     views = {
-        claim.id: _claim_view(claim, ciber_contested, other_period) for claim in document.claims
+        claim.id: _claim_view(claim, ciber_contested, other_period).model_copy(
+            update={"overtaken": (overtaken or {}).get(claim.id)}
+        )
+        for claim in document.claims
     }
     sqs = []
     for sq_id, question in _sub_questions(document):
@@ -404,7 +429,8 @@ def build_report(
     referenced |= {e.source for s in document.stripped for e in s.evidence}
     logged = logged_urls(log)
     documents = logged_documents(log)
-    passed = [sentence for sentence in answer if sentence.passed]
+    # A refused answer shows none of its sentences: one-sided, it would mislead.
+    passed = [] if refused else [sentence for sentence in answer if sentence.passed]
     return Report(
         title=_heading(document),
         question=document.question,
@@ -421,9 +447,10 @@ def build_report(
             for sentence in answer
             if not sentence.passed
         ],
+        answer_refused=refused or None,
         sub_questions=sqs,
         contradictions=[
-            _contradiction(entry, claims, stripped, by_id)
+            _contradiction(entry, claims, stripped, by_id, overtaken or {})
             for entry in document.unresolved_contradictions
         ],
         undetermined=undetermined,
@@ -530,6 +557,11 @@ def to_markdown(report: Report) -> str:
             "Not found: no verified finding in the sources answers the question; what was "
             "searched and not found is under What could not be determined."
         )
+    elif report.answer_refused:
+        out.append(
+            f"The written answer was refused: {report.answer_refused}. The key findings below "
+            "are its answer, and Contradictions lists every position."
+        )
     elif report.summary:
         out.append(report.summary)
     elif report.answer:
@@ -560,13 +592,18 @@ def to_markdown(report: Report) -> str:
         if not sq.findings:
             out.append("- No verified finding.")
         for view in sq.findings:
+            note = f"; {view.overtaken} (report dated {_show(report.generated)})"
             out.append(
                 f"- {view.claim} {_markers(view.sources)} — confidence {view.confidence}, "
-                f"{view.independent_count} independent source(s)"
+                f"{view.independent_count} independent source(s)" + (note if view.overtaken else "")
             )
         if sq.constraints:
             out.extend(["", "Constraints (partially supported; not asserted):"])
-            out.extend(f"- {v.claim} {_markers(v.sources)} — {v.checks}" for v in sq.constraints)
+            out.extend(
+                f"- {v.claim} {_markers(v.sources)} — {v.checks}"
+                + (f"; {v.overtaken}" if v.overtaken else "")
+                for v in sq.constraints
+            )
         out.append("")
     section("Contradictions")
     if not report.contradictions:
@@ -584,6 +621,13 @@ def to_markdown(report: Report) -> str:
             ["primary source", *["yes" if side.primary_source else "no" for side in item.sides]],
             ["newest published", *[side.newest_published for side in item.sides]],
         ]
+        if any(side.overtaken for side in item.sides):
+            rows.append(
+                [
+                    f"as of {_show(report.generated)}",
+                    *[side.overtaken or "date still ahead or not stated" for side in item.sides],
+                ]
+            )
         out.extend(_table(header, rows))
         verdict = (
             f"**Better supported: {item.better_supported}** — "
@@ -675,9 +719,18 @@ def render_brief(
         document = brief.load_claims()
     sources = brief.load_sources()
     log = brief.load_fetch_log()
-    answer = check_answer(brief, document.synthesis) if document.synthesis else []
+    checked = check_answer(brief, document.synthesis or "", document)
     run = brief.load_trace().phase("run", RunRecord) if brief.trace_path.exists() else None
-    report = build_report(document, sources, log, answer=answer, force=force, run=run)
+    report = build_report(
+        document,
+        sources,
+        log,
+        answer=checked.sentences,
+        refused=checked.refusal(),
+        overtaken=checked.overtaken,
+        force=force,
+        run=run,
+    )
     markdown = to_markdown(report)
     # A URL a located quote holds is text a source states, not a source the report cites.
     quoted = {

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from briefs import build, build_example, edit
 from deep_research.cli import main
+from outage import SEPTEMBER, outage
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +139,30 @@ def test_no_verdict_is_an_input_error(tmp_path: Path, capsys: pytest.CaptureFixt
     capsys.readouterr()
     assert main(["handoff", str(root)]) == 2
     assert "run deep-research verdict" in capsys.readouterr().err
+
+
+def test_every_position_of_a_contested_fact_is_handed_off_with_confidence_and_votes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The authority's March date (primary, medium) and the contractor's September date (one
+    # news source, low, upheld 2-0 by the panel), the contradiction recorded after triangulate.
+    root = outage(tmp_path / "brief")
+    upheld = {"tally": "2-0", "outcome": "survives", "records": []}
+
+    def decided(claims: dict[str, Any], trace: dict[str, Any]) -> None:
+        claims.update(verdict="PARTIAL", depth="quick")
+        claims["claims"][0].update(confidence="medium")
+        claims["claims"][1].update(confidence="low", votes=upheld)
+
+    edit(root, decided)
+    handoff = _handoff(root, capsys)
+    assert handoff["context"] == []
+    march, september = handoff["constraints"]  # type: ignore[misc]
+    assert [march["id"], september["id"]] == ["C1", "C2"]
+    assert march["confidence"] == september["confidence"] == "medium-contested"
+    assert september["votes"] == {"tally": "2-0", "outcome": "survives"}
+    (rival,) = march["positions"]
+    assert rival["id"] == "C2" and rival["votes"] == {"tally": "2-0", "outcome": "survives"}
+    assert rival["confidence"] == "medium-contested" and rival["supporting"] == ["S2"]
+    assert march["other_positions"] == [f"C2: {SEPTEMBER} [S2]"]
+    assert [p["id"] for p in september["positions"]] == ["C1"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -864,6 +864,7 @@ def test_a_huge_integer_is_an_input_error_or_a_rejection_never_a_traceback(
         max_leaves=12,
     )
 )
+@example(["https://a.example/x", "\ud800"])  # a lone surrogate in a rejection's excerpt
 def test_no_json_value_raises_anything_but_an_input_error(value: object) -> None:
     try:
         result = normalize_payload(json.dumps(value))
@@ -872,3 +873,13 @@ def test_no_json_value_raises_anything_but_an_input_error(value: object) -> None
     for row in result.rows:
         json.dumps(model_dump(row), ensure_ascii=False).encode("utf-8")
     json.dumps(result.report(), ensure_ascii=False).encode("utf-8")
+
+
+def test_a_source_found_again_keeps_every_sub_question_it_answered() -> None:
+    existing = [_row("S4", "https://a.example/1", ("Old.", "old quote"), sub_questions=["sq1"])]
+    payload = json.dumps({"url": "https://a.example/1", "findings": []})
+    result = normalize_payload(payload, existing=existing, sub_question="sq3")
+    (row,) = result.rows
+    assert row.sub_questions == ["sq1", "sq3"]
+    again = normalize_payload(payload, existing=result.rows, sub_question="sq3")
+    assert again.rows[0] is result.rows[0]  # nothing new: the row is untouched

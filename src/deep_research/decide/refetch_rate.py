@@ -3,10 +3,11 @@
 :mod:`deep_research.fetch.refetch_sample` chooses the sample and re-fetches each source (live,
 else one archive try); here each fresh text is checked (docs/contracts.md §8). The source
 *passes* when every cited quote is located (:func:`~deep_research.gates.locate.locate`) in the
-fresh text, and *fails* when fresh text of at least :data:`MIN_WORDS` words no longer holds one.
-Text under :data:`MIN_WORDS` words, or no text at all, makes it *unreachable*: excluded from the
-rate, never counted as a failure (an outage is not evidence). ``refetch_pass_rate = passed /
-(sampled − excluded)``, or null when nothing could be checked.
+fresh text, and *fails* when fresh text no longer holds one — whatever its length: a short page
+(an outage notice of 66 words) is checked like a long one, since the quote is on it or it is not.
+No text at all (every fetch failed, or nothing was extracted) makes it *unreachable*: excluded
+from the rate, never counted as a failure (an outage is not evidence). ``refetch_pass_rate =
+passed / (sampled − excluded)``, or null when nothing could be checked.
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ from deep_research.gates.locate import locate
 from deep_research.models import TraceFile
 from deep_research.trace_phases import RefetchedSource, RefetchPhase
 from deep_research.urls import canonical_or_none, source_urls
-
-MIN_WORDS = 500
 
 
 @dataclass
@@ -91,7 +90,7 @@ def recheck(item: Cited, fetched: Refetched) -> RefetchedSource:
     record.words = len(text.split())
     record.tier = fetched.result.entry.tier
     record.content_hash = fetched.result.entry.content_hash
-    if record.words < MIN_WORDS:
+    if not record.words:
         return record
     for finding_id, quote in item.quotes.items():
         (record.located if locate(quote, text) is not None else record.missing).append(finding_id)

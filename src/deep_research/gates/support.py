@@ -23,6 +23,7 @@ from datetime import date
 from typing import Literal, Protocol
 
 from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck, check
+from deep_research.gates.literals.extraction import literals_of
 from deep_research.gates.locate import MIN_SUPPORT_CHARS, Document, Located, locate
 from deep_research.gates.negation import disagreement
 from deep_research.gates.overlap import MIN_SHARED_TOKENS, shared_tokens
@@ -91,6 +92,9 @@ class Support:
     quotes: tuple[QuoteLocation, ...]
     literals: LiteralCheck | None = None
     overlap: tuple[str, ...] = field(default=())
+    #: The kinds of literal the located text states (``number``, ``date``, …): whether a source
+    #: that lacks a claim's figure is silent on it or states another (:mod:`.joint`).
+    stated_kinds: frozenset[str] = frozenset()
 
     @property
     def rank(self) -> int:
@@ -160,7 +164,8 @@ def check_support(
         outcome = "partially_supported"
     else:
         outcome = "unsupported"
-    return Support(outcome, tuple(reasons), placed, literal_check, common)
+    stated = frozenset(token.kind for span in spans for token in literals_of(span))
+    return Support(outcome, tuple(reasons), placed, literal_check, common, stated)
 
 
 def _literals(

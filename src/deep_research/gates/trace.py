@@ -41,6 +41,7 @@ from deep_research.brief import (
 )
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetchlog import succeeded
+from deep_research.gates.joint import joined
 from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck
 from deep_research.gates.locate import Document, Located
 from deep_research.gates.support import (
@@ -261,6 +262,7 @@ class PairResult:
     outcome: PairOutcome
     reasons: tuple[str, ...]
     evidence: tuple[Evidence, ...] = ()
+    stated_kinds: frozenset[str] = frozenset()  # kinds of literal the located text states
 
     @property
     def violation(self) -> Violation | None:
@@ -384,7 +386,9 @@ def trace_pair(
         )
         chosen = [pair for pair in candidates if pair[1] in {p.quote for p in support.quotes}]
     found = _evidence_from(source, chosen, support, index.steps)
-    return PairResult(unit, source_id, support.outcome, support.reasons, found)
+    return PairResult(
+        unit, source_id, support.outcome, support.reasons, found, support.stated_kinds
+    )
 
 
 def support_class(results: Sequence[PairResult]) -> SupportClass:
@@ -453,6 +457,7 @@ def trace_claims(
 def _traced(claim: Claim, results: list[PairResult]) -> tuple[Claim, list[PairResult]]:
     if not results:
         results = [PairResult(claim.id, "", "unresolvable", (NO_CITATION,))]
+    results = joined(results)
     violations = [v for result in results if (v := result.violation) is not None]
     klass = support_class(results)
     updated = claim.model_copy(

@@ -30,5 +30,6 @@ def excerpt(item: Any) -> str:
         text = item if isinstance(item, str) else json.dumps(item, ensure_ascii=False, default=str)
     except (RecursionError, ValueError):
         text = kind(item)  # deeper than the encoder goes: say what it was instead
-    text = " ".join(text.split())
+    # A lone surrogate is no text: shown escaped, so a report quoting it can still be written.
+    text = " ".join(text.split()).encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"

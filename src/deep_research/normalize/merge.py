@@ -3,15 +3,16 @@
 Both entry points end here — :func:`normalize_payload` with the sources it coerced from text,
 :func:`merge_sources` with typed :class:`SourceDraft` objects — so the two cannot disagree about
 merging. An input source whose canonical URL (or an alias's) is already known folds into that
-row: an existing row only gains findings and aliases; a new row takes the first statement of
-each field. New rows are numbered from ``max(start_id, highest existing id + 1)``, findings
-after the row's highest.
+row: an existing row only gains findings, aliases and sub-questions (a page found again for
+another sub-question answered that one too); a new row takes the first statement of each
+field. New rows are numbered from ``max(start_id, highest existing id + 1)``, findings after
+the row's highest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
@@ -45,6 +46,9 @@ class _Slot:
     findings: list[FindingDraft]
     known: set[tuple[str, str]]
     touched: bool = False
+    #: Sub-questions an existing row gains: a page found again for another sub-question
+    #: answered that one too.
+    sub_questions: list[str] = field(default_factory=list)
 
 
 def _finding_key(claim: str, quote: str) -> tuple[str, str]:
@@ -112,8 +116,16 @@ class _Merger:
                 slot.aliases.append(url)
                 slot.touched = True
         self._register(slot, [source.url, *source.aliases])
-        if slot.row is None:  # an existing row keeps its fields: only findings and aliases grow
+        if slot.row is None:
             slot.fields = slot.fields.merged(source.fields)
+            return
+        # An existing row keeps its fields; its findings, aliases and sub-questions grow.
+        held = [*slot.row.sub_questions, *slot.sub_questions]
+        for sq in source.fields.sub_questions:
+            if sq not in held:
+                held.append(sq)
+                slot.sub_questions.append(sq)
+                slot.touched = True
 
     def _add_findings(self, slot: _Slot, findings: Iterable[FindingDraft]) -> None:
         for finding in findings:
@@ -140,7 +152,11 @@ class _Merger:
             first = 1 + max((int(f.id.rsplit("F", 1)[1]) for f in slot.row.findings), default=0)
             extra = _numbered(slot.sid, slot.findings, first)
             return slot.row.model_copy(
-                update={"aliases": slot.aliases, "findings": [*slot.row.findings, *extra]}
+                update={
+                    "aliases": slot.aliases,
+                    "findings": [*slot.row.findings, *extra],
+                    "sub_questions": [*slot.row.sub_questions, *slot.sub_questions],
+                }
             )
         row = _validated(slot)
         if isinstance(row, str):

@@ -64,6 +64,7 @@ from deep_research.gates.literals.intervals import (
 )
 from deep_research.gates.literals.memo import memoized
 from deep_research.gates.literals.numbers import step_of
+from deep_research.gates.literals.ordinals import counts
 from deep_research.gates.literals.tokens import LiteralToken, Qualifier
 
 
@@ -424,7 +425,7 @@ def check(
 ) -> LiteralCheck:
     """Which literals of ``claim`` the ``quotes`` (taken together) do not establish, and which
     of the rest only the document ``context`` establishes."""
-    claim_tokens = literals_of(claim)
+    claim_tokens = tuple(token for token in literals_of(claim) if counts(claim, token))
     claim_evidence = {item.token: item for item in evidence_of(claim)}
     evidence = [item for quote in quotes for item in _quote_evidence(quote)]
     quote_text = " " + " ".join(_normalize_name(quote) for quote in quotes) + " "

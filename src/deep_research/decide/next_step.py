@@ -1,0 +1,83 @@
+"""What to do next after a command that exits 1: one line, for whoever drives the run.
+
+A non-zero exit alone tells a model driving the pipeline nothing: whether to go on, re-run a
+phase, or stop and tell the person. ``trace``, ``verdict`` and ``handoff`` print this line on
+stderr (``next: …``) when they exit 1; the exit codes stay as docs/commands.md documents them.
+A verdict's line is decided by the most severe rule that fired (its id in ``verdict_reasons``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from deep_research.decide.verdict import read_reason
+
+PREFIX = "next: "
+
+#: Each HOLD or FAIL rule: what would change it.
+_BY_RULE: dict[str, str] = {
+    "refetch-failed": (
+        "regenerate the brief (a new run): the pages it cites no longer hold their quotes"
+    ),
+    "verifier-violation": (
+        "re-run deep-research trace BRIEF, then triangulate and verdict: a kept claim cites a "
+        "source the trace rejected, or was never traced"
+    ),
+    "trace-not-reproduced": (
+        "claims.json changed after the trace gate: re-run deep-research trace BRIEF, then "
+        "triangulate and verdict"
+    ),
+    "ciber-missing": (
+        "run CIBER (deep-research ciber apply BRIEF --input ciber.json) or record a valid skip "
+        "(--skip REASON), then verdict again"
+    ),
+    "no-verified-claim": (
+        "the sources did not answer the question: search again with other queries and other "
+        "publishers; nothing in this brief may be used"
+    ),
+}
+
+#: Each work-budget floor: the phase to run again.
+_BY_FLOOR: dict[str, str] = {
+    "sub_questions": "plan more sub-questions",
+    "queries_per_sub_question": "run more searches for each sub-question",
+    "round1_fetches": "fetch more sources in round 1, from publishers not yet fetched",
+    "distinct_sources": "fetch more sources, from publishers not yet fetched",
+    "rounds": "run the adversarial round (counter-queries, then fetch what they find)",
+    "counter_queries_per_sub_question": "run a counter-query for every sub-question",
+    "refetch_sample": "run deep-research refetch BRIEF",
+    "round2_fetches": "fetch more sources in the adversarial round",
+}
+
+IN_A_PLUGIN_RUN = "; in a plugin run deep-research next BRIEF gives the step"
+
+
+def after_verdict(verdict: str, reasons: Sequence[str]) -> str:
+    """The line for a HOLD or FAIL verdict: the brief is not usable, and what would change it."""
+    for line in reasons:
+        reason = read_reason(line)
+        if reason is None or reason.verdict not in ("HOLD", "FAIL"):
+            continue
+        rule, _, floor = reason.rule.partition(":")
+        if rule == "floor-unmet":
+            todo = _BY_FLOOR.get(floor, f"re-run the phase that fell short ({floor})")
+            return (
+                f"{PREFIX}{verdict}: do not use the brief yet; {todo}, then deep-research "
+                f"counters BRIEF and verdict again{IN_A_PLUGIN_RUN}"
+            )
+        if rule in _BY_RULE:
+            return f"{PREFIX}{verdict}: do not use the brief yet; {_BY_RULE[rule]}"
+    return f"{PREFIX}{verdict}: do not use the brief; its verdict_reasons say why"
+
+
+def after_trace(mode: str) -> str:
+    """The line for a trace that found failing citations."""
+    if mode == "dossier":
+        return (
+            f"{PREFIX}rewrite or remove each sentence named above so that it cites a source "
+            "stating it, then trace the dossier again"
+        )
+    return (
+        f"{PREFIX}go on: the failing citations above are dropped by deep-research triangulate "
+        f"BRIEF, never softened; re-run trace only after correcting claims.json{IN_A_PLUGIN_RUN}"
+    )
