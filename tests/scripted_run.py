@@ -175,6 +175,19 @@ class Web:
         round_ = 2 if matched.group(2) == "evidence against" else 1
         return list(self.pages.get((matched.group(1), round_), []))
 
+    def fetched(self, brief: Path, sub_question: str, round_: int) -> list[tuple[str, str]]:
+        """A fetcher's pages for one sub-question and round, read by our real fetcher: each URL
+        with its kept text."""
+        from deep_research.fetch.fetcher import Fetcher
+
+        pages = []
+        with Fetcher(Brief(brief), self.policy(), use_brief_hosts=False) as fetcher:
+            for url in self.pages[(sub_question, round_)]:
+                result = fetcher.fetch(url)
+                assert result.ok, result.entry
+                pages.append((url, result.text or ""))
+        return pages
+
     def resolve_env(self) -> str:
         """The names as ``DEEP_RESEARCH_TEST_RESOLVE`` lists them."""
         return ",".join(f"{host}={address}" for host, (address,) in self.hosts.items())

@@ -93,12 +93,7 @@ class Orchestrator:
 
     def agent_fetcher(self, prompt: str) -> Any:
         f = scripted_run.task(prompt, FetchTask)
-        fetched = []
-        with Fetcher(Brief(self.brief), self.web.policy(), use_brief_hosts=False) as fetcher:
-            for url in self.web.pages[(f.sub_question, f.round)]:
-                result = fetcher.fetch(url)
-                assert result.ok, result.entry
-                fetched.append((url, result.text or ""))
+        fetched = self.web.fetched(self.brief, f.sub_question, f.round)
         return scripted_run.fetcher_reply(prompt, fetched)
 
     agent_triangulator = staticmethod(scripted_run.triangulator_reply)

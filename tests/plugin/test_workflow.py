@@ -25,7 +25,6 @@ from conftest import REPO
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.decide import refetch_rate as refetch_module
-from deep_research.fetch.fetcher import Fetcher
 from deep_research.plugin import runstate, workflow
 from deep_research.plugin.next import Action, next_action
 from deep_research.plugin.tasks import FetchTask
@@ -70,12 +69,7 @@ class Agents:
 
     def fetcher(self, prompt: str) -> Any:
         task = scripted_run.task(prompt, FetchTask)
-        fetched = []
-        with Fetcher(Brief(self.brief), self.web.policy(), use_brief_hosts=False) as fetcher:
-            for url in self.web.pages[(task.sub_question, task.round)]:
-                result = fetcher.fetch(url)
-                assert result.ok, result.entry
-                fetched.append((url, result.text or ""))
+        fetched = self.web.fetched(self.brief, task.sub_question, task.round)
         return scripted_run.fetcher_reply(prompt.split("\n", 1)[0], fetched)
 
     def written(self) -> dict[str, Any]:
