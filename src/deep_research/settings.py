@@ -38,7 +38,7 @@ ENV_PREFIX = "DEEP_RESEARCH_"
 class Settings(BaseModel):
     """Thresholds (docs/contracts.md §6–§11). Field descriptions document each default."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     # --- independence, τ, dissemination, confidence (docs/contracts.md §6)
     tau_threshold: float = Field(0.85, ge=0, le=1, description="τ below this → PARTIAL")

@@ -56,7 +56,7 @@ Query = Annotated[str, Field(min_length=1, max_length=500)]
 class PlanSubQuestion(BaseModel):
     # extra="ignore": a count the model writes beside a list (``"query_count": 10``) is dropped
     # unread rather than refused — the list is the only thing counted.
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     id: Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_.-]+$")]
     question: str = ""
@@ -72,7 +72,7 @@ class PlanSubQuestion(BaseModel):
 class Plan(BaseModel):
     """plan.json as the orchestrator writes it in phase 1 and extends in phase 4."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     sub_questions: list[PlanSubQuestion] = Field(min_length=1)
 

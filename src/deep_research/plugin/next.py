@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from deep_research import role_contracts
 from deep_research.brief import Brief
@@ -64,12 +64,16 @@ ORCHESTRATOR = "orchestrator"
 class Task(BaseModel):
     """One agent to start: its prompt (a :mod:`deep_research.plugin.tasks` record, as text)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     prompt: str
     save_to: str
 
 
 class Action(BaseModel):
     """One step for the orchestrator; only the fields of its kind are set."""
+
+    model_config = ConfigDict(defer_build=True)
 
     action: ActionKind
     phase: str

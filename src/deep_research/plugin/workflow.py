@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research.brief import Brief, atomic_write_bytes, atomic_write_json, atomic_write_text
 from deep_research.errors import DeepResearchError
@@ -75,6 +75,8 @@ CLAIMS_DRAFT: dict[str, Any] = {
 class SynthesisReply(BaseModel):
     """The writer's answer for returns/synthesis.md: the text, as the file holds it."""
 
+    model_config = ConfigDict(defer_build=True)
+
     text: str = Field(min_length=1, max_length=200_000)
 
 
@@ -87,11 +89,13 @@ class ScriptTask(BaseModel):
     prompt: str
     schema_: dict[str, Any] = Field(alias="schema")
 
-    model_config = {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)
 
 
 class Step(BaseModel):
     """One step of the workflow: the script reads every field but ``saves``/``write``/``served``."""
+
+    model_config = ConfigDict(defer_build=True)
 
     action: StepKind
     phase: str
