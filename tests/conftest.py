@@ -213,3 +213,11 @@ def claude_env(home: Path, api_url: str) -> dict[str, str]:
         "HTTP_PROXY": api_url,
         "NO_PROXY": "127.0.0.1",
     }
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first, in their file order. pytest-xdist's work-stealing scheduler hands
+    each worker a contiguous share and lets an idle worker take the end of another's queue: the
+    long live runs then start at once, while the short tests fill the gaps, instead of one
+    worker's last minutes being a single live run."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -155,9 +155,11 @@ def loopback_policy(
     *,
     resolver: dict[str, list[str]] | None = None,
     trust: ssl.SSLContext | None = None,
+    address: str = "127.0.0.1",
     **limits: Any,
 ) -> FetchPolicy:
-    """The only way a test reaches 127.0.0.1: the explicit private allow-list (and its port)."""
+    """The only way a test reaches its loopback server (127.0.0.1 unless ``address`` names another
+    127/8 address): the explicit private allow-list of that one address, and its port."""
     table = resolver or {}
 
     def resolve(host: str, port: int) -> list[str]:
@@ -166,7 +168,7 @@ def loopback_policy(
         return table[host]
 
     net = NetPolicy(
-        private_allowlist=parse_networks(["127.0.0.1/32"]),
+        private_allowlist=parse_networks([f"{address}/32"]),
         extra_ports=frozenset({port}),
         resolver=resolve,
         trust=trust,

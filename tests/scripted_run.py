@@ -13,14 +13,17 @@ from __future__ import annotations
 import json
 import random
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from deep_research.brief import Brief
+from deep_research.cli import main
 from deep_research.fetch.fetcher import FetchPolicy
-from deep_research.plugin.next import Action
+from deep_research.plugin import runstate
+from deep_research.plugin.next import Action, next_action
 from deep_research.plugin.tasks import FetchTask, Task, VerifyTask, parse
 from localhttp import LocalServer, Route, article, loopback_policy
 
@@ -164,7 +167,8 @@ class Web:
         return f"{self.server.scheme}://{host}{port}{path}"
 
     def policy(self, **limits: Any) -> FetchPolicy:
-        return loopback_policy(self.server.port, resolver=self.hosts, **limits)
+        port, hosts = self.server.port, self.hosts
+        return loopback_policy(port, resolver=hosts, address=self.address, **limits)
 
     def found(self, query: str) -> list[str]:
         """The pages a search for ``query`` lists: those of the sub-question and round it is
@@ -327,3 +331,65 @@ def verifier_reply(prompt: str) -> dict[str, Any]:
 
 def ciber_reply(prompt: str) -> dict[str, Any]:
     return {"ciber_passed": True, "consistency_failures": []}
+
+
+class Orchestrator:
+    """Does exactly what ``next`` prints; every agent answers as its contract shows."""
+
+    def __init__(self, web: Web, brief: Path, depth: str, trailer: str = "") -> None:
+        self.web, self.brief, self.depth = web, brief, depth
+        self.trailer = trailer  # what Claude Code appends to an Agent result, copied along
+        self.actions: list[Action] = []
+        self.agent_calls = 0
+
+    def run(self, limit: int = 200, *, until: str | None = None) -> Action:
+        """Until ``next`` says done, or (``until``) asks for that phase first: that action,
+        not done."""
+        for _ in range(limit):
+            action = next_action(self.brief)
+            if action.action == "done" or action.phase == until:
+                self.actions.append(action)
+                return action
+            self.actions.append(action)
+            self.about_to(action)
+            getattr(self, f"do_{action.action}")(action)
+        raise AssertionError(f"no verdict after {limit} actions: {self.actions[-3:]}")
+
+    def about_to(self, action: Action) -> None:
+        """Called before each action is done; a subclass may look at the brief then."""
+
+    def do_write(self, action: Action) -> None:
+        path = Path(action.path or "")
+        current = path.read_text() if path.exists() else None
+        path.write_text(written(action, self.brief, current))
+
+    def do_dispatch(self, action: Action) -> None:
+        assert action.tasks and len(action.tasks) <= 6  # the fan-out ceiling of a full run
+        for job in action.tasks:
+            self.agent_calls += 1
+            if action.agent == "deep-research:fetcher":  # the ledger the guard keeps
+                row = {"event": "dispatch", "fetcher": True, "id": f"d{self.agent_calls}"}
+                row["round"] = task(job.prompt, FetchTask).round
+                runstate.append_ledger(Brief(self.brief), row)
+            reply = getattr(self, "agent_" + (action.agent or "").split(":")[1])(job.prompt)
+            tail = self.trailer
+            shown = reply if isinstance(reply, str) else json.dumps(reply)
+            Path(job.save_to).write_text(shown + tail)
+
+    def agent_fetcher(self, prompt: str) -> Any:
+        f = task(prompt, FetchTask)
+        fetched = self.web.fetched(self.brief, f.sub_question, f.round)
+        return fetcher_reply(prompt, fetched)
+
+    agent_triangulator = staticmethod(triangulator_reply)
+    agent_skeptic = staticmethod(skeptic_reply)
+    agent_verifier = staticmethod(verifier_reply)
+    agent_ciber = staticmethod(ciber_reply)
+
+    # --- commands, run exactly as printed ---
+
+    def do_run(self, action: Action) -> None:
+        words = shlex.split(action.command or "")
+        assert words[0] == "deep-research"
+        code = main(words[1:])
+        assert code in (0, 1), (action.command, code)

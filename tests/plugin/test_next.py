@@ -40,7 +40,7 @@ from deep_research.plugin.next import Action, next_action
 from deep_research.plugin.tasks import TASKS, FetchTask, McpFetchTask, SkepticTask, parse
 from deep_research.schemas import validate_brief
 from localhttp import LocalServer
-from scripted_run import TOPIC, Web
+from scripted_run import TOPIC, Orchestrator, Web
 
 
 @pytest.fixture
@@ -49,65 +49,6 @@ def web() -> Iterator[Web]:
         built = Web(server)
         built.build()
         yield built
-
-
-class Orchestrator:
-    """Does exactly what ``next`` prints; every agent answers as its contract shows."""
-
-    def __init__(self, web: Web, brief: Path, depth: str, trailer: str = "") -> None:
-        self.web, self.brief, self.depth = web, brief, depth
-        self.trailer = trailer  # what Claude Code appends to an Agent result, copied along
-        self.actions: list[Action] = []
-        self.agent_calls = 0
-
-    def run(self, limit: int = 200) -> Action:
-        for _ in range(limit):
-            action = next_action(self.brief)
-            self.actions.append(action)
-            if action.action == "done":
-                return action
-            self.about_to(action)
-            getattr(self, f"do_{action.action}")(action)
-        raise AssertionError(f"no verdict after {limit} actions: {self.actions[-3:]}")
-
-    def about_to(self, action: Action) -> None:
-        """Called before each action is done; a subclass may look at the brief then."""
-
-    def do_write(self, action: Action) -> None:
-        path = Path(action.path or "")
-        current = path.read_text() if path.exists() else None
-        path.write_text(scripted_run.written(action, self.brief, current))
-
-    def do_dispatch(self, action: Action) -> None:
-        assert action.tasks and len(action.tasks) <= 6  # the fan-out ceiling of a full run
-        for task in action.tasks:
-            self.agent_calls += 1
-            if action.agent == "deep-research:fetcher":  # the ledger the guard keeps
-                row = {"event": "dispatch", "fetcher": True, "id": f"d{self.agent_calls}"}
-                row["round"] = scripted_run.task(task.prompt, FetchTask).round
-                runstate.append_ledger(Brief(self.brief), row)
-            reply = getattr(self, "agent_" + (action.agent or "").split(":")[1])(task.prompt)
-            tail = self.trailer
-            shown = reply if isinstance(reply, str) else json.dumps(reply)
-            Path(task.save_to).write_text(shown + tail)
-
-    def agent_fetcher(self, prompt: str) -> Any:
-        f = scripted_run.task(prompt, FetchTask)
-        fetched = self.web.fetched(self.brief, f.sub_question, f.round)
-        return scripted_run.fetcher_reply(prompt, fetched)
-
-    agent_triangulator = staticmethod(scripted_run.triangulator_reply)
-    agent_skeptic = staticmethod(scripted_run.skeptic_reply)
-    agent_verifier = staticmethod(scripted_run.verifier_reply)
-    agent_ciber = staticmethod(scripted_run.ciber_reply)
-
-    # --- commands, run exactly as printed ---
-
-    def do_run(self, action: Action) -> None:
-        words = shlex.split(action.command or "")
-        assert words[0] == "deep-research"
-        code = main(words[1:])
-        assert code in (0, 1), (action.command, code)
 
 
 @pytest.fixture
