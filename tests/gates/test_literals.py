@@ -23,6 +23,7 @@ from deep_research.gates.literals import (
     check,
     extract,
 )
+from deep_research.gates.literals.tokens import TakenSpans
 
 CASES: list[dict[str, Any]] = json.loads(
     (FIXTURES / "literals_cases.json").read_text(encoding="utf-8")
@@ -679,6 +680,31 @@ def test_hostile_megabyte_finishes_quickly() -> None:
     elapsed = time.process_time() - began
     assert tokens
     assert elapsed < 20, elapsed
+
+
+class _SpanList:
+    """The spans as a sorted list: the plain reading of "taken" the byte map must agree with."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[int, int]] = []
+
+    def free(self, start: int, end: int) -> bool:
+        return not any(s <= start < e or start < s < end for s, e in self.spans)
+
+    def take(self, start: int, end: int) -> None:
+        self.spans.append((start, end))
+
+
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 12)), max_size=40))
+def test_taken_spans_agree_with_a_plain_list(spans: list[tuple[int, int]]) -> None:
+    # As the extractors use it: a pattern's match (never empty) is taken only where it is free.
+    taken, plain = TakenSpans(), _SpanList()
+    for start, length in spans:
+        end = start + length
+        assert taken.free(start, end) == plain.free(start, end), (start, end, plain.spans)
+        if taken.free(start, end):
+            taken.take(start, end)
+            plain.take(start, end)
 
 
 def test_time_grows_linearly() -> None:
