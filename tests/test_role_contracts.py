@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import io
 import json
 import re
 import shutil
@@ -24,6 +25,7 @@ from typing import Any
 
 import pytest
 
+import scripted_run
 from claude_world import role_of
 from conftest import REPO
 from deep_research import role_contracts
@@ -32,7 +34,8 @@ from deep_research.cli import main
 from deep_research.errors import InputError
 from deep_research.gates.trace import emitted_claims
 from deep_research.models import Checks, Claim, Evidence
-from deep_research.plugin.next import View, phase_plan, phase_synthesize
+from deep_research.plugin import workflow
+from deep_research.plugin.next import View, next_action, phase_plan, phase_synthesize
 from deep_research.run.claude.cited_extraction import extraction_request
 from deep_research.run.claude.client import CallFailed, ClaudeClient
 from deep_research.run.claude.panel import ciber_request, vote_request
@@ -54,7 +57,12 @@ SRC = REPO / "src" / "deep_research"
 CONTRACT_FILES = sorted([*REPO.glob("agents/*.md"), *REPO.glob("roles/*.md")])
 #: The modules that build what a model is sent.
 BUILDERS = sorted(
-    [*(SRC / "run" / "claude").glob("*.py"), SRC / "plugin" / "next.py", SRC / "role_contracts.py"]
+    [
+        *(SRC / "run" / "claude").glob("*.py"),
+        SRC / "plugin" / "next.py",
+        SRC / "plugin" / "workflow.py",
+        SRC / "role_contracts.py",
+    ]
 )
 
 MASK = "\x00"
@@ -285,6 +293,28 @@ def test_nexts_synthesis_rules_are_the_synthesizers_and_the_claims(tmp_path: Pat
     assert unsourced("\n".join(action.rules), data) == []
 
 
+def test_the_workflows_prompts_are_contract_text_and_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first two steps of a workflow run: the writer's plan, then the fetchers' round 1.
+    monkeypatch.chdir(tmp_path)
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        assert main(["start", "How do heat pumps work?", "--state", "state"]) == 0
+    root = Path(json.loads(printed.getvalue())["brief"])
+    write = workflow.step(root)
+    assert write.action == "write"
+    action = next_action(root)
+    data = [str(root), "plan.json", action.why, *action.rules]
+    data.append(json.dumps(action.example, ensure_ascii=False))
+    data += [f"{name}: {value}" for name, value in action.bounds.items()]
+    assert unsourced(write.tasks[0].prompt, data) == []
+    (root / "plan.json").write_text(scripted_run.written(action, root), encoding="utf-8")
+    dispatch = workflow.step(root)
+    assert dispatch.action == "dispatch" and dispatch.tasks
+    for task, asked in zip(dispatch.tasks, next_action(root).tasks, strict=True):
+        assert unsourced(task.prompt, [asked.prompt, task.id]) == []
+
+
 # --- no sentence of code's own ---------------------------------------------------------------
 
 
@@ -422,6 +452,8 @@ def test_every_rule_next_prints_is_read_from_a_contract() -> None:
         ("Top-up queries", {"field": "more_queries", "sources": "/b/sources.jsonl"}),
         ("Counter-queries", {"need": 2, "sources": "/b/sources.jsonl"}),
         ("Claims", {"graph": "/b/g.json", "sources": "/b/s.jsonl", "depth": "full"}),
+        ("Workflow task", {"task": "fetcher-sq1-r1"}),
+        ("Workflow write", {"file": "plan.json", "brief": "/b"}),
     ],
 )
 def test_the_orchestrators_sections_fill_every_placeholder(

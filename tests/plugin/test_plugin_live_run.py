@@ -315,7 +315,7 @@ class Player:
 
 _STEP_COMMAND = re.compile(r"^\s*(deep-research step .*)$", re.MULTILINE)
 _TASK_ID = re.compile(r'"task": "([A-Za-z0-9_.-]+)"')
-_BRIEF_IN_WRITE = re.compile(r"for the brief (\S+)\. Follow every rule")
+_BRIEF_IN_WRITE = re.compile(r"for the brief (\S+): follow every rule")
 
 
 def last_calls(body: dict[str, Any]) -> dict[str, str]:

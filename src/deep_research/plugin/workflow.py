@@ -33,10 +33,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from deep_research import role_contracts
 from deep_research.brief import Brief, atomic_write_bytes, atomic_write_json, atomic_write_text
 from deep_research.errors import DeepResearchError
 from deep_research.plugin import replies
-from deep_research.plugin.next import Action, next_action
+from deep_research.plugin.next import ORCHESTRATOR, Action, next_action
 from deep_research.plugin.tasks import PLUGIN, FetchTask, McpFetchTask, parse
 
 STEP_FILE = "workflow-step.json"
@@ -224,11 +225,8 @@ def _dispatch_step(brief: Brief, action: Action, log: list[str]) -> Step:
     for task in action.tasks:
         task_id = Path(task.save_to).stem
         schema = reply_schema(agent, task_id)
-        prompt = (
-            f"{task.prompt}\n\nAnswer through the StructuredOutput tool: your contract's JSON "
-            f'object with "task": "{task_id}" added. A refusal names what to fix: fix it and '
-            "call StructuredOutput again."
-        )
+        answer = role_contracts.filled(ORCHESTRATOR, "Workflow task", task=task_id)
+        prompt = "\n\n".join([task.prompt, "\n".join(answer)])
         tasks.append(
             ScriptTask(
                 id=task_id, agent=f"{PLUGIN}:{agent}", label=task_id, prompt=prompt, schema_=schema
@@ -295,26 +293,19 @@ def _write_step(brief: Brief, action: Action, log: list[str]) -> Step:
     kind: WriteKind
     if path.name == "plan.json":
         kind, schema = "plan", Plan.model_json_schema()
-        answer = (
-            "the whole of plan.json as a JSON object (read the current file first if it exists)"
-        )
     elif path.name == "claims.json":
         # The draft's shape only: what claims.json holds beyond it is computed by code, and
         # next checks the draft as the loop's Write of it is checked (schemas/claims).
         kind, schema = "claims", CLAIMS_DRAFT
-        answer = "the whole of claims.json as a JSON object"
     else:
         kind, schema = "synthesis", SynthesisReply.model_json_schema()
-        answer = 'the text as {"text": "…"}'
-    lines = [action.why, f"Write {path.name} for the brief {brief.root}. Follow every rule:"]
+    # The writer's contract (agents/writer.md) says how each file is answered.
+    how = role_contracts.filled(ORCHESTRATOR, "Workflow write", file=path.name, brief=brief.root)
+    lines = [action.why, *how]
     lines += [f"- {rule}" for rule in action.rules]
     lines += [f"- {name}: {value}" for name, value in action.bounds.items()]
     if action.example is not None:
         lines.append("Like: " + json.dumps(action.example, ensure_ascii=False))
-    lines.append(
-        f"Answer through the StructuredOutput tool with {answer}; code saves it. A refusal "
-        "names what to fix: fix it and call StructuredOutput again."
-    )
     task = ScriptTask(
         id=f"write-{kind}",
         agent=f"{PLUGIN}:{WRITER}",
