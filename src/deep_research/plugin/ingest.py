@@ -11,7 +11,12 @@ fetcher:
 * the CIBER agent's diagnosis is applied (an unusable one applies nothing: CIBER did not run);
 * the entailment judges' returns are checked by the entail gate (docs/contracts.md §4.1), each
   judging the (claim, source) its file name carries — whatever ids the reply itself names;
-* the orchestrator's ``synthesis.md`` becomes claims.json's ``synthesis``.
+* claims.json, as the orchestrator wrote it, gets the run's question and date from run.json
+  (the overtaken-date check reads that date; a model's guess of today is not it);
+* the orchestrator's ``synthesis.md`` is checked by the answer gate (:mod:`..gates.answer`)
+  and becomes claims.json's ``synthesis`` — unless it is the first answer and the gate refused
+  it (a side of an open contradiction left out, or no sentence that traces): then it is kept
+  aside as ``synthesis.refused.md`` and ``next`` asks once more, saying why.
 
 What was consumed is recorded in trace.json ``phases.ingest`` (file name → content hash), so a
 second call consumes only what is new or changed, and ``next`` can tell a saved return from an
@@ -21,6 +26,7 @@ ingested one. Everything happens under the brief's one lock.
 from __future__ import annotations
 
 import io
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +56,9 @@ class IngestReport:
     entailment: dict[str, Any] | None = None
     ciber: dict[str, Any] | None = None
     synthesis: bool = False
+    #: What the answer gate asks of a refused answer (one line), when it refused one.
+    answer: str | None = None
+    dated: bool = False
     gaps: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -60,6 +69,8 @@ class IngestReport:
             "entailment": self.entailment,
             "ciber": self.ciber,
             "synthesis": self.synthesis,
+            "answer_refused": self.answer,
+            "claims_dated": self.dated,
             "gaps": self.gaps,
         }
 
@@ -150,11 +161,36 @@ def _ciber(root: Path, item: Return, report: IngestReport) -> None:
         report.gaps.append(f"ciber: the CIBER reply was unusable ({str(error)[:200]})")
 
 
-def _synthesis(brief: Brief, path: Path) -> None:
+def _synthesis(brief: Brief, path: Path, report: IngestReport) -> bool:
+    """The answer checked; True when it went into claims.json, False when it was set aside."""
+    from deep_research.gates.answer import check_answer
+
     text = path.read_text(encoding="utf-8", errors="replace").strip()
     document = brief.load_claims()
+    checked = check_answer(brief, text, document)
+    if not checked.accepted:
+        report.answer = checked.next_step()
+        refused = synthesis_path(brief.root, refused=True)
+        if not refused.exists():  # the first answer: asked for once more
+            os.replace(path, refused)
+            return False
     updated = document.model_copy(update={"synthesis": text})
     write_claims(brief.claims_path, updated)
+    return True
+
+
+def _date_claims(brief: Brief) -> bool:
+    """claims.json's question and date are the run's, as ``start`` recorded them; True when
+    they were not yet."""
+    if not brief.claims_path.exists() or not brief.run_path.exists():
+        return False
+    run = brief.load_run()
+    document = brief.load_claims()
+    wanted = {"question": run.topic, "generated": run.started_at.date()}
+    if all(getattr(document, name) == value for name, value in wanted.items()):
+        return False
+    write_claims(brief.claims_path, document.model_copy(update=wanted))
+    return True
 
 
 def run_ingest(root: Path) -> IngestReport:
@@ -175,12 +211,14 @@ def run_ingest(root: Path) -> IngestReport:
         skeptics = [item for item in items if item.kind == "skeptic"]
         if any(item.kind == "skeptic" for item in new) and brief.claims_path.exists():
             report.votes_for = _votes(root, skeptics)
+        report.dated = _date_claims(brief)
         text = synthesis_path(root)
         consumed = {item.path.name: digest(item.path) for item in items}
         if text.is_file() and ingested(brief).get(text.name) != digest(text):
-            _synthesis(brief, text)
-            report.synthesis = True
-            consumed[text.name] = digest(text)
+            written = digest(text)
+            if _synthesis(brief, text, report):
+                report.synthesis = True
+                consumed[text.name] = written
         elif text.is_file():
             consumed[text.name] = digest(text)
         trace = load_trace_or_empty(brief)

@@ -516,8 +516,6 @@ def phase_claims(view: View) -> Action | None:
     gaps = list(dict.fromkeys([*recorded_gaps(view.brief), *budget_gaps(view)]))
     example = {
         "topic": view.root.name,
-        "question": "the research question, as asked",
-        "generated": "YYYY-MM-DD",
         "depth": view.depth,
         "sub_questions": [{"id": sq.id, "question": sq.question} for sq in plan.sub_questions],
         "claims": [
@@ -551,6 +549,12 @@ def _command(view: View, phase: str, why: str, *words: str) -> Action:
 def phase_trace(view: View) -> Action | None:
     if "trace" in view.phases():
         return None
+    document = view.claims()
+    if document is not None and (
+        document.question != view.run.topic or document.generated != view.run.started_at.date()
+    ):
+        why = "claims.json gets the run's question and date, as start recorded them"
+        return _command(view, "trace", why, "ingest", str(view.root))
     return _command(view, "trace", "every citation is traced", "trace", str(view.root))
 
 
@@ -717,12 +721,19 @@ def phase_synthesize(view: View) -> Action | None:
         return None
     text = replies.synthesis_path(view.root)
     if text.exists():
-        return _command(view, "synthesize", "the answer is recorded", "ingest", str(view.root))
+        return _command(view, "synthesize", "the answer is checked", "ingest", str(view.root))
+    why = "the answer is written from the verified claims only"
+    refused = replies.synthesis_path(view.root, refused=True)
+    if refused.exists():  # once more, with what the answer gate asked for
+        from deep_research.gates.answer import check_answer
+
+        said = refused.read_text(encoding="utf-8", errors="replace")
+        why = f"the answer was refused; {check_answer(view.brief, said, document).next_step()}"
     emitted = [f"{c.id} [{', '.join(c.supporting)}]: {c.claim}" for c in emitted_claims(document)]
     return Action(
         action="write",
         phase="synthesize",
-        why="the answer is written from the verified claims only",
+        why=why,
         path=str(text),
         # The contract's rules, then the claims they speak of: the data, one line each.
         rules=[*role_contracts.items(SYNTHESIZER, "Rules"), *emitted],

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 RETURNS = "returns"
 SYNTHESIS = "synthesis.md"
+REFUSED_SYNTHESIS = "synthesis.refused.md"
 
 Kind = Literal["fetcher", "skeptic", "verifier", "triangulator", "ciber"]
 
@@ -76,8 +77,10 @@ def ciber_path(brief: Path, *, retry: bool = False) -> Path:
     return returns_dir(brief) / ("ciber-retry.json" if retry else "ciber.json")
 
 
-def synthesis_path(brief: Path) -> Path:
-    return returns_dir(brief) / SYNTHESIS
+def synthesis_path(brief: Path, *, refused: bool = False) -> Path:
+    """The answer ``next`` asks for; with ``refused``, where ingest keeps an answer the answer
+    gate refused, so ``next`` asks once more and says why."""
+    return returns_dir(brief) / (REFUSED_SYNTHESIS if refused else SYNTHESIS)
 
 
 def parse_name(path: Path) -> Return | None:

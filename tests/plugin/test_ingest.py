@@ -1,0 +1,92 @@
+"""``deep-research ingest``'s part in the answer a person reads: the written answer is checked
+before it is kept, and claims.json carries the run's own question and date."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from deep_research.brief import Brief
+from deep_research.plugin.ingest import run_ingest
+from deep_research.plugin.next import View, phase_synthesize, phase_trace
+from deep_research.plugin.replies import synthesis_path
+from deep_research.settings import Settings
+from deep_research.start_record import StartRecord, clamp_caps
+from outage import MARCH, SEPTEMBER, outage
+
+ONE_SIDED = f"{MARCH[:-1]} [S1]."
+BOTH = f"{MARCH[:-1]} [S1]. {SEPTEMBER[:-1]} [S2]."
+STARTED = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
+
+
+def _run(root: Path, question: str = "When will the Northwater works restart?") -> View:
+    """The run's record as `start` writes it, for a brief assembled by tests/outage.py."""
+    caps, _ = clamp_caps("full", {})
+    record = StartRecord(question, root.name, "full", STARTED, caps)
+    (root / "run.json").write_text(json.dumps(record.as_json()), encoding="utf-8")
+    return View(Brief(root), Brief(root).load_run(), Settings())
+
+
+def _answer(root: Path, text: str) -> None:
+    path = synthesis_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_a_one_sided_answer_is_set_aside_and_asked_for_once_more_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    root = outage(tmp_path / "brief")
+    view = _run(root)
+    _answer(root, ONE_SIDED)
+    report = run_ingest(root)
+    assert not report.synthesis and report.answer is not None
+    assert "C2" in report.answer and "September 2026" in report.answer
+    assert Brief(root).load_claims().synthesis is None  # nothing of it reaches the report
+    assert not synthesis_path(root).exists() and synthesis_path(root, refused=True).exists()
+
+    again = phase_synthesize(view)
+    assert again is not None and again.action == "write"
+    assert again.path == str(synthesis_path(root))
+    assert again.why.startswith("the answer was refused") and "September 2026" in again.why
+
+    _answer(root, BOTH)
+    report = run_ingest(root)
+    assert report.synthesis and report.answer is None
+    assert Brief(root).load_claims().synthesis == BOTH
+
+
+def test_a_second_refused_answer_is_kept_and_the_report_says_what_it_left_out(
+    tmp_path: Path,
+) -> None:
+    root = outage(tmp_path / "brief")
+    _run(root)
+    _answer(root, ONE_SIDED)
+    run_ingest(root)
+    _answer(root, ONE_SIDED)
+    report = run_ingest(root)  # asked once more only: the run goes on to its verdict
+    assert report.synthesis and report.answer is not None and "C2" in report.answer
+    assert Brief(root).load_claims().synthesis == ONE_SIDED
+    assert phase_synthesize(_run(root)) is None
+
+
+def test_claims_get_the_runs_question_and_date_before_the_trace(tmp_path: Path) -> None:
+    root = outage(tmp_path / "brief")
+    (root / "trace.json").unlink()  # claims.json as the orchestrator wrote it, untraced
+    claims = json.loads((root / "claims.json").read_text(encoding="utf-8"))
+    claims.update(question="a question of the model's own", generated="2024-01-01")
+    (root / "claims.json").write_text(json.dumps(claims), encoding="utf-8")
+    view = _run(root, "When will the works restart?")
+
+    first = phase_trace(view)
+    assert first is not None and first.command is not None
+    assert first.command.split()[1] == "ingest"
+    report = run_ingest(root)
+    assert report.dated
+    document = Brief(root).load_claims()
+    assert document.question == "When will the works restart?"
+    assert document.generated == STARTED.date()
+    then = phase_trace(view)
+    assert then is not None and then.command is not None and then.command.split()[1] == "trace"
+    assert not run_ingest(root).dated  # once: the next ingest leaves them as they are
