@@ -136,7 +136,10 @@ def _print_fetched(command: str, result: Any, view: dict[str, Any], *, as_json: 
         print(f"corpus: {view['corpus_path']}")
         print(view["text"])
     if not result.ok:
+        from deep_research.decide.next_step import AFTER_FETCH
+
         print(f"{command} {result.entry.outcome}: {result.entry.reason}", file=sys.stderr)
+        print(AFTER_FETCH, file=sys.stderr)
     return EXIT_OK if result.ok else EXIT_VIOLATIONS
 
 
@@ -145,7 +148,12 @@ def _cmd_hosts(args: argparse.Namespace) -> int:
 
     allowed = run_hosts(Path(args.brief), args.action, args.urls, static=args.static)
     _print_json(allowed)
-    return EXIT_OK if all(allowed.values()) else EXIT_VIOLATIONS
+    if all(allowed.values()):
+        return EXIT_OK
+    from deep_research.decide.next_step import AFTER_HOSTS
+
+    print(AFTER_HOSTS, file=sys.stderr)
+    return EXIT_VIOLATIONS
 
 
 def _cmd_refetch(args: argparse.Namespace) -> int:
@@ -524,7 +532,10 @@ def _cmd_mcp_fetch(args: argparse.Namespace) -> int:
         timeout=args.timeout,
     )
     if failed is not None:
+        from deep_research.decide.next_step import AFTER_FETCH
+
         _print_json({"error": f"{failed.gate}-failed", "reason": failed.reason})
+        print(AFTER_FETCH, file=sys.stderr)
         return EXIT_VIOLATIONS
     view = agent_view(result, Brief(Path(args.brief)), args.max_chars)
     return _print_fetched("mcp-fetch", result, view, as_json=args.json)

@@ -275,7 +275,9 @@ def test_fetch_command_prints_corpus_path_and_wrapped_text(
 
 def test_fetch_command_refusal_exits_1(brief: Brief, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fetch", "http://169.254.169.254/", "--brief", str(brief.root)]) == 1
-    assert "refused" in capsys.readouterr().err
+    said = capsys.readouterr().err.strip().splitlines()
+    assert "refused" in said[0]
+    assert said[-1].startswith("next: this page is not evidence")  # what the fetcher does now
 
 
 def test_hosts_command(brief: Brief, capsys: pytest.CaptureFixture[str]) -> None:
@@ -295,10 +297,12 @@ def test_hosts_command(brief: Brief, capsys: pytest.CaptureFixture[str]) -> None
         )
         == 1
     )
-    assert json.loads(capsys.readouterr().out) == {
+    printed = capsys.readouterr()
+    assert json.loads(printed.out) == {
         "https://www.who.int/x": True,
         "https://who.int.evil.example/": False,
     }
+    assert printed.err.startswith("next: fetch only pages on hosts this run's searches listed")
 
 
 def test_default_policy_cannot_reach_loopback(server: LocalServer, brief: Brief) -> None:

@@ -145,8 +145,9 @@ def test_a_failed_gate_is_refused_logged_and_the_tool_never_called(
 ) -> None:
     monkeypatch.setenv("DOCS_TOKEN", "do-not-leak-4f9a")
     write_config(mcp_state, "--call-log", str(mcp_state / "calls.txt"), *extra, **fields)
-    code, result, _ = mcp_fetch(capsys, mcp_state, "read_page", {"url": PAGE})
+    code, result, said = mcp_fetch(capsys, mcp_state, "read_page", {"url": PAGE})
     assert code == 1 and result["error"] == f"{gate}-failed"
+    assert said.strip().splitlines()[-1].startswith("next: this page is not evidence")
     assert calls(mcp_state) == []
     [entry] = log(mcp_state)
     assert entry["outcome"] == "refused" and entry["reason"].startswith(f"{gate}-failed")

@@ -1,8 +1,9 @@
 """What to do next after a command that exits 1: one line, for whoever drives the run.
 
 A non-zero exit alone tells a model driving the pipeline nothing: whether to go on, re-run a
-phase, or stop and tell the person. ``trace``, ``verdict`` and ``handoff`` print this line on
-stderr (``next: …``) when they exit 1; the exit codes stay as docs/commands.md documents them.
+phase, or stop and tell the person. ``trace``, ``verdict``, ``handoff`` and ``answer`` — and
+the fetcher's ``fetch``, ``mcp-fetch`` and ``hosts check`` — print this line on stderr
+(``next: …``) when they exit 1; the exit codes stay as docs/commands.md documents them.
 A verdict's line is decided by the most severe rule that fired (its id in ``verdict_reasons``).
 """
 
@@ -81,3 +82,16 @@ def after_trace(mode: str) -> str:
         f"{PREFIX}go on: the failing citations above are dropped by deep-research triangulate "
         f"BRIEF, never softened; re-run trace only after correcting claims.json{IN_A_PLUGIN_RUN}"
     )
+
+
+#: A fetch that failed (refused, unreachable, robots, no text): the fetcher goes on.
+AFTER_FETCH = (
+    f"{PREFIX}this page is not evidence (its failure is recorded in the fetch log); fetch another "
+    "page your searches listed, or answer with the pages you have"
+)
+
+#: A host not on the run's allow-list: only what this run's searches listed may be fetched.
+AFTER_HOSTS = (
+    f"{PREFIX}fetch only pages on hosts this run's searches listed (or the static list); search "
+    "again to find others"
+)
