@@ -79,6 +79,33 @@ FACTS = {
     ),
 }
 PAGES_PER_ROUND = {1: 4, 2: 2}  # per sub-question: 20 round-1 pages, 30 in all
+
+#: The contested world (``Web(contested=True)``): sq5's pages disagree on a date. Two publishers
+#: give March 2026, two September 2026 (one of them in a table); one March page is syndicated
+#: word for word on another host. Each position is its own claim. One page of sq2 is short.
+MARCH = "The main harbour gauge returns to service in March 2026, the harbour authority said."
+SEPTEMBER = (
+    "The contractor's programme returns the main harbour gauge to service in September 2026."
+)
+#: The contractor's page states its date in a table only: a fetcher quotes the row with the
+#: table's header (the row alone is too short to stand as a quote), from here to there.
+TABLE = ("| Milestone", "September 2026 |")
+MARCH_CLAIM = "The main harbour gauge returns to service in March 2026."
+SEPTEMBER_CLAIM = (
+    "The contractor's programme returns the main harbour gauge to service in September 2026."
+)
+#: sq5's pages in the contested world, by (round, page): what each states, and how.
+CONTESTED = {
+    (1, 0): ("march", "prose"),
+    (1, 1): ("march", "prose"),
+    (1, 2): ("september", "prose"),
+    (1, 3): ("september", "table"),
+    (2, 0): ("march", "syndicated"),  # round 1's page 0, word for word, on another host
+    (2, 1): ("march", "prose"),
+}
+#: The contested world's short page (under 100 words): one the re-fetch sample draws — the
+#: sample is ordered by a hash of the brief and source ids, so it is the same every run.
+SHORT_PAGE = ("sq2", 1, 0)
 #: What the plan's queries and counter-queries look like: the sub-question they serve is in them.
 _QUERY = re.compile(r"harbourton (sq\d+) (query \d+|evidence against)")
 
@@ -132,6 +159,7 @@ class Web:
     address: str = "127.0.0.1"
     pages: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     hosts: dict[str, list[str]] = field(default_factory=dict)
+    contested: bool = False
 
     def build(self) -> None:
         number = 0
@@ -148,9 +176,32 @@ class Web:
                             filler(f"{sq}{round_}{k}b", 276),
                         ]
                     )
-                    self.server.routes[path] = Route(body=article(body, f"Gauges {number}"))
+                    page = article(body, f"Gauges {number}")
+                    if self.contested and sq == "sq5":
+                        page = self._contested_page(round_, k, number)
+                    elif self.contested and (sq, round_, k) == SHORT_PAGE:
+                        short = f"{filler('short', 40)} {sentences[number % 3]}"
+                        page = article(short, f"Gauges {number}")
+                    self.server.routes[path] = Route(body=page)
                     self.pages.setdefault((sq, round_), []).append(self.url(host, path))
                     self.hosts[host] = [self.address]
+
+    def _contested_page(self, round_: int, k: int, number: int) -> str:
+        position, shape = CONTESTED[(round_, k)]
+        said = MARCH if position == "march" else SEPTEMBER
+        if shape == "syndicated":  # the same page as round 1's first, on this host
+            round_, k = 1, 0
+        before, after = filler(f"sq5{round_}{k}a", 276), filler(f"sq5{round_}{k}b", 276)
+        if shape == "table":
+            when = said.split(" in ", 1)[1].split(".")[0]
+            table = (
+                "<table><tr><th>Milestone</th><th>Programme</th></tr>"
+                f"<tr><td>Gauge back in service</td><td>{when}</td></tr></table>"
+            )
+            body = f"{before}</p>{table}<p>{after}"
+            return article(body, "Contractor programme")
+        title = "Gauges 1" if shape == "syndicated" else f"Gauges {number}"
+        return article(f"{before} {said} {after}", title)
 
     blanked: bool = False
 
@@ -262,21 +313,30 @@ def _claims(action: Action, brief: Path) -> dict[str, Any]:
     document["question"] = TOPIC
     document["generated"] = "2026-12-01"
     rows = Brief(brief).load_sources()
-    claims = []
+    claims: list[dict[str, Any]] = []
     planned = [sq["id"] for sq in document["sub_questions"]]
-    facts = [(sq, fact) for sq, fact in FACTS.items() if sq in planned]
-    for number, (sq, (_, _, claim)) in enumerate(facts, start=1):
-        support = [r for r in rows if sq in r.sub_questions][:3]
-        claims.append(
-            {
-                "id": f"C{number}",
-                "claim": claim,
-                "sq": sq,
-                "supporting": [r.id for r in support],
-                "findings": [r.findings[0].id for r in support],
-                "importance": "central",
-            }
-        )
+    for sq in (sq for sq in FACTS if sq in planned):
+        stating: dict[str, list[Any]] = {}
+        for row in (r for r in rows if sq in r.sub_questions):
+            stating.setdefault(row.findings[0].claim, []).append(row)
+        for claim, support in stating.items():
+            cited = support if len(stating) > 1 else support[:3]  # a contested fact: every page
+            claims.append(
+                {
+                    "id": f"C{len(claims) + 1}",
+                    "claim": claim,
+                    "sq": sq,
+                    "supporting": [r.id for r in cited],
+                    "findings": [r.findings[0].id for r in cited],
+                    "importance": "central",
+                }
+            )
+    if any(c["claim"] == SEPTEMBER_CLAIM for c in claims):
+        # A claim merged from one cite too many: a source of another sub-question, which does
+        # not state it. The cites that hold keep it.
+        other = next(r for r in rows if "sq2" in r.sub_questions)
+        claims[0]["supporting"].append(other.id)
+        claims[0]["findings"].append(other.findings[0].id)
     document["claims"] = claims
     return document
 
@@ -291,15 +351,28 @@ def fetcher_reply(prompt: str, fetched: list[tuple[str, str]]) -> dict[str, Any]
     sq = f.sub_question
     sources = []
     for url, text in fetched:
-        quote = next(s for s in FACTS[sq][1] if s in text)
+        if TABLE[0] in text:  # the table, header to row, as the extracted text lays it out
+            start, end = text.index(TABLE[0]), text.index(TABLE[1]) + len(TABLE[1])
+            quote, claim = text[start:end], SEPTEMBER_CLAIM
+        else:
+            quote, claim = next((s, c) for s, c in _stated(sq) if s in text)
         sources.append(
             {
                 "url": url,
                 "source_type": "government",
-                "findings": [{"claim": FACTS[sq][2], "quote": quote, "importance": "central"}],
+                "findings": [{"claim": claim, "quote": quote, "importance": "central"}],
             }
         )
     return {"sub_question": sq, "query": f.queries[0], "complete": True, "sources": sources}
+
+
+def _stated(sq: str) -> list[tuple[str, str]]:
+    """Each sentence a page of ``sq`` may say (in either world), with the claim it states."""
+    _, sentences, claim = FACTS[sq]
+    stated = [(sentence, claim) for sentence in sentences]
+    if sq == "sq5":
+        stated += [(MARCH, MARCH_CLAIM), (SEPTEMBER, SEPTEMBER_CLAIM)]
+    return stated
 
 
 def triangulator_reply(prompt: str) -> dict[str, Any]:

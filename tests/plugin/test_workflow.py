@@ -321,3 +321,66 @@ def test_a_stopped_workflow_relaunched_on_the_brief_redoes_no_finished_agent(
     assert not any(task.endswith("-r1") for task in asked), asked
     rows = [r for r in runstate.read_ledger(Brief(brief)) if r.get("event") == "dispatch"]
     assert len(rows) == len({r["id"] for r in rows})  # every fetcher counted once
+
+
+@pytest.fixture
+def contested_web(web: Web) -> Web:
+    """The scripted web, contested (tests/scripted_run.py): built anew on the same server."""
+    contested = Web(web.server, contested=True)
+    contested.build()
+    return contested
+
+
+def assert_both_positions_reach_the_reader(brief: Path) -> None:
+    """The contested world's brief, as a reader gets it: the answer states both dates, each
+    with its own sources; the report's Contradictions lists them; the handoff carries both; the
+    syndicated copy is one voice; the short page was re-fetched; the merged claim kept the
+    cites that hold it."""
+    document = Brief(brief).load_claims()
+    by_claim = {c.claim: c for c in document.claims}
+    march, september = by_claim[scripted_run.MARCH_CLAIM], by_claim[scripted_run.SEPTEMBER_CLAIM]
+    cites = {c.id: "".join(f"[{s}]" for s in c.supporting) for c in (march, september)}
+    report = (brief / "report.md").read_text(encoding="utf-8")
+    answer = report.split("## Answer", 1)[1].split("\n## ", 1)[0]
+    assert f"March 2026 {cites[march.id]}" in answer, answer
+    assert f"September 2026 {cites[september.id]}" in answer, answer
+    assert len(september.supporting) == 2  # the table's row, quoted with its header, holds
+    contradictions = report.split("## Contradictions", 1)[1].split("\n## ", 1)[0]
+    assert march.id in contradictions and september.id in contradictions, contradictions
+    assert march.confidence == september.confidence == "medium-contested"
+
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        main(["handoff", str(brief)])
+    handoff = json.loads(printed.getvalue())
+    contested = {c["id"]: c for c in handoff["constraints"]}
+    assert {march.id, september.id} <= set(contested), handoff
+    assert [p["id"] for p in contested[march.id]["positions"]] == [september.id]
+    assert contested[september.id]["votes"]["outcome"] == "survives"
+
+    trace = json.loads((brief / "trace.json").read_text(encoding="utf-8"))["phases"]
+    links = {(link["a"], link["b"]) for link in trace["triangulate"]["links"]}
+    syndicated = [s for s in march.supporting if (march.supporting[0], s) in links]
+    assert syndicated and march.independent_count < len(march.supporting)
+    short = [r for r in trace["refetch"]["records"] if r["words"] < 100]
+    assert [r["outcome"] for r in short] == ["pass"], trace["refetch"]["records"]
+
+    merged = document.claims[0]  # written with a fourth cite, of another sub-question
+    dropped = [e for e in merged.evidence if e.source not in merged.supporting]
+    assert len(dropped) == 1 and dropped[0].checks is not None
+    assert dropped[0].checks.outcome == "unsupported"
+    assert len(merged.supporting) == 3 and merged.id not in {s.claim for s in document.stripped}
+
+
+def test_a_contested_world_reaches_the_reader_with_both_positions(
+    project: Path, contested_web: Web
+) -> None:
+    brief = start("full")
+    done = Script(Agents(contested_web, brief)).run()
+    assert done["action"] == "done" and done["verdict"] == "PARTIAL", done
+    assert any("[contradictions-unresolved]" in reason for reason in done["reasons"])
+    assert_both_positions_reach_the_reader(brief)
+
+    looped = start_again(project, contested_web)
+    assert loop(Agents(contested_web, looped)).verdict == "PARTIAL"
+    assert_both_positions_reach_the_reader(looped)
+    assert claims_of(looped) == claims_of(brief)
