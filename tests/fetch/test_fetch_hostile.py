@@ -128,7 +128,9 @@ def test_fetch_command_logs_an_unresolvable_name_and_exits_1(
     root = tmp_path / "new-brief"
     assert main(["fetch", "http://nowhere.invalid/", "--brief", str(root)]) == 1
     err = capsys.readouterr().err
-    assert err.strip() == "fetch error: network_error: name does not resolve"
+    failure, then = err.strip().splitlines()
+    assert failure == "fetch error: network_error: name does not resolve"
+    assert then.startswith("next: ")  # what the fetcher does after it
     (line,) = Brief(root).load_fetch_log()
     assert (line.outcome, line.reason) == ("error", "network_error: name does not resolve")
 
