@@ -282,18 +282,18 @@ def written(action: Action, brief: Path, current: str | None = None) -> str:
             ]
         }
         return json.dumps(plan)
+    if _top_up_field(action):  # a top-up: new queries for every sub-question
+        assert current is not None, "a top-up adds to the plan as it stands"
+        plan = json.loads(current)
+        field_name = _top_up_field(action)
+        for sq in plan["sub_questions"]:
+            sq[field_name] = [f"harbourton {sq['id']} query more"]
+        return json.dumps(plan)
     if action.phase == "round2":
         assert current is not None, "round 2 adds to the plan as it stands"
         plan = json.loads(current)
         for sq in plan["sub_questions"]:
             sq["counter_queries"] = [f"harbourton {sq['id']} evidence against"]
-        return json.dumps(plan)
-    if action.phase in ("cast", "round2"):  # a top-up: new queries for every sub-question
-        assert current is not None, "a top-up adds to the plan as it stands"
-        plan = json.loads(current)
-        field_name = "more_queries" if action.phase == "cast" else "more_counter_queries"
-        for sq in plan["sub_questions"]:
-            sq[field_name] = [f"harbourton {sq['id']} query more"]
         return json.dumps(plan)
     if action.phase == "claims":
         return json.dumps(_claims(action, brief))
@@ -306,6 +306,14 @@ def written(action: Action, brief: Path, current: str | None = None) -> str:
             sentences.append(f"{claim.rstrip('.')} {cites}.")
         return " ".join(sentences)
     raise AssertionError(f"unexpected write: {action}")
+
+
+def _top_up_field(action: Action) -> str | None:
+    """The plan field a top-up write asks for (its example shows it), or None."""
+    if action.phase not in ("cast", "round2") or not isinstance(action.example, dict):
+        return None
+    shown = action.example.get("sub_questions") or [{}]
+    return next((name for name in shown[0] if name.startswith("more_")), None)
 
 
 def _claims(action: Action, brief: Path) -> dict[str, Any]:
@@ -441,8 +449,15 @@ class Orchestrator:
         for job in action.tasks:
             self.agent_calls += 1
             if action.agent == "deep-research:fetcher":  # the ledger the guard keeps
-                row = {"event": "dispatch", "fetcher": True, "id": f"d{self.agent_calls}"}
-                row["round"] = task(job.prompt, FetchTask).round
+                row: dict[str, Any] = {
+                    "event": "dispatch",
+                    "fetcher": True,
+                    "id": f"d{self.agent_calls}",
+                }
+                fetch = task(job.prompt, FetchTask)
+                row["round"] = fetch.round
+                if fetch.top_up:
+                    row["top_up"] = True
                 runstate.append_ledger(Brief(self.brief), row)
             reply = getattr(self, "agent_" + (action.agent or "").split(":")[1])(job.prompt)
             tail = self.trailer

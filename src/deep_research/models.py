@@ -13,7 +13,15 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue, NonNegativeInt
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    JsonValue,
+    NonNegativeInt,
+    PositiveInt,
+)
 
 from deep_research.depth import Depth as Depth
 
@@ -366,6 +374,17 @@ class ClaimsFile(Strict):
 # --- trace.json -----------------------------------------------------------------------------
 
 
+class SearchesExhausted(Strict):
+    """A round's top-up that found no publisher the run had not fetched: its fetchers searched,
+    every host their searches listed was already fetched or was tried, and no new source came of
+    it. The floors counting sources and fetches then ask no more than the run found."""
+
+    round: PositiveInt
+    top_up_fetchers: PositiveInt
+    searches: PositiveInt
+    distinct_sources: NonNegativeInt
+
+
 class Counters(Strict):
     """Work counters every phase updates; the floors are checked against these."""
 
@@ -380,6 +399,9 @@ class Counters(Strict):
     #: The documents the run's source holds, as a local corpus declares it (null: the web, or
     #: a plugin run). The floors counting sources and fetches never ask for more.
     corpus_documents: NonNegativeInt | None = None
+    #: Set by a plugin run whose searches stopped returning new publishers (null: they never
+    #: did, or no top-up ran): the floors counting sources and fetches ask no more than found.
+    searches_exhausted: SearchesExhausted | None = None
 
 
 #: Every entry trace.json ``phases`` may hold, by the name it is recorded under.
@@ -583,6 +605,8 @@ class FetcherOutput(Strict):
     """What a fetcher agent returns for one query (canonical form, after normalization)."""
 
     query: str | None = None
+    # Every query the fetcher ran, in order (``query`` alone: an older reply, or one query).
+    queries: list[str] = Field(default_factory=list)
     sub_question: str | None = None
     complete: bool = True
     error: str | None = None

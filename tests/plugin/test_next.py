@@ -542,3 +542,111 @@ def test_the_plugins_triangulate_runs_the_one_contradiction_finder(
     assert main(shlex.split(action.command or "")[1:]) == 0
     recorded = Brief(root).load_claims().unresolved_contradictions
     assert [sorted(c.ids) for c in recorded] == [[first.id, second.id]]
+
+
+class Searching(Orchestrator):
+    """Fetchers that search: a first fetcher fetches its sub-question's pages for the round; a
+    top-up's search lists them and the earlier rounds' (the guard records the search and the
+    hosts it listed) and a ``diligent`` top-up fetches each listed page on a host not excluded,
+    while a lazy one fetches nothing. ``held_back``: the first fetchers of round 1 each miss
+    one page."""
+
+    def __init__(self, *args: Any, diligent: bool = True, held_back: bool = False, **kw: Any):
+        super().__init__(*args, **kw)
+        self.diligent, self.held_back = diligent, held_back
+
+    def agent_fetcher(self, prompt: str) -> Any:
+        from deep_research.plugin.guard.posttool import listed_row
+        from deep_research.urls import host_of
+
+        f = scripted_run.task(prompt, FetchTask)
+        pages = self.web.pages[(f.sub_question, f.round)]
+        if f.top_up:  # a search lists the sub-question's pages of this round and the earlier
+            pages = [u for r in range(1, f.round + 1) for u in self.web.pages[(f.sub_question, r)]]
+            brief = Brief(self.brief)
+            for n, _ in enumerate(f.queries):
+                search = f"s{self.agent_calls}-{n}"
+                runstate.append_ledger(brief, {"event": "search", "id": search})
+                hosts = sorted({host_of(url) or "" for url in pages})
+                runstate.append_ledger(brief, listed_row(search, hosts))
+            wanted = [u for u in pages if self.diligent and host_of(u) not in f.exclude_hosts]
+        else:
+            wanted = pages[:-1] if self.held_back and f.round == 1 else pages
+        fetched = []
+        with Fetcher(Brief(self.brief), self.web.policy(), use_brief_hosts=False) as fetcher:
+            for url in wanted:
+                result = fetcher.fetch(url)
+                assert result.ok, result.entry
+                fetched.append((url, result.text or ""))
+        reply = scripted_run.fetcher_reply(prompt, fetched)
+        return {**reply, "queries": list(f.queries)}
+
+
+@pytest.fixture
+def small_web(monkeypatch: pytest.MonkeyPatch) -> Iterator[Web]:
+    """Fifteen pages on fifteen publishers: two per sub-question in round 1, one in round 2."""
+    monkeypatch.setattr(scripted_run, "PAGES_PER_ROUND", {1: 2, 2: 1})
+    with LocalServer() as server:
+        built = Web(server)
+        built.build()
+        monkeypatch.setattr(refetch_module, "policy_from_env", built.policy)
+        yield built
+
+
+def test_a_world_with_fewer_publishers_than_the_floor_ends_partial_with_the_counts(
+    project: Path, small_web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    orchestrator = Searching(small_web, brief, "full")
+    done = orchestrator.run()
+    assert done.verdict == "PARTIAL", done.reasons
+    assert not any("[floor-unmet" in r for r in done.reasons), done.reasons
+    exhausted = [r for r in done.reasons if r.endswith("[searches-exhausted]")]
+    assert len(exhausted) == 1, done.reasons
+    assert "15 distinct sources (the floor is 30)" in exhausted[0], exhausted
+    assert "10 sources fetched in round 1 (the floor is 20)" in exhausted[0], exhausted
+    trace = json.loads((brief / "trace.json").read_text())
+    assert trace["counters"]["searches_exhausted"]["round"] == 1
+    # verify --offline decides the same from the brief directory alone.
+    assert main(["verify", str(brief), "--offline"]) == 0
+
+
+def test_a_lazy_top_up_in_a_world_with_more_publishers_still_ends_hold(
+    project: Path, web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    done = Searching(web, brief, "full", diligent=False, held_back=True).run()
+    assert done.verdict == "HOLD", done.reasons
+    assert any(r.endswith("[floor-unmet:round1_fetches]") for r in done.reasons), done.reasons
+    assert not any("searches-exhausted" in r for r in done.reasons), done.reasons
+    # The top-ups did run and search: their searches listed publishers they never fetched.
+    rows = runstate.read_ledger(Brief(brief))
+    assert any(row.get("top_up") for row in rows)
+    assert any(row.get("event") == "listed" and row["hosts"] for row in rows)
+
+
+def test_a_top_up_names_the_hosts_to_leave_aside_and_round_two_says_counter_queries(
+    project: Path, small_web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    orchestrator = Searching(small_web, brief, "full")
+    orchestrator.run(until="claims")
+    tasks = [
+        (a.phase, Path(t.save_to).name, scripted_run.task(t.prompt, FetchTask))
+        for a in orchestrator.actions
+        if a.agent == FetchTask.agent_type()
+        for t in a.tasks
+    ]
+    first = {name: f for _, name, f in tasks if name == "fetcher-sq1-r1.json"}
+    assert first["fetcher-sq1-r1.json"].question == scripted_run.FACTS["sq1"][0]
+    assert not first["fetcher-sq1-r1.json"].exclude_hosts
+    top_up = next(f for _, name, f in tasks if name == "fetcher-sq1-r1-more.json")
+    fetched = {row.url.split("/")[2].split(":")[0] for row in Brief(brief).load_sources()}
+    assert len(top_up.exclude_hosts) == 10 and set(top_up.exclude_hosts) <= fetched
+    prompt = top_up.prompt()
+    assert "exclude_hosts=[" in prompt and "www.publisher-1.example" in prompt
+    assert f"question={json.dumps(scripted_run.FACTS['sq1'][0])}" in prompt
+    round2 = [f for phase, _, f in tasks if phase == "round2"]
+    assert round2 and all(f.purpose == "counter-evidence" for f in round2)
+    assert all(" purpose=counter-evidence" in f.prompt() for f in round2)
+    assert all(f.purpose == "" for phase, _, f in tasks if phase == "cast")

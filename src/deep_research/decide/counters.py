@@ -13,6 +13,10 @@ must not rest on. So every counter code can see is recomputed here from the brie
   not log lines: a re-fetch or a repeated fetch of one page is not more research. The verdict
   counts the later rounds' fetched sources the same way (:func:`fetched_sources`).
 * ``refetch_sample``: the records of the re-fetch phase (its list, never its ``sampled`` number).
+* ``searches_exhausted``: set when a round's top-up found no publisher the run had not
+  fetched (:func:`exhausted`), from what the plugin's records hold of it — the guard ledger's
+  searches and the hosts they listed, the fetchers' replies — handed over as :class:`TopUp`
+  values, like the dispatch rounds.
 * ``wall_clock_seconds``: from ``started_at`` in run.json (written by ``deep-research start``)
   to now — recorded for the reader, read by no floor: a floor met by waiting measures nothing.
 
@@ -41,10 +45,16 @@ from deep_research.brief import (
 )
 from deep_research.errors import SchemaViolation
 from deep_research.fetch.fetchlog import succeeded
-from deep_research.models import Counters, FetchLogEntry, SourceRow, TraceFile
+from deep_research.models import (
+    Counters,
+    FetchLogEntry,
+    SearchesExhausted,
+    SourceRow,
+    TraceFile,
+)
 from deep_research.record import load_trace_or_empty, open_brief, writes_brief
 from deep_research.trace_phases import CountersPhase, RefetchPhase
-from deep_research.urls import canonical_or_none, source_urls
+from deep_research.urls import canonical_or_none, host_of, source_urls
 
 #: A plan longer than this is clamped: no run within the hard caps does more.
 MAX_SUB_QUESTIONS = 12
@@ -108,6 +118,71 @@ def fetched_sources(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) 
     return [s for s in sources if source_urls(s) & fetched]
 
 
+def fetched_hosts(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -> list[str]:
+    """The publishers (hosts) the run has fetched a source from, sorted: what a top-up fetcher
+    is told to leave aside."""
+    return sorted(
+        {host for row in fetched_sources(sources, log) if (host := host_of(row.url)) is not None}
+    )
+
+
+@dataclass(frozen=True)
+class TopUp:
+    """One round's top-up as the plugin run recorded it, handed over as plain data.
+
+    ``fetchers``: its fetcher dispatches in the guard's ledger; ``searches``: the searches the
+    ledger holds between its first dispatch and the next round's; ``listed``: every host those
+    searches listed; ``before``: the URLs the run's fetcher replies reported before it;
+    ``brought``: the URLs its own replies reported."""
+
+    round: int
+    fetchers: int
+    searches: int
+    listed: frozenset[str]
+    before: tuple[str, ...]
+    brought: tuple[str, ...]
+
+
+def _source_hosts(urls: Sequence[str], sources: Sequence[SourceRow]) -> set[str]:
+    wanted = {c for url in urls if (c := canonical_or_none(url)) is not None}
+    return {host for row in sources if source_urls(row) & wanted if (host := host_of(row.url))}
+
+
+def exhausted(
+    top_ups: Sequence[TopUp], sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]
+) -> SearchesExhausted | None:
+    """The first top-up whose searches returned no new publisher, or None.
+
+    A top-up is that only when it did its work: it searched, every host its searches listed
+    was one the run had already fetched or one some fetch tried (a page with nothing to quote is
+    still a publisher looked at), and it brought no source from a new host. A top-up that did not
+    search proves nothing; one that left a listed host untried shows a lazy fetcher, not an
+    exhausted world, and no top-up of the run then counts as exhausted."""
+    tried = {
+        host
+        for entry in log
+        if entry.purpose == "page"
+        for url in (entry.url, entry.final_url)
+        if url and (host := host_of(url))
+    }
+    found = None
+    for top_up in sorted(top_ups, key=lambda item: item.round):
+        if top_up.fetchers < 1 or top_up.searches < 1:
+            continue
+        known = _source_hosts(top_up.before, sources)
+        if top_up.listed - known - tried:
+            return None  # any top-up that left a listed publisher untried: the run was lazy
+        new = _source_hosts(top_up.brought, sources) - known
+        if not new and found is None:
+            found = SearchesExhausted(
+                round=top_up.round,
+                top_up_fetchers=top_up.fetchers,
+                searches=top_up.searches,
+                distinct_sources=len(sources),
+            )
+    return found
+
+
 def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -> int:
     count = sum(1 for s in fetched_sources(sources, log) if s.round == 1)
     return min(count, len(log))  # the verdict's consistency check: never above the log
@@ -144,6 +219,7 @@ def compute(
     started_at: datetime,
     now: datetime,
     fetcher_rounds: Sequence[int] | None = None,
+    top_ups: Sequence[TopUp] = (),
 ) -> CountersReport:
     kept = plan.sub_questions[:MAX_SUB_QUESTIONS]
     clamped = []
@@ -165,6 +241,7 @@ def compute(
         refetch_sample=refetch_sample(trace),
         # A start time in the future (an edited run.json) counts as no time spent.
         wall_clock_seconds=round(max(0.0, (now - started_at).total_seconds()), 3),
+        searches_exhausted=exhausted(top_ups, sources, log),
     )
     return CountersReport(counters, clamped)
 
@@ -176,6 +253,7 @@ def run_counters(
     now: datetime | None = None,
     *,
     fetcher_rounds: Sequence[int] | None = None,
+    top_ups: Sequence[TopUp] = (),
 ) -> CountersReport:
     """Recompute every counter and write it into trace.json; every input is read and checked
     before the first write, so bad input writes nothing. ``fetcher_rounds``: the round of each
@@ -187,7 +265,7 @@ def run_counters(
     log = brief.load_fetch_log()
     moment = now or datetime.now(UTC)
     trace = load_trace_or_empty(brief)
-    report = compute(plan, sources, log, trace, run.started_at, moment, fetcher_rounds)
+    report = compute(plan, sources, log, trace, run.started_at, moment, fetcher_rounds, top_ups)
     counted = CountersPhase(computed_at=moment, clamped=list(report.clamped))
     # The depth is the one `start` fixed: the verdict refuses a trace.json whose depth differs
     # from claims.json, and a plugin run has no other writer of trace.json's depth.

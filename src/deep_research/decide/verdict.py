@@ -20,6 +20,11 @@ brief, the id for code and for searching. Precedence, highest first:
 ``no-verified-claim``
    no claim can be emitted → HOLD: the sources did not answer the question (the brief's
    coverage gaps say what was not found); an empty brief never reads as a usable answer
+``searches-exhausted``
+   full depth and a round's top-up found no publisher the run had not fetched (trace.json
+   ``counters.searches_exhausted``): the floors counting sources and fetches ask no more than
+   the run found, and the brief is PARTIAL, with the counts, rather than HOLD for sources the
+   searches do not reach
 ``reasoner-unable``
    full depth and the headless run's reasoner declared it cannot sit the skeptic panel or
    re-frame claims for CIBER → PARTIAL, one plain line saying what READY would need (it
@@ -106,6 +111,7 @@ RULES: tuple[str, ...] = (
     "ciber-missing",
     "floor-unmet",
     "no-verified-claim",
+    "searches-exhausted",
     "reasoner-unable",
     "ciber-inconsistent",
     "refetch-below-ready",
@@ -222,6 +228,57 @@ def corpus_caps(counters: Counters, sources: Sequence[SourceRow]) -> dict[str, i
     }
 
 
+def _fetched_in_later_rounds(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -> int:
+    return sum(1 for s in fetched_sources(sources, log) if s.round >= 2)
+
+
+def exhausted_caps(
+    counters: Counters, sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]
+) -> dict[str, int]:
+    """The most each document-counting floor can ask of a run whose searches stopped
+    returning new publishers (``counters.searches_exhausted``; none otherwise): what it found."""
+    if counters.searches_exhausted is None:
+        return {}
+    return {
+        "round1_fetches": counters.round1_fetches,
+        "distinct_sources": len(sources),
+        "round2_fetches": _fetched_in_later_rounds(sources, log),
+    }
+
+
+def _cap(name: str, *caps: dict[str, int]) -> float:
+    return min((cap[name] for cap in caps if name in cap), default=math.inf)
+
+
+def searches_exhausted(
+    document: ClaimsFile,
+    counters: Counters,
+    sources: Sequence[SourceRow],
+    log: Sequence[FetchLogEntry],
+    settings: Settings,
+) -> str | None:
+    """``searches-exhausted``'s sentence — the top-up that found no new publisher and each
+    floor it lowered, with the counts — or None when it lowered none."""
+    record = counters.searches_exhausted
+    if document.depth != "full" or record is None:
+        return None
+    caps = exhausted_caps(counters, sources, log)
+    corpus = corpus_caps(counters, sources)
+    lowered = []
+    for name in DOCUMENT_FLOORS:
+        asked = min(getattr(settings, "full_" + name), _cap(name, corpus))
+        if caps[name] < asked:
+            lowered.append(f"{caps[name]} {FLOOR_WORDS[name]} (the floor is {asked:g})")
+    if not lowered:
+        return None
+    return (
+        f"searches stopped returning new publishers: round {record.round}'s top-up "
+        f"({_plural(record.top_up_fetchers, 'fetcher')}, "
+        f"{record.searches} search{'' if record.searches == 1 else 'es'}) found no publisher "
+        f"not already fetched, so the run has {', '.join(lowered)}"
+    )
+
+
 def scaled_floors(
     document: ClaimsFile, counters: Counters, sources: Sequence[SourceRow], settings: Settings
 ) -> str | None:
@@ -253,9 +310,13 @@ def floors(
 ) -> dict[str, Floor]:
     """Each floor for the brief's depth: required, actual, met. Every floor counts work done —
     queries, fetches, sources, rounds — never time spent, which waiting alone would meet; a
-    floor that counts documents never asks for more than the corpus holds (:func:`corpus_caps`)."""
+    floor that counts documents never asks for more than the corpus holds (:func:`corpus_caps`)
+    nor, once the searches stopped returning new publishers, than the run found
+    (:func:`exhausted_caps`)."""
     sq = counters.sub_questions
-    caps = corpus_caps(counters, sources)
+    corpus = corpus_caps(counters, sources)
+    found = exhausted_caps(counters, sources, log) if document.depth == "full" else {}
+    caps = {name: _cap(name, corpus, found) for name in DOCUMENT_FLOORS}
     rows: dict[str, tuple[float, float]]
     if document.depth == "quick":
         rows = {
@@ -326,6 +387,12 @@ def check_consistency(
         problems.append(
             f"claims.json lists {len(document.sub_questions)} sub-questions, "
             f"counters.sub_questions is {c.sub_questions}"
+        )
+    found = c.searches_exhausted
+    if found is not None and found.distinct_sources > len(sources):
+        problems.append(
+            f"counters.searches_exhausted says {found.distinct_sources} distinct sources, "
+            f"sources.jsonl has {len(sources)} rows"
         )
     if c.corpus_documents is not None and len(sources) > c.corpus_documents:
         problems.append(
@@ -430,11 +497,13 @@ def evaluate(
     incomplete: Sequence[str] = (),
     retraced: Sequence[str] = (),
     unable: dict[str, str] | None = None,
+    exhausted: str | None = None,
 ) -> list[Fired]:
     """Every rule that fires, highest precedence first. ``incomplete``: the caps that stopped
     the run (see :func:`run_incomplete`); ``retraced``: where a fresh trace of the retained text
     disagrees with claims.json (:func:`deep_research.gates.trace.retrace_mismatches`);
-    ``unable``: the steps the run's reasoner declared it cannot do (:func:`reasoner_unable`)."""
+    ``unable``: the steps the run's reasoner declared it cannot do (:func:`reasoner_unable`);
+    ``exhausted``: :func:`searches_exhausted`'s sentence."""
     fired: list[Fired] = []
     unable = (unable or {}) if document.depth == "full" else {}
     rate = document.refetch_pass_rate
@@ -497,6 +566,8 @@ def evaluate(
                 "no claim survived the checks: the sources found do not answer the question",
             )
         )
+    if exhausted is not None:
+        fired.append(Fired("searches-exhausted", "PARTIAL", exhausted))
     if unable:
         # First among the PARTIAL reasons: the one a re-run with this reasoner cannot change.
         fired.append(Fired("reasoner-unable", "PARTIAL", _reasoner_line(unable)))
@@ -643,8 +714,15 @@ def decide(
         )
     check_consistency(document, trace, sources, log)
     table = floors(document, trace.counters, sources, log, settings)
+    exhausted = searches_exhausted(document, trace.counters, sources, log, settings)
     fired = evaluate(
-        document, table, settings, run_incomplete(trace), retraced, reasoner_unable(trace)
+        document,
+        table,
+        settings,
+        run_incomplete(trace),
+        retraced,
+        reasoner_unable(trace),
+        exhausted,
     )
     reasons = [item.line() for item in fired]
     scaled = scaled_floors(document, trace.counters, sources, settings)

@@ -35,6 +35,7 @@ from deep_research.models import ClaimsFile
 from deep_research.plugin import replies
 from deep_research.plugin.ingest import pending, recorded_gaps
 from deep_research.plugin.tasks import (
+    COUNTER_EVIDENCE,
     CiberTask,
     FetchTask,
     McpFetchTask,
@@ -246,14 +247,30 @@ def _fetch_tasks(view: View, round_: int) -> list[Task]:
     return [Task(prompt=t.prompt(), save_to=str(to)) for t, to in _fetches_needed(view, round_)]
 
 
-def _fetch_task(view: View, sq: Any, round_: int, queries: Any) -> FetchTask:
+def _fetch_task(
+    view: View, sq: Any, round_: int, queries: Any, exclude: tuple[str, ...] = ()
+) -> FetchTask:
+    """A fetcher's task: the sub-question's id and text, its queries (round 2's are
+    counter-queries, and the task says so), and for a top-up the hosts already fetched."""
     return FetchTask(
         brief=str(view.root),
         sub_question=sq.id,
         round=round_,
         queries=tuple(queries),
         scope=sq.scope,
+        question=sq.question,
+        purpose=COUNTER_EVIDENCE if round_ >= 2 else "",
+        exclude_hosts=exclude,
     )
+
+
+def _fetched_hosts(view: View) -> tuple[str, ...]:
+    """The publishers the run has fetched a source from: a top-up looks for others."""
+    from deep_research.decide.counters import fetched_hosts
+
+    if not view.brief.sources_path.exists():
+        return ()
+    return tuple(fetched_hosts(view.brief.load_sources(), view.brief.load_fetch_log()))
 
 
 def _mcp(view: View, phase: str, round_: int) -> Action | None:
@@ -448,11 +465,12 @@ def _top_up(view: View, phase: str, round_: int) -> Action | None:
                 ),
             )
     tasks = []
+    exclude = _fetched_hosts(view)
     for sq in plan.sub_questions:
         target = replies.fetcher_path(view.root, sq.id, round_, more=True)
         if target.exists():
             continue
-        task = _fetch_task(view, sq, round_, _new_queries(sq, round_))
+        task = _fetch_task(view, sq, round_, _new_queries(sq, round_), exclude)
         tasks.append(Task(prompt=task.prompt(), save_to=str(target)))
     if not tasks or left <= 0:
         return None  # topped up once (or out of dispatches): the round is done

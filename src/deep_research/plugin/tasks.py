@@ -9,8 +9,10 @@ value is written bare when it is one word (no whitespace, not opening with a quo
 and as JSON otherwise: a path or scope line with spaces is a JSON string, a query list a JSON
 array, an MCP gate result a JSON object. :func:`parse` admits only that exact text — each field
 once, in its place, spelled as :meth:`Task.prompt` spells it (the record is written again and
-compared). Each shape has its own fields, so a text is at most one task, and the task names the
-agent it is for. Anything else is no task at all: the guard denies it during a run.
+compared). A field with a default is written only when it holds something else, and read as
+its default when absent. Each shape has its own fields, so a text is at most one task, and the
+task names the agent it is for. Anything else is no task at all: the guard denies it during a
+run.
 
 Light by design (dataclasses and json only): the hook guard imports it on every tool call.
 """
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, Field, dataclass, fields
 from typing import Any, ClassVar, Literal
 
 #: Claude Code names a plugin's agents ``<plugin>:<agent>``; ours is ``deep-research``.
@@ -30,9 +32,12 @@ Kind = Literal["word", "text", "count", "strings", "object"]
 FIELD_KINDS: dict[str, Kind] = {
     "brief": "text",
     "sub_question": "word",
+    "question": "text",
     "round": "count",
+    "purpose": "word",
     "queries": "strings",
     "scope": "text",
+    "exclude_hosts": "strings",
     "mcp": "word",
     "gate": "object",
     "claim_id": "word",
@@ -64,12 +69,23 @@ class Task:
         return " ".join(
             f"{item.name}={_write(FIELD_KINDS[item.name], getattr(self, item.name))}"
             for item in fields(self)
+            if not _optional(item) or getattr(self, item.name) != item.default
         )
+
+
+def _optional(item: Field[Any]) -> bool:
+    return item.default is not MISSING
+
+
+#: A fetcher's ``purpose`` in round 2: its queries are counter-queries.
+COUNTER_EVIDENCE = "counter-evidence"
 
 
 @dataclass(frozen=True)
 class FetchTask(Task):
-    """agents/fetcher.md: one sub-question's queries in one round (a retry and a top-up too)."""
+    """agents/fetcher.md: one sub-question's queries in one round (a retry and a top-up too).
+    ``question``: the sub-question's text; ``purpose``: :data:`COUNTER_EVIDENCE` for round 2's
+    counter-queries; ``exclude_hosts``: for a top-up, the hosts the run has already fetched."""
 
     agent: ClassVar[str] = "fetcher"
     brief: str
@@ -77,6 +93,14 @@ class FetchTask(Task):
     round: int
     queries: tuple[str, ...]
     scope: str
+    question: str = ""
+    purpose: str = ""
+    exclude_hosts: tuple[str, ...] = ()
+
+    @property
+    def top_up(self) -> bool:
+        """A round's top-up fetcher: the one sent to find publishers the run has not fetched."""
+        return bool(self.exclude_hosts)
 
 
 @dataclass(frozen=True)
@@ -163,11 +187,10 @@ def _parse_as(kind: type[Task], text: str) -> Task | None:
     position = 0
     try:
         for index, item in enumerate(fields(kind)):
-            if index and not text.startswith(" ", position):
-                return None
-            position += 1 if index else 0
-            key = f"{item.name}="
+            key = f"{' ' if index else ''}{item.name}="
             if not text.startswith(key, position):
+                if _optional(item):
+                    continue  # absent: its default
                 return None
             value, position = _read(FIELD_KINDS[item.name], text, position + len(key))
             values[item.name] = value

@@ -19,7 +19,14 @@ from deep_research.brief import Brief
 from deep_research.plugin.guard.budgets import append
 from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny, resolved
 from deep_research.plugin.runstate import fetcher_budget, in_flight, locked, read_ledger
-from deep_research.plugin.tasks import FETCHING, PLUGIN, TASKS, declared_round, parse
+from deep_research.plugin.tasks import (
+    FETCHING,
+    PLUGIN,
+    TASKS,
+    FetchTask,
+    declared_round,
+    parse,
+)
 
 NAMESPACE = f"{PLUGIN}:"
 #: agents/*.md, by name (tests/plugin/test_guard.py checks the two agree): one per task shape.
@@ -78,10 +85,10 @@ def check_agent(call: Call) -> Decision:
     round_ = declared_round(task)
     if round_ is not None and round_ > run.caps.max_rounds:
         return deny(f"Agent: round {round_} exceeds the run's round cap ({run.caps.max_rounds})")
-    return _admit(call, agent, round_)
+    return _admit(call, agent, round_, top_up=isinstance(task, FetchTask) and task.top_up)
 
 
-def _admit(call: Call, agent: str, round_: int | None) -> Decision:
+def _admit(call: Call, agent: str, round_: int | None, *, top_up: bool = False) -> Decision:
     """Under the ledger's lock: the fan-out ceiling, the fetcher budget, then the record."""
     run = call.run
     assert run is not None
@@ -113,5 +120,8 @@ def _admit(call: Call, agent: str, round_: int | None) -> Decision:
         if is_fetcher:
             # What `counters` counts rounds by: a round is only as real as its dispatches.
             row["round"] = round_ or 1
+        if top_up:
+            # What `counters` reads a round's top-up searches after (runstate.top_ups).
+            row["top_up"] = True
         append(brief, row)
     return ALLOW

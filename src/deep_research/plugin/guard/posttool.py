@@ -1,9 +1,10 @@
 """PostToolUse and PostToolUseFailure: what the run learns from a call that ran.
 
 WebSearch results put their hosts on the run's allow-list — from the structured hits only —
-and an agent's completion (a failed one too) frees its slot under the fan-out ceiling. These
-hooks cannot block and fail open: a missed record only makes later checks stricter (fewer
-hosts, more agents counted in flight; a dispatch stops counting after an hour).
+and in the guard's ledger (what a top-up's searches listed: runstate.top_ups), and an agent's
+completion (a failed one too) frees its slot under the fan-out ceiling. These hooks cannot
+block and fail open: a missed record only makes later checks stricter (fewer hosts, more agents
+counted in flight, no top-up read as exhausted; a dispatch stops counting after an hour).
 """
 
 from __future__ import annotations
@@ -38,9 +39,15 @@ def record(event: Mapping[str, Any], state: Path) -> None:
     elif tool == "WebSearch":
         found = search_hit_urls(event.get("tool_response"))
         hosts = sorted({host for url in found if (host := host_of(url)) and _public(host)})
-        if hosts:
-            with locked(brief):
+        with locked(brief):
+            if hosts:
                 add_hosts(brief, hosts)
+            append(brief, listed_row(str(event.get("tool_use_id") or ""), hosts))
+
+
+def listed_row(tool_use_id: str, hosts: list[str]) -> dict[str, Any]:
+    """The ledger row of the hosts one search listed (none: it listed nothing)."""
+    return {"event": "listed", "id": tool_use_id, "hosts": hosts}
 
 
 def search_hit_urls(response: Any) -> list[str]:
