@@ -397,14 +397,16 @@ def skeptic_reply(prompt: str) -> dict[str, Any]:
 
 
 def verifier_reply(prompt: str) -> dict[str, Any]:
-    """agents/verifier.md: the located evidence for the pair, copied verbatim, then the verdict."""
+    """agents/verifier.md: the located evidence for the pair, copied verbatim from the task's
+    input file (between « and », inside the page text around it), then the verdict."""
     f = task(prompt, VerifyTask)
-    claim = next(c for c in Brief(Path(f.brief)).load_claims().claims if c.id == f.claim_id)
-    quote = next(e.quote for e in claim.evidence if e.source == f.source_id and e.span)
+    text = Path(f.input).read_text(encoding="utf-8")
+    quote = re.search(r"<untrusted_source [^>\n]*>\n[^«]*«(.+?)»", text, re.DOTALL)
+    assert quote is not None, f"no located evidence in {f.input}"
     return {
         "claim_id": f.claim_id,
         "source_id": f.source_id,
-        "quoted_span": quote,
+        "quoted_span": quote.group(1),
         "verdict": "entails",
         "rationale": "the located quote states the claim's figure",
     }

@@ -46,7 +46,6 @@ from deep_research.urls import canonicalize, mcp_identity
 AGENTS = REPO / "agents"
 SKILL = REPO / "skills" / "deep-research" / "SKILL.md"
 _CODE_SPAN = re.compile(r"`([^`]+)`")
-_SCHEMA = re.compile(r"schemas/([a-z-]+\.schema\.json)")
 #: What the MCP example's tool call returned, as mcp-fetch keeps it.
 MCP_TEXT = (
     "Search results for: heat pump sales 2023\n\n"
@@ -77,10 +76,12 @@ def examples(path: Path) -> tuple[Any, ...]:
 
 
 def schema_of(path: Path) -> dict[str, Any]:
-    output = body(path).split("Output", 1)[-1]
-    named = _SCHEMA.search(output)
-    assert named, f"{path.name}: the Output section names no schema"
-    schema: dict[str, Any] = json.loads((REPO / "schemas" / named.group(1)).read_text())
+    """The schema code checks the agent's reply against (an agent cannot read schemas/: its
+    contract shows the shape instead)."""
+    from deep_research.plugin.workflow import REPLY_SCHEMA
+
+    name = REPLY_SCHEMA[path.stem]
+    schema: dict[str, Any] = json.loads((REPO / "schemas" / f"{name}.schema.json").read_text())
     return schema
 
 
@@ -97,7 +98,7 @@ def test_every_contract_has_a_consumer_test() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(CONSUMED))
-def test_every_example_is_valid_against_the_schema_its_contract_names(name: str) -> None:
+def test_every_example_is_valid_against_the_schema_its_reply_is_checked_by(name: str) -> None:
     path = AGENTS / f"{name}.md"
     found = examples(path)
     assert found, f"{path.name} shows no JSON example"

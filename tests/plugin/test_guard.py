@@ -156,6 +156,21 @@ def test_reading_a_corpus_file_passes(run: Run) -> None:
     assert run.decide(subagent).allow
 
 
+def test_a_judge_reads_the_input_file_its_task_names_and_nothing_writes_it(run: Run) -> None:
+    """The one file a skeptic is told to read is readable by it, and only code writes it:
+    neither the orchestrator nor an agent can put words of its own in a judge's input."""
+    task = SkepticTask(str(run.brief), "C1")
+    assert f"input={task.input}" in task.prompt()
+    skeptic = {"agent": "a1", "agent_type": "deep-research:skeptic"}
+    read = event("Read", {"file_path": task.input}, run.project, **skeptic)
+    assert run.decide(read).allow
+    written = run.write(task.input)
+    assert (
+        not written.allow and "inputs/ is written only by the deep-research CLI" in written.reason
+    )
+    assert not run.write(task.input, **skeptic).allow
+
+
 # --- the allow-list grows from search hits -----------------------------------------------------
 
 
@@ -382,7 +397,7 @@ def test_a_task_is_for_its_own_agent_and_the_runs_brief(run: Run) -> None:
     [
         lambda b: TriangulateTask(b, 2),
         lambda b: SkepticTask(b, "C3"),
-        lambda b: VerifyTask(b, "C1", "S2", f"{b}/corpus/x.txt"),
+        lambda b: VerifyTask(b, "C1", "S2"),
         lambda b: CiberTask(b, 10, 3),
         lambda b: McpFetchTask(b, "sq1", 1, ("q",), SCOPE, "docs", {"ok": True, "tools": ["s"]}),
     ],
@@ -477,7 +492,7 @@ def test_the_fetcher_budget_is_sized_from_the_plan_under_a_ceiling(
 
 def test_parallel_dispatches_respect_the_ceiling(run: Run) -> None:
     results: list[bool] = []
-    prompt = f"brief={run.brief} claim_id=C1"
+    prompt = SkepticTask(str(run.brief), "C1").prompt()
 
     def dispatch(i: int) -> None:
         results.append(run.dispatch(prompt, "deep-research:skeptic", f"toolu_p{i}").allow)

@@ -37,7 +37,14 @@ from deep_research.decide import refetch_rate as refetch_module
 from deep_research.fetch.fetcher import Fetcher
 from deep_research.plugin import runstate
 from deep_research.plugin.next import Action, next_action
-from deep_research.plugin.tasks import TASKS, FetchTask, McpFetchTask, SkepticTask, parse
+from deep_research.plugin.tasks import (
+    TASKS,
+    FetchTask,
+    McpFetchTask,
+    SkepticTask,
+    VerifyTask,
+    parse,
+)
 from deep_research.schemas import validate_brief
 from localhttp import LocalServer
 from scripted_run import TOPIC, Orchestrator, Web
@@ -650,3 +657,54 @@ def test_a_top_up_names_the_hosts_to_leave_aside_and_round_two_says_counter_quer
     assert round2 and all(f.purpose == "counter-evidence" for f in round2)
     assert all(" purpose=counter-evidence" in f.prompt() for f in round2)
     assert all(f.purpose == "" for phase, _, f in tasks if phase == "cast")
+
+
+# --- what a judging agent reads: one file per task, written by code ------------------------
+
+JUDGES = {
+    "deep-research:triangulator",
+    "deep-research:verifier",
+    "deep-research:skeptic",
+    "deep-research:ciber",
+}
+WRAPPED = re.compile(r"<untrusted_source [^>\n]*>\n.*?\n</untrusted_source>", re.DOTALL)
+
+
+def _judging_tasks(run: SharedRun) -> list[Any]:
+    return [
+        parse(task.prompt)
+        for action in run.actions
+        if action.agent in JUDGES
+        for task in action.tasks
+    ]
+
+
+def test_each_judging_task_names_one_input_file_holding_only_its_own_claims(
+    full_run: SharedRun,
+) -> None:
+    from deep_research.plugin.inputs import DATA_RULE
+
+    tasks = _judging_tasks(full_run)
+    assert {type(t).__name__ for t in tasks} == {
+        "TriangulateTask",
+        "VerifyTask",
+        "SkepticTask",
+        "CiberTask",
+    }
+    claims_lines = len((full_run.brief / "claims.json").read_text().splitlines())
+    sizes = {}
+    for task in tasks:
+        path = Path(task.input)
+        # The prompt names the file, and the file is in the brief's inputs/ folder.
+        assert f"input={task.input}" in task.prompt() and path.parent == full_run.brief / "inputs"
+        text = path.read_text(encoding="utf-8")
+        headed = set(re.findall(r"^## Claim (C\d+)$", text, re.MULTILINE))
+        if isinstance(task, SkepticTask | VerifyTask):
+            assert headed == {task.claim_id}, (path.name, headed)
+            sizes[path.name] = len(text.splitlines())
+        # Every quote the file shows is page text inside the wrapper.
+        outside = WRAPPED.sub("", text).replace(DATA_RULE, "")
+        assert "«" not in outside and "</untrusted_source>" not in outside, path.name
+    # A skeptic's or verifier's whole input is a small part of claims.json (here 24 and 91
+    # lines against 912), far from where Claude Code's Read stops (2,000 lines).
+    assert max(sizes.values()) * 5 < claims_lines, (max(sizes.values()), claims_lines)

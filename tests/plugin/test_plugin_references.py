@@ -159,3 +159,55 @@ def test_a_description_that_numbers_or_misnames_a_phase_is_named() -> None:
 def test_no_contract_or_rule_numbers_a_phase(path: Path) -> None:
     """Phases have names (run/pipeline.py); a number like "Phase 6c" names none of them."""
     assert PHASE_NUMBER.findall(path.read_text(encoding="utf-8")) == []
+
+
+#: A path an agent cannot Read: an expansion (the guard denies `$` in Bash, and Read expands
+#: nothing) or a file of the plugin named relative to it (the agent's working directory is the
+#: user's project). An agent is given what it needs in its prompt, its input file or its text.
+UNREADABLE = re.compile(r"\$\{?[A-Z_]+\}?/|(?<![\w/<>.-])(?:schemas|conduct)/[\w-]+(?:\.[\w-]+)*")
+#: Where a judging agent's task was read from before it had its own input file.
+SHARED_FILES = re.compile(r"<brief>/(?:claims\.json|corpus|sources\.jsonl|plan\.json)")
+JUDGES = ("triangulator", "verifier", "skeptic", "ciber")
+
+
+def unreadable_paths(text: str) -> list[str]:
+    return UNREADABLE.findall(text)
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        pytest.param(
+            name,
+            marks=pytest.mark.xfail(
+                strict=True, reason="fetcher.md still cites ${CLAUDE_PLUGIN_ROOT}/conduct/"
+            ),
+        )
+        if name == "fetcher"
+        else name
+        for name in sorted(p.stem for p in REPO.glob("agents/*.md"))
+    ],
+)
+def test_an_agents_contract_cites_only_paths_the_agent_can_read(agent: str) -> None:
+    text = (REPO / "agents" / f"{agent}.md").read_text(encoding="utf-8")
+    assert unreadable_paths(text) == []
+    if agent in JUDGES:
+        assert SHARED_FILES.findall(text) == []
+        assert "Read `input`" in text and "read no other file" in text.casefold()
+
+
+def test_an_unreadable_path_in_a_contract_is_named() -> None:
+    text = (
+        "Rules: `${CLAUDE_PLUGIN_ROOT}/conduct/citation-verification.md`; valid against "
+        "`schemas/skeptic-vote.schema.json`; see $HOME/notes and conduct/web-fetch.md."
+    )
+    assert unreadable_paths(text) == [
+        "${CLAUDE_PLUGIN_ROOT}/",
+        "schemas/skeptic-vote.schema.json",
+        "$HOME/",
+        "conduct/web-fetch.md",
+    ]
+    assert (
+        unreadable_paths("read `<brief>/inputs/skeptic-C1.md`; the src/deep_research/schemas/x")
+        == []
+    )

@@ -37,13 +37,17 @@ SAMPLES: list[tuple[Task, str]] = [
         f'brief={BRIEF} sub_question=sq2 round=2 queries=["q"] scope=only mcp=docs '
         'gate={"ok":true,"tools":[{"name":"search"}],"fingerprint":"sha256:ab"}',
     ),
-    (TriangulateTask(BRIEF, 2), f"brief={BRIEF} round=2"),
+    (TriangulateTask(BRIEF, 2), f"brief={BRIEF} input={BRIEF}/inputs/triangulate-r2.md round=2"),
     (
-        VerifyTask("/my briefs/b", "C1", "S12", "/my briefs/b/corpus/ab.txt"),
-        'brief="/my briefs/b" claim_id=C1 source_id=S12 corpus_path="/my briefs/b/corpus/ab.txt"',
+        VerifyTask("/my briefs/b", "C1", "S12"),
+        'brief="/my briefs/b" input="/my briefs/b/inputs/verify-C1-S12.md" claim_id=C1 '
+        "source_id=S12",
     ),
-    (SkepticTask(BRIEF, "C3"), f"brief={BRIEF} claim_id=C3"),
-    (CiberTask(BRIEF, 10, 3), f"brief={BRIEF} top_n=10 k_per_claim=3"),
+    (SkepticTask(BRIEF, "C3"), f"brief={BRIEF} input={BRIEF}/inputs/skeptic-C3.md claim_id=C3"),
+    (
+        CiberTask(BRIEF, 10, 3),
+        f"brief={BRIEF} input={BRIEF}/inputs/ciber.md top_n=10 k_per_claim=3",
+    ),
 ]
 
 
@@ -148,3 +152,29 @@ def test_each_agents_contract_names_every_field_its_prompt_carries(kind: type[Ta
     contract = (REPO / "agents" / f"{kind.agent}.md").read_text(encoding="utf-8")
     inputs = contract.split("Inputs", 1)[1].split("\n\n", 1)[0]
     assert [name for name in (f.name for f in fields(kind)) if f"`{name}`" not in inputs] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"brief={BRIEF} input={BRIEF}/claims.json claim_id=C3",
+        f"brief={BRIEF} input={BRIEF}/inputs/skeptic-C4.md claim_id=C3",
+        f"brief={BRIEF} input=/elsewhere/inputs/skeptic-C3.md claim_id=C3",
+        f"brief={BRIEF} input={BRIEF}/inputs/../claims.json claim_id=C3",
+        f"brief={BRIEF} claim_id=C3",
+        f"brief={BRIEF} claim_id=C3 input={BRIEF}/inputs/skeptic-C3.md",
+        f"brief={BRIEF} input={BRIEF}/inputs/verify-C1-S3.md claim_id=C1 source_id=S2",
+        f'brief={BRIEF} claim_id=C1 source_id=S2 corpus_path="{BRIEF}/corpus/ab.txt"',
+    ],
+)
+def test_a_judging_task_names_its_own_input_file_and_no_other(text: str) -> None:
+    """The one file a judge reads is its task's, under the brief's inputs/: a prompt naming
+    claims.json, another task's file or none is no task (the guard denies its dispatch)."""
+    assert parse(text) is None
+
+
+def test_a_judging_tasks_input_is_its_own_file_in_the_briefs_inputs_folder() -> None:
+    assert SkepticTask(BRIEF, "C3").input == f"{BRIEF}/inputs/skeptic-C3.md"
+    assert VerifyTask(BRIEF, "C1", "S2").input == f"{BRIEF}/inputs/verify-C1-S2.md"
+    with pytest.raises(ValueError):
+        SkepticTask(BRIEF, "C3", input=f"{BRIEF}/claims.json")

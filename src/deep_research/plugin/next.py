@@ -38,6 +38,7 @@ from deep_research.plugin.tasks import (
     COUNTER_EVIDENCE,
     CiberTask,
     FetchTask,
+    JudgingTask,
     McpFetchTask,
     SkepticTask,
     TriangulateTask,
@@ -141,6 +142,17 @@ class View:
 
     def claims(self) -> ClaimsFile | None:
         return self.brief.load_claims() if self.brief.claims_path.exists() else None
+
+
+def _issued(
+    view: View, task: JudgingTask, save_to: Path, document: ClaimsFile | None = None
+) -> Task:
+    """A judging task as dispatched: its input file written first (the one file its agent
+    reads, :mod:`deep_research.plugin.inputs`), then its prompt, which names that file."""
+    from deep_research.plugin.inputs import write_input
+
+    write_input(view.brief, task, document)
+    return Task(prompt=task.prompt(), save_to=str(save_to))
 
 
 # --- the plan -------------------------------------------------------------------------------
@@ -522,12 +534,7 @@ def phase_claims(view: View) -> Action | None:
             phase="claims",
             why="the findings need a claim graph",
             agent=TriangulateTask.agent_type(),
-            tasks=[
-                Task(
-                    prompt=TriangulateTask(brief=str(view.root), round=last_round).prompt(),
-                    save_to=str(graph),
-                )
-            ],
+            tasks=[_issued(view, TriangulateTask(brief=str(view.root), round=last_round), graph)],
             rules=role_contracts.items(ORCHESTRATOR, "Save one reply"),
         )
     plan = _plan(view)
@@ -597,16 +604,13 @@ def phase_entail(view: View) -> Action | None:
     if document is None or "entail" in view.phases():
         return None
     tasks = [
-        Task(
-            prompt=VerifyTask(
-                brief=str(view.root),
-                claim_id=claim,
-                source_id=source,
-                corpus_path=str(view.brief.corpus_path(digest)),
-            ).prompt(),
-            save_to=str(replies.verifier_path(view.root, claim, source)),
+        _issued(
+            view,
+            VerifyTask(brief=str(view.root), claim_id=claim, source_id=source),
+            replies.verifier_path(view.root, claim, source),
+            document,
         )
-        for claim, source, digest in _judge_pairs(document)
+        for claim, source, _ in _judge_pairs(document)
         if not replies.verifier_path(view.root, claim, source).exists()
     ]
     if tasks:
@@ -636,7 +640,7 @@ def _panel_tasks(view: View, document: ClaimsFile) -> list[Task]:
         for path in votes[:wanted]:
             if not path.exists():
                 task = SkepticTask(brief=str(view.root), claim_id=claim.id)
-                tasks.append(Task(prompt=task.prompt(), save_to=str(path)))
+                tasks.append(_issued(view, task, path, document))
     return tasks
 
 
@@ -722,9 +726,11 @@ def phase_ciber(view: View) -> Action | None:
         why="the high-confidence claims are re-framed",
         agent=CiberTask.agent_type(),
         tasks=[
-            Task(
-                prompt=CiberTask(brief=str(view.root), top_n=CIBER_TOP_N, k_per_claim=3).prompt(),
-                save_to=str(saved_to),
+            _issued(
+                view,
+                CiberTask(brief=str(view.root), top_n=CIBER_TOP_N, k_per_claim=3),
+                saved_to,
+                document,
             )
         ],
         rules=role_contracts.items(ORCHESTRATOR, "Save one reply"),
@@ -888,7 +894,8 @@ def next_action(root: Path, settings: Settings | None = None) -> Action:
     """The one thing to do next in the plugin run at ``root``."""
     brief = open_brief(root)
     run = brief.load_run()
-    # The one thing next writes: the folder the replies it asks for are saved in.
+    # What next writes: the folder the replies it asks for are saved in (and, as it issues a
+    # judging task, that task's input file).
     replies.returns_dir(root).mkdir(exist_ok=True)
     # The run's own settings, frozen at start: the floors next asks for are the verdict's.
     view = View(brief, run, settings or settings_for(root))

@@ -14,14 +14,20 @@ its default when absent. Each shape has its own fields, so a text is at most one
 task names the agent it is for. Anything else is no task at all: the guard denies it during a
 run.
 
+A judging task (triangulator, verifier, skeptic, CIBER) reads everything it judges from one
+file, its ``input``: code writes it when ``next`` issues the task
+(:mod:`deep_research.plugin.inputs`), under ``<brief>/inputs/`` named by the task, and the task
+names no other one — a prompt whose ``input`` is not the file of its own task is no task.
+
 Light by design (dataclasses and json only): the hook guard imports it on every tool call.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
-from dataclasses import MISSING, Field, dataclass, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
 #: Claude Code names a plugin's agents ``<plugin>:<agent>``; ours is ``deep-research``.
@@ -42,10 +48,12 @@ FIELD_KINDS: dict[str, Kind] = {
     "gate": "object",
     "claim_id": "word",
     "source_id": "word",
-    "corpus_path": "text",
+    "input": "text",
     "top_n": "count",
     "k_per_claim": "count",
 }
+#: The folder of a brief the judging tasks' input files are written in.
+INPUTS = "inputs"
 #: Far longer than any prompt ``next`` builds (an MCP gate's tool list included); a longer text
 #: is no task, unread.
 MAX_PROMPT = 65_536
@@ -118,42 +126,79 @@ class McpFetchTask(Task):
 
 
 @dataclass(frozen=True)
-class TriangulateTask(Task):
+class JudgingTask(Task):
+    """A task whose agent reads one file: ``input``, written by code for this task alone.
+
+    Left empty, ``input`` is the task's own file; given, it must be that file."""
+
+    brief: str
+    #: Keyword-only, so it is written second (after ``brief``) and given by name, if at all.
+    input: str = field(default="", kw_only=True)
+
+    def input_name(self) -> str:
+        raise NotImplementedError
+
+    def __post_init__(self) -> None:
+        own = input_path(self.brief, self.input_name())
+        if not self.input:
+            object.__setattr__(self, "input", own)
+        elif self.input != own:
+            raise ValueError(f"{self.input!r} is not the input file of this task ({own})")
+
+
+def input_path(brief: str, name: str) -> str:
+    """The file a judging task's agent reads: ``<brief>/inputs/<name>.md``."""
+    return os.path.join(brief, INPUTS, f"{name}.md")
+
+
+@dataclass(frozen=True)
+class TriangulateTask(JudgingTask):
     """agents/triangulator.md: the claim graph once the last round is in."""
 
     agent: ClassVar[str] = "triangulator"
     brief: str
     round: int
 
+    def input_name(self) -> str:
+        return f"triangulate-r{self.round}"
+
 
 @dataclass(frozen=True)
-class VerifyTask(Task):
+class VerifyTask(JudgingTask):
     """agents/verifier.md: does one source's located text entail one claim."""
 
     agent: ClassVar[str] = "verifier"
     brief: str
     claim_id: str
     source_id: str
-    corpus_path: str
+
+    def input_name(self) -> str:
+        return f"verify-{self.claim_id}-{self.source_id}"
 
 
 @dataclass(frozen=True)
-class SkepticTask(Task):
-    """agents/skeptic.md: one vote on one claim."""
+class SkepticTask(JudgingTask):
+    """agents/skeptic.md: one vote on one claim (every vote on it reads the same file)."""
 
     agent: ClassVar[str] = "skeptic"
     brief: str
     claim_id: str
 
+    def input_name(self) -> str:
+        return f"skeptic-{self.claim_id}"
+
 
 @dataclass(frozen=True)
-class CiberTask(Task):
+class CiberTask(JudgingTask):
     """agents/ciber.md: re-framings of the top high-confidence claims."""
 
     agent: ClassVar[str] = "ciber"
     brief: str
     top_n: int
     k_per_claim: int
+
+    def input_name(self) -> str:
+        return "ciber"
 
 
 TASKS: dict[str, type[Task]] = {

@@ -4,8 +4,9 @@ During a run they write only a file the current step named (:mod:`.steps`) — a
 reply, the claims, the synthesis — and never, whatever a step says, anything under a ``.claude``
 folder (settings, commands, hooks: a ``disableAllHooks`` there would switch the guard off) or
 the plugin's own code. So the run's records (run.json, the ledger, the allow-list, trace.json,
-the corpus, the step record itself), the state folder's MCP configuration and everything
-outside the brief stay the CLI's. A subagent writes nothing: its result is its reply.
+the corpus, the judging agents' input files, the step record itself), the state folder's MCP
+configuration and everything outside the brief stay the CLI's. A subagent writes nothing: its
+result is its reply.
 
 Always, run or not: the active-run pointer and the per-session run records, which say whether a
 run is active at all. Paths are compared after resolving symlinks and ``..``, from the
@@ -22,6 +23,7 @@ from deep_research.brief import RUN_FILE
 from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny, resolved
 from deep_research.plugin.guard.steps import STEP_FILE, named_paths
 from deep_research.plugin.runstate import pointer_path, sessions_dir
+from deep_research.plugin.tasks import INPUTS
 
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 #: Written only by the CLI; named in a denial so the model learns which command writes it.
@@ -90,7 +92,7 @@ def _cli_record(path: Path, brief: Path) -> str | None:
     """Which of the brief's CLI-written records ``path`` is, if any."""
     if _fold(path.parent) == _fold(brief) and path.name.casefold() in CLI_RECORDS:
         return path.name
-    for folder in ("corpus", ".robots"):
+    for folder in ("corpus", ".robots", INPUTS):
         if _inside(path, brief / folder):
             return f"{folder}/"
     return None
