@@ -176,17 +176,7 @@ def unreadable_paths(text: str) -> list[str]:
 
 @pytest.mark.parametrize(
     "agent",
-    [
-        pytest.param(
-            name,
-            marks=pytest.mark.xfail(
-                strict=True, reason="fetcher.md still cites ${CLAUDE_PLUGIN_ROOT}/conduct/"
-            ),
-        )
-        if name == "fetcher"
-        else name
-        for name in sorted(p.stem for p in REPO.glob("agents/*.md"))
-    ],
+    sorted(p.stem for p in REPO.glob("agents/*.md")),
 )
 def test_an_agents_contract_cites_only_paths_the_agent_can_read(agent: str) -> None:
     text = (REPO / "agents" / f"{agent}.md").read_text(encoding="utf-8")
