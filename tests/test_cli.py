@@ -188,8 +188,14 @@ def test_run_state_that_is_a_file_or_cannot_be_made(
 ) -> None:
     a_file = tmp_path / "notes.txt"
     a_file.write_text("mine\n")
-    question = "How does Python evaluate chained comparisons?"
-    base = ["run", question, "--corpus", "python-docs", "--state"]
+    # A one-document folder, not python-docs: the state folder is what is tested, and building
+    # python-docs' index would be most of the test's time.
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    sentence = "The lighthouse keeper logs every passing ship in the harbour ledger each night."
+    (corpus / "ledger.md").write_text(f"# Ledger\n\n{sentence}\n")
+    question = "What does the lighthouse keeper log?"
+    base = ["run", question, "--corpus", str(corpus), "--state"]
     assert main([*base, str(a_file)]) == 2
     assert "is a file, not a folder" in _one_line_error(capsys)
     assert a_file.read_text() == "mine\n"
