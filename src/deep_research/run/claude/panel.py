@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from deep_research import role_contracts
 from deep_research.decide.votes import ABSTAIN, check_vote, read_vote, settled
+from deep_research.fetch.fetcher import wrap_untrusted
 from deep_research.models import CiberOutput, Claim, SkepticVote, VoteRecord
 from deep_research.run.claude.client import Answer, ClaudeClient, Failed, read_structured
 from deep_research.run.claude.roles import MAX_OUTPUT_TOKENS, instructions
@@ -84,7 +85,8 @@ def evidence_text(claim: Claim, evidence: Sequence[EvidenceText]) -> str:
     lines = [f"Claim {claim.id}: {claim.claim}", "", "Located evidence:"]
     for item in evidence[:MAX_EVIDENCE_ITEMS]:
         quote = item.quote[:MAX_EVIDENCE_CHARS]
-        lines.append(f"[{item.source}] …{item.before}«{quote}»{item.after}…")
+        page = wrap_untrusted(f"source:{item.source}", f"…{item.before}«{quote}»{item.after}…")
+        lines.append(f"[{item.source}] {page}")
     if not evidence:
         lines.append("(none located)")
     return "\n".join(lines)
@@ -223,7 +225,8 @@ def ciber_request(claims: Sequence[Claim]) -> dict[str, Any]:
     for claim in claims[:CIBER_TOP_N]:
         lines.append(f"{claim.id}: {claim.claim}")
         for item in claim.evidence[:CIBER_QUOTES]:
-            lines.append(f"  [{item.source}] «{item.quote[:MAX_EVIDENCE_CHARS]}»")
+            quote = f"«{item.quote[:MAX_EVIDENCE_CHARS]}»"
+            lines.append(f"  [{item.source}] {wrap_untrusted(f'source:{item.source}', quote)}")
         lines.append("")
     return {
         "max_tokens": MAX_OUTPUT_TOKENS["ciber"],
