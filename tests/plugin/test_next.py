@@ -555,12 +555,19 @@ class Searching(Orchestrator):
     """Fetchers that search: a first fetcher fetches its sub-question's pages for the round; a
     top-up's search lists them and the earlier rounds' (the guard records the search and the
     hosts it listed) and a ``diligent`` top-up fetches each listed page on a host not excluded,
-    while a lazy one fetches nothing. ``held_back``: the first fetchers of round 1 each miss
-    one page."""
+    while a lazy one fetches nothing and a ``refetching`` one fetches again the pages it was told
+    to leave aside. ``held_back``: the first fetchers of round 1 each miss one page."""
 
-    def __init__(self, *args: Any, diligent: bool = True, held_back: bool = False, **kw: Any):
+    def __init__(
+        self,
+        *args: Any,
+        diligent: bool = True,
+        held_back: bool = False,
+        refetching: bool = False,
+        **kw: Any,
+    ):
         super().__init__(*args, **kw)
-        self.diligent, self.held_back = diligent, held_back
+        self.diligent, self.held_back, self.refetching = diligent, held_back, refetching
 
     def agent_fetcher(self, prompt: str) -> Any:
         from deep_research.plugin.guard.posttool import listed_row
@@ -577,6 +584,8 @@ class Searching(Orchestrator):
                 hosts = sorted({host_of(url) or "" for url in pages})
                 runstate.append_ledger(brief, listed_row(search, hosts))
             wanted = [u for u in pages if self.diligent and host_of(u) not in f.exclude_hosts]
+            if self.refetching:
+                wanted = [u for u in pages if host_of(u) in f.exclude_hosts]
         else:
             wanted = pages[:-1] if self.held_back and f.round == 1 else pages
         fetched = []
@@ -630,6 +639,22 @@ def test_a_lazy_top_up_in_a_world_with_more_publishers_still_ends_hold(
     rows = runstate.read_ledger(Brief(brief))
     assert any(row.get("top_up") for row in rows)
     assert any(row.get("event") == "listed" and row["hosts"] for row in rows)
+
+
+def test_a_top_up_that_fetches_known_pages_again_meets_no_floor(
+    project: Path, web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    orchestrator = Searching(web, brief, "full", held_back=True, refetching=True)
+    orchestrator.run(until="claims")
+    # Round 1 fetched 15 of its 20 pages; its top-up fetched 15 pages again, none new.
+    log = Brief(brief).load_fetch_log()
+    assert sum(1 for e in log if e.purpose == "page" and "/r1/" in e.url) > 15
+    done = orchestrator.run()
+    assert done.verdict == "HOLD", done.reasons
+    unmet = [r for r in done.reasons if r.endswith("[floor-unmet:round1_fetches]")]
+    assert unmet and "15 sources fetched in round 1, needs 20" in unmet[0], done.reasons
+    assert not any("searches-exhausted" in r for r in done.reasons), done.reasons
 
 
 def test_a_top_up_names_the_hosts_to_leave_aside_and_round_two_says_counter_queries(
