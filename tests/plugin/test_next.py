@@ -277,6 +277,8 @@ def test_a_run_with_an_mcp_server_gates_it_first_then_runs_it_beside_each_fetche
     assert beside.agent == "deep-research:mcp-fetcher" and len(beside.tasks) == 3
     assert all(t.save_to.endswith("-r1-mcp.json") for t in beside.tasks)
     assert all(' mcp=docs gate={"ok":true' in t.prompt for t in beside.tasks)
+    told = [scripted_run.task(t.prompt, McpFetchTask) for t in beside.tasks]
+    assert [(t.question, t.purpose) for t in told] == [("q", "")] * 3
     assert runstate.fetcher_budget(Brief(brief), Brief(brief).load_run()) == 3 * 4
 
 

@@ -316,6 +316,8 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
             scope=sq.scope,
             mcp=name,
             gate=gate.entry(),
+            question=sq.question,
+            purpose=COUNTER_EVIDENCE if round_ >= 2 else "",
         )
         tasks.append(Task(prompt=task.prompt(), save_to=str(target)))
     left = _dispatches_left(view)

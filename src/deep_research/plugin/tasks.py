@@ -113,7 +113,8 @@ class FetchTask(Task):
 
 @dataclass(frozen=True)
 class McpFetchTask(Task):
-    """agents/mcp-fetcher.md: the same sub-question through the run's gated MCP server."""
+    """agents/mcp-fetcher.md: the same sub-question through the run's gated MCP server, told
+    its text (``question``) and, in round 2, that its queries look for counter-evidence."""
 
     agent: ClassVar[str] = "mcp-fetcher"
     brief: str
@@ -123,6 +124,8 @@ class McpFetchTask(Task):
     scope: str
     mcp: str
     gate: Mapping[str, Any]
+    question: str = ""
+    purpose: str = ""
 
 
 @dataclass(frozen=True)
