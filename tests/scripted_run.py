@@ -233,11 +233,15 @@ class Web:
     def fetched(self, brief: Path, sub_question: str, round_: int) -> list[tuple[str, str]]:
         """A fetcher's pages for one sub-question and round, read by our real fetcher: each URL
         with its kept text."""
+        return self.fetch(brief, self.pages[(sub_question, round_)])
+
+    def fetch(self, brief: Path, urls: list[str]) -> list[tuple[str, str]]:
+        """``urls`` read into ``brief`` by our real fetcher: each URL with its kept text."""
         from deep_research.fetch.fetcher import Fetcher
 
         pages = []
         with Fetcher(Brief(brief), self.policy(), use_brief_hosts=False) as fetcher:
-            for url in self.pages[(sub_question, round_)]:
+            for url in urls:
                 result = fetcher.fetch(url)
                 assert result.ok, result.entry
                 pages.append((url, result.text or ""))

@@ -34,7 +34,6 @@ from conftest import REPO, away_from_the_user
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.decide import refetch_rate as refetch_module
-from deep_research.fetch.fetcher import Fetcher
 from deep_research.plugin import runstate
 from deep_research.plugin.next import Action, next_action
 from deep_research.plugin.tasks import (
@@ -195,13 +194,7 @@ class HeldBack(Orchestrator):
         pages = self.web.pages[(f.sub_question, f.round)]
         topping_up = any("query more" in query for query in f.queries)
         wanted = pages[-1:] if topping_up else pages[:-1] if f.round == 1 else pages
-        fetched = []
-        with Fetcher(Brief(self.brief), self.web.policy(), use_brief_hosts=False) as fetcher:
-            for url in wanted:
-                result = fetcher.fetch(url)
-                assert result.ok, result.entry
-                fetched.append((url, result.text or ""))
-        return scripted_run.fetcher_reply(prompt, fetched)
+        return scripted_run.fetcher_reply(prompt, self.web.fetch(self.brief, wanted))
 
 
 def test_a_round_short_of_its_floor_is_topped_up_once_with_new_queries(
@@ -590,13 +583,7 @@ class Searching(Orchestrator):
                 wanted = [u for u in pages if host_of(u) in f.exclude_hosts]
         else:
             wanted = pages[:-1] if self.held_back and f.round == 1 else pages
-        fetched = []
-        with Fetcher(Brief(self.brief), self.web.policy(), use_brief_hosts=False) as fetcher:
-            for url in wanted:
-                result = fetcher.fetch(url)
-                assert result.ok, result.entry
-                fetched.append((url, result.text or ""))
-        reply = scripted_run.fetcher_reply(prompt, fetched)
+        reply = scripted_run.fetcher_reply(prompt, self.web.fetch(self.brief, wanted))
         return {**reply, "queries": list(f.queries)}
 
 
