@@ -588,16 +588,16 @@ def phase_trace(view: View) -> Action | None:
 # --- the entailment judge -------------------------------------------------------------------
 
 
-def _judge_pairs(document: ClaimsFile) -> list[tuple[str, str, str]]:
-    """(claim, source, corpus hash) for every load-bearing traced claim and each source whose
-    text the trace gate located for it: the pairs the verdict's confidence rests on."""
+def _judge_pairs(document: ClaimsFile) -> list[tuple[str, str]]:
+    """(claim, source) for every load-bearing traced claim and each source whose text the trace
+    gate located for it: the pairs the verdict's confidence rests on."""
     from deep_research.decide.triangulate import load_bearing
 
     traced = [claim for claim in document.claims if claim.support_class == "Supported"]
     pairs = []
     for claim in load_bearing(traced):
-        located = {item.source: item.span.hash for item in claim.evidence if item.span}
-        pairs += [(claim.id, source, located[source]) for source in sorted(located)]
+        located = {item.source for item in claim.evidence if item.span}
+        pairs += [(claim.id, source) for source in sorted(located)]
     return pairs
 
 
@@ -612,7 +612,7 @@ def phase_entail(view: View) -> Action | None:
             replies.verifier_path(view.root, claim, source),
             document,
         )
-        for claim, source, _ in _judge_pairs(document)
+        for claim, source in _judge_pairs(document)
         if not replies.verifier_path(view.root, claim, source).exists()
     ]
     if tasks:
