@@ -363,3 +363,18 @@ def test_an_identifier_finds_the_document_that_declares_it_first(tmp_path: Path)
     # A qualifier the path holds comes first among the documents that declare the name.
     assert corpus.search("functools.lru_cache", 3)[0].url == "file://lib/functools.txt"
     assert corpus.search("== operators", 3) is not None  # an operator is no name to look up
+
+
+def test_a_bare_name_is_looked_up_in_builtins_first(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    root.mkdir()
+    # decimal declares an abs() of its own in a short page BM25 ranks first; abs() written
+    # bare is the built-in, as Python itself resolves the name.
+    (root / "decimal.txt").write_text("abs(self, x, /)\n\nReturn the absolute value of x.\n")
+    filler = "Other functions are listed on this page.\n\n" * 200
+    (root / "builtins.txt").write_text(
+        f"{filler}abs(x, /)\n\nReturn the absolute value of the argument.\n"
+    )
+    corpus = open_corpus(str(root), tmp_path / "state")
+    assert corpus.search("abs()", 3)[0].url == "file://lib/builtins.txt"
+    assert corpus.search("decimal.abs", 3)[0].url == "file://lib/decimal.txt"

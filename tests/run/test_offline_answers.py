@@ -181,3 +181,60 @@ def test_a_declaration_s_parameters_are_names_not_a_list_in_passing() -> None:
     )
     found = _entry_findings("What is the default rel_tol of math.isclose?", "math", text)
     assert found and found[0].startswith("isclose(a, b, *, rel_tol=1e-09")
+
+
+# A language reference in miniature: the statement's own section, and another statement's
+# section naming it in passing.
+_STATEMENTS = {
+    "reference/break.md": (
+        '# The "break" statement\n\n'
+        '"break" may only occur syntactically nested in a "for" or "while" loop, but not '
+        "nested in a function or class definition within that loop.\n\n"
+        'It terminates the nearest enclosing loop, skipping the optional "else" clause if the '
+        "loop has one.\n\n"
+        'If a "for" loop is terminated by "break", the loop control target keeps its current '
+        "value.\n"
+    ),
+    "reference/try.md": (
+        '# The "try" statement\n\n'
+        'When "break" passes control out of a "try" statement with a "finally" clause, that '
+        '"finally" clause is executed before really leaving the loop.\n'
+    ),
+}
+
+
+def test_a_statement_is_answered_by_its_own_section_and_its_first_sentences(
+    tmp_path: Path,
+) -> None:
+    # The try section's sentence names "break" and "statement" itself; the break section's
+    # sentences name "statement" only by their heading. One publisher: its best claim alone.
+    brief = _quick(tmp_path, "What does the break statement do?", _STATEMENTS)
+    claims = [c.claim for c in emitted_claims(Brief(brief).load_claims())]
+    assert claims == [
+        '"break" may only occur syntactically nested in a "for" or "while" loop, but not '
+        "nested in a function or class definition within that loop. It terminates the nearest "
+        'enclosing loop, skipping the optional "else" clause if the loop has one.'
+    ]
+    assert_verified(brief)
+
+
+def test_each_publisher_keeps_its_best_answer_whatever_its_page_is_titled(
+    tmp_path: Path,
+) -> None:
+    # The archive's page is titled less precisely and its sentence scores lower: it is still
+    # that publisher's answer, and the two years disagree.
+    brief = _quick(
+        tmp_path,
+        "When was the Carrick Point lighthouse completed?",
+        {
+            "trust/a.md": "# Carrick Point Lighthouse\n\nThe Carrick Point lighthouse was "
+            "completed in 1891 by the Northern Lights Board. Three keepers lived beside it "
+            "until the light was automated in 1891 or later.\n",
+            "archive/b.md": "# A history\n\nThe county's records of Carrick Point show that the "
+            "lighthouse was completed in 1893, after two winters of storms delayed the "
+            "masons.\n",
+        },
+    )
+    claims = [c.claim for c in emitted_claims(Brief(brief).load_claims())]
+    assert len(claims) == 2
+    assert any("1891 by the Northern" in c for c in claims) and any("1893" in c for c in claims)

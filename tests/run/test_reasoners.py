@@ -10,6 +10,8 @@ from deep_research.models import Claim
 from deep_research.run.interface import CitedClaim, Retained, Skipped, SubQuestionPlan, SurveyDoc
 from deep_research.run.reasoners import (
     ExtractiveReasoner,
+    Ranked,
+    best,
     depends_on_context,
     key_phrases,
     make_reasoner,
@@ -325,3 +327,18 @@ def test_an_entry_is_entitled_only_by_its_whole_name() -> None:
     sq = SubQuestionPlan("sq1", "What does the dataclass decorator do?", ("dataclass",), 2)
     doc = Retained("file://python-docs/library/typing", "typing", text, "sha256:" + "0" * 64, "o")
     assert ExtractiveReasoner().extract(sq, doc) == []
+
+
+def test_a_sentence_quoted_with_its_neighbour_replaces_the_one_it_holds() -> None:
+    # Ranked first, the first sentence alone; ranked after it and scoring as well, the two
+    # together: the fuller one is the finding, not the first sentence alone.
+    text = "First sentence here, long enough to stand alone. It says what matters."
+    alone = Sentence(0, 49, text[:49])
+    both = Sentence(0, len(text), text)
+    other = Sentence(200, 260, "x" * 60)
+    ranked = [Ranked(0.9, 1.0, alone), Ranked(0.9, 1.0, both), Ranked(0.8, 1.0, other)]
+    assert [r.sentence for r in best(ranked, 2)] == [both, other]
+    # A fuller one that answers worse does not replace it.
+    assert [r.sentence for r in best([Ranked(0.9, 1.0, alone), Ranked(0.7, 1.0, both)], 2)] == [
+        alone
+    ]

@@ -236,6 +236,18 @@ class Asked:
         )
         return got / total
 
+    def home(self, passage: frozenset[str]) -> float:
+        """How far a passage is about the question's subject: the share of the question's
+        concept factors, its kind's own words aside, that the passage's name, title, heading
+        or documented declaration (``passage``: their stems) names. "The "break" statement"
+        is wholly about "What does the break statement do?"; "The "try" statement", half."""
+        kind = self.kind_concepts()
+        subject = [c for c in self.question.concepts if c.stem not in kind]
+        total = math.fsum(c.factor for c in subject)
+        if total <= 0:
+            return 0.0
+        return math.fsum(c.factor for c in subject if c.named_by(passage)) / total
+
     def score(
         self,
         sentence: str,
@@ -243,12 +255,15 @@ class Asked:
         carried: str = "",
         declaration: str = "",
         document: str = "",
+        heading: str = "",
     ) -> float:
         """How well ``sentence`` answers, in [0, 1]: :data:`COVERAGE_WEIGHT` of coverage,
         :data:`IDENTIFIER_WEIGHT` of exact keys, :data:`KIND_WEIGHT` of the kind's cue.
-        ``carried``: the subject the sentence inherits (its declaration, heading or previous
-        sentence); ``document``: the document's name."""
-        own = self.question.words(sentence)
+        ``carried``: the subject the sentence inherits (its declaration or previous sentence);
+        ``document``: the document's name; ``heading``: the heading of the passage it is in,
+        whose words name the subject of every sentence under it as if the sentence wrote
+        them."""
+        own = self.question.words(sentence) | self.question.words(heading)
         context = self.question.words(f"{carried}\n{declaration}\n{document}")
         value = (
             COVERAGE_WEIGHT * self.coverage(own, context - own)

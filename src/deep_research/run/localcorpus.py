@@ -554,7 +554,9 @@ class CorpusIndex:
                     if declaration.search(str(body)) is None:
                         continue
                     path = str(url).rsplit("/", 1)[-1].lower()
-                    qualified = any(q.lower() in path for q in qualifiers if len(q) > 1)
+                    # A bare name is looked up as Python looks it up: builtins first.
+                    scope = qualifiers or ["builtins"]
+                    qualified = any(q.lower() in path for q in scope if len(q) > 1)
                     order = (0 if qualified else 1, float(rank), title)
                     if str(url) not in found or order < found[str(url)]:
                         found[str(url)] = order

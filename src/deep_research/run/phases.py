@@ -274,6 +274,26 @@ def research(
     return report
 
 
+def _keep_chosen(
+    plans: Sequence[SubQuestionPlan], reports: Sequence[WorkerRecord], reasoner: ExtractiveReasoner
+) -> None:
+    """Leave on the workers' sources only the findings the answer keeps
+    (:meth:`ExtractiveReasoner.chosen`), the sub-questions that ask one thing weighed
+    together; a source keeps its row whatever it lost: it was read."""
+    by_id = {report.id: report for report in reports}
+    for pool in reasoner.pools(plans):
+        members = [by_id[sq] for sq in pool if sq in by_id]
+        keys = [claim_key(f.claim) for r in members for s in r.sources for f in s.findings]
+        keep = reasoner.chosen(pool, keys)
+        for report in members:
+            report.sources = [
+                source.model_copy(
+                    update={"findings": [f for f in source.findings if claim_key(f.claim) in keep]}
+                )
+                for source in report.sources
+            ]
+
+
 def _cast(
     ctx: Context,
     plans: Sequence[SubQuestionPlan],
@@ -295,12 +315,15 @@ def _cast(
                 live.worker_done()
 
     outcomes = fan_out(plans, work, ctx.budget, ctx.limits.workers)
-    reports = []
-    for sq, outcome in zip(plans, outcomes, strict=True):
-        report = outcome.value or WorkerRecord(id=sq.id, complete=False, reason=outcome.error or "")
+    reports = [
+        outcome.value or WorkerRecord(id=sq.id, complete=False, reason=outcome.error or "")
+        for sq, outcome in zip(plans, outcomes, strict=True)
+    ]
+    if isinstance(ctx.reasoner, ExtractiveReasoner):
+        _keep_chosen(plans, reports, ctx.reasoner)
+    for sq, report in zip(plans, reports, strict=True):
         if not report.complete:
             ctx.mark_incomplete(f"{sq.id} complete: false ({report.reason})")
-        reports.append(report)
         ctx.progress(
             "cast",
             f"{sq.id}: {len(report.queries)} search(es), {report.fetches} "

@@ -34,7 +34,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
+from typing import NamedTuple
 
+from deep_research.decide.samefact import claim_key
 from deep_research.errors import InputError
 from deep_research.gates.relevance import (
     POINTS_BACK,
@@ -172,6 +174,8 @@ class _Candidate:
     carried: str = ""
     #: The class whose entry the sentence is in (pydoc lists a class's methods under it).
     within: str = ""
+    #: The heading of the passage the sentence is in ("" before any heading).
+    heading: str = ""
 
 
 @dataclass(frozen=True)
@@ -272,14 +276,19 @@ def _analyse(text: str, question: Question) -> _Analysed:
         ):
             # Quoted alone it does not say what it is about: with the sentence before it, it
             # does — or it is no finding.
-            joined = with_previous(text, previous, sentence, within_entry=bool(declaration))
+            # Inside an entry or under a heading, every paragraph is about one subject.
+            joined = with_previous(
+                text, previous, sentence, within_entry=bool(declaration or heading)
+            )
             unit = joined if joined is not None else sentence
             carried = f"{heading}\n{previous.text}" if joined is not None and previous else ""
         if MIN_SENTENCE <= len(unit.claim) <= MAX_SENTENCE and stands_alone(sentence):
             words = question.words(unit.text) if unit is not sentence else own
             if summary and previous is not None:
                 words |= question.words(previous.text, mentions=True)
-            candidates.append(_Candidate(unit, words, owner, summary, declaration, carried, within))
+            candidates.append(
+                _Candidate(unit, words, owner, summary, declaration, carried, within, heading)
+            )
         previous = sentence
     return _Analysed(tuple(every), tuple(candidates), frequency)
 
@@ -315,6 +324,29 @@ def _kind_stems(asked: Asked, text: str) -> frozenset[str]:
 Missed = Callable[[Relevance, Sentence], None]
 
 
+#: More findings than one worker can make: the order of a pool's findings is the plan's order,
+#: then each worker's.
+_FOUND_PER_WORKER = 1_000_000
+
+
+class _Grade(NamedTuple):
+    """A finding as its sub-question's answer weighs it: its passage's home, its score, who
+    published it, and in which order its worker found it."""
+
+    home: float
+    score: float
+    publisher: str
+    order: int
+
+
+class Ranked(NamedTuple):
+    """A sentence that answers, with its score and how far its passage is about the subject."""
+
+    score: float
+    home: float
+    sentence: Sentence
+
+
 def rank(
     text: str,
     question: Question,
@@ -323,14 +355,16 @@ def rank(
     source: str = "",
     asked: Asked | None = None,
     missed: Missed | None = None,
-) -> list[tuple[float, Sentence]]:
+) -> list[Ranked]:
     """Sentences of ``text`` (the document at ``source``, titled ``title``) that answer the
     research ``question`` by its relevance gate (the sentence's words with the subject it
     carries: the name it documents, its heading, the sentence it is quoted with), each with
     its score (:mod:`deep_research.run.answering`) against ``asked`` (the sub-question; the
-    question by default), best first: by score, then by the gate's points (the question's
-    concepts weighed by how few of the document's sentences name them, higher when they also
-    match the sub-question's own ``topic``), then in document order."""
+    question by default) and how far its passage is about the question's subject
+    (:meth:`~deep_research.run.answering.Asked.home`), best first: passages about the
+    subject first, then by score, then by the gate's points (the question's concepts weighed
+    by how few of the document's sentences name them, higher when they also match the
+    sub-question's own ``topic``), then in document order."""
     asked = asked or Asked(question.text)
     document = _analysed(text, question.text)
     if asked.identifiers and not any(asked.key_named(text, key) for key in asked.identifiers):
@@ -361,7 +395,7 @@ def rank(
     }
     weights = question.weights(counts, document.total)
     naming = frozenset().union(*namers.values())
-    ranked: list[tuple[float, float, int, Sentence]] = []
+    ranked: list[tuple[float, float, float, int, Sentence]] = []
     how_to = asks_how_to(question.text)
     asked_stems = stems(question.text)
     on_subject = bool((question.words(title or "") | named_for) & naming)
@@ -412,22 +446,44 @@ def rank(
             carried=candidate.carried,
             declaration=candidate.declaration,
             document=name,
+            heading=candidate.heading,
         )
-        ranked.append((-score, -points, sentence.start, sentence))
-    ranked.sort(key=lambda item: item[:3])
-    return [(-score, sentence) for score, _, _, sentence in ranked]
+        # The passage the sentence is in: its document's name and title, its heading, the
+        # entry it documents. A sentence in the passage about the subject outranks one that
+        # names the subject inside a passage about something else.
+        home = asked.home(
+            named_for
+            | question.words(f"{title or ''}\n{candidate.heading}\n{candidate.declaration}")
+            | question.words(candidate.within)
+        )
+        # Of sentences scoring alike in a passage wholly about the subject, the first says
+        # what the subject is: a reference section opens with it (lead before detail).
+        order = float(sentence.start) if home >= 1.0 else -points
+        ranked.append((-home, -score, order, sentence.start, sentence))
+    ranked.sort(key=lambda item: item[:4])
+    return [Ranked(-score, -home, sentence) for home, score, _, _, sentence in ranked]
 
 
-def best(ranked: Sequence[tuple[float, Sentence]], count: int) -> list[tuple[float, Sentence]]:
+def best(ranked: Sequence[Ranked], count: int) -> list[Ranked]:
     """The first ``count`` of ``ranked`` that overlap none taken before them: a sentence and
-    the same sentence quoted with its neighbour are one finding."""
-    taken: list[tuple[float, Sentence]] = []
-    for score, sentence in ranked:
-        if len(taken) >= count:
-            break
-        if any(s.start < sentence.end and sentence.start < s.end for _, s in taken):
+    the same sentence quoted with its neighbour are one finding — the fuller one when it
+    answers at least as well ("X may only occur in a loop." and, quoted with it, "It
+    terminates the nearest enclosing loop.")."""
+    taken: list[Ranked] = []
+    for item in ranked:
+        sentence = item.sentence
+        overlapping = [
+            t for t in taken if t.sentence.start < sentence.end and sentence.start < t.sentence.end
+        ]
+        if not overlapping:
+            if len(taken) < count:
+                taken.append(item)
             continue
-        taken.append((score, sentence))
+        if len(overlapping) == 1:
+            (held,) = overlapping
+            wider = sentence.start <= held.sentence.start and held.sentence.end <= sentence.end
+            if wider and (item.home, item.score) >= (held.home, held.score):
+                taken[taken.index(held)] = item
     return taken
 
 
@@ -440,6 +496,10 @@ class ExtractiveReasoner:
         self.max_sub_questions = max_sub_questions
         #: Each finding's score (by its claim, case and spacing folded), for the synthesis.
         self.scores: dict[str, float] = {}
+        #: Each finding's home (:meth:`Asked.home`), by its claim key, for the synthesis.
+        self.homes: dict[str, float] = {}
+        #: Sub-question → claim key → how what its worker found was graded.
+        self.graded: dict[str, dict[str, _Grade]] = {}
         #: Sub-question → the passage nearest to answering it (score, where, claim, why not).
         self.nearest: dict[str, tuple[float, str, str, str]] = {}
 
@@ -497,15 +557,63 @@ class ExtractiveReasoner:
             self._near(sub_question.id, near, document, sentence, relevance.reason)
 
         ranked = rank(document.text, question, topic, document.title, document.url, asked, missed)
+        answering = [item for item in ranked if item.score >= MIN_SCORE]
+        below = [item for item in ranked if item.score < MIN_SCORE]
+        if not answering and below:
+            nearest = max(below, key=lambda item: item.score)
+            self._near(sub_question.id, nearest.score, document, nearest.sentence)
         found = []
-        for score, sentence in best(ranked, FINDINGS_PER_DOCUMENT):
-            if score < MIN_SCORE:
-                self._near(sub_question.id, score, document, sentence)
-                break
-            key = " ".join(sentence.claim.casefold().split())
+        graded = self.graded.setdefault(sub_question.id, {})
+        publisher = document.owner or document.url
+        for score, home, sentence in best(answering, FINDINGS_PER_DOCUMENT):
+            key = claim_key(sentence.claim)
             self.scores[key] = max(score, self.scores.get(key, 0.0))
+            self.homes[key] = max(home, self.homes.get(key, 0.0))
+            if key not in graded or (home, score) > (graded[key].home, graded[key].score):
+                graded[key] = _Grade(home, score, publisher, len(graded))
             found.append(FindingDraft(claim=sentence.claim, quote=sentence.text))
         return found
+
+    @staticmethod
+    def pools(plans: Sequence[SubQuestionPlan]) -> list[list[str]]:
+        """The sub-questions (by id) whose findings answer one question, in plan order: a
+        part of the question alone, and with the research question every sub-question the
+        floors added to it ("What does the corpus say about…", judged as the question)."""
+        pools: dict[str, list[str]] = {}
+        for plan in plans:
+            scope = plan.scope or plan.question
+            asked = plan.question if plan.question in clauses(scope) else scope
+            pools.setdefault(asked, []).append(plan.id)
+        return list(pools.values())
+
+    def chosen(self, pool: Sequence[str], claims: Sequence[str]) -> frozenset[str]:
+        """Of the claims the workers of ``pool`` (sub-question ids asking one thing) found
+        (by :func:`claim_key`), those the answer keeps: precision before volume. Each
+        publisher's best — from its passage most about the question's subject, then by
+        score, then found first: "What does the break statement do?" is answered by the
+        break statement's own section, not by a sentence of the ``try`` statement's that
+        names ``break`` — and only that: one publisher's second sentence answers less than
+        its first, and what two publishers say is compared, agreeing or not. A claim this
+        process did not grade (a run resumed after its findings were made) is kept."""
+        graded: dict[str, _Grade] = {}
+        for place, sq in enumerate(pool):
+            for key, grade in self.graded.get(sq, {}).items():
+                # Found first: by the plan's order, then by its worker's.
+                grade = grade._replace(order=place * _FOUND_PER_WORKER + grade.order)
+                if key not in graded or grade[:2] > graded[key][:2]:
+                    graded[key] = grade
+        best_of: dict[str, tuple[tuple[float, float, int], str]] = {}
+        for key in dict.fromkeys(claims):
+            if key not in graded:
+                continue
+            found = graded[key]
+            rank_key = (found.home, found.score, -found.order)
+            held = best_of.get(found.publisher)
+            if held is None or rank_key > held[0]:
+                best_of[found.publisher] = (rank_key, key)
+        return frozenset(key for _, key in best_of.values()) | frozenset(
+            key for key in claims if key not in graded
+        )
 
     def _near(
         self, sq: str, score: float, document: Retained, sentence: Sentence, why: str = ""
@@ -543,11 +651,11 @@ class ExtractiveReasoner:
         # would be stripped from the answer. The report says both, from the run's record.
         asked = Asked(question)
 
-        def score(claim: CitedClaim) -> float:
-            key = " ".join(claim.claim.casefold().split())
-            return self.scores.get(key, asked.score(claim.claim))
+        def grade(claim: CitedClaim) -> tuple[float, float]:
+            key = claim_key(claim.claim)
+            return (-self.homes.get(key, 0.0), -self.scores.get(key, asked.score(claim.claim)))
 
-        ordered = sorted(claims, key=lambda claim: -score(claim))  # stable: ties keep order
+        ordered = sorted(claims, key=grade)  # stable: ties keep order
         return "\n".join(f"- {_cited(claim)}" for claim in ordered)
 
 
