@@ -238,3 +238,42 @@ def test_each_publisher_keeps_its_best_answer_whatever_its_page_is_titled(
     claims = [c.claim for c in emitted_claims(Brief(brief).load_claims())]
     assert len(claims) == 2
     assert any("1891 by the Northern" in c for c in claims) and any("1893" in c for c in claims)
+
+
+def test_a_measurement_question_is_answered_by_a_figure_in_other_words(tmp_path: Path) -> None:
+    # "How long … take?" is answered by a duration; the sentence says neither word.
+    brief = _quick(
+        tmp_path,
+        "How long does the Kestrel Island ferry crossing take?",
+        {
+            "ferry/a.md": "# The island ferry\n\nThe Kestrel Island ferry crosses the sound in "
+            "twenty-five minutes. The first sailing leaves the harbour at half past six.\n"
+        },
+    )
+    claims = [c.claim for c in emitted_claims(Brief(brief).load_claims())]
+    assert claims == ["The Kestrel Island ferry crosses the sound in twenty-five minutes."]
+
+
+def test_an_irregular_past_form_answers_the_verb_asked(tmp_path: Path) -> None:
+    brief = _quick(
+        tmp_path,
+        "When did the Brennan Hill telescope see first light?",
+        {
+            "uni/a.md": "# The Brennan Hill Observatory\n\n## History\n\nThe telescope saw first "
+            "light in 1987, after eleven years of construction.\n"
+        },
+    )
+    claims = [c.claim for c in emitted_claims(Brief(brief).load_claims())]
+    assert claims == ["The telescope saw first light in 1987, after eleven years of construction."]
+
+
+def test_a_method_documented_on_pydoc_s_stand_in_is_its_class_s() -> None:
+    # pydoc writes dict.pop as "pop(...)" then "D.pop(k[,d]) -> v, …" under class dict.
+    text = (
+        "module builtins\n\nCLASSES\n\nclass dict(object)\n\nMethods defined here:\n\n"
+        "pop(...)\n\nD.pop(k[,d]) -> v, remove specified key and return the corresponding "
+        "value.\n\nIf the key is not found, return the default if given; otherwise,\n"
+        "raise a KeyError.\n"
+    )
+    found = _entry_findings("What exception does dict.pop raise for a key?", "builtins", text)
+    assert found and "raise a KeyError" in found[0]

@@ -81,13 +81,41 @@ def stem(word: str) -> str:
     return word
 
 
+#: Irregular past forms and the verb they are a form of: "When did it see first light?" is
+#: answered by "it saw first light". Only forms that are no other common word of their own
+#: ("found", "left", "bound", "lay" and "ground" are, and stay as written).
+IRREGULAR: dict[str, str] = {
+    form: base
+    for base, forms in {
+        "arise": "arose arisen", "become": "became", "begin": "began begun",
+        "break": "broke broken", "bring": "brought", "build": "built", "buy": "bought",
+        "catch": "caught", "choose": "chose chosen", "come": "came", "deal": "dealt",
+        "draw": "drew drawn", "drive": "drove driven", "eat": "ate eaten", "fall": "fell fallen",
+        "fly": "flew flown", "forget": "forgot forgotten", "freeze": "froze frozen",
+        "give": "gave given", "go": "went gone", "grow": "grew grown", "hear": "heard",
+        "hide": "hid hidden", "hold": "held", "keep": "kept", "know": "knew known",
+        "lead": "led", "light": "lit", "lose": "lost", "make": "made", "mean": "meant",
+        "meet": "met", "pay": "paid", "ride": "rode ridden", "rise": "rose risen",
+        "run": "ran", "say": "said", "see": "saw seen", "sell": "sold", "send": "sent",
+        "shake": "shook shaken", "show": "shown", "sing": "sang sung", "sink": "sank sunk",
+        "speak": "spoke spoken", "spend": "spent", "stand": "stood", "strike": "struck",
+        "take": "took taken", "teach": "taught", "tell": "told", "think": "thought",
+        "throw": "threw thrown", "understand": "understood", "undertake": "undertook undertaken",
+        "wake": "woke woken", "wear": "wore worn", "win": "won", "withdraw": "withdrew withdrawn",
+        "write": "wrote written",
+    }.items()
+    for form in forms.split()
+}  # fmt: skip
+
+
 # Apart from stem because only the reasoner's ranking gains from merging "evaluate"/"evaluated";
 # topical overlap keeps stem, whose shared tokens the gate reports.
 @lru_cache(maxsize=65536)  # the reasoner stems every word of every retained sentence
 def term_stem(word: str) -> str:
     """:func:`stem`, then a final ``e`` and a doubled final consonant dropped, so
-    "evaluate"/"evaluated", "format"/"formatting" and "line"/"lines" meet."""
-    base = stem(word)
+    "evaluate"/"evaluated", "format"/"formatting" and "line"/"lines" meet; an irregular past
+    form (:data:`IRREGULAR`) is stemmed as its verb."""
+    base = stem(IRREGULAR.get(word.lower(), word))
     if len(base) > 3 and base.endswith("e"):
         base = base[:-1]
     if len(base) > 4 and base[-1] == base[-2] and base[-1] not in "aeioulsz":

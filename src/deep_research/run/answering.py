@@ -58,11 +58,21 @@ _OPENING_WORDS = 5
 #: Parameters of a declaration line: ``name=`` or a bare name between the parentheses.
 _PARAMETER = re.compile(r"[(,]\s*\*{0,2}([A-Za-z_]\w*)")
 
+#: What "how …" asks a measurement of: "How long does the crossing take?" is answered by
+#: "crosses the sound in twenty-five minutes", which says neither "long" nor "take".
+MEASURES = ("long", "tall", "large", "big", "high", "wide", "deep", "far", "heavy", "old", "often")
+#: Verbs a measurement question asks with that its answer need not repeat.
+_MEASURE_VERBS = ("take", "takes", "last", "lasts")
+_NUMBER_WORDS = (
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
+    r"|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|half|once|twice|dozen"
+)
 #: The question's kind, by the words it asks with (first match wins, most specific first).
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("default", re.compile(r"\bdefaults?\b", re.I)),
     ("raises", re.compile(r"\b(?:exceptions?|errors?|raised?|raises)\b", re.I)),
     ("count", re.compile(r"\bhow\s+many\b|\bnumber\s+of\b", re.I)),
+    ("measure", re.compile(rf"\bhow\s+(?:{'|'.join(MEASURES)})\b", re.I)),
     ("date", re.compile(r"\bwhen\s+(?:was|were|did|is|are)\b|\b(?:what|which)\s+year\b", re.I)),
     ("returns", re.compile(r"\breturns?\b", re.I)),
     ("difference", re.compile(r"\bdiffer(?:ence|ent|s)?\b|\bversus\b|\bvs\.?\b|\bcompare", re.I)),
@@ -75,6 +85,7 @@ _CUES: dict[str, re.Pattern[str]] = {
     "count": re.compile(
         r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|single|both)\b", re.I
     ),
+    "measure": re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.I),
     "date": re.compile(r"\b(?:1[5-9]|20)\d\d\b"),
     "returns": re.compile(r"\breturn(?:s|ed|ing)?\b|->|\byields?\b", re.I),
     "difference": re.compile(
@@ -118,6 +129,12 @@ def _exact(key: str, text: str) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(key)}(?!\w)", text) is not None
 
 
+def _declares(name: str, declaration: str) -> bool:
+    """Whether the declaration line declares ``name``, written bare or on pydoc's stand-in
+    for the instance (``D.pop(k[,d]) -> v`` under a class's ``pop``)."""
+    return re.match(rf"(?:[A-Za-z_]\w*\.)*{re.escape(name)}\(", declaration) is not None
+
+
 @dataclass(frozen=True)
 class Asked:
     """A question read for scoring: its concepts, identifiers and kind."""
@@ -143,8 +160,12 @@ class Asked:
 
     def kind_concepts(self) -> frozenset[str]:
         """The question's concepts that are its kind's own word ("default", "return",
-        "raise", "exception", "error"): a sentence stating what the kind asks names them."""
-        return frozenset(c.stem for c in self.question.concepts if c.stem in _KIND_STEMS)
+        "raise", "exception", "error"; a measurement's "long" or "tall" and "take"): a
+        sentence stating what the kind asks names them."""
+        own = set(_KIND_STEMS)
+        if self.kind == "measure":
+            own |= {term_stem(w) for w in (*MEASURES, *_MEASURE_VERBS)}
+        return frozenset(c.stem for c in self.question.concepts if c.stem in own)
 
     def key_named(self, text: str, key: str) -> bool:
         """Whether ``text`` writes the identifier ``key``'s own name (its last part) exactly."""
@@ -160,7 +181,7 @@ class Asked:
         where = f"{declaration}\n{sentence}"
         for token in self.identifiers:
             *qualifiers, name = token.split(".")
-            if not _exact(name, where):
+            if not (_exact(name, where) or _declares(name, declaration)):
                 continue
             if not qualifiers or _exact(token, sentence):
                 return True
@@ -197,7 +218,7 @@ class Asked:
         for token in self.identifiers:
             *qualifiers, name = token.split(".")
             owed += 1.0
-            got += 1.0 if _exact(name, where) else 0.0
+            got += 1.0 if _exact(name, where) or _declares(name, declaration) else 0.0
             for part in qualifiers:
                 owed += 0.5
                 # "path" of os.path is held by the name "posixpath", as writes_a_key reads it.

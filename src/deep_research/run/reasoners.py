@@ -409,7 +409,10 @@ def rank(
             continue  # the question names code this sentence is not about
         if not asked.names_a_parameter(sentence.text, candidate.declaration, candidate.summary):
             continue  # about another parameter of the entry than the one asked about
-        carried = question.words(f"{candidate.carried}\n{candidate.declaration}")
+        # A method documents its class's name too: ``pop`` under ``class dict`` is dict.pop.
+        carried = question.words(
+            f"{candidate.carried}\n{candidate.declaration}\n{candidate.within}"
+        )
         kind = _kind_stems(asked, f"{candidate.declaration}\n{sentence.text}")
         own = candidate.words | named_for | carried | kind
         named = [stem for stem, words in namers.items() if own & words]
