@@ -148,7 +148,7 @@ def test_allowed_fetch_passes(run: Run) -> None:
 
 
 def test_reading_a_corpus_file_passes(run: Run) -> None:
-    """A control: the Read tool reads anything, the run's corpus included."""
+    """A control: the orchestrator and a fetcher read anything, the run's corpus included."""
     corpus = run.brief / "corpus" / "sha256-0.txt"
     decision = run.decide(event("Read", {"file_path": str(corpus)}, run.project))
     assert decision.allow
@@ -169,6 +169,134 @@ def test_a_judge_reads_the_input_file_its_task_names_and_nothing_writes_it(run: 
         not written.allow and "inputs/ is written only by the deep-research CLI" in written.reason
     )
     assert not run.write(task.input, **skeptic).allow
+
+
+# --- a judging agent reads its brief's inputs/ only ------------------------------------------
+
+JUDGES = {
+    "triangulator": lambda brief: TriangulateTask(brief, 1),
+    "verifier": lambda brief: VerifyTask(brief, "C1", "S1"),
+    "skeptic": lambda brief: SkepticTask(brief, "C1"),
+    "ciber": lambda brief: CiberTask(brief, 10, 3),
+}
+
+
+def judge_event(run: Run, agent: str, tool: str, tool_input: dict[str, str]) -> str:
+    """A judging agent's tool call, as Claude Code marks a subagent's (agent_id, agent_type)."""
+    return event(tool, tool_input, run.project, agent="a7", agent_type=agent)
+
+
+@pytest.mark.parametrize("agent", sorted(JUDGES))
+def test_a_judge_reads_its_own_input_and_not_claims_json(run: Run, agent: str) -> None:
+    task = JUDGES[agent](str(run.brief))
+    assert run.decide(judge_event(run, agent, "Read", {"file_path": task.input})).allow
+    claims = str(run.brief / "claims.json")
+    denied = run.decide(judge_event(run, agent, "Read", {"file_path": claims}))
+    assert not denied.allow
+    assert denied.reason == (
+        f"Read: a {agent} reads only its task's input, the file `input=` names in its prompt "
+        f"under {run.brief.resolve() / 'inputs'}/; not {claims!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("agent", "tool", "tool_input", "cwd"),
+    [
+        # A relative path, from the directory Claude Code reports.
+        ("verifier", "Read", {"file_path": "inputs/verify-C1-S1.md"}, "brief"),
+        # Grep over the folder, or one file of it (CIBER searches its input's evidence).
+        ("ciber", "Grep", {"pattern": "negation", "path": "{brief}/inputs"}, "project"),
+        ("skeptic", "Grep", {"pattern": "2023", "path": "{brief}/inputs/skeptic-C1.md"}, "project"),
+        # Another task's input of the same brief: the event does not say whose task it is.
+        ("skeptic", "Read", {"file_path": "{brief}/inputs/skeptic-C2.md"}, "project"),
+        # The agent type as Claude Code may spell it.
+        (" Deep-Research: Verifier", "Read", {"file_path": "{brief}/inputs/v.md"}, "project"),
+    ],
+)
+def test_a_judge_reads_inside_its_inputs_folder(
+    run: Run, agent: str, tool: str, tool_input: dict[str, str], cwd: str
+) -> None:
+    filled = {key: value.format(brief=run.brief) for key, value in tool_input.items()}
+    where = run.brief if cwd == "brief" else run.project
+    payload = event(tool, filled, where, agent="a7", agent_type=agent)
+    assert run.decide(payload).allow
+
+
+@pytest.mark.parametrize(
+    ("agent", "tool", "tool_input"),
+    [
+        ("verifier", "Read", {"file_path": "{brief}/claims.json"}),
+        ("skeptic", "Read", {"file_path": "{brief}/corpus/sha256-0.txt"}),
+        ("triangulator", "Read", {"file_path": "{brief}/plan.json"}),
+        ("ciber", "Read", {"file_path": "/etc/passwd"}),
+        # Out of the folder through "..", or a sibling whose name starts the same.
+        ("verifier", "Read", {"file_path": "{brief}/inputs/../claims.json"}),
+        ("verifier", "Read", {"file_path": "{brief}/inputs-old/verify-C1-S1.md"}),
+        ("verifier", "Read", {"file_path": "{brief}/inputs.md"}),
+        # Another brief's inputs.
+        ("skeptic", "Read", {"file_path": "{brief}/../other/inputs/skeptic-C1.md"}),
+        # Grep with no path searches the working directory; over the brief, claims.json.
+        ("ciber", "Grep", {"pattern": "C1"}),
+        ("ciber", "Grep", {"pattern": "C1", "path": "{brief}"}),
+        ("skeptic", "NotebookRead", {"notebook_path": "{brief}/claims.json"}),
+        ("verifier", "Read", {}),
+        # The agent type in another spelling is the same agent.
+        ("deep-research:SKEPTIC", "Read", {"file_path": "{brief}/claims.json"}),
+    ],
+)
+def test_a_judge_reads_nothing_outside_its_inputs_folder(
+    run: Run, agent: str, tool: str, tool_input: dict[str, str]
+) -> None:
+    filled = {key: value.format(brief=run.brief) for key, value in tool_input.items()}
+    decision = run.decide(event(tool, filled, run.project, agent="a7", agent_type=agent))
+    assert not decision.allow
+    assert f"under {run.brief.resolve() / 'inputs'}/; not " in decision.reason
+    assert "\n" not in decision.reason
+
+
+def test_a_symlink_in_the_inputs_folder_leads_nowhere_else(run: Run) -> None:
+    inputs = run.brief / "inputs"
+    inputs.mkdir(parents=True, exist_ok=True)
+    (run.brief / "claims.json").write_text("{}", encoding="utf-8")
+    (inputs / "verify-C1-S1.md").symlink_to(run.brief / "claims.json")
+    read = {"file_path": str(inputs / "verify-C1-S1.md")}
+    assert not run.decide(judge_event(run, "verifier", "Read", read)).allow
+
+
+@pytest.mark.parametrize(
+    ("agent", "agent_type"),
+    [
+        (None, "deep-research:verifier"),  # the orchestrator: Claude Code marks no agent
+        ("a1", FETCHER),
+        ("a1", "deep-research:mcp-fetcher"),
+        ("a1", "deep-research:writer"),
+        ("a1", "general-purpose"),
+    ],
+)
+def test_other_callers_read_as_before(run: Run, agent: str | None, agent_type: str) -> None:
+    for tool, tool_input in [
+        ("Read", {"file_path": str(run.brief / "claims.json")}),
+        ("Grep", {"pattern": "C1"}),
+    ]:
+        payload = event(tool, tool_input, run.project, agent=agent, agent_type=agent_type)
+        assert run.decide(payload).allow
+
+
+def test_without_a_run_a_judge_reads_anything(tmp_path: Path) -> None:
+    payload = event(
+        "Read",
+        {"file_path": str(tmp_path / "claims.json")},
+        tmp_path,
+        agent="a7",
+        agent_type="deep-research:verifier",
+    )
+    assert guard.run_guard(payload, "pre", tmp_path / "state").allow
+
+
+def test_a_judge_s_denied_read_exits_2_through_the_cli(run: Run) -> None:
+    payload = judge_event(run, "skeptic", "Read", {"file_path": str(run.brief / "claims.json")})
+    done = run_cli(payload, run.project)
+    assert done.returncode == 2 and done.stderr.startswith("Read: a skeptic reads only")
 
 
 # --- the allow-list grows from search hits -----------------------------------------------------
@@ -789,14 +917,19 @@ def test_the_hook_path_stays_light(tool: str, tool_input: dict[str, str]) -> Non
 def test_the_hook_path_stays_light_during_a_run(run: Run) -> None:
     # During a run the guard reads run.json on every call, through the one light reader, and
     # reads an agent's prompt back through plugin/tasks.py: neither loads the models (a
-    # fetcher's dispatch alone reads plan.json, to size the fetcher budget).
+    # fetcher's dispatch alone reads plan.json, to size the fetcher budget), nor does a
+    # judging agent's Read of its input.
     read = {"file_path": str(run.brief / "plan.json")}
     vote = SkepticTask(str(run.brief), "C1")
     dispatch = {"subagent_type": vote.agent_type(), "description": "d", "prompt": vote.prompt()}
+    judge = {"file_path": vote.input}
     probe = (
         "import json, sys; from pathlib import Path; from deep_research.plugin import guard; "
         f"s = Path({str(run.state)!r}); "
         f"e = json.dumps({{'tool_name': 'Read', 'cwd': '.', 'tool_input': {read!r}}}); "
+        "assert guard.run_guard(e, 'pre', s).allow; "
+        f"e = json.dumps({{'tool_name': 'Read', 'cwd': '.', 'tool_input': {judge!r}, "
+        f"'agent_id': 'a7', 'agent_type': {vote.agent_type()!r}}}); "
         "assert guard.run_guard(e, 'pre', s).allow; "
         f"e = json.dumps({{'tool_name': 'Agent', 'cwd': '.', 'tool_input': {dispatch!r}}}); "
         "assert guard.run_guard(e, 'pre', s).allow; "

@@ -57,7 +57,7 @@ from deep_research.fetch.hosts import load as load_allowlist
 from deep_research.plugin import next as next_module
 from deep_research.plugin import runstate
 from deep_research.plugin.next import Action
-from deep_research.plugin.tasks import FetchTask
+from deep_research.plugin.tasks import FetchTask, JudgingTask
 from fakeapi import (
     Block,
     Conversation,
@@ -195,6 +195,11 @@ class Player:
         self.launched = ""
         self.notice = ""
         self.spoil: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+        #: Whether each judging agent first Reads its input file and the brief's claims.json (or
+        #: sources.jsonl) in one message, before it answers (the guard admits the first only).
+        self.judges_read = False
+        #: The judging agents that did (agent, task id).
+        self.judged: list[tuple[str, str]] = []
         self.lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> list[Block] | None:
@@ -269,6 +274,12 @@ class Player:
                 assert command, prompt
                 return [bash(command.group(1).strip())]
             return [tool_use("StructuredOutput", {})]
+        if self.judges_read and agent in JUDGES and not results:
+            task_id = _TASK_ID.search(prompt)
+            assert task_id, prompt
+            with self.lock:
+                self.judged.append((agent, task_id.group(1)))
+            return judge_reads(prompt, task_id.group(1))
         if agent == "fetcher":
             if not results:
                 task = scripted_run.task(prompt, FetchTask)
@@ -311,6 +322,21 @@ class Player:
         current = path.read_text(encoding="utf-8") if path.exists() else None
         content = scripted_run.written(action, brief, current)
         return dict(json.loads(content)) if path.suffix == ".json" else {"text": content}
+
+
+JUDGES = ("triangulator", "verifier", "skeptic", "ciber")
+
+
+def judge_reads(prompt: str, task_id: str) -> list[Block]:
+    """A judging agent's two Reads: its task's input, and the brief's record it is built from —
+    claims.json, or sources.jsonl for the triangulator (no claims.json is written before it
+    answers). Their ids name the task, so a test finds each result in the log."""
+    task = scripted_run.task(prompt, JudgingTask)
+    record = "sources.jsonl" if task.agent == "triangulator" else "claims.json"
+    return [
+        tool_use("Read", {"file_path": task.input}, f"toolu_input_{task_id}"),
+        tool_use("Read", {"file_path": str(Path(task.brief) / record)}, f"toolu_whole_{task_id}"),
+    ]
 
 
 _STEP_COMMAND = re.compile(r"^\s*(deep-research step .*)$", re.MULTILINE)
@@ -842,9 +868,13 @@ def test_a_quick_run_through_the_workflow_with_malformed_answers(
 ) -> None:
     """A quick run whose first fetcher answers for another sub-question and whose second leaves
     out its task id: each is refused with the fix, corrected, and the run reaches its verdict —
-    on the pinned Claude Code (the oldest supported) and on the newest checked."""
+    on the pinned Claude Code (the oldest supported) and on the newest checked. Each judging
+    agent reads its input file and tries the brief's claims.json (the triangulator its
+    sources.jsonl) too: the guard, told by Claude Code which agent calls, admits the first
+    and denies the second."""
     binary = newest_claude_binary() if release == "newest" else claude_binary()
     player = Player(web, lambda p: skill(p, "quick"))
+    player.judges_read = True
 
     def spoil(task_id: str, answer: dict[str, Any]) -> dict[str, Any]:
         if task_id == "fetcher-sq1-r1":
@@ -865,6 +895,16 @@ def test_a_quick_run_through_the_workflow_with_malformed_answers(
     assert (
         json.loads((brief / "returns" / "fetcher-sq1-r1.json").read_text())["sub_question"] == "sq1"
     )
+    reads = {use_id: (value, error) for _, use_id, value, error in player.log.results}
+    assert {"triangulator", "skeptic"} <= {a for a, _ in player.judged}, (player.judged, run.see)
+    inputs = brief.resolve() / "inputs"
+    for agent, task_id in player.judged:
+        value, error = reads[f"toolu_input_{task_id}"]
+        assert not error and "<untrusted_source" in value, (task_id, value[:300], run.see)
+        value, error = reads[f"toolu_whole_{task_id}"]
+        denied = f"Read: a {agent} reads only its task's input, the file `input=` names in its "
+        denied += f"prompt under {inputs}/; not "
+        assert error and denied in value, (task_id, value[:300], run.see)
     print(report(run, f"quick run through the workflow ({release}), two malformed answers"))
 
 

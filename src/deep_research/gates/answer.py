@@ -198,7 +198,8 @@ def check_answer(brief: Brief, synthesis: str, document: ClaimsFile | None = Non
     caller read it; read from the brief otherwise). An empty ``synthesis`` checks no sentence."""
     if document is None:
         document = brief.load_claims()
-    index = SourceIndex(brief, brief.load_sources(), brief.load_fetch_log())
+    sources = brief.load_sources()
+    index = SourceIndex(brief, sources, brief.load_fetch_log())
     sentences = tuple(
         _sentence(index, number, written)
         for number, written in enumerate(prose_sentences(synthesis), start=1)
@@ -209,7 +210,11 @@ def check_answer(brief: Brief, synthesis: str, document: ClaimsFile | None = Non
     return CheckedAnswer(
         sentences,
         tuple(dropped),
-        overtaken(document.claims, document.generated),
+        overtaken(
+            document.claims,
+            document.generated,
+            {s.id: s.published_at for s in sources if s.published_at is not None},
+        ),
     )
 
 

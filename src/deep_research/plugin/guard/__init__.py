@@ -12,6 +12,8 @@ guard admits an allow-list and nothing else:
 * agents: the plugin's contracts, each with a task ``next`` issued, under the fan-out ceiling,
   fetcher budget and round cap (:mod:`.agents`; the prompts: :mod:`deep_research.plugin.tasks`);
 * WebFetch/WebSearch: fetch safety, the run's allow-list and budgets (:mod:`.budgets`);
+* reads: a judging agent's (triangulator, verifier, skeptic, CIBER) only inside its brief's
+  ``inputs/`` (:mod:`.reads`);
 * other tools: those on an explicit list (:mod:`.tools`).
 
 With no run active, fetch safety, the run pointers and our CLI's own rules apply; the rest

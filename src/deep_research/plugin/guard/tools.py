@@ -6,7 +6,8 @@ during a run a tool on neither list below is denied.
   plugin's own skills only, during a run), and Workflow and StructuredOutput (our workflow only;
   its agents' answers are checked and kept by code: :mod:`.workflow`).
 * Allowed as they are: tools that only read or keep Claude Code's own bookkeeping (a to-do list,
-  a background command's output, the final structured answer).
+  a background command's output, the final structured answer) — except a judging agent's reads
+  during a run, which stay in its brief's ``inputs/`` (:mod:`.reads`).
 * Everything else — MCP tools (``mcp__…``; during a run MCP goes through ``deep-research
   mcp-fetch``, gated and counted), other shells, configuration, scheduling, teams, worktrees,
   and any tool a later Claude Code adds — is denied during a run and allowed outside one.
@@ -22,6 +23,7 @@ from deep_research.plugin.guard.agents import check_agent, resolve_agent
 from deep_research.plugin.guard.budgets import check_search, check_webfetch
 from deep_research.plugin.guard.command import check_bash
 from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny
+from deep_research.plugin.guard.reads import a_judge_reads, check_judge_read
 from deep_research.plugin.guard.workflow import check_structured_output, check_workflow
 from deep_research.plugin.guard.writes import check_write
 from deep_research.plugin.runstate import load_active
@@ -92,7 +94,8 @@ CHECKS: dict[str, Callable[[Call], Decision]] = {
 def decide(event: Mapping[str, Any], state: Path) -> Decision:
     """The PreToolUse decision for one event. Errors deny (fail closed)."""
     tool = str(event.get("tool_name") or "")
-    if tool in ALWAYS_ALLOWED:
+    judged = a_judge_reads(tool, event)
+    if tool in ALWAYS_ALLOWED and not judged:
         return ALLOW  # decided before the run is even read: most calls of a session
     try:
         run = load_active(state)
@@ -115,7 +118,7 @@ def decide(event: Mapping[str, Any], state: Path) -> Decision:
         run=run,
         state=state,
     )
-    check = CHECKS.get(tool)
+    check = check_judge_read if judged else CHECKS.get(tool)
     try:
         if check is not None:
             return check(call)
