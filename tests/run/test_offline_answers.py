@@ -277,3 +277,16 @@ def test_a_method_documented_on_pydoc_s_stand_in_is_its_class_s() -> None:
     )
     found = _entry_findings("What exception does dict.pop raise for a key?", "builtins", text)
     assert found and "raise a KeyError" in found[0]
+
+
+def test_a_docstring_sentence_may_open_with_the_entry_s_parameter() -> None:
+    text = (
+        "module builtins\n\nCLASSES\n\nclass str(object)\n\nMethods defined here:\n\n"
+        "startswith(...)\n\nS.startswith(prefix[, start[, end]]) -> bool\n\n"
+        "Return True if S starts with the specified prefix, False otherwise.\n\n"
+        "prefix can also be a tuple of strings to try.\n"
+    )
+    question = "What can the prefix argument of str.startswith be besides a string?"
+    assert _entry_findings(question, "builtins", text) == [
+        "prefix can also be a tuple of strings to try."
+    ]

@@ -7,6 +7,7 @@ import pytest
 from deep_research.errors import InputError
 from deep_research.gates.vocabulary import Sentence, sentences
 from deep_research.models import Claim
+from deep_research.run.answering import identifiers
 from deep_research.run.interface import CitedClaim, Retained, Skipped, SubQuestionPlan, SurveyDoc
 from deep_research.run.reasoners import (
     ExtractiveReasoner,
@@ -342,3 +343,18 @@ def test_a_sentence_quoted_with_its_neighbour_replaces_the_one_it_holds() -> Non
     assert [r.sentence for r in best([Ranked(0.9, 1.0, alone), Ranked(0.7, 1.0, both)], 2)] == [
         alone
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "keys"),
+    [
+        ("What does getattr return when the attribute does not exist?", ("getattr",)),
+        ("What is the default start value of enumerate?", ("enumerate",)),
+        ("Is isinstance() slower than type()?", ("isinstance", "type")),
+        # Everyday words are code only when written as code.
+        ("How do I sort a list and round the result?", ()),
+        ("What does list() return with no argument?", ("list",)),
+    ],
+)
+def test_a_built_in_written_bare_is_an_identifier(question: str, keys: tuple[str, ...]) -> None:
+    assert identifiers(question) == keys

@@ -26,7 +26,8 @@ STOP_WORDS = frozenset(
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself yourselves
     said says say according per via within without among amongst upon onto whether though
-    although however thus therefore may might must shall one ones us many much several
+    although however thus therefore may might must shall one ones us many much several besides
+    despite toward towards
     """.split()
 )
 

@@ -24,6 +24,7 @@ development set's precision/answered curve (benchmarks/RESULTS.md).
 
 from __future__ import annotations
 
+import builtins
 import math
 import re
 from dataclasses import dataclass
@@ -101,15 +102,37 @@ _KIND_STEMS = frozenset(
 )
 
 
+#: Built-in names a question may write bare and still mean the built-in: the interpreter's
+#: own, less those that are everyday words ("all", "list", "open", "range", "round", "dir"),
+#: which are code only when written as code (``list()``).
+_EVERYDAY_BUILTINS = frozenset(
+    "all any bin bytes callable compile complex copyright credits dir exit filter float format "
+    "help hash id input iter license list map max min next object open print property quit "
+    "range reversed round set slice sorted sum super type vars zip".split()
+)
+BARE_BUILTINS = (
+    frozenset(
+        name
+        for name, value in vars(builtins).items()
+        if callable(value) and name.islower() and not name.startswith("_")
+    )
+    - _EVERYDAY_BUILTINS
+)
+
+
 def identifiers(question: str) -> tuple[str, ...]:
     """What the question writes as code, in order: ``os.path.join``, ``__init__``,
-    ``lru_cache``, ``max`` (from ``max()``)."""
+    ``lru_cache``, ``max`` (from ``max()``), and a built-in's name written bare
+    (``getattr``, ``isinstance``: :data:`BARE_BUILTINS`)."""
     found: list[str] = []
     for match in _CODE.finditer(question):
         token = next(group for group in match.groups() if group)
         token = token.removesuffix("()").rstrip(".")
         if token and token not in found:
             found.append(token)
+    for word in re.findall(r"(?<![\w.`])[a-z]+(?![\w.(`])", question):
+        if word in BARE_BUILTINS and word not in found:
+            found.append(word)
     return tuple(found)
 
 

@@ -52,7 +52,7 @@ from deep_research.gates.relevance import (
 )
 from deep_research.gates.vocabulary import Sentence, ends_a_sentence, sentences
 from deep_research.models import CiberOutput, Claim, SkepticVote
-from deep_research.run.answering import Asked, identifiers
+from deep_research.run.answering import Asked, identifiers, parameters
 from deep_research.run.interface import (
     CallPrice,
     CitedClaim,
@@ -140,12 +140,12 @@ def clauses(question: str) -> list[str]:
     return found
 
 
-def stands_alone(sentence: Sentence) -> bool:
+def stands_alone(sentence: Sentence, *, lower_start: bool = False) -> bool:
     """Whether the sentence can be a claim by itself: not a heading, not a fragment cut off
-    a code block (a lower-case start), and ending as a sentence ends — not with a colon that
-    points at a block it does not quote."""
+    a code block (a lower-case start, unless ``lower_start`` says it opens with a name), and
+    ending as a sentence ends — not with a colon that points at a block it does not quote."""
     claim = sentence.claim
-    if _HEADING_LINE.search(sentence.text) or claim[:1].islower():
+    if _HEADING_LINE.search(sentence.text) or (claim[:1].islower() and not lower_start):
         return False
     # "… proceeds as follows:" introduces what the claim would not show.
     return ends_a_sentence(claim) and not claim.rstrip("\"')]*’”").endswith(":")
@@ -282,7 +282,15 @@ def _analyse(text: str, question: Question) -> _Analysed:
             )
             unit = joined if joined is not None else sentence
             carried = f"{heading}\n{previous.text}" if joined is not None and previous else ""
-        if MIN_SENTENCE <= len(unit.claim) <= MAX_SENTENCE and stands_alone(sentence):
+        # A docstring sentence may open with its entry's parameter ("prefix can also be a
+        # tuple of strings to try."): a name, not a fragment cut off a code block.
+        opens_with_parameter = bool(declaration) and (
+            sentence.claim.split(" ", 1)[0] in parameters(declaration)
+        )
+        alone = stands_alone(sentence) or (
+            opens_with_parameter and stands_alone(sentence, lower_start=True)
+        )
+        if MIN_SENTENCE <= len(unit.claim) <= MAX_SENTENCE and alone:
             words = question.words(unit.text) if unit is not sentence else own
             if summary and previous is not None:
                 words |= question.words(previous.text, mentions=True)
@@ -369,7 +377,9 @@ def rank(
     document = _analysed(text, question.text)
     if asked.identifiers and not any(asked.key_named(text, key) for key in asked.identifiers):
         return []  # the question names code this document never writes
-    vocabulary = frozenset(document.frequency)
+    # Words a sentence is credited with though it does not write them (the kind it states,
+    # "argument" for the parameter it names) name their concept in any document.
+    vocabulary = frozenset(document.frequency) | question.words("argument parameter")
     namers = {c.stem: c.named_by(vocabulary) for c in question.concepts}
     named_for = name_words(document_name(source)) if source else frozenset()
     # "Carrick Point" written anywhere in the document is what every sentence of it is about.
@@ -414,6 +424,10 @@ def rank(
             f"{candidate.carried}\n{candidate.declaration}\n{candidate.within}"
         )
         kind = _kind_stems(asked, f"{candidate.declaration}\n{sentence.text}")
+        # The entry's parameter the question asks about ("the prefix argument") is an
+        # argument of the entry: the sentence naming it names what the question calls it.
+        if asked.asked_parameters(candidate.declaration):
+            kind |= question.words("argument parameter")
         own = candidate.words | named_for | carried | kind
         named = [stem for stem, words in namers.items() if own & words]
         relevance = question.decide(named, weights)
