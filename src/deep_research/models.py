@@ -399,6 +399,10 @@ class Counters(Strict):
     #: The documents the run's source holds, as a local corpus declares it (null: the web, or
     #: a plugin run). The floors counting sources and fetches never ask for more.
     corpus_documents: NonNegativeInt | None = None
+    #: The parts the question asks, as the extractive planner reads them (null: a model
+    #: planned, or a plugin run): it plans one sub-question per part, and the sub-question
+    #: floor asks no more.
+    question_parts: NonNegativeInt | None = None
     #: Set by a plugin run whose searches stopped returning new publishers (null: they never
     #: did, or no top-up ran): the floors counting sources and fetches ask no more than found.
     searches_exhausted: SearchesExhausted | None = None

@@ -84,7 +84,12 @@ def test_counters_are_computed_from_the_brief(tmp_path: Path) -> None:
     expected = full_counters()
     del expected["wall_clock_seconds"]
     # A plugin run declares no corpus: its floors are the web's, never scaled.
-    assert got == {**expected, "corpus_documents": None, "searches_exhausted": None}
+    assert got == {
+        **expected,
+        "corpus_documents": None,
+        "question_parts": None,
+        "searches_exhausted": None,
+    }
     assert 1195 <= wall <= 1300
     trace = json.loads((root / "trace.json").read_text())
     assert {"triangulate", "ciber", "refetch", "counters"} <= set(trace["phases"])

@@ -501,6 +501,17 @@ def test_a_corpus_of_many_documents_still_owes_every_floor(ready: Path) -> None:
     assert "floors-scaled-to-corpus" not in rules(reasons)
 
 
+def test_the_sub_question_floor_asks_no_more_than_the_question_s_parts(ready: Path) -> None:
+    # The extractive planner records the parts the question asks; one part is one
+    # sub-question, and the floor of five is not owed by the question.
+    edit(ready, _counter(question_parts=2))
+    verdict(ready)
+    assert read_claims(ready)["floors"]["sub_questions"]["required"] == 2
+    edit(ready, _counter(question_parts=None))
+    verdict(ready)
+    assert read_claims(ready)["floors"]["sub_questions"]["required"] == 5
+
+
 def test_refetch_floor_scales_with_cited_sources() -> None:
     assert SETTINGS.refetch_floor(2) == 3 and SETTINGS.refetch_floor(45) == 5
 

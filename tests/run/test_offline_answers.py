@@ -209,7 +209,12 @@ def test_a_statement_is_answered_by_its_own_section_and_its_first_sentences(
     # The try section's sentence names "break" and "statement" itself; the break section's
     # sentences name "statement" only by their heading. One publisher: its best claim alone.
     brief = _quick(tmp_path, "What does the break statement do?", _STATEMENTS)
-    claims = [c.claim for c in emitted_claims(Brief(brief).load_claims())]
+    document = Brief(brief).load_claims()
+    claims = [c.claim for c in emitted_claims(document)]
+    # One part asked, one sub-question planned: the floors add no copy of the question.
+    assert [sq["question"] for sq in document.sub_questions] == [
+        "What does the break statement do?"
+    ]
     assert claims == [
         '"break" may only occur syntactically nested in a "for" or "while" loop, but not '
         "nested in a function or class definition within that loop. It terminates the nearest "

@@ -314,13 +314,15 @@ def floors(
     nor, once the searches stopped returning new publishers, than the run found
     (:func:`exhausted_caps`)."""
     sq = counters.sub_questions
+    # An extractive plan has one sub-question per part the question asks, never more.
+    parts = math.inf if counters.question_parts is None else counters.question_parts
     corpus = corpus_caps(counters, sources)
     found = exhausted_caps(counters, sources, log) if document.depth == "full" else {}
     caps = {name: _cap(name, corpus, found) for name in DOCUMENT_FLOORS}
     rows: dict[str, tuple[float, float]]
     if document.depth == "quick":
         rows = {
-            "sub_questions": (settings.quick_sub_questions, sq),
+            "sub_questions": (min(settings.quick_sub_questions, parts), sq),
             "queries_per_sub_question": (
                 settings.quick_queries_per_sub_question,
                 _per_sub_question(counters.queries_per_sub_question, sq),
@@ -329,7 +331,7 @@ def floors(
         }
     else:
         rows = {
-            "sub_questions": (settings.full_sub_questions, sq),
+            "sub_questions": (min(settings.full_sub_questions, parts), sq),
             "queries_per_sub_question": (
                 settings.full_queries_per_sub_question,
                 _per_sub_question(counters.queries_per_sub_question, sq),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -72,7 +72,7 @@ from deep_research.run.interface import (
 )
 from deep_research.run.pipeline import BY_NAME
 from deep_research.run.progress import Progress
-from deep_research.run.reasoners import ExtractiveReasoner
+from deep_research.run.reasoners import ExtractiveReasoner, clauses
 from deep_research.settings import Settings
 from deep_research.trace_phases import RunRecord, VotesPhase
 
@@ -157,6 +157,12 @@ def phase_plan(ctx: Context) -> None:
         for sq in admitted
     ]
     floors = PlanFloors.of(ctx.settings, ctx.state.depth)
+    parts = None
+    if isinstance(ctx.reasoner, ExtractiveReasoner):
+        # A one-part question stays one: sub-questions the floors would add are the question
+        # again ("What does the corpus say about…"), answered by the same passages.
+        parts = len(clauses(question))
+        floors = replace(floors, sub_questions=min(floors.sub_questions, parts))
     topped = meet_floors(clamped, question, survey, floors, ctx.limits)
     if [(p.id, p.queries) for p in topped] != [(p.id, p.queries) for p in clamped]:
         ctx.progress("plan", "plan topped up to the floors (sub-questions, queries)")
@@ -185,7 +191,11 @@ def phase_plan(ctx: Context) -> None:
     )
     trace = load_trace_or_empty(ctx.brief)
     counters = trace.counters.model_copy(
-        update={"sub_questions": len(kept), "corpus_documents": ctx.adapter.capacity().documents}
+        update={
+            "sub_questions": len(kept),
+            "corpus_documents": ctx.adapter.capacity().documents,
+            "question_parts": parts,
+        }
     )
     trace = trace.model_copy(
         update={"topic": ctx.slug, "depth": ctx.state.depth, "counters": counters}
@@ -274,24 +284,17 @@ def research(
     return report
 
 
-def _keep_chosen(
-    plans: Sequence[SubQuestionPlan], reports: Sequence[WorkerRecord], reasoner: ExtractiveReasoner
-) -> None:
-    """Leave on the workers' sources only the findings the answer keeps
-    (:meth:`ExtractiveReasoner.chosen`), the sub-questions that ask one thing weighed
-    together; a source keeps its row whatever it lost: it was read."""
-    by_id = {report.id: report for report in reports}
-    for pool in reasoner.pools(plans):
-        members = [by_id[sq] for sq in pool if sq in by_id]
-        keys = [claim_key(f.claim) for r in members for s in r.sources for f in s.findings]
-        keep = reasoner.chosen(pool, keys)
-        for report in members:
-            report.sources = [
-                source.model_copy(
-                    update={"findings": [f for f in source.findings if claim_key(f.claim) in keep]}
-                )
-                for source in report.sources
-            ]
+def _keep_chosen(report: WorkerRecord, reasoner: ExtractiveReasoner) -> None:
+    """Leave on the worker's sources only the findings its sub-question's answer keeps
+    (:meth:`ExtractiveReasoner.chosen`); a source keeps its row whatever it lost: it was read."""
+    keys = [claim_key(f.claim) for source in report.sources for f in source.findings]
+    keep = reasoner.chosen(report.id, keys)
+    report.sources = [
+        source.model_copy(
+            update={"findings": [f for f in source.findings if claim_key(f.claim) in keep]}
+        )
+        for source in report.sources
+    ]
 
 
 def _cast(
@@ -320,7 +323,8 @@ def _cast(
         for sq, outcome in zip(plans, outcomes, strict=True)
     ]
     if isinstance(ctx.reasoner, ExtractiveReasoner):
-        _keep_chosen(plans, reports, ctx.reasoner)
+        for report in reports:
+            _keep_chosen(report, ctx.reasoner)
     for sq, report in zip(plans, reports, strict=True):
         if not report.complete:
             ctx.mark_incomplete(f"{sq.id} complete: false ({report.reason})")

@@ -332,11 +332,6 @@ def _kind_stems(asked: Asked, text: str) -> frozenset[str]:
 Missed = Callable[[Relevance, Sentence], None]
 
 
-#: More findings than one worker can make: the order of a pool's findings is the plan's order,
-#: then each worker's.
-_FOUND_PER_WORKER = 1_000_000
-
-
 class _Grade(NamedTuple):
     """A finding as its sub-question's answer weighs it: its passage's home, its score, who
     published it, and in which order its worker found it."""
@@ -591,34 +586,16 @@ class ExtractiveReasoner:
             found.append(FindingDraft(claim=sentence.claim, quote=sentence.text))
         return found
 
-    @staticmethod
-    def pools(plans: Sequence[SubQuestionPlan]) -> list[list[str]]:
-        """The sub-questions (by id) whose findings answer one question, in plan order: a
-        part of the question alone, and with the research question every sub-question the
-        floors added to it ("What does the corpus say about…", judged as the question)."""
-        pools: dict[str, list[str]] = {}
-        for plan in plans:
-            scope = plan.scope or plan.question
-            asked = plan.question if plan.question in clauses(scope) else scope
-            pools.setdefault(asked, []).append(plan.id)
-        return list(pools.values())
-
-    def chosen(self, pool: Sequence[str], claims: Sequence[str]) -> frozenset[str]:
-        """Of the claims the workers of ``pool`` (sub-question ids asking one thing) found
-        (by :func:`claim_key`), those the answer keeps: precision before volume. Each
-        publisher's best — from its passage most about the question's subject, then by
-        score, then found first: "What does the break statement do?" is answered by the
-        break statement's own section, not by a sentence of the ``try`` statement's that
-        names ``break`` — and only that: one publisher's second sentence answers less than
-        its first, and what two publishers say is compared, agreeing or not. A claim this
-        process did not grade (a run resumed after its findings were made) is kept."""
-        graded: dict[str, _Grade] = {}
-        for place, sq in enumerate(pool):
-            for key, grade in self.graded.get(sq, {}).items():
-                # Found first: by the plan's order, then by its worker's.
-                grade = grade._replace(order=place * _FOUND_PER_WORKER + grade.order)
-                if key not in graded or grade[:2] > graded[key][:2]:
-                    graded[key] = grade
+    def chosen(self, sq: str, claims: Sequence[str]) -> frozenset[str]:
+        """Of the claims sub-question ``sq``'s worker found (by :func:`claim_key`), those its
+        answer keeps: precision before volume. Each publisher's best — from its passage most
+        about the question's subject, then by score, then found first: "What does the break
+        statement do?" is answered by the break statement's own section, not by a sentence
+        of the ``try`` statement's that names ``break`` — and only that: one publisher's
+        second sentence answers less than its first, and what two publishers say is
+        compared, agreeing or not. A claim this process did not grade (a run resumed after
+        its findings were made) is kept."""
+        graded = self.graded.get(sq, {})
         best_of: dict[str, tuple[tuple[float, float, int], str]] = {}
         for key in dict.fromkeys(claims):
             if key not in graded:
