@@ -5,7 +5,7 @@ stepper's Bash call and the hook do), starts every task of the step, and asks ag
 answers as its contract shows (tests/scripted_run.py, the same answers the loop's runs get),
 through what the hook hands a StructuredOutput call to. The same scripted world driven by the
 ``next`` loop must reach the same verdict and the same claims. The real Claude Code CLI running
-the script is tests/plugin/test_plugin_live_run.py.
+the script, on the contested world, is tests/plugin/test_plugin_live_run.py.
 """
 
 from __future__ import annotations
