@@ -6,10 +6,13 @@ CLI (tests/plugin/test_plugin_live_run.py), so both drive the same run: thirty p
 publisher hosts, five sub-questions of one central fact each, stated in other words by every
 publisher. The orchestrator has no judgement of its own: it writes exactly the fields an action
 shows, within its bounds, and every agent answers exactly as its contract in agents/ shows.
+The contested world's brief is checked by one function, whichever driver made it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import random
 import re
@@ -487,3 +490,63 @@ class Orchestrator:
         assert words[0] == "deep-research"
         code = main(words[1:])
         assert code in (0, 1), (action.command, code)
+
+
+# --- what a reader of the contested world's brief gets ----------------------------------------
+
+
+def assert_both_positions_reach_the_reader(
+    brief: Path, handoff: dict[str, Any] | None = None, see: str = ""
+) -> None:
+    """The contested world's brief, as a reader gets it, whichever driver made it: PARTIAL for
+    the open contradiction, re-derived offline to the same values; the answer states both dates,
+    each with its own sources; the report's Contradictions lists them; the handoff carries both;
+    the syndicated copy is one voice; the short page was re-fetched; the merged claim kept the
+    cites that hold it. ``handoff`` is the one the caller was given (else it is asked for here);
+    ``see`` goes with every failure (where the run's whole story is)."""
+    document = Brief(brief).load_claims()
+    reasons = document.verdict_reasons
+    assert document.verdict == "PARTIAL", (document.verdict, reasons, see)
+    assert any("[contradictions-unresolved]" in reason for reason in reasons), (reasons, see)
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        code = main(["verify", str(brief), "--offline"])
+    checked = json.loads(printed.getvalue())
+    assert code == 0 and checked["identical"], (checked, see)
+
+    by_claim = {c.claim: c for c in document.claims}
+    march, september = by_claim[MARCH_CLAIM], by_claim[SEPTEMBER_CLAIM]
+    cites = {c.id: "".join(f"[{s}]" for s in c.supporting) for c in (march, september)}
+    report = (brief / "report.md").read_text(encoding="utf-8")
+    answer = report.split("## Answer", 1)[1].split("\n## ", 1)[0]
+    assert f"March 2026 {cites[march.id]}" in answer, (answer, see)
+    assert f"September 2026 {cites[september.id]}" in answer, (answer, see)
+    # The table's row, quoted with its header, holds.
+    assert len(september.supporting) == 2, (september, see)
+    contradictions = report.split("## Contradictions", 1)[1].split("\n## ", 1)[0]
+    assert march.id in contradictions and september.id in contradictions, (contradictions, see)
+    assert march.confidence == september.confidence == "medium-contested", see
+
+    if handoff is None:
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            assert main(["handoff", str(brief)]) == 0
+        handoff = json.loads(printed.getvalue())
+    assert handoff["verdict"] == "PARTIAL", (handoff, see)
+    contested = {c["id"]: c for c in handoff["constraints"]}
+    assert {march.id, september.id} <= set(contested), (handoff, see)
+    assert [p["id"] for p in contested[march.id]["positions"]] == [september.id], see
+    assert [p["id"] for p in contested[september.id]["positions"]] == [march.id], see
+    assert contested[september.id]["votes"]["outcome"] == "survives", see
+
+    trace = json.loads((brief / "trace.json").read_text(encoding="utf-8"))["phases"]
+    links = {(link["a"], link["b"]) for link in trace["triangulate"]["links"]}
+    syndicated = [s for s in march.supporting if (march.supporting[0], s) in links]
+    assert syndicated and march.independent_count < len(march.supporting), (march, see)
+    short = [r for r in trace["refetch"]["records"] if r["words"] < 100]
+    assert [r["outcome"] for r in short] == ["pass"], (trace["refetch"]["records"], see)
+
+    merged = document.claims[0]  # written with a fourth cite, of another sub-question
+    dropped = [e for e in merged.evidence if e.source not in merged.supporting]
+    assert len(dropped) == 1 and dropped[0].checks is not None, (merged, see)
+    assert dropped[0].checks.outcome == "unsupported", (dropped, see)
+    assert len(merged.supporting) == 3, (merged, see)
+    assert merged.id not in {s.claim for s in document.stripped}, (document.stripped, see)

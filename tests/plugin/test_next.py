@@ -495,6 +495,28 @@ def test_a_fresh_reusable_brief_is_reopened_and_next_reports_it(
     assert started["existing_brief"] and "superseded" not in started
 
 
+def test_a_reused_brief_keeps_the_record_of_the_run_that_decided_it(
+    resumed: Path, full_run: SharedRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Asked again, a fresh READY brief is reused as it stands: its run.json (the start time
+    its wall clock counts from, its settings and caps) and its guard ledger (the rounds and
+    top-ups its counters read) are the decided run's, so it still re-derives offline."""
+    brief = resumed / "state" / "briefs" / full_run.brief.name
+    shutil.copytree(full_run.brief, brief)
+    recorded = (brief / "run.json").read_text(encoding="utf-8")
+    ledger = (brief / "guard-log.jsonl").read_text(encoding="utf-8")
+    assert main(["verify", str(brief), "--offline"]) == 0
+    capsys.readouterr()
+    assert main(["start", TOPIC, "--depth", "full", "--state", "state"]) == 0
+    started = json.loads(capsys.readouterr().out)
+    assert started["existing_brief"] and started["started_at"] == json.loads(recorded)["started_at"]
+    assert (brief / "run.json").read_text(encoding="utf-8") == recorded
+    assert (brief / "guard-log.jsonl").read_text(encoding="utf-8") == ledger
+    assert main(["verify", str(brief), "--offline"]) == 0, capsys.readouterr().err
+    done = next_action(brief)
+    assert done.action == "done" and done.verdict == "READY", done
+
+
 def test_an_unfinished_brief_continues_unless_started_at_another_depth(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

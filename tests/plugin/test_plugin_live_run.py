@@ -16,6 +16,13 @@ judgement of its own (tests/scripted_run.py decides what it writes and answers):
   and answers with agents/fetcher.md's JSON built from the fetched text;
 * the triangulator, skeptic and CIBER subagents answer their contract's JSON at once.
 
+The full-depth run (through the workflow, then through the loop) is on the contested world:
+two publishers date the gauge's return March 2026, two September 2026 (one in a table only),
+one March page is syndicated on another host, one page is short. Its briefs are PARTIAL for
+the open contradiction and checked as their reader gets them, by the same function as the
+in-process drivers' (tests/scripted_run.py). READY through the real CLI is no run's here: it is
+shown in process (tests/plugin/test_next.py, tests/plugin/test_workflow.py).
+
 The pages are served on port 80 of a loopback address drawn per test, under public-looking
 names (www.publisher-7.example). The fetcher, run as our CLI by Claude Code's Bash, reaches them
 only through the test-only knobs set in the environment of the ``claude`` process:
@@ -40,7 +47,7 @@ import subprocess
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,7 +81,7 @@ from fakeapi import (
     web_search,
 )
 from localhttp import LocalServer
-from scripted_run import TOPIC, Orchestrator, Web
+from scripted_run import TOPIC, Orchestrator, Web, assert_both_positions_reach_the_reader
 
 TIMEOUT_S = 300
 # Each test that starts the claude CLI is marked slow (seconds to minutes each); the fake
@@ -106,6 +113,16 @@ def web() -> Iterator[Web]:
             yield built
         return
     pytest.fail("no free loopback address for port 80")
+
+
+@pytest.fixture
+def contested_web(web: Web) -> Web:
+    """The scripted web, contested (tests/scripted_run.py: two restart dates, a syndicated
+    copy, a short page, a date stated in a table only): built anew on the same server and
+    address. The players search, fetch and answer from this one object."""
+    contested = Web(web.server, web.address, contested=True)
+    contested.build()
+    return contested
 
 
 # --- the players' building blocks -----------------------------------------------------------
@@ -670,18 +687,27 @@ def _write_transcript(run: Run) -> None:
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *words: str) -> tuple[int, Any]:
-    """Our CLI, in this process, after the run: its exit code and the JSON it printed."""
-    capsys.readouterr()
+    """Our CLI, in this process, after the run: its exit code and the JSON it printed. What the
+    test printed before (a run's report) is printed again, not lost."""
+    earlier = capsys.readouterr().out
     code = main(list(words))
     out = capsys.readouterr().out
+    print(earlier, end="")
     return code, json.loads(out) if out.strip() else None
 
 
-def assert_clean(run: Run) -> None:
-    """The run as a whole: claude finished, the script never failed, no tool call was refused
-    or failed, and nothing but the fake Messages API was asked for anything."""
+def assert_clean(run: Run, exits: Sequence[str] = ()) -> None:
+    """The run as a whole: claude finished, the script never failed, no tool call was refused,
+    none failed but the step commands whose exit 1 ``exits`` names (each a text its output
+    holds, in order; each says how to go on), and nothing but the fake Messages API was asked
+    for anything."""
     assert run.returncode == 0 and not run.player.log.errors, run.see
-    assert run.denials() == [] and run.errors() == [], run.see
+    assert run.denials() == [], run.see
+    failed = [said for _, _, said, _ in run.errors()]
+    assert len(failed) == len(exits), (failed, run.see)
+    for said, expected in zip(failed, exits, strict=True):
+        assert said.startswith("Exit code 1") and expected in said, (said, run.see)
+        assert "\nnext: " in said, (said, run.see)  # the step's own word on what comes next
     assert all(r.path.startswith("/v1/messages") for r in run.api.requests), run.see
     assert runstate.load_active(run.state) is None, run.see  # `finish` closed the run
 
@@ -689,15 +715,14 @@ def assert_clean(run: Run) -> None:
 # --- the runs ---------------------------------------------------------------------------------
 
 
-def assert_a_full_ready_brief(run: Run, web: Web, capsys: pytest.CaptureFixture[str]) -> None:
+def assert_a_full_run_of_the_loop(run: Run, web: Web, capsys: pytest.CaptureFixture[str]) -> None:
     """A full-depth run of the loop on the scripted world: every kind of action came from next
     and was done inside claude, every page was fetched by our CLI from a host a search listed,
-    the brief re-derives offline, and the handoff holds only claims the panel upheld."""
+    the brief is valid, and the handoff the model was given holds in its context only claims
+    the panel upheld."""
     player = run.player
-    assert str(run.result.get("result")).startswith("verdict READY"), run.see
     brief = run.brief()
     document = Brief(brief).load_claims()
-    assert document.verdict == "READY", (document.verdict_reasons, run.see)
 
     kinds = Counter(f"{a.action}:{a.phase}" for a in player.actions)
     assert kinds["dispatch:cast"] == 1 and kinds["dispatch:round2"] == 1, (kinds, run.see)
@@ -717,18 +742,27 @@ def assert_a_full_ready_brief(run: Run, web: Web, capsys: pytest.CaptureFixture[
     # The test-only allow-list is on record in every page fetch: one address, nothing wider.
     assert {tuple(e.private_allowlist) for e in logged} == {(f"{web.address}/32",)}, run.see
 
-    # The brief stands on its own: valid, and re-derived offline to the same values.
     code, checked = _cli(capsys, "validate", str(brief))
     assert code == 0 and checked["ok"], (checked, run.see)
-    code, checked = _cli(capsys, "verify", str(brief), "--offline")
-    assert code == 0 and checked["identical"], (checked, run.see)
 
-    # The handoff the model reported holds only claims the panel upheld.
+    # The handoff the model reported holds in its context only claims the panel upheld.
     assert len(player.then_results) == 2, run.see  # the handoff, then finish
     handoff = json_of(player.then_results[0])
-    assert handoff["verdict"] == "READY" and handoff["context"], (handoff, run.see)
+    assert handoff["context"], (handoff, run.see)
     outcomes = {c.id: c.votes.outcome if c.votes else None for c in document.claims}
     assert {outcomes[c["id"]] for c in handoff["context"]} == {"survives"}, (outcomes, run.see)
+
+
+def assert_the_reader_gets_both_positions(run: Run) -> None:
+    """The contested run's brief as its reader gets it (tests/scripted_run.py, the same check
+    as the in-process drivers'), with the verdict the model ended on and the handoff it was
+    given."""
+    said = str(run.result.get("result"))
+    assert said.startswith("verdict PARTIAL:"), run.see
+    assert "[contradictions-unresolved]" in said, run.see
+    assert len(run.player.then_results) == 2, run.see  # the handoff, then finish
+    handoff = json_of(run.player.then_results[0])
+    assert_both_positions_reach_the_reader(run.brief(), handoff, run.see)
 
 
 @pytest.mark.slow
@@ -824,20 +858,21 @@ def report(run: Run, label: str) -> str:
 
 
 @pytest.mark.slow
-def test_a_full_run_through_the_workflow_reaches_ready(
-    tmp_path: Path, web: Web, capsys: pytest.CaptureFixture[str]
+def test_a_contested_full_run_through_the_workflow_reaches_the_reader_with_both_positions(
+    tmp_path: Path, contested_web: Web, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The contested world (two restart dates, a syndicated copy, a short page, a date in a
+    table only) at full depth, through the workflow and then through the loop: each brief is
+    PARTIAL for the open contradiction and gives its reader both positions, attributed."""
+    web = contested_web
     player = Player(web, lambda p: skill(p, "full"))
     run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC} --depth full")
     assert_clean(run)
     assert player.driver == "workflow" and player.refusals == [], run.see
     assert "<task-notification>" in player.notice and "completed" in player.notice, run.see
-    assert str(run.result.get("result")).startswith("verdict READY"), run.see
     assert sum(run.main_calls().values()) <= 6, run.see
     assert run.main_calls()["Agent"] == 0 and run.main_calls()["Write"] == 0, run.see
-    brief = run.brief()
-    code, checked = _cli(capsys, "verify", str(brief), "--offline")
-    assert code == 0 and checked["identical"], (checked, run.see)
+    assert_the_reader_gets_both_positions(run)
     started = workflow_agents(run)
     assert started["fetcher"] >= 10 and started["skeptic"] >= 2, (started, run.see)
     print(report(run, "full run through the workflow"))
@@ -851,10 +886,14 @@ def test_a_full_run_through_the_workflow_reaches_ready(
     loop_run = run_claude(
         again, web, looped, f"/deep-research:deep-research {TOPIC} --depth full", off
     )
-    assert_clean(loop_run)
+    # The loop runs `trace` as a command of its own: its exit 1 on the merged claim's one cite
+    # that does not hold (another sub-question's source) is shown to the model, with the word
+    # to go on. The workflow's stepper runs it inside `step`.
+    assert_clean(loop_run, exits=["violation: C1 cites S"])
     assert looped.driver == "loop" and not looped.launched, loop_run.see
-    assert_a_full_ready_brief(loop_run, web, capsys)
-    ours, theirs = Brief(brief).load_claims(), Brief(loop_run.brief()).load_claims()
+    assert_a_full_run_of_the_loop(loop_run, web, capsys)
+    assert_the_reader_gets_both_positions(loop_run)
+    ours, theirs = Brief(run.brief()).load_claims(), Brief(loop_run.brief()).load_claims()
     assert [(c.id, c.claim, c.supporting, c.confidence) for c in ours.claims] == [
         (c.id, c.claim, c.supporting, c.confidence) for c in theirs.claims
     ], loop_run.see

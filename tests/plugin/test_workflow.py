@@ -5,7 +5,7 @@ stepper's Bash call and the hook do), starts every task of the step, and asks ag
 answers as its contract shows (tests/scripted_run.py, the same answers the loop's runs get),
 through what the hook hands a StructuredOutput call to. The same scripted world driven by the
 ``next`` loop must reach the same verdict and the same claims. The real Claude Code CLI running
-the script is tests/plugin/test_plugin_live_workflow.py.
+the script, on the contested world, is tests/plugin/test_plugin_live_run.py.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from deep_research.plugin.next import Action, next_action
 from deep_research.plugin.tasks import FetchTask
 from deep_research.schemas import validate_brief
 from localhttp import LocalServer
-from scripted_run import TOPIC, Web
+from scripted_run import TOPIC, Web, assert_both_positions_reach_the_reader
 
 Answer = Callable[[str], Any]
 
@@ -50,9 +50,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, web: Web) -> Path:
     return tmp_path
 
 
-def start(depth: str) -> Path:
+def start(depth: str, state: str = "state") -> Path:
     with contextlib.redirect_stdout(io.StringIO()) as printed:
-        assert main(["start", TOPIC, "--depth", depth, "--state", "state"]) == 0
+        assert main(["start", TOPIC, "--depth", depth, "--state", state]) == 0
     return Path(json.loads(printed.getvalue())["brief"])
 
 
@@ -104,7 +104,8 @@ class Script:
         with contextlib.redirect_stdout(io.StringIO()) as printed:
             assert main(words) == 0
         served = workflow.accept(self.agents.brief, "stepper", {})
-        assert served.allow and served.replace == json.loads(printed.getvalue())
+        assert served.allow and served.replace is not None
+        assert served.replace == json.loads(printed.getvalue())
         # A second answer without a new `step` call is refused: never a stale step.
         again = workflow.accept(self.agents.brief, "stepper", {})
         assert not again.allow and "deep-research step" in again.reason
@@ -204,10 +205,14 @@ def test_a_full_run_through_the_workflow_reaches_the_loops_verdict_and_claims(
 
 
 def start_again(project: Path, web: Web) -> Path:
-    """A second run of the same question in the same project (the first is finished)."""
+    """A second run of the same question in the same project, the first finished, in a state
+    folder of its own: in the first's, ``start`` would reuse the decided brief as it stands and
+    the loop would only print its verdict."""
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["finish", str(next((project / "state" / "briefs").iterdir()))]) == 0
-    return start("full")
+    looped = start("full", state="state-loop")
+    assert not (looped / "claims.json").exists(), looped  # a run of its own, not a reuse
+    return looped
 
 
 def test_a_quick_run_through_the_workflow_reaches_partial_quick(project: Path, web: Web) -> None:
@@ -329,46 +334,6 @@ def contested_web(web: Web) -> Web:
     contested = Web(web.server, contested=True)
     contested.build()
     return contested
-
-
-def assert_both_positions_reach_the_reader(brief: Path) -> None:
-    """The contested world's brief, as a reader gets it: the answer states both dates, each
-    with its own sources; the report's Contradictions lists them; the handoff carries both; the
-    syndicated copy is one voice; the short page was re-fetched; the merged claim kept the
-    cites that hold it."""
-    document = Brief(brief).load_claims()
-    by_claim = {c.claim: c for c in document.claims}
-    march, september = by_claim[scripted_run.MARCH_CLAIM], by_claim[scripted_run.SEPTEMBER_CLAIM]
-    cites = {c.id: "".join(f"[{s}]" for s in c.supporting) for c in (march, september)}
-    report = (brief / "report.md").read_text(encoding="utf-8")
-    answer = report.split("## Answer", 1)[1].split("\n## ", 1)[0]
-    assert f"March 2026 {cites[march.id]}" in answer, answer
-    assert f"September 2026 {cites[september.id]}" in answer, answer
-    assert len(september.supporting) == 2  # the table's row, quoted with its header, holds
-    contradictions = report.split("## Contradictions", 1)[1].split("\n## ", 1)[0]
-    assert march.id in contradictions and september.id in contradictions, contradictions
-    assert march.confidence == september.confidence == "medium-contested"
-
-    with contextlib.redirect_stdout(io.StringIO()) as printed:
-        main(["handoff", str(brief)])
-    handoff = json.loads(printed.getvalue())
-    contested = {c["id"]: c for c in handoff["constraints"]}
-    assert {march.id, september.id} <= set(contested), handoff
-    assert [p["id"] for p in contested[march.id]["positions"]] == [september.id]
-    assert contested[september.id]["votes"]["outcome"] == "survives"
-
-    trace = json.loads((brief / "trace.json").read_text(encoding="utf-8"))["phases"]
-    links = {(link["a"], link["b"]) for link in trace["triangulate"]["links"]}
-    syndicated = [s for s in march.supporting if (march.supporting[0], s) in links]
-    assert syndicated and march.independent_count < len(march.supporting)
-    short = [r for r in trace["refetch"]["records"] if r["words"] < 100]
-    assert [r["outcome"] for r in short] == ["pass"], trace["refetch"]["records"]
-
-    merged = document.claims[0]  # written with a fourth cite, of another sub-question
-    dropped = [e for e in merged.evidence if e.source not in merged.supporting]
-    assert len(dropped) == 1 and dropped[0].checks is not None
-    assert dropped[0].checks.outcome == "unsupported"
-    assert len(merged.supporting) == 3 and merged.id not in {s.claim for s in document.stripped}
 
 
 def test_a_contested_world_reaches_the_reader_with_both_positions(

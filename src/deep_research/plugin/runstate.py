@@ -188,24 +188,39 @@ def start_run(
     root.mkdir(parents=True, exist_ok=True)
     brief = Brief(root)
     existing = brief.claims_path.exists()
-    record = StartRecord(
-        topic=topic,
-        slug=root.name,
-        depth=run_depth,
-        started_at=datetime.now(UTC).replace(microsecond=0),
-        caps=caps,
-        clamped=tuple(notes),
-        settings=settings.as_record(),
-        mcp=mcp,
-        # What this run replaces: `next` regenerates a FAIL brief once, not a second time.
-        replaces=replaced,
-    ).as_json()
-    atomic_write_json(brief.run_path, record)
-    ledger_path(brief).unlink(missing_ok=True)  # a new run starts with a fresh budget
+    # A decided brief reused as it stands keeps the record of the run that decided it: the
+    # start its wall clock counts from, its settings and caps, and the ledger its counters read
+    # (`verify --offline` re-derives them from both).
+    record = _decided_record(brief) if superseded is None else None
+    if record is None:
+        record = StartRecord(
+            topic=topic,
+            slug=root.name,
+            depth=run_depth,
+            started_at=datetime.now(UTC).replace(microsecond=0),
+            caps=caps,
+            clamped=tuple(notes),
+            settings=settings.as_record(),
+            mcp=mcp,
+            # What this run replaces: `next` regenerates a FAIL brief once, not a second time.
+            replaces=replaced,
+        ).as_json()
+        atomic_write_json(brief.run_path, record)
+        ledger_path(brief).unlink(missing_ok=True)  # a new run starts with a fresh budget
     add_hosts(brief, static_hosts, static=True)
     atomic_write_json(pointer_path(state), {"brief": str(root)})
     moved = {"superseded": str(superseded)} if superseded is not None else {}
     return {"brief": str(root), "existing_brief": existing, **moved, **record}
+
+
+def _decided_record(brief: Brief) -> dict[str, Any] | None:
+    """The run record of a brief that holds a verdict (one ``start`` reuses), else None."""
+    if not brief.run_path.exists() or _verdict_of(brief) is None:
+        return None
+    try:
+        return brief.load_run().as_json()
+    except DeepResearchError:
+        return None
 
 
 def _verdict_of(brief: Brief) -> str | None:
