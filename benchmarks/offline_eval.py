@@ -12,10 +12,11 @@ file); without one it asks python-docs. Four figures:
   answerable questions;
 * not found = unanswerable questions that emitted no claim ÷ unanswerable questions.
 
-``--curve`` runs every question with the score threshold at 0 and records each claim's score,
-then prints what the four figures would be at each threshold: the curve the threshold
-(``deep_research.run.reasoners.MIN_SCORE``) is chosen on. Without it the threshold in force
-is measured.
+``--curve`` runs every question again at each threshold of :data:`CURVE` (the score a finding
+needs, ``deep_research.run.reasoners.MIN_SCORE``) and prints the four figures of each: the
+curve the threshold is chosen on. Each point is a real run, since which passage a publisher's
+answer keeps depends on which pass the threshold. Without it the threshold in force is
+measured.
 
     python benchmarks/offline_eval.py                                   # development part
     python benchmarks/offline_eval.py --curve                           # its threshold curve
@@ -44,7 +45,7 @@ from deep_research.run import reasoners
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "offline_questions_dev.json"
 _LEAD = re.compile(r"^\*\*Most direct finding:\*\* (.+?)(?: ?\[S\d+\])+\s*$", re.MULTILINE)
-THRESHOLDS = [round(0.05 * n, 2) for n in range(0, 20)]
+CURVE = (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 
 @dataclass
@@ -96,27 +97,18 @@ def run(row: dict[str, Any], state: Path, scores: dict[str, float]) -> Outcome:
     )
 
 
-def figures(outcomes: list[Outcome], threshold: float | None = None) -> dict[str, Any]:
-    """The four figures; with ``threshold``, as if only claims scoring at least it were kept
-    (the Answer then leads with the best-scoring kept claim)."""
+def figures(outcomes: list[Outcome]) -> dict[str, Any]:
+    """The four figures of a set's outcomes."""
     claims = hits = answered = lead = not_found = 0
     answerable = sum(o.answerable for o in outcomes)
     for o in outcomes:
-        kept = [
-            (s, t, c)
-            for s, t, c in zip(o.scores, o.on_topic, o.claims, strict=True)
-            if threshold is None or s >= threshold
-        ]
-        claims += len(kept)
-        hits += sum(t for _, t, _ in kept)
+        claims += len(o.claims)
+        hits += sum(o.on_topic)
         if o.answerable:
-            answered += any(t for _, t, _ in kept)
-            if threshold is None:
-                lead += o.lead is not None and on_topic(o.lead, _markers_of(o, outcomes))
-            elif kept:
-                lead += max(kept, key=lambda item: item[0])[1]
+            answered += any(o.on_topic)
+            lead += o.lead is not None and on_topic(o.lead, _MARKERS.get(o.question, []))
         else:
-            not_found += not kept
+            not_found += not o.claims
     unanswerable = len(outcomes) - answerable
     return {
         "claims": claims,
@@ -129,10 +121,6 @@ def figures(outcomes: list[Outcome], threshold: float | None = None) -> dict[str
 
 
 _MARKERS: dict[str, list[Any]] = {}
-
-
-def _markers_of(outcome: Outcome, _: list[Outcome]) -> list[Any]:
-    return _MARKERS.get(outcome.question, [])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,13 +140,25 @@ def main(argv: list[str] | None = None) -> int:
         self.scores = scores  # one table for every run: each claim's score, for the curve
 
     reasoners.ExtractiveReasoner.__init__ = keep_scores  # type: ignore[method-assign]
+
+    def run_all() -> list[Outcome]:
+        with tempfile.TemporaryDirectory() as tmp:
+            state = Path(tmp) / "state"
+            return [run(row, state, scores) for row in rows]
+
     if args.curve:
-        reasoners.MIN_SCORE = 0.0
-    outcomes = []
-    with tempfile.TemporaryDirectory() as tmp:
-        state = Path(tmp) / "state"
-        for row in rows:
-            outcomes.append(run(row, state, scores))
+        print("threshold  claims  precision  answered  answer-line  not-found")
+        for threshold in CURVE:
+            reasoners.MIN_SCORE = threshold
+            scores.clear()
+            f = figures(run_all())
+            print(
+                f"{threshold:>9.2f}  {f['claims']:>6}  {f['precision']!s:>9}  "
+                f"{f['answered']:>8}  {f['answer_line']:>11}  {f['not_found']:>9}",
+                flush=True,
+            )
+        return 0
+    outcomes = run_all()
     for o in outcomes:
         mark = "ans " if o.answerable else "none"
         print(f"{mark} {sum(o.on_topic)}/{len(o.claims)} {o.verdict:<13} {o.question}")
@@ -166,16 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             for c, s, t in zip(o.claims, o.scores, o.on_topic, strict=True):
                 print(f"     {'+' if t else '-'} {s:.3f} {c[:150]}")
             print(f"     lead: {(o.lead or '—')[:150]}")
-    if args.curve:
-        print("\nthreshold  claims  precision  answered  answer-line  not-found")
-        for t in THRESHOLDS:
-            f = figures(outcomes, t)
-            print(
-                f"{t:>9.2f}  {f['claims']:>6}  {f['precision']!s:>9}  {f['answered']:>8}  "
-                f"{f['answer_line']:>11}  {f['not_found']:>9}"
-            )
-    else:
-        print(json.dumps(figures(outcomes), indent=1))
+    print(json.dumps(figures(outcomes), indent=1))
     seconds = sorted(o.seconds for o in outcomes)
     print(f"runs: median {seconds[len(seconds) // 2]:.2f} s, slowest {seconds[-1]:.2f} s")
     return 0
