@@ -11,6 +11,7 @@ from deep_research.brief import Brief
 from deep_research.fetch.corpus import retain_document
 from deep_research.gates.relevance import (
     Question,
+    _related,
     answers,
     document_name,
     relevant_rows,
@@ -201,3 +202,28 @@ def test_a_question_of_several_parts_is_answered_part_by_part() -> None:
     assert not asked.answers("The bridge over the river is long.")
     # A first part naming only the subject is no part of its own.
     assert len(Question(GIL).facets) == 1
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "related"),
+    [
+        ("divid", "division", True),
+        ("extend", "extension", True),
+        ("includ", "inclusion", True),
+        ("omit", "omission", True),
+        ("decorat", "decorator", True),
+        # A noun in "-sion" meets only its own verb.
+        ("vers", "version", False),
+        ("pass", "passion", False),
+        ("divid", "dividend", False),
+    ],
+)
+def test_a_latin_noun_meets_its_verb(a: str, b: str, related: bool) -> None:
+    assert _related(a, b) is related
+
+
+def test_an_acronym_names_the_words_the_question_spells_out() -> None:
+    question = Question("What exception does input() raise when it reaches end of file?")
+    words = question.words("If the user hits EOF, raise EOFError.")
+    assert {"end", "fil"} <= words
+    assert not {"end", "fil"} & question.words("If the user hits ESC, raise an error.")

@@ -378,3 +378,18 @@ def test_a_bare_name_is_looked_up_in_builtins_first(tmp_path: Path) -> None:
     corpus = open_corpus(str(root), tmp_path / "state")
     assert corpus.search("abs()", 3)[0].url == "file://lib/builtins.txt"
     assert corpus.search("decimal.abs", 3)[0].url == "file://lib/decimal.txt"
+
+
+def test_a_method_s_class_is_a_qualifier_the_page_declares(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    root.mkdir()
+    # A short mailbox page declares a get() BM25 ranks first; dict.get is documented under
+    # "class dict" in the long builtins page.
+    (root / "mailbox.txt").write_text("get(self, key, default=None)\n\nReturn a message.\n")
+    filler = "Other classes are listed on this page.\n\n" * 200
+    (root / "builtins.txt").write_text(
+        f"{filler}class dict(object)\n\nget(self, key, default=None, /)\n\n"
+        "Return the value for key if key is in the dictionary, else default.\n"
+    )
+    corpus = open_corpus(str(root), tmp_path / "state")
+    assert corpus.search("dict.get", 3)[0].url == "file://lib/builtins.txt"

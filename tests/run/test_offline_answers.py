@@ -8,6 +8,7 @@ from pathlib import Path
 from briefs import assert_verified
 from deep_research.brief import Brief
 from deep_research.gates.trace import emitted_claims
+from deep_research.run.answering import Asked
 from deep_research.run.driver import RunRequest, start
 from deep_research.run.governor import default_limits
 from deep_research.run.interface import CitedClaim, Retained, SubQuestionPlan
@@ -295,3 +296,40 @@ def test_a_docstring_sentence_may_open_with_the_entry_s_parameter() -> None:
     assert _entry_findings(question, "builtins", text) == [
         "prefix can also be a tuple of strings to try."
     ]
+
+
+def test_a_keyword_named_as_a_statement_is_the_subject(tmp_path: Path) -> None:
+    # "with" is a stop word; named as a statement it is the keyword, and the global
+    # statement's section naming "with" statements in passing is not about it.
+    brief = _quick(
+        tmp_path,
+        "What does the with statement do?",
+        {
+            "reference/global.md": '# The "global" statement\n\nNames listed in a "global" '
+            'statement must not be defined as targets in "with" statements or "except" '
+            "clauses.\n",
+            "reference/with.md": '# The "with" statement\n\nThe "with" statement is used to '
+            "wrap the execution of a block with methods defined by a context manager.\n",
+        },
+    )
+    claims = [c.claim for c in emitted_claims(Brief(brief).load_claims())]
+    assert claims == [
+        'The "with" statement is used to wrap the execution of a block with methods defined '
+        "by a context manager."
+    ]
+
+
+def test_a_summary_line_without_a_stop_is_the_entry_s_sentence() -> None:
+    text = (
+        "module posixpath\n\nFUNCTIONS\n\nbasename(p)\n\nReturns the final component of a "
+        "pathname\n\ncommonpath(paths)\n\nGiven a sequence of path names, returns the longest "
+        "common sub-path.\n"
+    )
+    found = _entry_findings("What does os.path.basename return?", "posixpath", text)
+    assert found == ["basename(p) Returns the final component of a pathname"]
+
+
+def test_which_exception_is_answered_by_an_exception_s_name() -> None:
+    asked = Asked("What exception is raised when you divide by zero?")
+    assert asked.states_kind("Division by zero raises the ZeroDivisionError exception.") == 1.0
+    assert asked.states_kind("The interpreter raises an exception on a division by zero.") == 0

@@ -188,6 +188,10 @@ def topic_stems(text: str) -> frozenset[str]:
     return frozenset(term_stem(t) for t in topic_terms(text))
 
 
+#: A word in capitals that may abbreviate words a question spells out ("EOF").
+_ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
+
+
 def initials(text: str) -> frozenset[str]:
     """The initials of every run of two to four words not opening or closing on a stop-word
     ("the global interpreter lock" → "gil", among others)."""
@@ -210,7 +214,18 @@ def _related(a: str, b: str) -> bool:
         if x != y:
             break
         root += 1
-    return root >= _MIN_ROOT and a[root:] in _DERIVED and b[root:] in _DERIVED
+    return (root >= _MIN_ROOT and a[root:] in _DERIVED and b[root:] in _DERIVED) or _latin(a, b)
+
+
+def _latin(a: str, b: str) -> bool:
+    """Whether one stem is the other's noun in "-sion" as Latin verbs make it: "divide" and
+    "division", "extend"/"extension", "include"/"inclusion", "omit"/"omission"."""
+    for noun, verb in ((a, b), (b, a)):
+        if noun.endswith("ssion") and len(noun) > 7 and verb == noun[:-5] + "t":
+            return True
+        if noun.endswith("sion") and len(noun) > 7 and verb == noun[:-4] + "d":
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -291,6 +306,16 @@ class Question:
         concepts += [Concept(f, frozenset({f}), figure=True) for f in sorted(self.figures)]
         self.concepts = tuple(c for c in concepts if c.abbreviation or c.stem not in spelled)
         self.abbreviates = any(c.abbreviation for c in self.concepts)
+        # The reverse: words the question spells out that a text may abbreviate ("end of
+        # file", written "EOF"), by their initials.
+        words = [w.lower() for w in _LETTERS.findall(text)]
+        self.spelled_out: dict[str, frozenset[str]] = {}
+        for size in (2, 3, 4):
+            for start in range(len(words) - size + 1):
+                window = words[start : start + size]
+                if window[0] not in STOP_WORDS and window[-1] not in STOP_WORDS:
+                    key = "".join(w[0] for w in window)
+                    self.spelled_out[key] = stems(" ".join(window))
         self.facets = self._facets(text)
 
     def _facets(self, text: str) -> tuple[Facet, ...]:
@@ -340,6 +365,8 @@ class Question:
             found |= self.figures.intersection(_FIGURE.findall(text))
         if self.abbreviates:
             found |= {INITIALS + i for i in initials(text)}
+        for acronym in _ACRONYM.findall(text):
+            found |= self.spelled_out.get(acronym.lower(), frozenset())
         return found
 
     def parts(self, token: str) -> frozenset[str]:

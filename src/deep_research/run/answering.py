@@ -25,6 +25,7 @@ development set's precision/answered curve (benchmarks/RESULTS.md).
 from __future__ import annotations
 
 import builtins
+import keyword
 import math
 import re
 from dataclasses import dataclass
@@ -79,6 +80,9 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("difference", re.compile(r"\bdiffer(?:ence|ent|s)?\b|\bversus\b|\bvs\.?\b|\bcompare", re.I)),
     ("definition", re.compile(r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?\S+", re.I)),
 )
+#: A question asking which exception, and the name of one (``KeyError``, ``StopIteration``).
+_WHICH_EXCEPTION = re.compile(r"\b(?:what|which)\s+(?:exceptions?|errors?)\b", re.I)
+_EXCEPTION_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration)\b")
 #: What a sentence answering each kind states.
 _CUES: dict[str, re.Pattern[str]] = {
     "default": re.compile(r"\bdefaults?\b|\b[A-Za-z_]\w*=[^\s,)]+|\bwhen\s+omitted\b", re.I),
@@ -120,10 +124,19 @@ BARE_BUILTINS = (
 )
 
 
+#: A Python keyword named as what it is ("the with statement", "the finally clause"): code,
+#: though as a word it is a stop word.
+_KEYWORD_NAMED = re.compile(
+    rf"\b({'|'.join(k for k in keyword.kwlist if k.islower())})\s+"
+    r"(?:statements?|clauses?|keywords?|loops?|blocks?|expressions?)\b"
+)
+
+
 def identifiers(question: str) -> tuple[str, ...]:
     """What the question writes as code, in order: ``os.path.join``, ``__init__``,
-    ``lru_cache``, ``max`` (from ``max()``), and a built-in's name written bare
-    (``getattr``, ``isinstance``: :data:`BARE_BUILTINS`)."""
+    ``lru_cache``, ``max`` (from ``max()``), a built-in's name written bare (``getattr``,
+    ``isinstance``: :data:`BARE_BUILTINS`) and a keyword named as one ("the with
+    statement")."""
     found: list[str] = []
     for match in _CODE.finditer(question):
         token = next(group for group in match.groups() if group)
@@ -133,6 +146,9 @@ def identifiers(question: str) -> tuple[str, ...]:
     for word in re.findall(r"(?<![\w.`])[a-z]+(?![\w.(`])", question):
         if word in BARE_BUILTINS and word not in found:
             found.append(word)
+    for match in _KEYWORD_NAMED.finditer(question):
+        if match.group(1) not in found:
+            found.append(match.group(1))
     return tuple(found)
 
 
@@ -149,7 +165,9 @@ def parameters(declaration: str) -> frozenset[str]:
 
 
 def _exact(key: str, text: str) -> bool:
-    return re.search(rf"(?<![\w.]){re.escape(key)}(?!\w)", text) is not None
+    # A keyword opening a sentence is capitalised ("Assert statements are…").
+    spelled = f"(?:{key}|{key.capitalize()})" if keyword.iskeyword(key) else re.escape(key)
+    return re.search(rf"(?<![\w.]){spelled}(?!\w)", text) is not None
 
 
 def _declares(name: str, declaration: str) -> bool:
@@ -265,6 +283,9 @@ class Asked:
             opening = " ".join(sentence.split()[:_OPENING_WORDS])
             if not self.question.named(self.question.words(opening)):
                 return 0.0
+        if self.kind == "raises" and _WHICH_EXCEPTION.search(self.text):
+            # "What exception…" is answered by the exception's name, not by "raises".
+            return 1.0 if _EXCEPTION_NAME.search(sentence) else 0.0
         return 1.0 if cue.search(sentence) else 0.0
 
     def coverage(self, own: frozenset[str], carried: frozenset[str]) -> float:
@@ -280,11 +301,20 @@ class Asked:
         )
         return got / total
 
-    def home(self, passage: frozenset[str]) -> float:
-        """How far a passage is about the question's subject: the share of the question's
-        concept factors, its kind's own words aside, that the passage's name, title, heading
-        or documented declaration (``passage``: their stems) names. "The "break" statement"
-        is wholly about "What does the break statement do?"; "The "try" statement", half."""
+    def home(self, passage: frozenset[str], entry: str = "") -> float:
+        """How far a passage is about the question's subject, in [0, 1]. When the question
+        writes code, its identifiers are the subject: the share of them that the passage's
+        heading or documented declaration (``entry``, as written) names exactly — a
+        module's title naming ``shutil`` and "copying" is not ``shutil.copy``'s entry, and
+        "The "global" statement" is not about the ``with`` statement. Otherwise, the share
+        of the question's concept factors (its kind's own words aside) that the passage's
+        name, title, heading or declaration (``passage``: their stems) names: "The
+        "comparisons" section" is about "How are comparisons chained?"."""
+        if self.identifiers:
+            # What the question writes as code is its subject ("How many values does
+            # divmod() return?" is about divmod, not values).
+            keys = sum(1 for key in self.identifiers if self.key_named(entry, key))
+            return keys / len(self.identifiers)
         kind = self.kind_concepts()
         subject = [c for c in self.question.concepts if c.stem not in kind]
         total = math.fsum(c.factor for c in subject)

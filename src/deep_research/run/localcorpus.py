@@ -554,9 +554,14 @@ class CorpusIndex:
                     if declaration.search(str(body)) is None:
                         continue
                     path = str(url).rsplit("/", 1)[-1].lower()
-                    # A bare name is looked up as Python looks it up: builtins first.
+                    # A bare name is looked up as Python looks it up: builtins first; a
+                    # qualifier is a module the path names or a class the page declares
+                    # (dict.get is documented under "class dict" in builtins).
                     scope = qualifiers or ["builtins"]
-                    qualified = any(q.lower() in path for q in scope if len(q) > 1)
+                    qualified = any(q.lower() in path for q in scope if len(q) > 1) or any(
+                        re.search(rf"^class {re.escape(q)}\(", str(body), re.MULTILINE)
+                        for q in qualifiers
+                    )
                     order = (0 if qualified else 1, float(rank), title)
                     if str(url) not in found or order < found[str(url)]:
                         found[str(url)] = order

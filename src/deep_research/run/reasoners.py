@@ -140,15 +140,19 @@ def clauses(question: str) -> list[str]:
     return found
 
 
-def stands_alone(sentence: Sentence, *, lower_start: bool = False) -> bool:
+def stands_alone(
+    sentence: Sentence, *, lower_start: bool = False, unterminated: bool = False
+) -> bool:
     """Whether the sentence can be a claim by itself: not a heading, not a fragment cut off
     a code block (a lower-case start, unless ``lower_start`` says it opens with a name), and
-    ending as a sentence ends — not with a colon that points at a block it does not quote."""
+    ending as a sentence ends (unless ``unterminated`` says a paragraph's end ends it) — not
+    with a colon that points at a block it does not quote."""
     claim = sentence.claim
     if _HEADING_LINE.search(sentence.text) or (claim[:1].islower() and not lower_start):
         return False
     # "… proceeds as follows:" introduces what the claim would not show.
-    return ends_a_sentence(claim) and not claim.rstrip("\"')]*’”").endswith(":")
+    ended = ends_a_sentence(claim) or (unterminated and claim[-1:].isalnum())
+    return ended and not claim.rstrip("\"')]*’”").endswith(":")
 
 
 def depends_on_context(sentence: Sentence) -> bool:
@@ -287,8 +291,12 @@ def _analyse(text: str, question: Question) -> _Analysed:
         opens_with_parameter = bool(declaration) and (
             sentence.claim.split(" ", 1)[0] in parameters(declaration)
         )
-        alone = stands_alone(sentence) or (
-            opens_with_parameter and stands_alone(sentence, lower_start=True)
+        # pydoc's one-line summaries often end without a stop ("Returns the final component
+        # of a pathname"): under its declaration, the line is the sentence.
+        alone = (
+            stands_alone(sentence)
+            or (opens_with_parameter and stands_alone(sentence, lower_start=True))
+            or (summary and stands_alone(sentence, unterminated=True))
         )
         if MIN_SENTENCE <= len(unit.claim) <= MAX_SENTENCE and alone:
             words = question.words(unit.text) if unit is not sentence else own
@@ -463,11 +471,8 @@ def rank(
         # The passage the sentence is in: its document's name and title, its heading, the
         # entry it documents. A sentence in the passage about the subject outranks one that
         # names the subject inside a passage about something else.
-        home = asked.home(
-            named_for
-            | question.words(f"{title or ''}\n{candidate.heading}\n{candidate.declaration}")
-            | question.words(candidate.within)
-        )
+        entry = f"{candidate.heading}\n{candidate.declaration}\n{candidate.within}"
+        home = asked.home(named_for | question.words(f"{title or ''}\n{entry}"), entry)
         # Of sentences scoring alike in a passage wholly about the subject, the first says
         # what the subject is: a reference section opens with it (lead before detail).
         order = float(sentence.start) if home >= 1.0 else -points
