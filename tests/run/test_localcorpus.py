@@ -365,31 +365,37 @@ def test_an_identifier_finds_the_document_that_declares_it_first(tmp_path: Path)
     assert corpus.search("== operators", 3) is not None  # an operator is no name to look up
 
 
-def test_a_bare_name_is_looked_up_in_builtins_first(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("short", "long", "found"),
+    [
+        pytest.param(
+            # decimal declares an abs() of its own; abs() written bare is the built-in, as
+            # Python itself resolves the name.
+            ("decimal.txt", "abs(self, x, /)\n\nReturn the absolute value of x.\n"),
+            "abs(x, /)\n\nReturn the absolute value of the argument.\n",
+            {"abs()": "builtins.txt", "decimal.abs": "decimal.txt"},
+            id="a-bare-name-is-looked-up-in-builtins-first",
+        ),
+        pytest.param(
+            # dict.get is documented under "class dict" in the builtins page.
+            ("mailbox.txt", "get(self, key, default=None)\n\nReturn a message.\n"),
+            "class dict(object)\n\nget(self, key, default=None, /)\n\n"
+            "Return the value for key if key is in the dictionary, else default.\n",
+            {"dict.get": "builtins.txt"},
+            id="a-method-s-class-is-a-qualifier-the-page-declares",
+        ),
+    ],
+)
+def test_a_name_is_looked_up_where_python_finds_it(
+    tmp_path: Path, short: tuple[str, str], long: str, found: dict[str, str]
+) -> None:
     root = tmp_path / "lib"
     root.mkdir()
-    # decimal declares an abs() of its own in a short page BM25 ranks first; abs() written
-    # bare is the built-in, as Python itself resolves the name.
-    (root / "decimal.txt").write_text("abs(self, x, /)\n\nReturn the absolute value of x.\n")
-    filler = "Other functions are listed on this page.\n\n" * 200
-    (root / "builtins.txt").write_text(
-        f"{filler}abs(x, /)\n\nReturn the absolute value of the argument.\n"
-    )
+    # The other page is short, so BM25 ranks it first; builtins is long.
+    (root / short[0]).write_text(short[1])
+    filler = "Other names are documented on this page.\n\n" * 200
+    (root / "builtins.txt").write_text(filler + long)
     corpus = open_corpus(str(root), tmp_path / "state")
-    assert corpus.search("abs()", 3)[0].url == "file://lib/builtins.txt"
-    assert corpus.search("decimal.abs", 3)[0].url == "file://lib/decimal.txt"
-
-
-def test_a_method_s_class_is_a_qualifier_the_page_declares(tmp_path: Path) -> None:
-    root = tmp_path / "lib"
-    root.mkdir()
-    # A short mailbox page declares a get() BM25 ranks first; dict.get is documented under
-    # "class dict" in the long builtins page.
-    (root / "mailbox.txt").write_text("get(self, key, default=None)\n\nReturn a message.\n")
-    filler = "Other classes are listed on this page.\n\n" * 200
-    (root / "builtins.txt").write_text(
-        f"{filler}class dict(object)\n\nget(self, key, default=None, /)\n\n"
-        "Return the value for key if key is in the dictionary, else default.\n"
-    )
-    corpus = open_corpus(str(root), tmp_path / "state")
-    assert corpus.search("dict.get", 3)[0].url == "file://lib/builtins.txt"
+    assert {query: corpus.search(query, 3)[0].url for query in found} == {
+        query: f"file://lib/{name}" for query, name in found.items()
+    }

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from briefs import assert_verified
 from deep_research.brief import Brief
 from deep_research.gates.trace import emitted_claims
@@ -246,33 +248,6 @@ def test_each_publisher_keeps_its_best_answer_whatever_its_page_is_titled(
     assert any("1891 by the Northern" in c for c in claims) and any("1893" in c for c in claims)
 
 
-def test_a_measurement_question_is_answered_by_a_figure_in_other_words(tmp_path: Path) -> None:
-    # "How long … take?" is answered by a duration; the sentence says neither word.
-    brief = _quick(
-        tmp_path,
-        "How long does the Kestrel Island ferry crossing take?",
-        {
-            "ferry/a.md": "# The island ferry\n\nThe Kestrel Island ferry crosses the sound in "
-            "twenty-five minutes. The first sailing leaves the harbour at half past six.\n"
-        },
-    )
-    claims = [c.claim for c in emitted_claims(Brief(brief).load_claims())]
-    assert claims == ["The Kestrel Island ferry crosses the sound in twenty-five minutes."]
-
-
-def test_an_irregular_past_form_answers_the_verb_asked(tmp_path: Path) -> None:
-    brief = _quick(
-        tmp_path,
-        "When did the Brennan Hill telescope see first light?",
-        {
-            "uni/a.md": "# The Brennan Hill Observatory\n\n## History\n\nThe telescope saw first "
-            "light in 1987, after eleven years of construction.\n"
-        },
-    )
-    claims = [c.claim for c in emitted_claims(Brief(brief).load_claims())]
-    assert claims == ["The telescope saw first light in 1987, after eleven years of construction."]
-
-
 def test_a_method_documented_on_pydoc_s_stand_in_is_its_class_s() -> None:
     # pydoc writes dict.pop as "pop(...)" then "D.pop(k[,d]) -> v, …" under class dict.
     text = (
@@ -298,27 +273,6 @@ def test_a_docstring_sentence_may_open_with_the_entry_s_parameter() -> None:
     ]
 
 
-def test_a_keyword_named_as_a_statement_is_the_subject(tmp_path: Path) -> None:
-    # "with" is a stop word; named as a statement it is the keyword, and the global
-    # statement's section naming "with" statements in passing is not about it.
-    brief = _quick(
-        tmp_path,
-        "What does the with statement do?",
-        {
-            "reference/global.md": '# The "global" statement\n\nNames listed in a "global" '
-            'statement must not be defined as targets in "with" statements or "except" '
-            "clauses.\n",
-            "reference/with.md": '# The "with" statement\n\nThe "with" statement is used to '
-            "wrap the execution of a block with methods defined by a context manager.\n",
-        },
-    )
-    claims = [c.claim for c in emitted_claims(Brief(brief).load_claims())]
-    assert claims == [
-        'The "with" statement is used to wrap the execution of a block with methods defined '
-        "by a context manager."
-    ]
-
-
 def test_a_summary_line_without_a_stop_is_the_entry_s_sentence() -> None:
     text = (
         "module posixpath\n\nFUNCTIONS\n\nbasename(p)\n\nReturns the final component of a "
@@ -333,3 +287,49 @@ def test_which_exception_is_answered_by_an_exception_s_name() -> None:
     asked = Asked("What exception is raised when you divide by zero?")
     assert asked.states_kind("Division by zero raises the ZeroDivisionError exception.") == 1.0
     assert asked.states_kind("The interpreter raises an exception on a division by zero.") == 0
+
+
+@pytest.mark.parametrize(
+    ("question", "docs", "expected"),
+    [
+        pytest.param(
+            "How long does the Kestrel Island ferry crossing take?",
+            {
+                "ferry/a.md": "# The island ferry\n\nThe Kestrel Island ferry crosses the sound "
+                "in twenty-five minutes. The first sailing leaves the harbour at half past six.\n"
+            },
+            "The Kestrel Island ferry crosses the sound in twenty-five minutes.",
+            # "How long … take?" is answered by a duration; the sentence says neither word.
+            id="a-measurement-is-answered-by-a-figure-in-other-words",
+        ),
+        pytest.param(
+            "When did the Brennan Hill telescope see first light?",
+            {
+                "uni/a.md": "# The Brennan Hill Observatory\n\n## History\n\nThe telescope saw "
+                "first light in 1987, after eleven years of construction.\n"
+            },
+            "The telescope saw first light in 1987, after eleven years of construction.",
+            id="an-irregular-past-form-answers-the-verb-asked",
+        ),
+        pytest.param(
+            "What does the with statement do?",
+            {
+                "reference/global.md": '# The "global" statement\n\nNames listed in a "global" '
+                'statement must not be defined as targets in "with" statements or "except" '
+                "clauses.\n",
+                "reference/with.md": '# The "with" statement\n\nThe "with" statement is used '
+                "to wrap the execution of a block with methods defined by a context manager.\n",
+            },
+            'The "with" statement is used to wrap the execution of a block with methods defined '
+            "by a context manager.",
+            # "with" is a stop word; named as a statement it is the keyword, and the global
+            # statement's section naming "with" statements in passing is not about it.
+            id="a-keyword-named-as-a-statement-is-the-subject",
+        ),
+    ],
+)
+def test_a_question_is_read_as_an_engineer_reads_it(
+    tmp_path: Path, question: str, docs: dict[str, str], expected: str
+) -> None:
+    brief = _quick(tmp_path, question, docs)
+    assert [c.claim for c in emitted_claims(Brief(brief).load_claims())] == [expected]

@@ -336,6 +336,8 @@ def _kind_stems(asked: Asked, text: str) -> frozenset[str]:
     return asked.kind_concepts() if asked.states_kind(text) >= 1.0 else frozenset()
 
 
+#: What a question calls an entry's parameter ("the prefix argument").
+_PARAMETER_WORDS = "argument parameter"
 #: Told each sentence the relevance gate turned away that named part of the question.
 Missed = Callable[[Relevance, Sentence], None]
 
@@ -382,7 +384,7 @@ def rank(
         return []  # the question names code this document never writes
     # Words a sentence is credited with though it does not write them (the kind it states,
     # "argument" for the parameter it names) name their concept in any document.
-    vocabulary = frozenset(document.frequency) | question.words("argument parameter")
+    vocabulary = frozenset(document.frequency) | question.words(_PARAMETER_WORDS)
     namers = {c.stem: c.named_by(vocabulary) for c in question.concepts}
     named_for = name_words(document_name(source)) if source else frozenset()
     # "Carrick Point" written anywhere in the document is what every sentence of it is about.
@@ -430,7 +432,7 @@ def rank(
         # The entry's parameter the question asks about ("the prefix argument") is an
         # argument of the entry: the sentence naming it names what the question calls it.
         if asked.asked_parameters(candidate.declaration):
-            kind |= question.words("argument parameter")
+            kind |= question.words(_PARAMETER_WORDS)
         own = candidate.words | named_for | carried | kind
         named = [stem for stem, words in namers.items() if own & words]
         relevance = question.decide(named, weights)
@@ -598,21 +600,17 @@ class ExtractiveReasoner:
         statement do?" is answered by the break statement's own section, not by a sentence
         of the ``try`` statement's that names ``break`` — and only that: one publisher's
         second sentence answers less than its first, and what two publishers say is
-        compared, agreeing or not. A claim this process did not grade (a run resumed after
-        its findings were made) is kept."""
+        compared, agreeing or not. Called as the worker ends, before its findings are
+        recorded: every claim it found was graded here."""
         graded = self.graded.get(sq, {})
         best_of: dict[str, tuple[tuple[float, float, int], str]] = {}
         for key in dict.fromkeys(claims):
-            if key not in graded:
-                continue
             found = graded[key]
             rank_key = (found.home, found.score, -found.order)
             held = best_of.get(found.publisher)
             if held is None or rank_key > held[0]:
                 best_of[found.publisher] = (rank_key, key)
-        return frozenset(key for _, key in best_of.values()) | frozenset(
-            key for key in claims if key not in graded
-        )
+        return frozenset(key for _, key in best_of.values())
 
     def _near(
         self, sq: str, score: float, document: Retained, sentence: Sentence, why: str = ""
