@@ -34,6 +34,11 @@ class Route:
     trickle_s: float = 0.0  # pause between body chunks
 
 
+#: How long a stalled or endless route goes on: far beyond every deadline a test sets, so a test
+#: can bound its wait at a fraction of it and a busy machine's noise never meets the bound.
+HANG_S = 20.0
+
+
 class _QuietServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         return  # clients that time out or get killed mid-request are what these tests do
@@ -97,7 +102,7 @@ class LocalServer:
             handler.send_header("Connection", "close")
             handler.end_headers()
             chunk = body or b"x" * 65536
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + HANG_S
             while time.monotonic() < deadline:
                 handler.wfile.write(chunk)
                 handler.wfile.flush()

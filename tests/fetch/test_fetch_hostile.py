@@ -8,6 +8,7 @@ import gzip
 import json
 import random
 import socket
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +20,7 @@ from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.fetch.fetcher import MAX_BODY_BYTES, Fetcher, FetchPolicy, agent_view
 from deep_research.fetch.hosts import add_hosts
-from localhttp import LocalServer, Route, article, loopback_policy, nxdomain, words
+from localhttp import HANG_S, LocalServer, Route, article, loopback_policy, nxdomain, words
 from pdfs import text_pdf
 
 PAGE = article("The harbor handled 1,234 ships in 2023, a record. " + words(200))
@@ -138,15 +139,19 @@ def test_fetch_command_logs_an_unresolvable_name_and_exits_1(
 def test_a_dns_lookup_ends_at_the_fetch_deadline(
     brief: Brief, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    answered = threading.Event()
+
     def slow_lookup(host: Any, *args: Any, **kwargs: Any) -> Any:
-        time.sleep(3)
+        answered.wait(HANG_S)  # a resolver that hangs far past the deadline
         return _no_such_name(host)
 
     monkeypatch.setattr(socket, "getaddrinfo", slow_lookup)
     started = time.monotonic()
     with Fetcher(brief, FetchPolicy(timeout_s=0.5)) as fetcher:
         result = fetcher.fetch("http://slow.invalid/")
-    assert time.monotonic() - started < 1.5
+    took = time.monotonic() - started
+    answered.set()
+    assert took < HANG_S / 2
     assert (result.entry.outcome, result.entry.reason) == (
         "error",
         "network_error: DNS lookup timed out",
@@ -165,7 +170,7 @@ def test_html_extraction_ends_at_the_fetch_deadline(server: LocalServer, brief: 
     server.routes["/flood"] = Route(body=FLOOD)
     started = time.monotonic()
     result = fetch(server, brief, "/flood", timeout_s=2.0)
-    assert time.monotonic() - started < 4.0
+    assert time.monotonic() - started < HANG_S / 2  # unbounded, it takes tens of seconds
     assert (result.entry.outcome, result.entry.reason) == ("error", "extraction_timeout")
     assert result.entry.status == 200 and kept(brief) == []
 
@@ -177,7 +182,7 @@ def test_pdf_extraction_ends_at_the_fetch_deadline(server: LocalServer, brief: B
     server.routes["/long.pdf"] = Route(body=long_report, content_type="application/pdf")
     started = time.monotonic()
     result = fetch(server, brief, "/long.pdf", timeout_s=1.5)
-    assert time.monotonic() - started < 3.5
+    assert time.monotonic() - started < HANG_S / 2
     assert (result.entry.outcome, result.entry.reason) == ("error", "extraction_timeout")
     assert kept(brief) == []
 
@@ -188,14 +193,14 @@ def test_robots_txt_after_a_redirect_gets_no_time_of_its_own(
     # The redirect takes half the time; the second origin's robots.txt would take more than all.
     server.routes["/robots.txt"] = Route(status=404)
     server.routes["/go"] = Route(status=302, headers={"Location": other.url("/p")}, delay_s=1.0)
-    other.routes["/robots.txt"] = Route(status=404, delay_s=3.0)
+    other.routes["/robots.txt"] = Route(status=404, delay_s=HANG_S)
     other.routes["/p"] = Route(body=PAGE)
     policy = loopback_policy(server.port, timeout_s=2.0)
     policy = replace(policy, net=replace(policy.net, extra_ports={server.port, other.port}))
     started = time.monotonic()
     with Fetcher(brief, policy) as fetcher:
         result = fetcher.fetch(server.url("/go"))
-    assert time.monotonic() - started < 3.0
+    assert time.monotonic() - started < HANG_S / 2
     assert (result.entry.outcome, result.entry.reason) == ("error", "timeout")
     assert "/p" not in other.hits
 
@@ -243,10 +248,12 @@ def test_a_declared_web_charset_is_honoured(server: LocalServer, brief: Brief) -
 def test_a_punycode_declaration_costs_no_more_than_utf8(server: LocalServer, brief: Brief) -> None:
     # Python's punycode decoder is quadratic: 256 KiB of it took seconds, 1 MiB minutes.
     server.routes["/robots.txt"] = Route(status=404)
-    server.routes["/p"] = Route(body=b"x" * 256 * 1024, content_type="text/plain; charset=punycode")
+    server.routes["/p"] = Route(
+        body=b"x" * 1024 * 1024, content_type="text/plain; charset=punycode"
+    )
     started = time.monotonic()
     result = fetch(server, brief, "/p")
-    assert time.monotonic() - started < 2.0 and result.ok
+    assert time.monotonic() - started < HANG_S / 2 and result.ok
 
 
 # --- the byte cap holds for the text as stored ---------------------------------------------

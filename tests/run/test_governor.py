@@ -21,6 +21,9 @@ from deep_research.run.governor import (
 )
 from deep_research.run.interface import CallPrice, SubQuestionPlan
 
+#: How long the wedged worker would hold the fan-out were the deadline not kept.
+WEDGED_S = 20.0
+
 
 def _sq(n: int, searches: int) -> SubQuestionPlan:
     return SubQuestionPlan(f"sq{n}", "q", ("a",), searches)
@@ -75,7 +78,7 @@ def test_fan_out_is_concurrent_and_survives_a_wedged_or_failing_worker() -> None
 
     def work(n: int) -> int:
         if n == 1:
-            release.wait(10)
+            release.wait(WEDGED_S)
         if n == 2:
             raise RuntimeError("boom")
         time.sleep(0.2)
@@ -85,10 +88,11 @@ def test_fan_out_is_concurrent_and_survives_a_wedged_or_failing_worker() -> None
     outcomes = fan_out([0, 1, 2, 3], work, new_budget(Limits(deadline_s=0.6)), 6)
     elapsed = time.monotonic() - began
     release.set()
+    # The deadline, not the wedged worker, ended the fan-out.
     assert outcomes[0].value == 0 and outcomes[3].value == 3  # ran side by side
     assert "deadline" in (outcomes[1].error or "")
     assert "RuntimeError" in (outcomes[2].error or "")
-    assert elapsed < 1.5
+    assert elapsed < WEDGED_S / 2
 
 
 def test_a_later_fan_out_is_preflighted_against_what_is_left() -> None:
