@@ -68,8 +68,19 @@ def on_topic(claim: str, markers: list[Any]) -> bool:
     )
 
 
+def load_rows(path: Path) -> list[dict[str, Any]]:
+    """A labelled set's rows: the ``questions`` of its JSON file."""
+    rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["questions"]
+    return rows
+
+
+def corpus_of(row: dict[str, Any]) -> str:
+    """What a row's runs ask: its own folder (relative to this file), else python-docs."""
+    return str(HERE / row["corpus"]) if row.get("corpus") else "python-docs"
+
+
 def run(row: dict[str, Any], state: Path, scores: dict[str, float]) -> Outcome:
-    corpus = str(HERE / row["corpus"]) if row.get("corpus") else "python-docs"
+    corpus = corpus_of(row)
     argv = ["run", row["question"], "--corpus", corpus, "--depth", "quick", "--json"]
     out, err = io.StringIO(), io.StringIO()
     began = time.monotonic()
@@ -129,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--curve", action="store_true", help="threshold 0, then the curve")
     parser.add_argument("--show", action="store_true", help="every claim with its label")
     args = parser.parse_args(argv)
-    rows = json.loads(args.questions.read_text(encoding="utf-8"))["questions"]
+    rows = load_rows(args.questions)
     for row in rows:
         _MARKERS[row["question"]] = list(row.get("markers", []))
     scores: dict[str, float] = {}

@@ -31,6 +31,9 @@ SIGN = "\u00a7"
 #: Where references are looked for, and in which files.
 ROOTS = ("src", "tests", "skills", "agents", "roles", "conduct", "docs", "benchmarks", "README.md")
 SUFFIXES = (".py", ".md")
+#: Documents written by others, as their publishers wrote them (built by
+#: benchmarks/realdocs_build.py, never committed): their links point into their own sites.
+OTHERS = REPO / "benchmarks" / "corpora" / "realdocs" / "documents"
 
 NUMBER = r"\d+(?:\.\d+)*"
 SECTION = re.compile(rf"{SIGN}({NUMBER})")
@@ -99,7 +102,10 @@ def texts() -> Iterator[Path]:
         yield from (
             path
             for path in files
-            if path.suffix in SUFFIXES and path.is_file() and "__pycache__" not in path.parts
+            if path.suffix in SUFFIXES
+            and path.is_file()
+            and "__pycache__" not in path.parts
+            and OTHERS not in path.parents
         )
 
 
@@ -116,6 +122,9 @@ def test_every_section_reference_resolves() -> None:
 def test_the_scan_reads_the_cited_code() -> None:
     scanned = {path.relative_to(REPO).as_posix() for path in texts()}
     assert {"src/deep_research/settings.py", "docs/contracts.md", "README.md"} <= scanned
+    # Others' documents (where built) are left out, the folder's own README is read.
+    assert "benchmarks/corpora/realdocs/README.md" in scanned
+    assert not any(name.startswith("benchmarks/corpora/realdocs/documents/") for name in scanned)
 
 
 @pytest.mark.parametrize(
