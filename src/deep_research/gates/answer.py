@@ -3,9 +3,10 @@
 claims.json's ``synthesis`` is the brief's answer as a model wrote it. It is split into
 sentences as dossier mode splits a report (:func:`~deep_research.gates.trace.prose_sentences`),
 and each sentence into the claims it states: a citation marker closes the clause before it, so
-"the official target is March 2026 [S4], the contractor's programme says September 2026 [S6]"
-states two claims, each checked against its own sources only — a sentence giving two positions
-is the way a contradiction is written, and checking each source against both would strip it.
+"the beekeepers' association counts 214 colonies on the island [S4], the council's survey gives
+168 [S6]" states two claims, each checked against its own sources only — a sentence giving two
+positions is the way a contradiction is written, and checking each source against both would
+strip it.
 Every (clause, cited source) pair runs the four steps of docs/contracts.md §4.1
 (:func:`~deep_research.gates.trace.trace_sentence`). A sentence may be shown only when every
 clause cites at least one source and every source a clause cites is supported for that clause.
@@ -14,8 +15,8 @@ Then the answer as a whole: every open contradiction of the brief (claims.json
 ``unresolved_contradictions`` naming two or more verified claims) must have each of its
 positions stated by a passing clause — one citing a source of that position and stating a
 figure, date or name that sets it apart from the others (when it has one). An answer that
-leaves a position out is refused: a reader who sees one restart date has not learned that the
-sources disagree.
+leaves a position out is refused: a reader who sees one count has not learned that the sources
+disagree.
 """
 
 from __future__ import annotations
