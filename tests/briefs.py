@@ -365,6 +365,48 @@ def run_gates_before_verdict(
     return root
 
 
+#: A brief whose fetchers misquoted: the outlet's sentence as its page has it, a fetcher's
+#: misspelling of it (located fuzzily), a rewording of it (located nowhere), and a finding of a
+#: page the run never fetched — what no judge may read as page text.
+PAGE_WORDING = "Heat pump sales reached 2.9 million units in 2023, a spring report says."
+MISSPELT = PAGE_WORDING.replace("million", "milion")
+REWORDED = PAGE_WORDING.replace("sales reached", "sales had reached")
+NEVER_FETCHED = "Heat pump sales collapsed to 1.1 million units in 2023."
+
+
+def misquoted_brief(root: Path) -> Path:
+    """The ready brief with the misquotes above, traced and judged up to the verdict: C1 and C2
+    cite S1 and S2 (S2's best finding the misspelt one), C3 cites the reworded finding by id,
+    and S31, never fetched, is on sq1."""
+    pages = ready_pages()
+    pages[1].text = f"Heating Today.\n\n{PAGE_WORDING}\n\nMore in the spring issue."
+    pages[1].findings = [("Sales", MISSPELT), ("Sales, reworded", REWORDED)]
+    pages.append(
+        PageSpec(
+            "https://never-fetched.example/sales",
+            None,
+            [("Sales collapsed", NEVER_FETCHED)],
+            fetch="never",
+            sub_questions=["sq1"],
+        )
+    )
+    cites_reworded = {
+        "claim": "Heat pump sales came to 2.9 million units in 2023.",
+        "supporting": ["S1", "S2"],
+        "findings": ["S1.F1", "S2.F2"],
+        "importance": "central",
+    }
+    claims = [*ready_claims(), cites_reworded]
+    write_brief(root, pages, claims, document=ready_document(), trace=ready_trace())
+    plan = {
+        "sub_questions": [
+            {"id": f"sq{n}", "question": "q", "scope": "s", "queries": ["a"]} for n in range(1, 6)
+        ]
+    }
+    (root / "plan.json").write_text(json.dumps(plan))
+    return run_gates_before_verdict(root, SETTINGS)
+
+
 # --- briefs several test modules build ----------------------------------------------------
 
 SETTINGS = Settings()

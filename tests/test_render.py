@@ -217,7 +217,11 @@ def test_only_answer_sentences_whose_citations_pass_are_rendered(tmp_path: Path)
     )
     edit(root, lambda c, t: c.update(synthesis=written))
     report, markdown = render_brief(Brief(root), check_answer=check_answer)
-    assert report.answer == "Heat pump sales were about 2.9 million units in 2023 [S1][S2]."
+    # A sentence with one failing citation is shown without it, not struck with it.
+    assert report.answer == (
+        "Heat pump sales were about 2.9 million units in 2023 [S1][S2]. "
+        "Heat pump sales were about 2.9 million units in 2023 [S1]."
+    )
     assert [(s.text, s.reason) for s in report.answer_stripped] == [
         (
             "Heat pump sales were about 3.9 million units in 2023 [S1].",
@@ -225,7 +229,7 @@ def test_only_answer_sentences_whose_citations_pass_are_rendered(tmp_path: Path)
         ),
         (
             "Heat pump sales were about 2.9 million units in 2023 [S1][S3].",
-            "S3 unsupported (no_findings)",
+            "struck from it: [S3] dropped: S3 unsupported (no_findings)",
         ),
         ("Heat pumps sold well.", "cites no source"),
     ]

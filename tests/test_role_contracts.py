@@ -26,12 +26,14 @@ from typing import Any
 import pytest
 
 import scripted_run
+from briefs import PageSpec, write_brief
 from claude_world import role_of
 from conftest import REPO
 from deep_research import role_contracts
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.errors import InputError
+from deep_research.gates.answer import check_answer
 from deep_research.gates.trace import emitted_claims
 from deep_research.models import Checks, Claim, Evidence
 from deep_research.plugin import workflow
@@ -291,6 +293,31 @@ def test_nexts_synthesis_rules_are_the_synthesizers_and_the_claims(tmp_path: Pat
     assert emitted and action.rules[-len(data) :] == data
     assert action.rules[: -len(data)] == role_contracts.items("synthesizer", "Rules")
     assert unsourced("\n".join(action.rules), data) == []
+
+
+def test_the_synthesizers_example_of_two_positions_is_accepted_by_the_answer_gate(
+    tmp_path: Path,
+) -> None:
+    # The example a writer copies: two positions in one sentence, each clause on its own cites.
+    (example,) = re.findall(r'"([^"]+)"', role_contracts.items("synthesizer", "Rules")[2])
+    positions = {
+        "S4": "The beekeepers' association counts 214 colonies on the island this year.",
+        "S6": "The council's survey gives 168 colonies on the island.",
+    }
+    pages = [
+        PageSpec(f"https://apiary{n}.example/notes", text, [("Colonies", text)] if text else [])
+        for n, text in enumerate(positions.get(f"S{n}", f"Filler page {n}.") for n in range(1, 7))
+    ]
+    root = write_brief(tmp_path / "brief", pages, [])
+    checked = check_answer(Brief(root), example[0].upper() + example[1:] + ".")
+    (sentence,) = checked.sentences
+    assert sentence.passed, sentence.reason
+    assert [clause.sources for clause in sentence.clauses] == [("S4",), ("S6",)]
+    # The same sentence with the counts swapped is not what either source says.
+    swapped = (
+        example.replace("214", "0").replace("168", "214").replace("0 colonies", "168 colonies")
+    )
+    assert not check_answer(Brief(root), swapped + ".").sentences[0].passed
 
 
 def test_the_workflows_prompts_are_contract_text_and_data(

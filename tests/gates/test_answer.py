@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from briefs import edit
+from briefs import PageSpec, edit, write_brief
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.gates.answer import CheckedAnswer, check_answer, clauses
+from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.render import render_brief
 from outage import MARCH, SEPTEMBER, outage
 
@@ -42,33 +43,62 @@ def test_a_sentence_stating_two_positions_passes_each_against_its_own_cites(brie
 
 
 @pytest.mark.parametrize(
-    ("written", "reason"),
+    ("written", "shown", "reason"),
     [
         # Each clause still answers for its own figures: the dates swapped fail both sources.
         (
             "The official target for restarting the treatment works is September 2026 [S1], "
             "while the contractor's programme puts the restart in March 2026 [S2].",
+            None,
             '"The official target for restarting the treatment works is September 2026": '
             "S1 partially_supported (literal_missing: September 2026)",
         ),
-        # Text after the last marker belongs to the last clause: an uncited figure there fails.
+        # Text after the last marker belongs to the last clause: an uncited figure there fails
+        # it, and the first clause, verified, is shown without it.
         (
             "The official target for restarting the treatment works is March 2026 [S1], while "
             "the contractor's programme puts the restart in September 2026 [S2] at a cost of "
             "40 million.",
+            "The official target for restarting the treatment works is March 2026 [S1].",
             "S2 partially_supported (literal_missing: 40 million)",
         ),
-        # A clause without a marker of its own is checked with the next clause's sources.
+        # A clause without a marker of its own is checked with the next clause's sources; one
+        # that loses the source it names ("According to [S1]") is struck whole.
         (
             "According to [S1], the contractor's programme puts the restart of the treatment "
             "works in September 2026 [S2].",
+            None,
             "S1 partially_supported (literal_missing: September 2026",
+        ),
+        # A citation that does not state its clause is dropped; the clause stays with the
+        # source that states it.
+        (
+            f"{MARCH[:-1]} [S1][S2].",
+            f"{MARCH[:-1]} [S1].",
+            "S2 partially_supported (literal_missing: March 2026)",
+        ),
+        # The second clause struck, the first shown: a verified clause is not lost with it.
+        (
+            f"{MARCH[:-1]} [S1], and {SEPTEMBER[0].lower()}{SEPTEMBER[1:-1]} [S1].",
+            f"{MARCH[:-1]} [S1].",
+            "S1 partially_supported (literal_missing: September 2026)",
+        ),
+        # The first clause struck: the second is shown as a sentence of its own.
+        (
+            f"{MARCH[:-1]} [S2], while {SEPTEMBER[0].lower()}{SEPTEMBER[1:-1]} [S2].",
+            SEPTEMBER.replace("2026.", "2026 [S2]."),
+            "S2 partially_supported (literal_missing: March 2026)",
         ),
     ],
 )
-def test_each_clause_answers_for_its_own_words(brief: Brief, written: str, reason: str) -> None:
-    (sentence,) = answer(brief, written).sentences
-    assert not sentence.passed and reason in sentence.reason
+def test_each_clause_answers_for_its_own_words(
+    brief: Brief, written: str, shown: str | None, reason: str
+) -> None:
+    checked = answer(brief, written).sentences
+    passed = [sentence.text for sentence in checked if sentence.passed]
+    assert passed == ([shown] if shown else [])
+    (struck,) = [sentence for sentence in checked if not sentence.passed]
+    assert struck.text == written and reason in struck.reason, struck.reason
 
 
 @pytest.mark.parametrize(
@@ -186,3 +216,40 @@ def test_clauses_keep_every_citation_and_every_word(
         return re.sub(r"\[S\d+\]|[\s,;\u2014]", "", text)
 
     assert letters(" ".join(found)) == letters(sentence)
+
+
+#: A claim one source states in two of its findings together: the date in one, the cost in the
+#: other. The trace gate checks the claim against both quotes at once and supports it.
+TWO_FINDINGS = (
+    "The official target for restarting the treatment works is March 2026.",
+    "Repairing the collapsed filter bed of the treatment works will cost 40 million euros.",
+)
+JOINT_CLAIM = (
+    "The treatment works restart is targeted for March 2026 and the repair will cost 40 million "
+    "euros."
+)
+
+
+def test_a_clause_stating_a_verified_claim_reads_the_result_the_table_shows(
+    tmp_path: Path,
+) -> None:
+    page = PageSpec(
+        "https://water-authority.example/northwater",
+        "Update.\n\n" + "\n\n".join(TWO_FINDINGS),
+        [("Date", TWO_FINDINGS[0]), ("Cost", TWO_FINDINGS[1])],
+    )
+    claim = {"claim": JOINT_CLAIM, "supporting": ["S1"], "findings": ["S1.F1", "S1.F2"]}
+    root = write_brief(tmp_path / "brief", [page], [claim])
+    run_trace(TraceOptions(brief=root))
+    written = f"{JOINT_CLAIM[:-1]} [S1]."
+    edit(root, lambda c, t: c.update(verdict="PARTIAL", synthesis=written))
+    # Traced afresh, each quote alone misses a figure, and the sentence was struck while the
+    # verification table showed the claim Supported by S1; now both read the gate's result.
+    report, _ = render_brief(Brief(root), check_answer=check_answer)
+    (row,) = report.verification
+    assert row.support_class == "Supported" and row.sources == ["S1"]
+    assert report.answer == written and report.answer_stripped == []
+    # A clause in other words is traced as written: the recorded result is the claim's own.
+    reworded = "The repair will cost 40 million euros and the restart is set for March 2026 [S1]."
+    (sentence,) = check_answer(Brief(root), reworded).sentences
+    assert not sentence.passed and "literal_missing" in sentence.reason

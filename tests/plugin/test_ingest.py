@@ -7,13 +7,17 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from briefs import edit
 from deep_research.brief import Brief
+from deep_research.gates.answer import check_answer
+from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.plugin.ingest import run_ingest
 from deep_research.plugin.next import View, phase_synthesize, phase_trace
-from deep_research.plugin.replies import synthesis_path
+from deep_research.plugin.replies import synthesis_path, triangulator_path
+from deep_research.render import render_brief
 from deep_research.settings import Settings
 from deep_research.start_record import StartRecord, clamp_caps
-from outage import MARCH, SEPTEMBER, outage
+from outage import MARCH, OPEN, SEPTEMBER, outage
 
 ONE_SIDED = f"{MARCH[:-1]} [S1]."
 BOTH = f"{MARCH[:-1]} [S1]. {SEPTEMBER[:-1]} [S2]."
@@ -90,3 +94,46 @@ def test_claims_get_the_runs_question_and_date_before_the_trace(tmp_path: Path) 
     then = phase_trace(view)
     assert then is not None and then.command is not None and then.command.split()[1] == "trace"
     assert not run_ingest(root).dated  # once: the next ingest leaves them as they are
+
+
+def test_the_triangulators_contradictions_reach_claims_json_and_the_report(
+    tmp_path: Path,
+) -> None:
+    # claims.json as a writer copies it from the graph: claims, and none of its contradictions.
+    root = outage(tmp_path / "brief", contradictions=[])
+    view = _run(root)
+    graph = {
+        "claims": [],
+        "contradictions": [
+            {**OPEN, "description": "the authority says March, the contractor September"},
+            {"ids": ["C1", "C9"], "topic": "a claim the writer did not keep"},
+            {"ids": ["C2"], "topic": "one position is no contradiction"},
+            {"topic": "no ids"},
+        ],
+    }
+    path = triangulator_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(graph), encoding="utf-8")
+    run = view.run
+    dated = {"question": run.topic, "generated": run.started_at.date().isoformat()}
+    edit(root, lambda c, t: c.update(verdict="PARTIAL", synthesis=BOTH, **dated))
+    _, before = render_brief(Brief(root), check_answer=check_answer)
+    assert "None unresolved." in before.split("## Contradictions", 1)[1]  # the played run's
+    (root / "trace.json").unlink()  # claims.json as the writer left it, untraced
+
+    first = phase_trace(view)
+    assert first is not None and first.command is not None
+    assert first.command.split()[1] == "ingest" and "contradictions" in first.why
+    assert run_ingest(root).contradictions == 1
+    (entry,) = Brief(root).load_claims().unresolved_contradictions
+    assert entry.ids == ["C1", "C2"] and entry.topic == OPEN["topic"]
+    assert run_ingest(root).contradictions == 0  # once
+    then = phase_trace(view)
+    assert then is not None and then.command is not None and then.command.split()[1] == "trace"
+    run_trace(TraceOptions(brief=root))
+
+    _, markdown = render_brief(Brief(root), check_answer=check_answer)
+    section = markdown.split("## Contradictions", 1)[1].split("\n## ", 1)[0]
+    assert OPEN["topic"] in section and "None unresolved." not in section
+    # Each side with its own sources.
+    assert "| sources | [S1] | [S2] |" in section

@@ -11,7 +11,9 @@ import pytest
 
 from briefs import (
     OUTLET_SENTENCE,
+    PAGE_WORDING,
     SETTINGS,
+    misquoted_brief,
     ready_claims,
     ready_document,
     ready_pages,
@@ -101,3 +103,44 @@ def test_the_input_file_is_the_same_bytes_each_time_it_is_written(brief: Brief) 
         path.unlink()
         assert write_input(brief, task).read_bytes() == first
         assert path == brief.root / "inputs" / path.name
+
+
+@pytest.fixture(scope="module")
+def misquoted(tmp_path_factory: pytest.TempPathFactory) -> Brief:
+    return Brief(misquoted_brief(tmp_path_factory.mktemp("misquoted") / "brief"))
+
+
+def misquoted_tasks(root: Path) -> list[JudgingTask]:
+    return [
+        TriangulateTask(str(root), 2),
+        VerifyTask(str(root), "C1", "S2"),
+        SkepticTask(str(root), "C1"),
+        SkepticTask(str(root), "C3"),
+        CiberTask(str(root), 10, 3),
+    ]
+
+
+@pytest.mark.parametrize(
+    "kind", range(5), ids=["triangulator", "verifier", "skeptic", "skeptic-C3", "ciber"]
+)
+def test_a_judge_reads_only_text_the_trace_gate_located(misquoted: Brief, kind: int) -> None:
+    text = input_text(misquoted, misquoted_tasks(misquoted.root)[kind])
+    # The never-fetched page's finding and the reworded quote are no page's text: left out.
+    assert "collapsed" not in text and "had reached" not in text
+    # The misspelt quote is shown as the page spells it, at the span the gate located.
+    assert "milion" not in text
+    if kind == 3:  # C3's S2 quote is located nowhere: no text of S2 is shown for it
+        assert "No text of this source was located for the claim" in text
+    else:
+        assert f"«{PAGE_WORDING}»" in text
+    for inside in WRAPPED.findall(text):
+        assert "milion" not in inside and "collapsed" not in inside
+
+
+def test_the_findings_left_out_are_named_with_why(misquoted: Brief) -> None:
+    text = input_text(misquoted, TriangulateTask(str(misquoted.root), 2))
+    left = text.split("Findings left out", 1)[1]
+    assert "- S31.F1: its source has no text the run fetched and kept" in left
+    assert "- S2.F2: its quote is not located in its page" in left
+    # What a fetcher wrote of a finding is labelled as its own words, outside the wrapper.
+    assert "Finding S2.F1 (supporting), the fetcher's own words, not page text: Sales" in text

@@ -3,35 +3,42 @@
 claims.json's ``synthesis`` is the brief's answer as a model wrote it. It is split into
 sentences as dossier mode splits a report (:func:`~deep_research.gates.trace.prose_sentences`),
 and each sentence into the claims it states: a citation marker closes the clause before it, so
-"the official target is March 2026 [S4], the contractor's programme says September 2026 [S6]"
-states two claims, each checked against its own sources only — a sentence giving two positions
-is the way a contradiction is written, and checking each source against both would strip it.
+"the beekeepers' association counts 214 colonies on the island [S4], the council's survey gives
+168 [S6]" states two claims, each checked against its own sources only — a sentence giving two
+positions is the way a contradiction is written, and checking each source against both would
+strip it.
 Every (clause, cited source) pair runs the four steps of docs/contracts.md §4.1
-(:func:`~deep_research.gates.trace.trace_sentence`). A sentence may be shown only when every
-clause cites at least one source and every source a clause cites is supported for that clause.
+(:func:`~deep_research.gates.trace.trace_sentence`) — except that a clause stating an emitted
+claim in that claim's words reads the gate's recorded result for the claim and the source (what
+the report's verification table shows), so the two never disagree on one citation. A citation
+that does not state its clause is dropped from the sentence shown; a clause no citation states
+is struck, not the sentence's verified clauses; a sentence citing by URL is kept or struck
+whole. What was struck is listed after the sentence, with why.
 
 Then the answer as a whole: every open contradiction of the brief (claims.json
 ``unresolved_contradictions`` naming two or more verified claims) must have each of its
 positions stated by a passing clause — one citing a source of that position and stating a
 figure, date or name that sets it apart from the others (when it has one). An answer that
-leaves a position out is refused: a reader who sees one restart date has not learned that the
-sources disagree.
+leaves a position out is refused: a reader who sees one count has not learned that the sources
+disagree.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from deep_research.brief import Brief
-from deep_research.gates.joint import joined
+from deep_research.gates.joint import JOINED, joined
 from deep_research.gates.literals import check
 from deep_research.gates.overtaken import overtaken
 from deep_research.gates.trace import (
+    CitedSentence,
     PairResult,
     SourceIndex,
     cited_sentence,
+    emitted_claims,
     prose_sentences,
     trace_sentence,
 )
@@ -58,10 +65,20 @@ class CheckedClause:
     text: str
     sources: tuple[str, ...]
     results: tuple[PairResult, ...]
+    #: Its citations must all hold (a sentence citing by URL is checked whole, as written).
+    whole: bool = False
+
+    @property
+    def kept(self) -> tuple[str, ...]:
+        """The cited sources that state the clause: the citations shown with it."""
+        held = {r.source for r in self.results if r.outcome == "supported"}
+        if self.whole and len(held) < len(self.results):
+            return ()
+        return tuple(source for source in self.sources if source in held)
 
     @property
     def passed(self) -> bool:
-        return bool(self.sources) and all(r.outcome == "supported" for r in self.results)
+        return bool(self.kept)
 
 
 @dataclass(frozen=True)
@@ -148,47 +165,169 @@ def clauses(sentence: str) -> list[str]:
     to the next, whose sources it adds. A sentence citing by URL, or citing once, is one
     clause, exactly as written.
     """
+    return [piece.written for piece in _pieces(sentence)]
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """One clause where the sentence has it: from ``start`` (its leading separator included) to
+    ``end`` (its markers included; the last clause runs to the sentence's end), its marker runs,
+    and its text as :func:`clauses` gives it."""
+
+    start: int
+    end: int
+    runs: tuple[tuple[int, int], ...]
+    written: str
+
+
+def _pieces(sentence: str) -> list[_Piece]:
     runs = list(_CITE_RUN.finditer(sentence))
     if len(runs) < 2 or _LINK.search(sentence):
-        return [sentence]
-    pieces: list[tuple[str, list[str]]] = []
+        return [_Piece(0, len(sentence), tuple(run.span() for run in runs), sentence)]
+    raw: list[tuple[int, int, str, list[str], list[tuple[int, int]]]] = []
     start = 0
     for run in runs:
-        pieces.append((sentence[start : run.start()], _SOURCE_ID.findall(run.group())))
+        ids = _SOURCE_ID.findall(run.group())
+        raw.append((start, run.end(), sentence[start : run.start()], ids, [run.span()]))
         start = run.end()
-    last_text, last_sources = pieces[-1]
-    pieces[-1] = (last_text + sentence[start:], last_sources)
-    out: list[str] = []
-    carry_text, carry_sources = "", list[str]()
-    for number, (text, sources) in enumerate(pieces, start=1):
-        text, sources = carry_text + text, carry_sources + sources
-        if len(text.strip(_LEAD).split()) < MIN_CLAUSE_WORDS and number < len(pieces):
-            carry_text, carry_sources = text, sources
+    first, _, last_text, last_ids, last_runs = raw[-1]
+    raw[-1] = (first, len(sentence), last_text + sentence[start:], last_ids, last_runs)
+    out: list[_Piece] = []
+    carry: tuple[int, str, list[str], list[tuple[int, int]]] | None = None
+    for number, (begin, end, text, sources, spans) in enumerate(raw, start=1):
+        if carry is not None:
+            begin, text = carry[0], carry[1] + text
+            sources, spans = carry[2] + sources, carry[3] + spans
+        if len(text.strip(_LEAD).split()) < MIN_CLAUSE_WORDS and number < len(raw):
+            carry = (begin, text, sources, spans)
             continue
-        carry_text, carry_sources = "", []
+        carry = None
         marks = "".join(f"[{source}]" for source in dict.fromkeys(sources))
-        out.append(f"{text.strip(_LEAD)} {marks}")
+        out.append(_Piece(begin, end, tuple(spans), f"{text.strip(_LEAD)} {marks}"))
     return out
 
 
-def _clause(index: SourceIndex, number: int, written: str) -> CheckedClause:
-    found = cited_sentence(number, written)
+#: Words that join a clause to the one before it ("…[S4], while the contractor …"): not part of
+#: the claim the clause states.
+_CONNECTIVES = frozenset({"and", "but", "while", "whereas", "although", "though", "yet", "so"})
+_TOKEN = re.compile(r"\w+(?:[.,'’]\w+)*%?")
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """``text`` as the words a clause and a claim are compared by: case, punctuation and a
+    leading connective aside."""
+    words = tuple(_TOKEN.findall(text.casefold().replace("’", "'")))
+    return words[1:] if words and words[0] in _CONNECTIVES else words
+
+
+class _Recorded:
+    """The per-citation results the trace gate recorded for the emitted claims — what the
+    report's verification table shows — by the words of each claim."""
+
+    def __init__(self, document: ClaimsFile) -> None:
+        self.by_words: dict[tuple[str, ...], list[Claim]] = {}
+        for claim in emitted_claims(document):
+            self.by_words.setdefault(_words(claim.claim), []).append(claim)
+
+    def result(self, unit: str, text: str, source: str, cited: Sequence[str]) -> PairResult | None:
+        """The recorded result of ``source`` for the claim ``text`` states word for word, when
+        that claim cites it and the gate passed the pair — and, for a pair that holds only
+        joined with others (:data:`~deep_research.gates.joint.JOINED`), when the clause cites
+        those too (``cited``); None otherwise."""
+        for claim in self.by_words.get(_words(text), []):
+            if source not in claim.supporting:
+                continue
+            joined_with = {item.source for item in claim.evidence if JOINED in item.checks.reasons}
+            if source in joined_with and not joined_with <= set(cited):
+                continue  # it states the claim only beside sources this clause does not cite
+            evidence = tuple(item for item in claim.evidence if item.source == source)
+            return PairResult(unit, source, "supported", (), evidence)
+        return None
+
+
+def _clause(index: SourceIndex, recorded: _Recorded, number: int, piece: _Piece) -> CheckedClause:
+    found = cited_sentence(number, piece.written)
+    whole = bool(_LINK.search(piece.written))
+    if not found.sources:
+        return CheckedClause(found.text, found.sources, (), whole)
+    # A clause stating an emitted claim in its words reads the gate's result for that claim
+    # and source — the one the verification table shows — instead of tracing it afresh.
+    known = {s: recorded.result(found.unit(), found.text, s, found.sources) for s in found.sources}
+    rest = CitedSentence(found.number, found.text, tuple(s for s, r in known.items() if r is None))
+    traced = iter(trace_sentence(index, rest))
+    results = [known[s] or next(traced) for s in found.sources]
     # A clause is a claim: its cites may state it together, as a merged claim's do.
-    results = tuple(joined(trace_sentence(index, found))) if found.sources else ()
-    return CheckedClause(found.text, found.sources, results)
+    return CheckedClause(found.text, found.sources, tuple(joined(results)), whole)
 
 
-def _sentence(index: SourceIndex, number: int, written: str) -> CheckedSentence:
-    checked = tuple(_clause(index, number, part) for part in clauses(written))
+#: A sentence's closing punctuation, kept when the clause that held it is struck.
+_ENDING = re.compile(r"[.!?]+[\"'”’)]*\s*$")
+
+
+def _shown(sentence: str, pieces: Sequence[_Piece], checked: Sequence[CheckedClause]) -> str:
+    """``sentence`` with only its passing clauses, each with only the citations that state it."""
+    parts = []
+    for piece, clause in zip(pieces, checked, strict=True):
+        if not clause.passed:
+            continue
+        out, position = [], piece.start
+        for start, end in piece.runs:
+            ids = dict.fromkeys(_SOURCE_ID.findall(sentence[start:end]))
+            marks = "".join(f"[{s}]" for s in ids if s in clause.kept)
+            out += [sentence[position:start], f" {marks}" if marks else ""]
+            position = end
+        out.append(sentence[position : piece.end])
+        parts.append("".join(out))
+    shown = "".join(parts).strip().lstrip(_LEAD)
+    head, _, rest = shown.partition(" ")
+    if head.casefold() in _CONNECTIVES and rest:  # "…, while B [S2]." with its first clause struck
+        shown = rest
+    ending = _ENDING.search(sentence)
+    if ending and not shown.endswith(ending.group().strip()):
+        shown = shown.rstrip(_LEAD) + ending.group().strip()
+    return shown[:1].upper() + shown[1:]
+
+
+def _struck(clause: CheckedClause) -> str:
+    failing = [r for r in clause.results if r.outcome != "supported"]
+    return NO_CITATION if not clause.sources else "; ".join(map(_why, failing))
+
+
+def _sentence(
+    index: SourceIndex, recorded: _Recorded, number: int, written: str
+) -> list[CheckedSentence]:
+    """The sentence as it may be shown — its passing clauses, each with the citations that
+    state it — then, when anything was struck from it, what and why (not shown)."""
+    pieces = _pieces(written)
+    checked = [_clause(index, recorded, number, piece) for piece in pieces]
     several = len(checked) > 1
-    reasons = []
+    # A clause whose marker run loses every source it names is struck whole: "According to
+    # [S1], …" cannot stand without S1.
+    checked = [
+        clause
+        if all(set(_SOURCE_ID.findall(written[a:b])) & set(clause.kept) for a, b in piece.runs)
+        else replace(clause, results=tuple(r for r in clause.results if r.outcome != "supported"))
+        for piece, clause in zip(pieces, checked, strict=True)
+    ]
+    kept = tuple(clause for clause in checked if clause.passed)
+    struck = []
     for clause in checked:
-        failing = [r for r in clause.results if r.outcome != "supported"]
-        why = NO_CITATION if not clause.sources else "; ".join(map(_why, failing))
-        if why and not clause.passed:
-            reasons.append(f'"{clause.text}": {why}' if several else why)
-    passed = all(clause.passed for clause in checked)
-    return CheckedSentence(written, passed, "; ".join(reasons), checked)
+        dropped = [s for s in clause.sources if s not in clause.kept]
+        if clause.passed and not dropped:
+            continue
+        why = _struck(clause)
+        if clause.passed:  # the clause stays, without the citations that do not state it
+            cites = "".join(f"[{s}]" for s in dropped)
+            where = f' from "{clause.text}"' if several else ""
+            struck.append(f"{cites} dropped{where}: {why}")
+        else:
+            struck.append(f'"{clause.text}": {why}' if several else why)
+    if not kept:
+        return [CheckedSentence(written, False, "; ".join(struck), tuple(checked))]
+    shown = CheckedSentence(_shown(written, pieces, checked), True, "", kept)
+    if not struck:
+        return [shown]
+    return [shown, CheckedSentence(written, False, "struck from it: " + "; ".join(struck))]
 
 
 def check_answer(brief: Brief, synthesis: str, document: ClaimsFile | None = None) -> CheckedAnswer:
@@ -200,9 +339,11 @@ def check_answer(brief: Brief, synthesis: str, document: ClaimsFile | None = Non
         document = brief.load_claims()
     sources = brief.load_sources()
     index = SourceIndex(brief, sources, brief.load_fetch_log())
+    recorded = _Recorded(document)
     sentences = tuple(
-        _sentence(index, number, written)
+        checked
         for number, written in enumerate(prose_sentences(synthesis), start=1)
+        for checked in _sentence(index, recorded, number, written)
     )
     stated = [c for s in sentences if s.passed for c in s.clauses]
     # No answer written leaves out nothing: the report's key findings stand as its answer.
@@ -244,7 +385,7 @@ def _distinct(side: Claim, others: Sequence[Claim]) -> set[str]:
 
 
 def _states(clause: CheckedClause, side: Claim, distinct: set[str]) -> bool:
-    if not clause.passed or not set(clause.sources) & set(side.supporting):
+    if not clause.passed or not set(clause.kept) & set(side.supporting):
         return False
     if not distinct:
         return True

@@ -12,7 +12,9 @@ fetcher:
 * the entailment judges' returns are checked by the entail gate (docs/contracts.md §4.1), each
   judging the (claim, source) its file name carries — whatever ids the reply itself names;
 * claims.json, as the orchestrator wrote it, gets the run's question and date from run.json
-  (the overtaken-date check reads that date; a model's guess of today is not it);
+  (the overtaken-date check reads that date; a model's guess of today is not it), and the
+  contradictions the triangulator recorded between its claims (the writer copies claims, not
+  them): each entry naming two or more claims that claims.json holds, under the same ids;
 * the orchestrator's ``synthesis.md`` is checked by the answer gate (:mod:`..gates.answer`)
   and becomes claims.json's ``synthesis`` — unless it is the first answer and the gate refused
   it (a side of an open contradiction left out, or no sentence that traces): then it is kept
@@ -31,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from deep_research.brief import (
     Brief,
     atomic_write_json,
@@ -40,8 +44,14 @@ from deep_research.brief import (
 )
 from deep_research.errors import DeepResearchError
 from deep_research.gaps import INCOMPLETE
-from deep_research.models import PhaseName
-from deep_research.plugin.replies import Return, read_reply, saved, synthesis_path
+from deep_research.models import ClaimsFile, Contradiction, PhaseName
+from deep_research.plugin.replies import (
+    Return,
+    read_reply,
+    saved,
+    synthesis_path,
+    triangulator_path,
+)
 from deep_research.record import load_trace_or_empty, open_brief
 from deep_research.trace_phases import IngestPhase
 
@@ -58,6 +68,8 @@ class IngestReport:
     synthesis: bool = False
     #: What the answer gate asks of a refused answer (one line), when it refused one.
     answer: str | None = None
+    #: Contradictions of the triangulator's graph carried into claims.json by this call.
+    contradictions: int = 0
     dated: bool = False
     gaps: list[str] = field(default_factory=list)
 
@@ -71,6 +83,7 @@ class IngestReport:
             "synthesis": self.synthesis,
             "answer_refused": self.answer,
             "claims_dated": self.dated,
+            "contradictions_adopted": self.contradictions,
             "gaps": self.gaps,
         }
 
@@ -193,6 +206,43 @@ def _date_claims(brief: Brief) -> bool:
     return True
 
 
+def unadopted_contradictions(brief: Brief, document: ClaimsFile) -> list[Contradiction]:
+    """The triangulator's recorded contradictions that claims.json does not hold yet: those
+    naming two or more of its claims (a malformed entry, or one naming a claim the writer did
+    not keep, is no position to show)."""
+    graph = read_reply(triangulator_path(brief.root))
+    entries = graph.get("contradictions") if isinstance(graph, dict) else None
+    if not isinstance(entries, list):
+        return []
+    claims = {claim.id for claim in document.claims}
+    held = {tuple(sorted(set(entry.ids))) for entry in document.unresolved_contradictions}
+    found = []
+    for value in entries:
+        try:
+            entry = Contradiction.model_validate(value)
+        except ValidationError:
+            continue
+        ids = tuple(sorted(set(entry.ids)))
+        if len(ids) >= 2 and set(ids) <= claims and ids not in held:
+            held.add(ids)
+            found.append(entry.model_copy(update={"ids": list(dict.fromkeys(entry.ids))}))
+    return found
+
+
+def _adopt_contradictions(brief: Brief) -> int:
+    """claims.json with the triangulator's contradictions added; how many were."""
+    if not brief.claims_path.exists():
+        return 0
+    document = brief.load_claims()
+    new = unadopted_contradictions(brief, document)
+    if new:
+        held = [*document.unresolved_contradictions, *new]
+        write_claims(
+            brief.claims_path, document.model_copy(update={"unresolved_contradictions": held})
+        )
+    return len(new)
+
+
 def run_ingest(root: Path) -> IngestReport:
     brief = open_brief(root)
     report = IngestReport()
@@ -212,6 +262,7 @@ def run_ingest(root: Path) -> IngestReport:
         if any(item.kind == "skeptic" for item in new) and brief.claims_path.exists():
             report.votes_for = _votes(root, skeptics)
         report.dated = _date_claims(brief)
+        report.contradictions = _adopt_contradictions(brief)
         text = synthesis_path(root)
         consumed = {item.path.name: digest(item.path) for item in items}
         if text.is_file() and ingested(brief).get(text.name) != digest(text):

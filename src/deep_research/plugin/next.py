@@ -33,7 +33,7 @@ from deep_research.depth import Depth
 from deep_research.errors import DeepResearchError
 from deep_research.models import ClaimsFile
 from deep_research.plugin import replies
-from deep_research.plugin.ingest import pending, recorded_gaps
+from deep_research.plugin.ingest import pending, recorded_gaps, unadopted_contradictions
 from deep_research.plugin.tasks import (
     COUNTER_EVIDENCE,
     CiberTask,
@@ -581,6 +581,9 @@ def phase_trace(view: View) -> Action | None:
         document.question != view.run.topic or document.generated != view.run.started_at.date()
     ):
         why = "claims.json gets the run's question and date, as start recorded them"
+        return _command(view, "trace", why, "ingest", str(view.root))
+    if document is not None and unadopted_contradictions(view.brief, document):
+        why = "claims.json gets the contradictions the triangulator recorded"
         return _command(view, "trace", why, "ingest", str(view.root))
     return _command(view, "trace", "every citation is traced", "trace", str(view.root))
 

@@ -46,7 +46,7 @@ from deep_research.run.checkpoint import (
     read_record,
     write_phase,
 )
-from deep_research.run.evidence import located
+from deep_research.run.evidence import as_judged, panel_evidence
 from deep_research.run.floorplan import PlanFloors, counter_queries, meet_floors
 from deep_research.run.governor import (
     Budget,
@@ -584,7 +584,7 @@ def phase_panel(ctx: Context) -> None:
     skipped: str | None = None
 
     def evidence(claim: Claim) -> list[EvidenceText]:
-        return [located(ctx.brief, e) for e in claim.evidence if e.checks.outcome == "supported"]
+        return panel_evidence(ctx.brief, claim)
 
     try:
         panels = None
@@ -679,7 +679,9 @@ def phase_ciber(ctx: Context) -> None:
         run_ciber_apply(ctx.brief.root, None, reason, ctx.settings)
         ctx.progress("ciber", f"skipped: {reason}")
         return
+    # CIBER reads each claim's located evidence as the page has it, never a quote as written.
     high = [c for c in document.claims if c.confidence == "high"][:10]
+    high = [as_judged(ctx.brief, claim) for claim in high]
     ctx.budget.charge_call(ctx.reasoner.price)
     output = ctx.reasoner.reframe(high)
     if isinstance(output, Skipped):

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from briefs import PAGE_WORDING, misquoted_brief
 from claude_world import asked_claims, vote, vote_number, votes_reply
+from deep_research.brief import Brief
 from deep_research.decide.votes import panel
 from deep_research.models import Checks, Claim, Evidence, SkepticVote
 from deep_research.run.claude.client import ClaudeClient
@@ -25,10 +28,19 @@ from deep_research.run.claude.panel import (
 )
 from deep_research.run.claude.prices import usd
 from deep_research.run.claude.roles import choose_models
+from deep_research.run.evidence import as_judged, panel_evidence
 from deep_research.run.governor import Budget, CapReached, Limits
 from deep_research.run.interface import Abstained, EvidenceText, Panels
 from deep_research.settings import Settings
-from fakeapi import FakeAnthropic, Reply, StrictAnthropic, error, output_schema, text
+from fakeapi import (
+    FakeAnthropic,
+    Reply,
+    StrictAnthropic,
+    error,
+    output_schema,
+    text,
+    user_text,
+)
 
 MODELS = choose_models({}, environ={})
 CONTEXT = "The gauges are calibrated every spring by the harbour authority. " * 12
@@ -324,3 +336,27 @@ def test_page_text_in_a_panel_or_ciber_request_is_wrapped_as_data() -> None:
     asked = ciber_request([claim(1).model_copy(update={"evidence": [quoted]})])
     said = asked["messages"][0]["content"]
     assert said.count("</untrusted_source>") == 1 and said.index("Ignore") > said.index("<untr")
+
+
+def test_the_skeptics_and_ciber_read_only_text_the_trace_gate_located(tmp_path: Path) -> None:
+    # A brief whose fetchers misquoted (tests/briefs.py): what the headless judges are sent.
+    brief = Brief(misquoted_brief(tmp_path / "brief"))
+    claims = [c for c in brief.load_claims().claims if c.support_class == "Supported"]
+    assert {"C1", "C3"} <= {c.id for c in claims}
+
+    def answer(body: dict[str, Any]) -> list[dict[str, Any]]:
+        if "Vote " in user_text(body):
+            return votes_reply({cid: vote(False) for cid in asked_claims(body)})
+        return [text(json.dumps({"ciber_passed": True, "consistency_failures": []}))]
+
+    with FakeAnthropic(answer) as api:
+        judge = client(api)
+        run_panels(judge, [(c, panel_evidence(brief, c)) for c in claims], Settings())
+        reframe(judge, [as_judged(brief, c) for c in claims])
+        sent = [user_text(message.body) for message in api.messages]
+    assert len(sent) >= 2 and any("Vote " not in said for said in sent)  # votes and CIBER
+    for said in sent:
+        # Neither the reworded quote (C3 cites it) nor the fetcher's misspelling reaches a
+        # judge; the text the gate located does, as the page has it.
+        assert "had reached" not in said and "milion" not in said
+        assert f"«{PAGE_WORDING}»" in said
