@@ -49,6 +49,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 from decimal import Decimal
 
 from deep_research.gates.literals.context import DocumentContext, Passage, Where
@@ -65,7 +66,10 @@ from deep_research.gates.literals.intervals import (
 from deep_research.gates.literals.memo import memoized
 from deep_research.gates.literals.numbers import step_of
 from deep_research.gates.literals.ordinals import counts
+from deep_research.gates.literals.relative import RelativeDate, relative_dates
 from deep_research.gates.literals.tokens import LiteralToken, Qualifier
+from deep_research.gates.literals.voice import attribution
+from deep_research.models import ContextLiteral
 
 
 @dataclass(frozen=True)
@@ -74,9 +78,15 @@ class ContextUse:
 
     token: LiteralToken
     where: Where
+    #: The quotes' relative date ("today") the publication date resolved, if that is how.
+    relative: str | None = None
 
     def __str__(self) -> str:
         return f"{self.token.text} ({self.where})"
+
+    def record(self) -> ContextLiteral:
+        """As claims.json and the batch gate's results record it."""
+        return ContextLiteral(literal=self.token.text, passage=self.where, relative=self.relative)
 
 
 @dataclass(frozen=True)
@@ -371,22 +381,125 @@ def _years_in_force(context: DocumentContext) -> tuple[Where, list[LiteralToken]
     return None
 
 
+@dataclass(frozen=True)
+class _Voices:
+    """A claim's attribution, read against a quotation the quotes are part of: the claim's
+    names the claim makes its speaker, and those it makes the one spoken to."""
+
+    speakers: frozenset[LiteralToken] = frozenset()
+    addressees: frozenset[LiteralToken] = frozenset()
+
+
+def _claim_voices(claim: str, tokens: Sequence[LiteralToken]) -> _Voices:
+    said = attribution(claim)
+    if said is None:
+        return _Voices()
+
+    def within(span: tuple[int, int] | None) -> frozenset[LiteralToken]:
+        if span is None:
+            return frozenset()
+        return frozenset(t for t in tokens if t.kind == "name" and span[0] <= t.start < span[1])
+
+    return _Voices(within(said.speaker), within(said.addressee))
+
+
+def _other_voice(name: str, context: DocumentContext) -> bool:
+    """Whether ``name`` is one a quotation does not speak for: the one it was told to, or the
+    publisher reporting it — unless the speaker's attribution names it, or the publisher is the
+    page's own subject (a company's release quoting its chief executive speaks for it)."""
+    speaking = " ".join(
+        _normalize_name(p.text) for p in context.name_passages if p.where == "speaker"
+    )
+    if f" {name} " in f" {speaking} ":
+        return False
+    subject = " ".join(
+        _normalize_name(p.text)
+        for p in context.name_passages
+        if p.where in ("title", "lead") and p.text not in context.bylines
+    )
+    voices = [*context.addressees]
+    voices.extend(b for b in context.bylines if f" {_normalize_name(b)} " not in f" {subject} ")
+    for voice in voices:
+        spoken = _normalize_name(voice)
+        if spoken and (f" {name} " in f" {spoken} " or f" {spoken} " in f" {name} "):
+            return True
+    return False
+
+
+def _name_from_context(
+    token: LiteralToken, context: DocumentContext, voices: _Voices
+) -> Where | None:
+    """The passage that establishes a claim name, if one does. A quotation's voice is its own:
+    the name a claim makes its speaker must be the attribution's; and no passage establishes a
+    name the quotation does not speak for (:func:`_other_voice`)."""
+    name = _normalize_name(token.text)
+    if not name:
+        return None
+    passages = context.name_passages
+    if context.quoted:
+        if token in voices.speakers:
+            passages = tuple(p for p in passages if p.where == "speaker")
+        elif token not in voices.addressees and _other_voice(name, context):
+            return None
+    return next((p.where for p in passages if _contains_name(p, name)), None)
+
+
+def _relative_use(
+    claim: Evidence, relative: Sequence[RelativeDate], published: date
+) -> ContextUse | None:
+    """A claim date the quotes' relative dates ("today"), read from the publication date,
+    establish. They are the quotes' own dates: when they do not establish it, nothing else may."""
+    token = as_year(claim.token)
+    if token is None or token.date is None:
+        return None
+    if token.date[0] == 0:  # "on 3 March": in the year the page was published
+        token = replace(token, date=(published.year, *token.date[1:]))
+    outer = date_interval(token, claim=True, yearless=False)
+    if outer is None:
+        return None
+    candidates = [
+        _Candidate(r.interval, abs(r.interval.middle - outer.middle), 0) for r in relative
+    ]
+    if not _judge(token.qualifier, outer, candidates):
+        return None
+    nearest = min(relative, key=lambda r: abs(r.interval.middle - outer.middle))
+    return ContextUse(claim.token, "publication date", nearest.text)
+
+
 def _from_context(
     claim: Evidence,
     evidence: Sequence[Evidence],
     context: DocumentContext,
     phrases: Sequence[str],
-) -> Where | None:
-    """The passage that establishes a claim literal the quotes leave out, if one does."""
+    quotes: Sequence[str],
+    voices: _Voices,
+) -> ContextUse | None:
+    """How the document's context establishes a claim literal the quotes leave out, if it does."""
+    where = _where_from_context(claim, evidence, context, phrases, quotes, voices)
+    if isinstance(where, ContextUse) or where is None:
+        return where
+    return ContextUse(claim.token, where)
+
+
+def _where_from_context(
+    claim: Evidence,
+    evidence: Sequence[Evidence],
+    context: DocumentContext,
+    phrases: Sequence[str],
+    quotes: Sequence[str],
+    voices: _Voices,
+) -> Where | ContextUse | None:
     token = claim.token
     if token.kind == "name":
-        name = _normalize_name(token.text)
-        return next((p.where for p in context.passages if name and _contains_name(p, name)), None)
+        return _name_from_context(token, context, voices)
     for passage in context.passages:
         if any(_contains_name(passage, phrase) for phrase in phrases):
             return passage.where
     if not _may_be_dated(token):
         return None  # context establishes years, seasons and names, never a figure
+    relative = relative_dates(" ".join(quotes), context.published)
+    if relative and context.published is not None:
+        return _relative_use(claim, relative, context.published)
     in_force = _years_in_force(context)
     if in_force is None:
         return None
@@ -431,14 +544,18 @@ def check(
     quote_text = " " + " ".join(_normalize_name(quote) for quote in quotes) + " "
     missing: list[LiteralToken] = []
     used: list[ContextUse] = []
+    voices: _Voices | None = None
     for token in claim_tokens:
         item = claim_evidence.get(token) or Evidence(token, frozenset())
         phrases = _name_phrases(claim, token)
         if _satisfied(item, evidence, quote_text, derived, phrases):
             continue
-        where = None if context is None else _from_context(item, evidence, context, phrases)
-        if where is not None:
-            used.append(ContextUse(token, where))
+        use = None
+        if context is not None:
+            voices = voices or _claim_voices(claim, claim_tokens)
+            use = _from_context(item, evidence, context, phrases, quotes, voices)
+        if use is not None:
+            used.append(use)
         else:
             missing.append(token)
     missing = _regrouped(claim, claim_tokens, missing, claim_evidence, evidence, quote_text)
