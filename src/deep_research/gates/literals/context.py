@@ -156,8 +156,8 @@ class DocumentContext:
         headings: list[tuple[int, str]] = []
         following = f"{blocks[0]} {self._text[start : start + 4 * _HEADING_MAX_CHARS]}".strip()
         for block in blocks[1:]:
-            if not block:
-                continue
+            if not block or _BYLINE_RE.fullmatch(block):
+                continue  # a byline is neither a heading nor prose: the ``byline`` passage
             heading = _heading(block, following)
             following = block
             if heading is None:
@@ -252,7 +252,8 @@ class DocumentContext:
         if not blocks or blocks[0][0] >= first_span:
             return None
         line, _, rest = blocks[0][1].partition("\n")
-        following = rest or (blocks[1][1] if len(blocks) > 1 else "")
+        prose = (block for _, block in blocks[1:] if not _BYLINE_RE.fullmatch(block))
+        following = rest or next(prose, "")
         heading = _heading(line, following or None)
         return Passage("title", heading[1]) if heading is not None else None
 
