@@ -4,7 +4,8 @@ Each document below is written the way such pages are (a company's release, a pr
 notes, a newspaper report quoting the operator, an encyclopedic page). A true claim names its
 subject although the quoted sentence says "we", "it" or "the plant", or dates an event the
 sentence calls "today"; its twins change one thing — another entity, another speaker, a figure,
-a date — and must not pass. The gate is the batch gate's (docs/contracts.md §4.1 step 3, §5.4).
+a date — and must not pass. The gate is the batch gate's: docs/contracts.md §4.1 step 3 and
+docs/contracts.md §5.4.
 """
 
 from __future__ import annotations
