@@ -238,6 +238,15 @@ TWINS = [
         True,
         RELEASE_FACTS,
     ),
+    Twin(
+        "quoted-officer-company-said",  # the company speaks through its officer on its own page
+        RELEASE,
+        "Brightwater Energy said its crews have already replaced the damaged transformers.",
+        CREWS_QUOTE,
+        "title",
+        True,
+        RELEASE_FACTS,
+    ),
     # a project's release notes: "it" under a titled record, "we" only by the publisher
     Twin(
         "it-title",
@@ -319,6 +328,15 @@ TWINS = [
         "quoted-we-reporter",
         REPORT,
         "Tom Alder is targeting the first half of 2027 for the first unit.",
+        GAZETTE_QUOTE,
+        "name_missing",
+        False,
+        REPORT_FACTS,
+    ),
+    Twin(
+        "quoted-newspaper-said",  # the newspaper reports what the operator said
+        REPORT,
+        "The Harbour Gazette said it is targeting the first half of 2027 for the first unit.",
         GAZETTE_QUOTE,
         "name_missing",
         False,

@@ -366,6 +366,19 @@ LEAD_PAGE = (
                 ("byline", "Ana Reyes"),
             ],
         ),
+        # a domain under a second-level suffix is read by its name
+        (
+            "We expect crossings to rise by a third.",
+            {"publisher": "harbour-post.co.uk"},
+            [
+                ("paragraph before", LEAD_PAGE.split("\n\n")[2]),
+                ("heading", "Harbour ferry timetable"),
+                ("title", "Harbour ferry timetable"),
+                ("lead", "The Harbourton ferry will run every 20 minutes from May."),
+                ("byline", "harbour post"),
+                ("byline", "Ana Reyes"),
+            ],
+        ),
         # the same page, no first person: no byline; the lead is only its first sentence
         (
             "crossings to rise by a third.",

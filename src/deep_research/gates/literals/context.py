@@ -216,9 +216,7 @@ class DocumentContext:
         """The publisher's names: the record's, a byline line near the top, a title's site."""
         found: list[str] = []
         if self.publisher:
-            host = " " not in self.publisher and "." in self.publisher
-            name = self.publisher.split(".")[0] if host else self.publisher
-            found.append(re.sub(r"[-_]+", " ", name) if host else name)
+            found.append(_publisher_name(self.publisher))
         for line in self._text[:_BYLINE_REACH].splitlines():
             byline = _BYLINE_RE.fullmatch(line)
             if byline is not None:
@@ -226,6 +224,16 @@ class DocumentContext:
         if self.title and _TITLE_SITE_SEPARATOR in self.title:
             found.append(self.title.rsplit(_TITLE_SITE_SEPARATOR, 1)[1].strip())
         return tuple(dict.fromkeys(name for name in found if name.strip()))
+
+    @property
+    def subjects(self) -> tuple[str, ...]:
+        """What the page says it is about: its titles (without a site's name after `` | ``)
+        and its lead."""
+        return tuple(
+            p.text.split(_TITLE_SITE_SEPARATOR)[0] if p.where == "title" else p.text
+            for p in self.name_passages
+            if p.where in ("title", "lead")
+        )
 
     @property
     def addressees(self) -> tuple[str, ...]:
@@ -291,3 +299,14 @@ class DocumentContext:
         if self._first_person:
             found.extend(Passage("byline", name) for name in self.bylines)
         return tuple(dict.fromkeys(found))
+
+
+def _publisher_name(publisher: str) -> str:
+    """A registrable web domain as its name's words (``acme-energy.example`` is "acme energy",
+    ``bbc.co.uk`` "bbc"); any other publisher (a declared author, a folder) as it is."""
+    if " " in publisher or "." not in publisher:
+        return publisher
+    labels = publisher.lower().split(".")[:-1]  # the last label is the top-level domain
+    while len(labels) > 1 and len(labels[-1]) <= 3:
+        labels.pop()  # co.uk, com.au: a second-level suffix, not the name
+    return re.sub(r"[-_]+", " ", labels[-1])

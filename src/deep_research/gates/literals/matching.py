@@ -403,42 +403,57 @@ def _claim_voices(claim: str, tokens: Sequence[LiteralToken]) -> _Voices:
     return _Voices(within(said.speaker), within(said.addressee))
 
 
+def _voice_names(text: str) -> list[str]:
+    """The names a byline or an addressee phrase holds, normalized (a lower-case byline read
+    from a web domain is one name as a whole)."""
+    names = [_normalize_name(t.text) for t in literals_of(text) if t.kind == "name"]
+    return [name for name in names or [_normalize_name(text)] if name]
+
+
+def _self_published(name: str, context: DocumentContext) -> bool:
+    """Whether ``name`` is the publisher of a page about itself — its title or lead names it: a
+    company's release quoting its own officer speaks for the company."""
+    subject = f" {' '.join(_normalize_name(text) for text in context.subjects)} "
+    return any(
+        f" {voice} " in f" {name} " and f" {voice} " in subject
+        for byline in context.bylines
+        for voice in _voice_names(byline)
+    )
+
+
 def _other_voice(name: str, context: DocumentContext) -> bool:
     """Whether ``name`` is one a quotation does not speak for: the one it was told to, or the
-    publisher reporting it — unless the speaker's attribution names it, or the publisher is the
-    page's own subject (a company's release quoting its chief executive speaks for it)."""
+    publisher reporting it — unless the attribution names it, or the page is the publisher's
+    own (:func:`_self_published`)."""
     speaking = " ".join(
         _normalize_name(p.text) for p in context.name_passages if p.where == "speaker"
     )
     if f" {name} " in f" {speaking} ":
         return False
-    subject = " ".join(
-        _normalize_name(p.text)
-        for p in context.name_passages
-        if p.where in ("title", "lead") and p.text not in context.bylines
-    )
-    voices = [*context.addressees]
-    voices.extend(b for b in context.bylines if f" {_normalize_name(b)} " not in f" {subject} ")
-    for voice in voices:
-        spoken = _normalize_name(voice)
-        if spoken and (f" {name} " in f" {spoken} " or f" {spoken} " in f" {name} "):
-            return True
-    return False
+
+    def named(texts: Sequence[str]) -> bool:
+        return any(f" {voice} " in f" {name} " for text in texts for voice in _voice_names(text))
+
+    if named(context.addressees):
+        return True
+    return named(context.bylines) and not _self_published(name, context)
 
 
 def _name_from_context(
     token: LiteralToken, context: DocumentContext, voices: _Voices
 ) -> Where | None:
     """The passage that establishes a claim name, if one does. A quotation's voice is its own:
-    the name a claim makes its speaker must be the attribution's; and no passage establishes a
-    name the quotation does not speak for (:func:`_other_voice`)."""
+    the name a claim makes its speaker must be the attribution's (or the publisher's, on a page
+    about itself); and no passage establishes a name the quotation does not speak for
+    (:func:`_other_voice`)."""
     name = _normalize_name(token.text)
     if not name:
         return None
     passages = context.name_passages
     if context.quoted:
         if token in voices.speakers:
-            passages = tuple(p for p in passages if p.where == "speaker")
+            if not _self_published(name, context):
+                passages = tuple(p for p in passages if p.where == "speaker")
         elif token not in voices.addressees and _other_voice(name, context):
             return None
     return next((p.where for p in passages if _contains_name(p, name)), None)
@@ -544,7 +559,7 @@ def check(
     quote_text = " " + " ".join(_normalize_name(quote) for quote in quotes) + " "
     missing: list[LiteralToken] = []
     used: list[ContextUse] = []
-    voices: _Voices | None = None
+    voices = _Voices() if context is None else _claim_voices(claim, claim_tokens)
     for token in claim_tokens:
         item = claim_evidence.get(token) or Evidence(token, frozenset())
         phrases = _name_phrases(claim, token)
@@ -552,7 +567,6 @@ def check(
             continue
         use = None
         if context is not None:
-            voices = voices or _claim_voices(claim, claim_tokens)
             use = _from_context(item, evidence, context, phrases, quotes, voices)
         if use is not None:
             used.append(use)
