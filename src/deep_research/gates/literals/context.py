@@ -259,10 +259,10 @@ class DocumentContext:
         blocks = self._opening
         if not blocks or blocks[0][0] >= first_span:
             return None
-        line, _, rest = blocks[0][1].partition("\n")
-        prose = (block for _, block in blocks[1:] if not _BYLINE_RE.fullmatch(block))
-        following = rest or next(prose, "")
-        heading = _heading(line, following or None)
+        line, *rest = blocks[0][1].split("\n")
+        after = [*rest, *(block for _, block in blocks[1:])]
+        following = next((text for text in after if not _BYLINE_RE.fullmatch(text)), None)
+        heading = _heading(line, following)
         return Passage("title", heading[1]) if heading is not None else None
 
     def _lead(self, first_span: int) -> Passage | None:
@@ -274,15 +274,14 @@ class DocumentContext:
                 return None  # the span's own paragraph is the ``paragraph`` passage
             following = blocks[index + 1][1] if index + 1 < len(blocks) else None
             one_line = block.replace("\n", " ")
+            end = _SENTENCE_END_RE.search(one_line)
             if (
-                _heading(one_line, following) is not None
-                or _BYLINE_RE.fullmatch(one_line)
+                end is None  # no sentence: a heading, a caption, a line of a list
                 or len(one_line) < _LEAD_MIN_CHARS
-                or _SENTENCE_END_RE.search(one_line) is None
+                or _BYLINE_RE.fullmatch(one_line)
+                or _heading(one_line, following) is not None
             ):
                 continue
-            end = _SENTENCE_END_RE.search(one_line)
-            assert end is not None
             return Passage("lead", one_line[: min(end.end(), _SENTENCE_CHARS)])
         return None
 

@@ -39,7 +39,13 @@ each literal it establishes is reported with the passage: a name found in a pass
 year or season when the quotes state no date or year of their own, from the years in force (the
 first passage, nearest first, that states one — for a paragraph, its last-stated year); and a
 claim date, from a quote date without a year, which takes the years in force (the publication
-date's year last).
+date's year last), or from the quotes' relative dates ("today", "next month",
+:mod:`.relative`), which the publication date resolves and which then decide alone.
+
+A quotation speaks for its speaker (:mod:`.voice`): when the quotes are inside an attributed
+quotation, a claim name the claim makes the speaker ("Roe said …") must be in the attribution,
+unless it is the publisher of a page about itself; and no passage establishes a name the
+quotation was told to, nor the publisher reporting it (a newspaper is not the operator's "we").
 """
 
 from __future__ import annotations
