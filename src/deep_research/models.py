@@ -176,7 +176,16 @@ CheckOutcome = Literal[
 
 #: The passages of a document around a located quote that may establish a claim's year, season
 #: or name (docs/contracts.md §5.4), nearest first.
-ContextPassage = Literal["paragraph", "paragraph before", "heading", "title", "publication date"]
+ContextPassage = Literal[
+    "paragraph",
+    "paragraph before",
+    "heading",
+    "speaker",
+    "title",
+    "lead",
+    "byline",
+    "publication date",
+]
 
 
 class ContextLiteral(Strict):
@@ -185,6 +194,9 @@ class ContextLiteral(Strict):
     literal: str
     established_by: Literal["context"] = "context"
     passage: ContextPassage
+    #: The located text's relative date the publication date resolved ("today"); left out of
+    #: the record when there is none, so earlier records keep their shape.
+    relative: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 def _context_literal(value: Any) -> Any:
@@ -692,8 +704,11 @@ class GateInput(BaseModel):
     quote: str
     source_text: str | None = None
     source_path: str | None = None
-    #: The source document's title: context the literal check may read (docs/contracts.md §5.4).
+    #: The source document's title, publication date and publisher: context the literal check
+    #: may read (docs/contracts.md §5.4).
     title: str | None = Field(default=None, max_length=1000)
+    published: date | None = None
+    publisher: str | None = Field(default=None, max_length=1000)
 
 
 class GateLiterals(Strict):

@@ -281,12 +281,13 @@ def test_document_context_establishes_a_year_or_a_name_and_says_where(tmp_path: 
                 REYES_QUOTE,
                 title="Harbourton budget, 2025",
             ),
+            # untitled: the page's lead names the city its council is
             _pair("untitled", "Ana Reyes chairs the Harbourton finance committee.", REYES_QUOTE),
             _pair(
-                "wrong-title",
-                "Ana Reyes chairs the Harbourton finance committee.",
+                "other-city",
+                "Ana Reyes chairs the Eastport finance committee.",
                 REYES_QUOTE,
-                title="Eastport budget, 2025",
+                title="Harbourton budget, 2025",
             ),
         ],
     )
@@ -300,9 +301,11 @@ def test_document_context_establishes_a_year_or_a_name_and_says_where(tmp_path: 
     assert by_id["name"]["literals"]["context"] == [  # type: ignore[index]
         {"literal": "Harbourton", "established_by": "context", "passage": "title"}
     ]
-    assert by_id["untitled"]["reasons"] == ["name_missing"]
-    assert by_id["wrong-title"]["reasons"] == ["name_missing"]
-    assert by_id["wrong-title"]["literals"]["context"] == []  # type: ignore[index]
+    assert by_id["untitled"]["literals"]["context"] == [  # type: ignore[index]
+        {"literal": "Harbourton", "established_by": "context", "passage": "lead"}
+    ]
+    assert by_id["other-city"]["reasons"] == ["name_missing"]
+    assert by_id["other-city"]["literals"]["context"] == []  # type: ignore[index]
 
 
 def test_a_context_figure_is_never_evidence(tmp_path: Path) -> None:

@@ -337,6 +337,132 @@ def test_context_reports_the_publication_date_last() -> None:
     ]
 
 
+def _name_passages(text: str, quote: str, **facts: Any) -> list[tuple[str, str]]:
+    start = text.index(quote)
+    context = DocumentContext(text, [(start, start + len(quote))], **facts)
+    return [(passage.where, passage.text) for passage in context.name_passages]
+
+
+LEAD_PAGE = (
+    "Harbour ferry timetable\n\nBy Ana Reyes\n\n"
+    "The Harbourton ferry will run every 20 minutes from May. Eastport keeps its hourly boat.\n\n"
+    "We expect crossings to rise by a third."
+)
+
+
+@pytest.mark.parametrize(
+    ("quote", "facts", "expected"),
+    [
+        # unquoted "we": the publisher's own voice, so the byline and the record's publisher
+        (
+            "We expect crossings to rise by a third.",
+            {"publisher": "harbour-ferries.example"},
+            [
+                ("paragraph before", LEAD_PAGE.split("\n\n")[2]),
+                ("heading", "Harbour ferry timetable"),  # a byline is no heading
+                ("title", "Harbour ferry timetable"),
+                ("lead", "The Harbourton ferry will run every 20 minutes from May."),
+                ("byline", "harbour ferries"),
+                ("byline", "Ana Reyes"),
+            ],
+        ),
+        # a domain under a second-level suffix is read by its name
+        (
+            "We expect crossings to rise by a third.",
+            {"publisher": "harbour-post.co.uk"},
+            [
+                ("paragraph before", LEAD_PAGE.split("\n\n")[2]),
+                ("heading", "Harbour ferry timetable"),
+                ("title", "Harbour ferry timetable"),
+                ("lead", "The Harbourton ferry will run every 20 minutes from May."),
+                ("byline", "harbour post"),
+                ("byline", "Ana Reyes"),
+            ],
+        ),
+        # the same page, no first person: no byline; the lead is only its first sentence
+        (
+            "crossings to rise by a third.",
+            {"title": "Ferries | Harbour Post"},
+            [
+                ("paragraph", "We expect"),
+                ("paragraph before", LEAD_PAGE.split("\n\n")[2]),
+                ("heading", "Harbour ferry timetable"),
+                ("title", "Ferries | Harbour Post"),
+                ("title", "Harbour ferry timetable"),
+                ("lead", "The Harbourton ferry will run every 20 minutes from May."),
+            ],
+        ),
+    ],
+)
+def test_name_passages(quote: str, facts: dict[str, Any], expected: list[tuple[str, str]]) -> None:
+    assert _name_passages(LEAD_PAGE, quote, **facts) == expected
+
+
+@pytest.mark.parametrize(
+    ("paragraph", "quote", "speaker", "addressees"),
+    [
+        ('"We will open in May," said Ana Reyes, the ferry manager.', "We will open in May",
+         "Ana Reyes, the ferry manager", ()),
+        ('"We will open in May," Ana Reyes told the Harbour Post.', "We will open in May",
+         "Ana Reyes", ("the Harbour Post",)),
+        ("Ana Reyes told the Harbour Post: \u201cWe will open in May.\u201d", "We will open",
+         "Ana Reyes", ("the Harbour Post",)),
+        ("According to Ana Reyes, \u201cwe will open in May.\u201d", "we will open",
+         "Ana Reyes", ()),
+        # no attribution: a quotation of unknown voice, or no quotation at all
+        ('"We will open in May." The ferry is new.', "We will open in May", None, ()),
+        ("We will open in May, said Ana Reyes.", "We will open in May", None, ()),
+    ],
+)  # fmt: skip
+def test_a_quotation_speaks_for_its_attributed_speaker(
+    paragraph: str, quote: str, speaker: str | None, addressees: tuple[str, ...]
+) -> None:
+    start = paragraph.index(quote)
+    context = DocumentContext(paragraph, [(start, start + len(quote))])
+    speakers = [p.text for p in context.name_passages if p.where == "speaker"]
+    assert speakers == ([speaker] if speaker else [])
+    assert context.quoted is (speaker is not None)
+    assert context.addressees == addressees
+
+
+@pytest.mark.parametrize(
+    ("quote", "claim", "ok"),
+    [
+        ("The ferry opened today.", "The ferry opened on 10 May 2021.", True),
+        ("The ferry opened today.", "The ferry opened on 11 May 2021.", False),
+        ("The ferry opened today.", "The ferry opened on 10 May.", True),  # the page's year
+        ("The ferry opened yesterday.", "The ferry opened on 9 May 2021.", True),
+        ("The ferry opened yesterday.", "The ferry opened on 10 May 2021.", False),
+        ("The ferry opens tomorrow.", "The ferry opens on 11 May 2021.", True),
+        ("The ferry opened this week.", "The ferry opened in May 2021.", True),
+        ("The ferry opened this week.", "The ferry opened on 10 May 2021.", False),  # one day
+        ("The ferry opened last week.", "The ferry opened in May 2021.", True),  # 3–9 May
+        ("The ferry opened last month.", "The ferry opened in April 2021.", True),
+        ("The ferry opened last month.", "The ferry opened in May 2021.", False),
+        ("The ferry opens next month.", "The ferry opens in June 2021.", True),
+        ("The ferry opened this year.", "The ferry opened in 2021.", True),
+        ("The ferry opened this year.", "The ferry opened in March 2021.", False),  # a year
+        ("The ferry opened last year.", "The ferry opened in 2020.", True),
+        ("The ferry opens next year.", "The ferry opens in 2021.", False),
+        ("The ferry opens by the end of next month.", "The ferry opens before July 2021.", True),
+        ("The ferry opens by the end of next month.", "The ferry opens before June 2021.", False),
+    ],
+)
+def test_relative_dates_read_from_the_publication_date(quote: str, claim: str, ok: bool) -> None:
+    page = f"Harbour ferry news\n\n{quote}"  # published Monday 10 May 2021
+    start = page.index(quote)
+    context = DocumentContext(page, [(start, len(page))], published=date(2021, 5, 10))
+    result = check(claim, [quote], context=context)
+    assert result.ok is ok, result
+    if ok:
+        assert [(use.where, use.relative) for use in result.context] == [
+            ("publication date", quote.split(" opens " if " opens " in quote else " opened ")[1]
+             .removesuffix(".").removeprefix("by the end of "))
+        ]  # fmt: skip
+    # without the publication date the words state no date
+    assert not check(claim, [quote], context=DocumentContext(page, [(start, len(page))])).ok
+
+
 # --------------------------------------------------------------------------------------------
 # The result object
 

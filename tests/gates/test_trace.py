@@ -428,15 +428,19 @@ def test_the_source_title_is_context_the_trace_reports(tmp_path: Path) -> None:
         "Councillor Ana Reyes, who chairs the finance committee, said the budget keeps property "
         "tax rates unchanged for the third consecutive year."
     )
-    claim = "Ana Reyes chairs the finance committee of Harbourton."
-    for title, supported in (("Harbourton council budget", True), ("Council budget", False)):
+    for title, city_name, passage in (
+        ("Harbourton council budget", "Harbourton", "title"),
+        ("Council budget", "Harbourton", "lead"),  # the page's lead names the city
+        ("Council budget", "Eastport", None),  # a city the page never names
+    ):
+        claim = f"Ana Reyes chairs the finance committee of {city_name}."
         city = PageSpec(CITY, page("city-budget.txt"), [("Reyes", quote)], title=title)
         write_brief(tmp_path, _pages(city=city), [{"claim": claim, "supporting": ["S3"]}])
         _trace(tmp_path)
         checks = _claim(tmp_path, "C1")["evidence"][0]["checks"]
-        assert (checks["outcome"] == "supported") is supported, checks
-        established = {"literal": "Harbourton", "established_by": "context", "passage": "title"}
-        assert checks["literals"]["context"] == ([established] if supported else [])
+        assert (checks["outcome"] == "supported") is (passage is not None), checks
+        established = {"literal": city_name, "established_by": "context", "passage": passage}
+        assert checks["literals"]["context"] == ([established] if passage else [])
         shutil.rmtree(tmp_path)
         tmp_path.mkdir()
 

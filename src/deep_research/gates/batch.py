@@ -1,7 +1,8 @@
 """The standalone batch gate (docs/contracts.md §13): check citations produced by any tool.
 
 Input: JSONL, one ``{"id", "claim", "quote", "source_text" | "source_path"}`` per line, perhaps
-with the source's ``title`` (document context the literal check may read); other keys are ignored,
+with the source's ``title``, ``published`` (an ISO date) and ``publisher`` (document context the
+literal check may read); other keys are ignored,
 so labelled eval rows can be fed as they are. Output: one result per input line, in input order,
 ``{"id", "verdict", "reasons", "span", "literals"}``. Steps 2–4 of the gate only: no model, no
 network.
@@ -26,6 +27,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import IO, BinaryIO
 
@@ -35,7 +37,7 @@ from deep_research.brief import atomic_writer, decode_utf8, jsonl_line, lone_sur
 from deep_research.errors import InputError, MissingArtifact, UnreadableInput
 from deep_research.gates.locate import Document
 from deep_research.gates.support import SourceFacts, Support, check_support
-from deep_research.models import ContextLiteral, GateInput, GateLiterals, GateResult
+from deep_research.models import GateInput, GateLiterals, GateResult
 
 #: Longest input line read; a longer line is reported unresolvable, not loaded into memory.
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -56,9 +58,13 @@ def check_pair(
     *,
     pair_id: str | int | None = None,
     title: str | None = None,
+    published: date | None = None,
+    publisher: str | None = None,
 ) -> GateResult:
-    """The gate's verdict on one (claim, quote, source text) triple."""
-    support = check_support(claim, [quote], Document(source_text), facts=SourceFacts(title))
+    """The gate's verdict on one (claim, quote, source text) triple, with what is known of its
+    document: its title, publication date and publisher (docs/contracts.md §5.4)."""
+    facts = SourceFacts(title=title, published=published, publisher=publisher)
+    support = check_support(claim, [quote], Document(source_text), facts=facts)
     return _result(pair_id, support)
 
 
@@ -69,10 +75,7 @@ def _result(pair_id: str | int | None, support: Support) -> GateResult:
         literals = GateLiterals(
             claim=[token.text for token in support.literals.claim_literals],
             missing=[token.text for token in support.literals.missing],
-            context=[
-                ContextLiteral(literal=use.token.text, passage=use.where)
-                for use in support.literals.context
-            ],
+            context=[use.record() for use in support.literals.context],
         )
     return GateResult(
         id=pair_id,
@@ -115,8 +118,15 @@ def check_line(raw: bytes | None, *, base_dir: Path) -> GateResult:
     text = _source_text(pair, base_dir)
     if isinstance(text, GateResult):
         return text
-    facts = SourceFacts(title=pair.title)
-    return _result(pair.id, check_support(pair.claim, [pair.quote], Document(text), facts=facts))
+    return check_pair(
+        pair.claim,
+        pair.quote,
+        text,
+        pair_id=pair.id,
+        title=pair.title,
+        published=pair.published,
+        publisher=pair.publisher,
+    )
 
 
 def _sound_id(value: object) -> str | int | None:

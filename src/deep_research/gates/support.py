@@ -6,7 +6,8 @@ The first failing step decides (docs/contracts.md §4.1):
    ``MIN_SUPPORT_CHARS`` cannot support alone;
 3. every literal of the claim is present in, or derivable from, the located text (``literals``)
    — or, for a year, a season or a name the located text leaves out, stated by the document
-   around it: its title, the heading and paragraphs above the span, its publication date
+   around it: its title, the heading and paragraphs above the span, its lead, a quotation's
+   speaker, its publisher for a "we", its publication date for "today"
    (:mod:`deep_research.gates.literals.context`, reported per literal); and the claim does not
    negate what the located text states, nor the reverse (:mod:`deep_research.gates.negation`);
 4. the claim and the located text share content tokens (``overlap``).
@@ -119,6 +120,8 @@ class SourceFacts:
 
     title: str | None = None
     published: date | None = None
+    #: Who published it (a source row's ``owner``): whose "we" an unquoted passage is.
+    publisher: str | None = None
 
 
 def check_support(
@@ -182,6 +185,7 @@ def _literals(
         [(f.start, f.end) for f in found],
         title=facts.title,
         published=facts.published,
+        publisher=facts.publisher,
     )
     spans = [document.text[f.start : f.end] for f in found]
     return steps.literals(claim, spans, derived=derived, context=context)

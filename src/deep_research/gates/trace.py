@@ -55,7 +55,6 @@ from deep_research.models import (
     Checks,
     Claim,
     ClaimsFile,
-    ContextLiteral,
     Derived,
     Evidence,
     FetchLogEntry,
@@ -289,9 +288,7 @@ def _report_of(literals: LiteralCheck) -> LiteralsReport:
         claim=[token.text for token in literals.claim_literals],
         missing=[token.text for token in literals.missing],
         missing_kinds=sorted({token.kind for token in literals.missing}),
-        context=[
-            ContextLiteral(literal=use.token.text, passage=use.where) for use in literals.context
-        ],
+        context=[use.record() for use in literals.context],
     )
 
 
@@ -357,7 +354,7 @@ def trace_pair(
         evidence = Evidence(source=source_id, quote="", checks=_checks(outcome, [reason], None))
         return PairResult(unit, source_id, outcome, (reason,), (evidence,))
     source = resolution.source
-    facts = SourceFacts(title=source.title, published=source.published_at)
+    facts = SourceFacts(title=source.title, published=source.published_at, publisher=source.owner)
     known = {finding.id: finding for finding in source.findings}
     unknown = [fid for fid in finding_ids if fid not in known]
     if unknown:

@@ -13,6 +13,24 @@ about one film), the year or the season (the section is about 2020). The check m
 4. ``title``: the document's title, as its source record (or the batch row) gives it;
 5. ``publication date``: only as the year of a date the text states without one.
 
+A **name** may also come from where a reader learns who is speaking and what the page is about
+(:attr:`DocumentContext.name_passages`):
+
+6. ``speaker``: when the located text is inside a quotation, the speaker its attribution names
+   (:mod:`.voice`);
+7. ``title``: besides the record's, the document's own first line when it is a heading;
+8. ``lead``: the first sentence of the document's first paragraph of prose (in its first 3,000
+   characters, above the span), where a report names its subject — later sentences of it do not
+   count;
+9. ``byline``: the publisher — the source record's (a web domain is read as its name's words:
+   ``acme-energy.example`` is "acme energy"), a byline line near the top (``By …``,
+   ``Published by …``, ``Author: …``), a page title's last part after ``|`` — only when the
+   located text speaks in the first person outside any quotation: a publisher's "we" is its own.
+
+A quotation speaks for its speaker, not for the publisher that reports it nor the one it was
+told to (``told the Daily Courier``): :mod:`.matching` reads :attr:`DocumentContext.addressees`
+and :attr:`DocumentContext.bylines` for that.
+
 Paragraphs are the blocks between blank lines, or lines where the text has no blank lines. What a
 passage establishes is reported with the passage's name (``2020``, established by the
 ``title``), so a reader sees where it came from. Nothing here is ever invented: every passage is
@@ -27,6 +45,7 @@ from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
 
+from deep_research.gates.literals.voice import Attribution, first_person, quoted_speaker
 from deep_research.models import ContextPassage
 
 #: The passage a context literal came from, as the literal check records it.
@@ -40,6 +59,16 @@ _MAX_HEADINGS = 3
 _HEADING_MAX_CHARS = 80
 _HEADING_MAX_WORDS = 12
 
+#: Where the lead paragraph and a byline are looked for, and how long a lead's sentence is read.
+_LEAD_REACH = 3_000
+_BYLINE_REACH = 1_500
+_LEAD_MIN_CHARS = 40
+_SENTENCE_CHARS = 400
+_BYLINE_RE = re.compile(
+    r"[ \t]*(?:By|Posted by|Published by|Written by|Authors?:)[ \t]+(\S.{0,99}?)[ \t]*",
+)
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)")
+_TITLE_SITE_SEPARATOR = " | "
 _MARKDOWN_HEADING_RE = re.compile(r"[ \t]{0,3}(#{1,6})[ \t]+(.+?)[ \t#]*")
 _BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
 _CLOSES_A_SENTENCE = tuple(".!?,;:")
@@ -84,11 +113,18 @@ class DocumentContext:
         *,
         title: str | None = None,
         published: date | None = None,
+        publisher: str | None = None,
     ) -> None:
         self._text = text
         self._spans = tuple(spans)
         self.title = title.strip() if title and title.strip() else None
         self.published = published
+        self.publisher = publisher.strip() if publisher and publisher.strip() else None
+
+    @property
+    def located(self) -> tuple[str, ...]:
+        """The located spans' text."""
+        return tuple(self._text[start:end] for start, end in self._spans)
 
     @cached_property
     def passages(self) -> tuple[Passage, ...]:
@@ -120,8 +156,8 @@ class DocumentContext:
         headings: list[tuple[int, str]] = []
         following = f"{blocks[0]} {self._text[start : start + 4 * _HEADING_MAX_CHARS]}".strip()
         for block in blocks[1:]:
-            if not block:
-                continue
+            if not block or _BYLINE_RE.fullmatch(block):
+                continue  # a byline is neither a heading nor prose: the ``byline`` passage
             heading = _heading(block, following)
             following = block
             if heading is None:
@@ -135,3 +171,141 @@ class DocumentContext:
                 break  # the top, or a plain heading (which has no levels to climb)
         passages.extend(Passage("heading", text) for _, text in headings)
         return passages
+
+    # --- names: who speaks, what the page is about ------------------------------------------
+
+    def _block_at(self, position: int) -> tuple[int, int]:
+        """The paragraph holding ``position``: its start and end offsets."""
+        if not self._blank_separated:
+            start = self._text.rfind("\n", 0, position) + 1
+            end = self._text.find("\n", position)
+            return start, len(self._text) if end < 0 else end
+        lowest = max(0, position - _HEADING_REACH)
+        before = list(_BLANK_LINE_RE.finditer(self._text, lowest, position))
+        after = _BLANK_LINE_RE.search(self._text, position, position + _HEADING_REACH)
+        start = before[-1].end() if before else lowest
+        return start, after.start() if after else min(len(self._text), position + _HEADING_REACH)
+
+    @cached_property
+    def _speech(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """For each located span inside an attributed quotation: the speaker's words and the
+        addressee's (if any)."""
+        found: list[tuple[str, tuple[str, ...]]] = []
+        for start, _ in self._spans:
+            block_start, block_end = self._block_at(start)
+            block = self._text[block_start:block_end]
+            said: Attribution | None = quoted_speaker(block, start - block_start)
+            if said is None:
+                continue
+            addressee = () if said.addressee is None else (block[slice(*said.addressee)],)
+            found.append((block[slice(*said.speaker)], addressee))
+        return tuple(found)
+
+    @property
+    def quoted(self) -> bool:
+        """Whether a located span is inside a quotation its document attributes to a speaker."""
+        return bool(self._speech)
+
+    @cached_property
+    def _first_person(self) -> bool:
+        """Whether the located text speaks for its writer: "we", "our", "I" outside quotes."""
+        return not self.quoted and any(first_person(span) for span in self.located)
+
+    @cached_property
+    def bylines(self) -> tuple[str, ...]:
+        """The publisher's names: the record's, a byline line near the top, a title's site."""
+        found: list[str] = []
+        if self.publisher:
+            found.append(_publisher_name(self.publisher))
+        for line in self._text[:_BYLINE_REACH].splitlines():
+            byline = _BYLINE_RE.fullmatch(line)
+            if byline is not None:
+                found.append(byline.group(1))
+        if self.title and _TITLE_SITE_SEPARATOR in self.title:
+            found.append(self.title.rsplit(_TITLE_SITE_SEPARATOR, 1)[1].strip())
+        return tuple(dict.fromkeys(name for name in found if name.strip()))
+
+    @property
+    def subjects(self) -> tuple[str, ...]:
+        """What the page says it is about: its titles (without a site's name after `` | ``)
+        and its lead."""
+        return tuple(
+            p.text.split(_TITLE_SITE_SEPARATOR)[0] if p.where == "title" else p.text
+            for p in self.name_passages
+            if p.where in ("title", "lead")
+        )
+
+    @property
+    def addressees(self) -> tuple[str, ...]:
+        """Whom the quotations of the located text were told to ("told the Daily Courier")."""
+        return tuple(dict.fromkeys(name for _, told in self._speech for name in told))
+
+    @cached_property
+    def _opening(self) -> list[tuple[int, str]]:
+        """The blocks of the document's first characters: (offset, text), in order."""
+        window = self._text[:_LEAD_REACH]
+        separator = _BLANK_LINE_RE if self._blank_separated else re.compile(r"\n")
+        blocks: list[tuple[int, str]] = []
+        position = 0
+        for found in [*separator.finditer(window), None]:
+            end = found.start() if found is not None else len(window)
+            if window[position:end].strip():
+                blocks.append((position, window[position:end].strip()))
+            position = found.end() if found is not None else end
+        return blocks
+
+    def _text_title(self, first_span: int) -> Passage | None:
+        """The document's first line, when it is a heading above the located text."""
+        blocks = self._opening
+        if not blocks or blocks[0][0] >= first_span:
+            return None
+        line, *rest = blocks[0][1].split("\n")
+        after = [*rest, *(block for _, block in blocks[1:])]
+        following = next((text for text in after if not _BYLINE_RE.fullmatch(text)), None)
+        heading = _heading(line, following)
+        return Passage("title", heading[1]) if heading is not None else None
+
+    def _lead(self, first_span: int) -> Passage | None:
+        """The first sentence of the first paragraph of prose above the located text."""
+        blocks = self._opening
+        own_block = self._block_at(first_span)[0]
+        for index, (offset, block) in enumerate(blocks):
+            if offset >= own_block:
+                return None  # the span's own paragraph is the ``paragraph`` passage
+            following = blocks[index + 1][1] if index + 1 < len(blocks) else None
+            one_line = block.replace("\n", " ")
+            end = _SENTENCE_END_RE.search(one_line)
+            if (
+                end is None  # no sentence: a heading, a caption, a line of a list
+                or len(one_line) < _LEAD_MIN_CHARS
+                or _BYLINE_RE.fullmatch(one_line)
+                or _heading(one_line, following) is not None
+            ):
+                continue
+            return Passage("lead", one_line[: min(end.end(), _SENTENCE_CHARS)])
+        return None
+
+    @cached_property
+    def name_passages(self) -> tuple[Passage, ...]:
+        """Every passage that may establish a name, nearest first."""
+        found = [p for p in self.passages if p.where not in ("title", "publication date")]
+        found.extend(Passage("speaker", speaker) for speaker, _ in self._speech)
+        if self.title:
+            found.append(Passage("title", self.title))
+        if self._spans:
+            first_span = min(start for start, _ in self._spans)
+            found.extend(p for p in (self._text_title(first_span), self._lead(first_span)) if p)
+        if self._first_person:
+            found.extend(Passage("byline", name) for name in self.bylines)
+        return tuple(dict.fromkeys(found))
+
+
+def _publisher_name(publisher: str) -> str:
+    """A registrable web domain as its name's words (``acme-energy.example`` is "acme energy",
+    ``bbc.co.uk`` "bbc"); any other publisher (a declared author, a folder) as it is."""
+    if " " in publisher or "." not in publisher:
+        return publisher
+    labels = publisher.lower().split(".")[:-1]  # the last label is the top-level domain
+    while len(labels) > 1 and len(labels[-1]) <= 3:
+        labels.pop()  # co.uk, com.au: a second-level suffix, not the name
+    return re.sub(r"[-_]+", " ", labels[-1])

@@ -26,7 +26,7 @@ from datetime import date as _date
 from decimal import Decimal
 
 from deep_research.gates.literals.numbers import NUMERAL, parse_numeral, step_of
-from deep_research.gates.literals.tokens import LiteralToken
+from deep_research.gates.literals.tokens import LiteralToken, Qualifier
 
 _INFINITY = Decimal("Infinity")
 #: How far "about X" reaches beyond rounding: a twentieth of X, the band within which writers
@@ -166,12 +166,20 @@ def date_interval(token: LiteralToken, *, claim: bool, yearless: bool) -> Interv
     bounds = _date_bounds(token, yearless=yearless)
     if bounds is None:
         return None
-    first, last = (Decimal(day) for day in _edge_bounds(token, bounds))
     assert token.date is not None
-    unit = Decimal(365 if token.date[1] is None else 31 if token.date[2] is None else 1)
+    unit = 365 if token.date[1] is None else 31 if token.date[2] is None else 1
     if token.edge is not None:
-        unit = Decimal(1)
-    match token.qualifier:
+        unit = 1
+    return days_interval(_edge_bounds(token, bounds), token.qualifier, unit=unit, claim=claim)
+
+
+def days_interval(
+    bounds: tuple[int, int], qualifier: Qualifier, *, unit: int, claim: bool
+) -> Interval:
+    """The days a period from day ``bounds[0]`` to ``bounds[1]`` (ordinals) stands for under
+    ``qualifier``; ``unit`` is the period's length, the reach of a claim's ``about``."""
+    first, last = Decimal(bounds[0]), Decimal(bounds[1])
+    match qualifier:
         case "gt":
             return Interval(last, _INFINITY, low_open=True)
         case "ge":

@@ -39,7 +39,13 @@ each literal it establishes is reported with the passage: a name found in a pass
 year or season when the quotes state no date or year of their own, from the years in force (the
 first passage, nearest first, that states one — for a paragraph, its last-stated year); and a
 claim date, from a quote date without a year, which takes the years in force (the publication
-date's year last).
+date's year last), or from the quotes' relative dates ("today", "next month",
+:mod:`.relative`), which the publication date resolves and which then decide alone.
+
+A quotation speaks for its speaker (:mod:`.voice`): when the quotes are inside an attributed
+quotation, a claim name the claim makes the speaker ("Roe said …") must be in the attribution,
+unless it is the publisher of a page about itself; and no passage establishes a name the
+quotation was told to, nor the publisher reporting it (a newspaper is not the operator's "we").
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 from decimal import Decimal
 
 from deep_research.gates.literals.context import DocumentContext, Passage, Where
@@ -65,7 +72,10 @@ from deep_research.gates.literals.intervals import (
 from deep_research.gates.literals.memo import memoized
 from deep_research.gates.literals.numbers import step_of
 from deep_research.gates.literals.ordinals import counts
+from deep_research.gates.literals.relative import RelativeDate, relative_dates
 from deep_research.gates.literals.tokens import LiteralToken, Qualifier
+from deep_research.gates.literals.voice import attribution
+from deep_research.models import ContextLiteral
 
 
 @dataclass(frozen=True)
@@ -74,9 +84,15 @@ class ContextUse:
 
     token: LiteralToken
     where: Where
+    #: The quotes' relative date ("today") the publication date resolved, if that is how.
+    relative: str | None = None
 
     def __str__(self) -> str:
         return f"{self.token.text} ({self.where})"
+
+    def record(self) -> ContextLiteral:
+        """As claims.json and the batch gate's results record it."""
+        return ContextLiteral(literal=self.token.text, passage=self.where, relative=self.relative)
 
 
 @dataclass(frozen=True)
@@ -371,22 +387,140 @@ def _years_in_force(context: DocumentContext) -> tuple[Where, list[LiteralToken]
     return None
 
 
+@dataclass(frozen=True)
+class _Voices:
+    """A claim's attribution, read against a quotation the quotes are part of: the claim's
+    names the claim makes its speaker, and those it makes the one spoken to."""
+
+    speakers: frozenset[LiteralToken] = frozenset()
+    addressees: frozenset[LiteralToken] = frozenset()
+
+
+def _claim_voices(claim: str, tokens: Sequence[LiteralToken]) -> _Voices:
+    said = attribution(claim)
+    if said is None:
+        return _Voices()
+
+    def within(span: tuple[int, int] | None) -> frozenset[LiteralToken]:
+        if span is None:
+            return frozenset()
+        return frozenset(t for t in tokens if t.kind == "name" and span[0] <= t.start < span[1])
+
+    return _Voices(within(said.speaker), within(said.addressee))
+
+
+def _voice_names(text: str) -> list[str]:
+    """The names a byline or an addressee phrase holds, normalized (a lower-case byline read
+    from a web domain is one name as a whole)."""
+    names = [_normalize_name(t.text) for t in literals_of(text) if t.kind == "name"]
+    return [name for name in names or [_normalize_name(text)] if name]
+
+
+def _self_published(name: str, context: DocumentContext) -> bool:
+    """Whether ``name`` is the publisher of a page about itself — its title or lead names it: a
+    company's release quoting its own officer speaks for the company."""
+    subject = f" {' '.join(_normalize_name(text) for text in context.subjects)} "
+    return any(
+        f" {voice} " in f" {name} " and f" {voice} " in subject
+        for byline in context.bylines
+        for voice in _voice_names(byline)
+    )
+
+
+def _other_voice(name: str, context: DocumentContext) -> bool:
+    """Whether ``name`` is one a quotation does not speak for: the one it was told to, or the
+    publisher reporting it — unless the attribution names it, or the page is the publisher's
+    own (:func:`_self_published`)."""
+    speaking = " ".join(
+        _normalize_name(p.text) for p in context.name_passages if p.where == "speaker"
+    )
+    if f" {name} " in f" {speaking} ":
+        return False
+
+    def named(texts: Sequence[str]) -> bool:
+        return any(f" {voice} " in f" {name} " for text in texts for voice in _voice_names(text))
+
+    if named(context.addressees):
+        return True
+    return named(context.bylines) and not _self_published(name, context)
+
+
+def _name_from_context(
+    token: LiteralToken, context: DocumentContext, voices: _Voices
+) -> Where | None:
+    """The passage that establishes a claim name, if one does. A quotation's voice is its own:
+    the name a claim makes its speaker must be the attribution's (or the publisher's, on a page
+    about itself); and no passage establishes a name the quotation does not speak for
+    (:func:`_other_voice`)."""
+    name = _normalize_name(token.text)
+    if not name:
+        return None
+    passages = context.name_passages
+    if context.quoted:
+        if token in voices.speakers:
+            if not _self_published(name, context):
+                passages = tuple(p for p in passages if p.where == "speaker")
+        elif token not in voices.addressees and _other_voice(name, context):
+            return None
+    return next((p.where for p in passages if _contains_name(p, name)), None)
+
+
+def _relative_use(
+    claim: Evidence, relative: Sequence[RelativeDate], published: date
+) -> ContextUse | None:
+    """A claim date the quotes' relative dates ("today"), read from the publication date,
+    establish. They are the quotes' own dates: when they do not establish it, nothing else may."""
+    token = as_year(claim.token)
+    if token is None or token.date is None:
+        return None
+    if token.date[0] == 0:  # "on 3 March": in the year the page was published
+        token = replace(token, date=(published.year, *token.date[1:]))
+    outer = date_interval(token, claim=True, yearless=False)
+    if outer is None:
+        return None
+    candidates = [
+        _Candidate(r.interval, abs(r.interval.middle - outer.middle), 0) for r in relative
+    ]
+    if not _judge(token.qualifier, outer, candidates):
+        return None
+    nearest = min(relative, key=lambda r: abs(r.interval.middle - outer.middle))
+    return ContextUse(claim.token, "publication date", nearest.text)
+
+
 def _from_context(
     claim: Evidence,
     evidence: Sequence[Evidence],
     context: DocumentContext,
     phrases: Sequence[str],
-) -> Where | None:
-    """The passage that establishes a claim literal the quotes leave out, if one does."""
+    quotes: Sequence[str],
+    voices: _Voices,
+) -> ContextUse | None:
+    """How the document's context establishes a claim literal the quotes leave out, if it does."""
+    where = _where_from_context(claim, evidence, context, phrases, quotes, voices)
+    if isinstance(where, ContextUse) or where is None:
+        return where
+    return ContextUse(claim.token, where)
+
+
+def _where_from_context(
+    claim: Evidence,
+    evidence: Sequence[Evidence],
+    context: DocumentContext,
+    phrases: Sequence[str],
+    quotes: Sequence[str],
+    voices: _Voices,
+) -> Where | ContextUse | None:
     token = claim.token
     if token.kind == "name":
-        name = _normalize_name(token.text)
-        return next((p.where for p in context.passages if name and _contains_name(p, name)), None)
+        return _name_from_context(token, context, voices)
     for passage in context.passages:
         if any(_contains_name(passage, phrase) for phrase in phrases):
             return passage.where
     if not _may_be_dated(token):
         return None  # context establishes years, seasons and names, never a figure
+    relative = relative_dates(" ".join(quotes), context.published)
+    if relative and context.published is not None:
+        return _relative_use(claim, relative, context.published)
     in_force = _years_in_force(context)
     if in_force is None:
         return None
@@ -431,14 +565,17 @@ def check(
     quote_text = " " + " ".join(_normalize_name(quote) for quote in quotes) + " "
     missing: list[LiteralToken] = []
     used: list[ContextUse] = []
+    voices = _Voices() if context is None else _claim_voices(claim, claim_tokens)
     for token in claim_tokens:
         item = claim_evidence.get(token) or Evidence(token, frozenset())
         phrases = _name_phrases(claim, token)
         if _satisfied(item, evidence, quote_text, derived, phrases):
             continue
-        where = None if context is None else _from_context(item, evidence, context, phrases)
-        if where is not None:
-            used.append(ContextUse(token, where))
+        use = None
+        if context is not None:
+            use = _from_context(item, evidence, context, phrases, quotes, voices)
+        if use is not None:
+            used.append(use)
         else:
             missing.append(token)
     missing = _regrouped(claim, claim_tokens, missing, claim_evidence, evidence, quote_text)
