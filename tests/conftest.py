@@ -204,10 +204,11 @@ def fake_launcher_env(
     )
 
 
-def install_launcher_env(home: Path) -> None:
+def install_launcher_env(home: Path, starts: Path | None = None) -> None:
     """The launcher's environment under ``home``, so the hooks Claude Code runs there run the
-    checkout under test."""
-    fake_launcher_env(home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv")
+    checkout under test (``starts``: see :func:`fake_launcher_env`)."""
+    venv = home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv"
+    fake_launcher_env(venv, starts=starts)
 
 
 def claude_env(home: Path, api_url: str) -> dict[str, str]:
