@@ -116,6 +116,18 @@ def test_start_binds_the_run_to_its_session(
     assert '"session"' not in runstate.pointer_path(unbound.state).read_text(encoding="utf-8")
 
 
+def test_a_hand_edited_session_confines_every_session(
+    counted: Hook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = start_owned(counted.project, monkeypatch, OWNER)
+    pointer = runstate.pointer_path(run.state)
+    pointer.write_text(pointer.read_text().replace(OWNER, f"{OTHER} x"), encoding="utf-8")
+    active = runstate.load_active(run.state)
+    assert active is not None and active.session is None
+    assert counted(hook_event("Read", {"file_path": "a"}, OTHER, counted.project)).returncode == 2
+    assert counted.starts() == 1
+
+
 @pytest.mark.parametrize(
     ("owner", "session_id", "guarded"),
     [
