@@ -177,15 +177,26 @@ def package_version() -> str:
     return str(project["version"])
 
 
-def fake_launcher_env(venv: Path, stamp: str | None = None) -> None:
+#: What the stand-in interpreter of ``fake_launcher_env(..., stub=True)`` says: no Python ran.
+STUB_GUARD = "stub guard: the call reached the launcher"
+
+
+def fake_launcher_env(
+    venv: Path, stamp: str | None = None, *, starts: Path | None = None, stub: bool = False
+) -> None:
     """What bin/deep-research checks for an installed environment, its Python running this
     interpreter. A script, not a symlink: a symlinked virtualenv Python, moved out of its
-    environment, no longer finds that environment's packages."""
+    environment, no longer finds that environment's packages. ``starts``: a file that gets one
+    line per start of that Python (its arguments). ``stub``: no Python at all — every start
+    prints :data:`STUB_GUARD` and exits 2 (a hook's deny), so a test counts cheaply which calls
+    a hook hands on."""
     (venv / "bin").mkdir(parents=True)
     python = venv / "bin" / "python"
     # This checkout's src/ first: the package may be installed from another checkout.
     path = f'PYTHONPATH="{REPO / "src"}${{PYTHONPATH:+:$PYTHONPATH}}"'
-    python.write_text(f'#!/bin/sh\n{path} exec "{sys.executable}" "$@"\n', encoding="utf-8")
+    record = f'echo "$*" >>"{starts}"\n' if starts is not None else ""
+    run = f"echo '{STUB_GUARD}' >&2; exit 2" if stub else f'{path} exec "{sys.executable}" "$@"'
+    python.write_text(f"#!/bin/sh\n{record}{run}\n", encoding="utf-8")
     python.chmod(0o755)
     # bin/deep-research compares the stamp with "<version> <plugin root, symlinks resolved>".
     (venv / ".deep-research-stamp").write_text(
@@ -193,10 +204,11 @@ def fake_launcher_env(venv: Path, stamp: str | None = None) -> None:
     )
 
 
-def install_launcher_env(home: Path) -> None:
+def install_launcher_env(home: Path, starts: Path | None = None) -> None:
     """The launcher's environment under ``home``, so the hooks Claude Code runs there run the
-    checkout under test."""
-    fake_launcher_env(home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv")
+    checkout under test (``starts``: see :func:`fake_launcher_env`)."""
+    venv = home / ".claude" / "plugins" / "data" / "deep-research-inline" / "venv"
+    fake_launcher_env(venv, starts=starts)
 
 
 def claude_env(home: Path, api_url: str) -> dict[str, str]:

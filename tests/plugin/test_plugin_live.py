@@ -84,6 +84,11 @@ class Project:
     home: Path
     state: Path
     brief: Path
+    starts: Path  # a line per start of the hooks' and the CLI's Python
+
+    def python_starts(self) -> int:
+        text = self.starts.read_text(encoding="utf-8") if self.starts.exists() else ""
+        return len(text.splitlines())
 
 
 @dataclass
@@ -138,12 +143,13 @@ def project(tmp_path: Path) -> Project:
     home = tmp_path / "home"
     root.mkdir()
     home.mkdir()
-    install_launcher_env(home)
+    starts = tmp_path / "python-starts"
+    install_launcher_env(home, starts)
     state = tmp_path / "state"
     started = runstate.start_run(
         SCOPE, depth="quick", state=state, requested={}, static_hosts=[ALLOWED_HOST]
     )
-    return Project(root=root, home=home, state=state, brief=Path(started["brief"]))
+    return Project(root=root, home=home, state=state, brief=Path(started["brief"]), starts=starts)
 
 
 def calls(*steps: Block | list[Block], search: list[Block] | None = None) -> Script:
@@ -371,6 +377,41 @@ def test_a_run_started_after_a_cd_is_guarded_all_the_same(project: Project) -> N
     )
     assert is_error and session.denied_ids() == ["toolu_exfil"], session.report()
     session.assert_only_the_fake_api()
+
+
+@pytest.mark.slow
+def test_a_run_confines_its_own_session_and_no_other(project: Project) -> None:
+    """Session A starts a run from Bash (bound to A's session id): its next `ls` is denied. A
+    second session in the same project then lists, writes and reads as if no run were active,
+    and its hooks start no Python at all (the shell shim answers them)."""
+    assert runstate.finish_run(project.state, project.brief)
+    start = tool_use(
+        "Bash",
+        {"command": f"deep-research start '{SCOPE}' --depth quick", "description": "start"},
+        "toolu_start",
+    )
+    listing = tool_use("Bash", {"command": "ls", "description": "list"}, "toolu_ls")
+    first = run_claude(
+        project, calls(start, listing), "Bash(deep-research *)", "Bash(ls:*)", state_env=False
+    )
+    started, start_error = first.result_for("toolu_start")
+    assert not start_error and str(project.root / "state") in started, first.report()
+    content, is_error = first.result_for("toolu_ls")
+    assert is_error and "ls is not allowed during a research run" in content, first.report()
+    pointer = (project.root / "state" / "active-run.json").read_text(encoding="utf-8")
+    assert f'"session": "{first.result["session_id"]}"' in pointer
+    before = project.python_starts()
+    notes = str(project.root / "notes.md")
+    write = tool_use("Write", {"file_path": notes, "content": "# Notes\n"}, "toolu_write")
+    read = tool_use("Read", {"file_path": notes}, "toolu_read")
+    second = run_claude(project, calls(listing, write, read), "Bash(ls:*)", "Write", "Read")
+    assert second.result["session_id"] != first.result["session_id"]
+    assert second.denied_ids() == [], second.report()
+    content, is_error = second.result_for("toolu_ls")
+    assert not is_error and "state" in content, second.report()
+    assert (project.root / "notes.md").read_text(encoding="utf-8") == "# Notes\n"
+    assert project.python_starts() == before, project.starts.read_text(encoding="utf-8")
+    second.assert_only_the_fake_api()
 
 
 # --- allowed: the hook is selective ---------------------------------------------------------

@@ -2,12 +2,13 @@
 
 ``deep-research start`` (the orchestrator's first call) creates the brief, writes ``run.json``
 with the run's caps — each requested value clamped to a hard constant the model cannot raise —
-writes the static host allow-list, and points ``<state>/active-run.json`` at the brief. The
-PreToolUse guard (:mod:`deep_research.plugin.guard`) reads those caps and appends every fetch,
-WebSearch and agent dispatch it lets through to ``<brief>/guard-log.jsonl``, under an exclusive
-lock, so parallel hook processes count exactly. The ledger holds hosts and ids only: never a
-URL's path or query, nor a search's query (that is where an exfiltration attempt carries its
-payload).
+writes the static host allow-list, and points ``<state>/active-run.json`` at the brief and at the
+Claude Code session that started it (the run confines that session, no other in the project).
+The PreToolUse guard (:mod:`deep_research.plugin.guard`) reads those caps and appends every
+fetch, WebSearch and agent dispatch it lets through to ``<brief>/guard-log.jsonl``, under an
+exclusive lock, so parallel hook processes count exactly. The ledger holds hosts and ids only:
+never a URL's path or query, nor a search's query (that is where an exfiltration attempt
+carries its payload).
 """
 
 from __future__ import annotations
@@ -72,10 +73,20 @@ def fetcher_dispatches(run: StartRecord, planned_sub_questions: int | None) -> i
 
 @dataclass(frozen=True)
 class ActiveRun:
-    """The run the hooks enforce: its brief and what ``start`` recorded for it."""
+    """The run the hooks enforce: its brief, what ``start`` recorded for it, and the Claude Code
+    session it was started in (None: started outside one)."""
 
     brief: Path
     record: StartRecord
+    session: str | None = None
+
+    def guards(self, session_id: object) -> bool:
+        """Whether the run confines a call of ``session_id``: its own session's calls (its
+        subagents and workflow agents carry the same id, in 2.1.197 and 2.1.332 alike); every
+        session's when ``start`` knew of none; and a call that names no session (fail closed)."""
+        if self.session is None or not isinstance(session_id, str) or not session_id:
+            return True
+        return session_id == self.session
 
     @property
     def depth(self) -> Depth:
@@ -108,7 +119,7 @@ def pointer_path(state: Path) -> Path:
 # events — the same id, subagents included), which state folder holds the run.
 
 SESSION_ENV = "CLAUDE_CODE_SESSION_ID"
-_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 
 def sessions_dir() -> Path:
@@ -116,16 +127,26 @@ def sessions_dir() -> Path:
     return Path(base) / "deep-research" / "sessions"
 
 
+def session_id_of(value: object) -> str | None:
+    """``value`` when it is a well-formed session id (a file name, a word hooks/guard reads
+    without a JSON parser), else None."""
+    return value if isinstance(value, str) and _SESSION_ID.fullmatch(value) else None
+
+
 def session_record(session_id: object) -> Path | None:
     """Where a session's run is recorded; None for a missing or malformed id."""
-    if not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
-        return None
-    return sessions_dir() / f"{session_id}.json"
+    checked = session_id_of(session_id)
+    return None if checked is None else sessions_dir() / f"{checked}.json"
+
+
+def current_session() -> str | None:
+    """This process's Claude Code session id (Bash commands get it), or None outside one."""
+    return session_id_of(os.environ.get(SESSION_ENV))
 
 
 def register_session(state: Path) -> None:
     """Record ``state`` as this Claude Code session's state folder (no-op outside a session)."""
-    record = session_record(os.environ.get(SESSION_ENV))
+    record = session_record(current_session())
     if record is not None:
         record.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_json(record, {"state": str(state.resolve())})
@@ -170,7 +191,8 @@ def start_run(
 ) -> dict[str, Any]:
     """Create (or reopen) the brief, record its caps, make it the active run. ``mcp``: a
     reviewed MCP server the run also researches through (``next`` gates it, then dispatches an
-    mcp-fetcher beside each fetcher)."""
+    mcp-fetcher beside each fetcher). The run belongs to the Claude Code session ``start`` runs
+    in (:func:`current_session`; outside one, to every session)."""
     run_depth = normalize_depth(depth)
     caps, notes = clamp_caps(run_depth, requested)
     # Imported here: the settings model is pydantic, and the hook path never starts a run.
@@ -208,7 +230,11 @@ def start_run(
         atomic_write_json(brief.run_path, record)
         ledger_path(brief).unlink(missing_ok=True)  # a new run starts with a fresh budget
     add_hosts(brief, static_hosts, static=True)
-    atomic_write_json(pointer_path(state), {"brief": str(root)})
+    # hooks/guard reads the session from this file without a JSON parser: a word of
+    # [A-Za-z0-9_-], on its own line as dump_json writes it.
+    session = current_session()
+    owner = {"session": session} if session is not None else {}
+    atomic_write_json(pointer_path(state), {"brief": str(root), **owner})
     moved = {"superseded": str(superseded)} if superseded is not None else {}
     return {"brief": str(root), "existing_brief": existing, **moved, **record}
 
@@ -262,21 +288,29 @@ def finish_run(state: Path, brief_dir: Path) -> bool:
 
 
 def read_pointer(state: Path) -> Path | None:
+    pointer = _pointer(state)
+    return None if pointer is None else pointer[0]
+
+
+def _pointer(state: Path) -> tuple[Path, str | None] | None:
+    """The active run's brief and session, or None when no run is active. A session id that is
+    not one (edited by hand) is read as none: the run then confines every session."""
     path = pointer_path(state)
     if not path.exists():
         return None
     value = parse_json(read_text(path, what="active-run.json"), what=str(path))
     if not isinstance(value, dict) or not isinstance(value.get("brief"), str):
         raise SchemaViolation('expected {"brief": "<dir>"}', source=str(path))
-    return Path(value["brief"])
+    return Path(value["brief"]), session_id_of(value.get("session"))
 
 
 def load_active(state: Path) -> ActiveRun | None:
     """The active run, or None when there is none. A broken record raises (callers fail closed)."""
-    root = read_pointer(state)
-    if root is None:
+    pointer = _pointer(state)
+    if pointer is None:
         return None
-    return ActiveRun(root, Brief(root).load_run())
+    root, session = pointer
+    return ActiveRun(root, Brief(root).load_run(), session)
 
 
 # --- the ledger -----------------------------------------------------------------------------

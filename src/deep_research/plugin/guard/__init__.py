@@ -17,9 +17,12 @@ guard admits an allow-list and nothing else:
 * other tools: those on an explicit list (:mod:`.tools`).
 
 With no run active, fetch safety, the run pointers and our CLI's own rules apply; the rest
-passes to the user's permission rules. What stays best-effort: the guard decides from the event;
-Claude Code's sandbox (file-system and network limits enforced by the OS for Bash) is the
-boundary beneath it.
+passes to the user's permission rules. A run confines only the Claude Code session that started
+it (its agents included): another session's calls are decided as with no run active, and
+``hooks/guard`` answers most of them in the shell, without starting this guard.
+
+What stays best-effort: the guard decides from the event; Claude Code's sandbox (file-system
+and network limits enforced by the OS for Bash) is the boundary beneath it.
 """
 
 from deep_research.plugin.guard.budgets import check_fetch, check_target, spend_fetches

@@ -13,11 +13,19 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from deep_research.brief import Brief
 from deep_research.plugin.guard.budgets import append
-from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny, resolved
+from deep_research.plugin.guard.decision import (
+    ALLOW,
+    Call,
+    Decision,
+    deny,
+    not_this_sessions_run,
+    resolved,
+)
 from deep_research.plugin.runstate import fetcher_budget, in_flight, locked, read_ledger
 from deep_research.plugin.tasks import (
     FETCHING,
@@ -50,6 +58,11 @@ def resolve_agent(name: object) -> str:
 def check_agent(call: Call) -> Decision:
     run = call.run
     if run is None:
+        foreign = call.foreign
+        prompt = call.tool_input.get("prompt")
+        task = parse(prompt) if foreign is not None and isinstance(prompt, str) else None
+        if foreign is not None and task is not None and _for_brief(call, task, foreign.brief):
+            return not_this_sessions_run("Agent", foreign)
         return ALLOW
     if call.agent is not None:
         return deny("Agent: a subagent dispatches no agents during a research run")
@@ -79,13 +92,17 @@ def check_agent(call: Call) -> Decision:
         )
     if task.agent != agent:
         return deny(f"Agent: this task is for the {task.agent} agent, not {agent}")
-    brief = getattr(task, "brief", "")
-    if resolved(call.cwd, brief) != os.path.realpath(run.brief):
+    if not _for_brief(call, task, run.brief):
         return deny(f"Agent: the task names another brief than the active run's ({run.brief})")
     round_ = declared_round(task)
     if round_ is not None and round_ > run.caps.max_rounds:
         return deny(f"Agent: round {round_} exceeds the run's round cap ({run.caps.max_rounds})")
     return _admit(call, agent, round_, top_up=isinstance(task, FetchTask) and task.top_up)
+
+
+def _for_brief(call: Call, task: object, brief: Path) -> bool:
+    """Whether ``task`` (a prompt ``next`` issued, read back) works on ``brief``."""
+    return resolved(call.cwd, str(getattr(task, "brief", ""))) == os.path.realpath(brief)
 
 
 def _admit(call: Call, agent: str, round_: int | None, *, top_up: bool = False) -> Decision:

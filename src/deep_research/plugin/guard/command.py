@@ -21,7 +21,9 @@ With no run active, a line of plain words calling our CLI is checked by the CLI'
 hold outside a run (no fetch without a run, no static hosts chosen from inside Claude Code, no
 ``guard`` from Bash) and, when it is a command of the plugin's flow, explicitly allowed: Claude
 Code then skips its permission prompt. Every other line passes without a word, and the user's
-own permission rules decide.
+own permission rules decide. So it is in a session beside another session's run, which does not
+confine it; there our CLI also starts no second run and works on no brief but that run's own
+`finish`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from deep_research.plugin.guard.decision import (
     Call,
     Decision,
     deny,
+    not_this_sessions_run,
     resolved,
 )
 from deep_research.plugin.guard.program import (
@@ -47,6 +50,7 @@ from deep_research.plugin.guard.program import (
     named_like_cli,
 )
 from deep_research.plugin.guard.words import NotAWordList, split_words
+from deep_research.plugin.runstate import ActiveRun
 from deep_research.urls import host_of
 
 #: What the orchestrator runs during a run: every command ``next`` prints and the skills name.
@@ -196,6 +200,8 @@ def _check_command(arguments: argparse.Namespace, call: Call) -> Decision:
         )
     if call.agent is not None and command in ("start", "finish"):
         return deny(f"{label}: only the orchestrator starts or finishes a run, not a subagent")
+    if call.run is None and call.foreign is not None:
+        return _beside_another_sessions_run(label, arguments, call, call.foreign)
     if call.run is None:
         return _outside_a_run(arguments, call)
     if command == "start":
@@ -254,6 +260,24 @@ def _outside_a_run(arguments: argparse.Namespace, call: Call) -> Decision:
             "the run's allow-list grows from its search results"
         )
     return ALLOW
+
+
+def _beside_another_sessions_run(
+    label: str, arguments: argparse.Namespace, call: Call, foreign: ActiveRun
+) -> Decision:
+    """Another session's run is active: this session starts no second one (the pointer names
+    one run) and does not drive that one; it may end it (`finish`), and otherwise our CLI's
+    rules outside a run apply."""
+    if arguments.command == "start":
+        return deny(
+            f"{label}: a research run is active in another Claude Code session "
+            f"({foreign.brief.name}); end it with `deep-research finish {foreign.brief}` "
+            "before starting another"
+        )
+    brief = getattr(arguments, "brief", None)
+    if arguments.command != "finish" and brief and _same(call, brief, str(foreign.brief)):
+        return not_this_sessions_run(label, foreign)
+    return _outside_a_run(arguments, call)
 
 
 def _names_the_run(label: str, arguments: argparse.Namespace, call: Call) -> Decision:

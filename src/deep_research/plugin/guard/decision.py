@@ -38,6 +38,16 @@ def deny(reason: str) -> Decision:
     return Decision(False, reason)
 
 
+def not_this_sessions_run(tool: str, run: ActiveRun) -> Decision:
+    """A session the active run does not confine may not drive it: the agents it would start
+    and the commands it would run on the run's brief would be unconfined."""
+    return deny(
+        f"{tool}: the active research run ({run.brief.name}) belongs to another Claude Code "
+        "session, which it confines; continue it there, or end it with `deep-research finish "
+        f"{run.brief}` and start it again here"
+    )
+
+
 @dataclass(frozen=True)
 class Call:
     """One PreToolUse event, as the checks read it."""
@@ -51,8 +61,12 @@ class Call:
     agent: str | None
     #: The subagent's type as Claude Code resolved it (``deep-research:fetcher``), or None.
     agent_type: str | None
+    #: The active run, when it confines this call (its own session's, :meth:`ActiveRun.guards`).
     run: ActiveRun | None
     state: Path
+    #: The active run when another Claude Code session owns it: this call is not confined by
+    #: it, but neither starts a second run nor drives this one (:mod:`.command`, :mod:`.workflow`).
+    foreign: ActiveRun | None = None
 
     @property
     def during_run(self) -> bool:

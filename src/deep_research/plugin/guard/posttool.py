@@ -29,8 +29,8 @@ MAX_NODES = 20_000
 
 def record(event: Mapping[str, Any], state: Path) -> None:
     run = load_active(state)
-    if run is None:
-        return
+    if run is None or not run.guards(event.get("session_id")):
+        return  # another session's searches and agents are not the run's
     tool = str(event.get("tool_name") or "")
     brief = Brief(run.brief)
     if tool in AGENT_TOOLS:

@@ -11,6 +11,11 @@ during a run a tool on neither list below is denied.
 * Everything else — MCP tools (``mcp__…``; during a run MCP goes through ``deep-research
   mcp-fetch``, gated and counted), other shells, configuration, scheduling, teams, worktrees,
   and any tool a later Claude Code adds — is denied during a run and allowed outside one.
+
+A run confines the Claude Code session that started it — its subagents and workflow agents
+carry that session's id — and no other: another session's calls in the same project are decided
+as with no run active (:meth:`~deep_research.plugin.runstate.ActiveRun.guards`), except that
+they may not drive that run (:func:`~.decision.not_this_sessions_run`).
 """
 
 from __future__ import annotations
@@ -104,6 +109,10 @@ def decide(event: Mapping[str, Any], state: Path) -> Decision:
             f"guard: the active run's record is unreadable ({exc}); fix or remove "
             f"{state / 'active-run.json'}"
         )
+    foreign = None
+    if run is not None and not run.guards(event.get("session_id")):
+        # Another session's run: this session's calls are decided as with no run active.
+        foreign, run = run, None
     tool_input = event.get("tool_input")
     agent = str(event.get("agent_id") or "") or None
     call = Call(
@@ -117,6 +126,7 @@ def decide(event: Mapping[str, Any], state: Path) -> Decision:
         agent_type=str(event.get("agent_type") or "") if agent else None,
         run=run,
         state=state,
+        foreign=foreign,
     )
     check = check_judge_read if judged else CHECKS.get(tool)
     try:

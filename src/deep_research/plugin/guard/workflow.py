@@ -16,7 +16,14 @@ from pathlib import Path
 
 from deep_research.plugin.drivers import WORKFLOW_NAME
 from deep_research.plugin.guard.agents import CONTRACTS, resolve_agent
-from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny, resolved
+from deep_research.plugin.guard.decision import (
+    ALLOW,
+    Call,
+    Decision,
+    deny,
+    not_this_sessions_run,
+    resolved,
+)
 
 WORKFLOW_APPROVED = (
     "deep-research guard: the plugin's own workflow, on the active run's brief; every check passed"
@@ -30,6 +37,9 @@ WORKFLOW_AGENTS = CONTRACTS | {"stepper", "writer"}
 def check_workflow(call: Call) -> Decision:
     run = call.run
     if run is None:
+        foreign = call.foreign
+        if foreign is not None and _on_brief(call, foreign.brief):
+            return not_this_sessions_run("Workflow", foreign)
         return ALLOW
     if call.agent is not None:
         return deny("Workflow: a subagent starts no workflow during a research run")
@@ -41,13 +51,18 @@ def check_workflow(call: Call) -> Decision:
         )
     if call.tool_input.get("name") != WORKFLOW_NAME:
         return deny(f"Workflow: during a research run only {WORKFLOW_NAME} runs")
-    args = call.tool_input.get("args")
-    brief = args.get("brief") if isinstance(args, dict) else None
-    if not isinstance(brief, str) or resolved(call.cwd, brief) != os.path.realpath(run.brief):
+    if not _on_brief(call, run.brief):
         return deny(f'Workflow: args must be {{"brief": "{run.brief}"}}, the active run\'s brief')
     # Explicitly allowed, as our own CLI calls are: Claude Code would otherwise ask the user to
     # review a workflow's script (in -p mode, a refusal). The script is the plugin's own.
     return Decision(True, WORKFLOW_APPROVED, approve=True)
+
+
+def _on_brief(call: Call, brief: Path) -> bool:
+    """Whether the launch's ``args`` name ``brief``."""
+    args = call.tool_input.get("args")
+    named = args.get("brief") if isinstance(args, dict) else None
+    return isinstance(named, str) and resolved(call.cwd, named) == os.path.realpath(brief)
 
 
 def check_structured_output(call: Call) -> Decision:
