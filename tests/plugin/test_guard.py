@@ -708,9 +708,11 @@ def test_a_path_too_long_to_name_a_file_is_not_resolved(
     """Resolving a path walks every component: a 1 MB one took seconds. Over PATH_MAX it names
     no file, so it is denied during a run at once (and passes outside one: nothing to open)."""
     path = "/" + "a/" * 500_000
-    started = time.monotonic()
+    # CPU seconds, not wall time: a busy machine slows the clock, not the work; walking the
+    # path took seconds of CPU, refusing it takes milliseconds.
+    started = time.process_time()
     decision = run.write(path)
-    assert time.monotonic() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert not decision.allow and "too long" in decision.reason
     long_brief = fetch_prompt(Path("/" + "b/" * 3_000))
     assert not run.dispatch(long_brief).allow
@@ -826,7 +828,7 @@ def test_a_decision_not_reached_in_time_is_a_deny(
         decision = run.dispatch(fetch_prompt(run.brief))
         waited = time.monotonic() - started
     assert not decision.allow and "no decision in time" in decision.reason
-    assert 0.4 < waited < 5
+    assert 0.4 < waited < 15  # the held lock never frees: only the deadline ends the wait
     assert run.ledger() == []
     assert deadline.DECISION_DEADLINE_S < 30  # what the hook's timeout would let through
 

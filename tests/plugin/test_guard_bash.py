@@ -163,9 +163,9 @@ def test_the_guard_cannot_be_stalled(run: Run) -> None:
         "deep-research " + "'" * 500_000,
     ]
     for line in lines:
-        started = time.monotonic()
+        started = time.process_time()  # CPU, not wall time: the work, not the machine's load
         decision = run.bash(line)
-        assert time.monotonic() - started < 1.0, line[:80]
+        assert time.process_time() - started < 1.0, line[:80]
         assert not decision.allow
 
 
