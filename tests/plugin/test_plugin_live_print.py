@@ -25,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_plugin_live_run import Player, Run, _loop, bash, json_of, only, run_claude, web
 
 from conftest import newest_claude_binary
 from deep_research.plugin.progress import RESUME
 from deep_research.run.pipeline import phase_names
 from fakeapi import Block, Program, text, tool_use
 from scripted_run import TOPIC, Web
-from test_plugin_live_run import Player, Run, _loop, bash, json_of, only, run_claude, web
 
 __all__ = ["web"]  # the fixture, used by name
 
@@ -100,9 +100,7 @@ def assert_finished(run: Run, brief: Path) -> None:
 
 
 @pytest.mark.slow
-def test_print_mode_waits_past_the_ceiling_and_prints_the_verdict(
-    tmp_path: Path, web: Web
-) -> None:
+def test_print_mode_waits_past_the_ceiling_and_prints_the_verdict(tmp_path: Path, web: Web) -> None:
     player = SlowPlayer(web, waiting_skill)
     prompt = f"/deep-research:deep-research {TOPIC} --depth quick"
     run = run_claude(tmp_path, web, player, prompt, CEILING, binary=newest_claude_binary())

@@ -194,7 +194,9 @@ def phase_line(root: Path, phase: str, phases: Sequence[str]) -> str:
     return f"phase {where} {phase}: {figure(root, phase)}"
 
 
-def finished_between(phases: Sequence[str], before: str | None, now: str, *, done: bool) -> list[str]:
+def finished_between(
+    phases: Sequence[str], before: str | None, now: str, *, done: bool
+) -> list[str]:
     """The phases that finished while the run moved from phase ``before`` (None: the start) to
     ``now``; ``done``: the run reached its verdict, so every phase is over."""
     start = phases.index(before) if before in phases else 0
@@ -234,9 +236,10 @@ def wait(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> bool:
-    """Wait up to ``seconds`` (None: :data:`WAIT_BOUND_S`, the most it waits) for the workflow on the brief at
-    ``root`` to end, saying one line per phase as it finishes; the last line says whether the
-    run ended. True when it ended (a verdict, or a stop ``next`` takes over from)."""
+    """Wait up to ``seconds`` (None: :data:`WAIT_BOUND_S`, the most it waits) for the workflow
+    on the brief at ``root`` to end, saying one line per phase as it finishes; the last line
+    says whether the run ended. True when it ended (a verdict, or a stop ``next`` takes over
+    from)."""
     if not (root / "run.json").is_file():
         raise InputError(f"{root} is no brief of a plugin run (no run.json)")
     bound = float(WAIT_BOUND_S) if seconds is None else min(max(seconds, 0.0), WAIT_BOUND_S)
