@@ -149,4 +149,5 @@ def test_a_workflow_the_ceiling_stops_says_so_and_resumes_to_its_verdict(
         binary=newest_claude_binary(),
     )
     assert_finished(run2, brief)
-    print(f"\nstopped at the ceiling after {run.seconds:.1f} s; resumed in {run2.seconds:.1f} s")
+    print(f"\nstopped at the ceiling after {run.seconds:.1f} s, saying: {said}")
+    print(f"resumed to {final_text(run2)[:40]} in {run2.seconds:.1f} s")
