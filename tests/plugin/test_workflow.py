@@ -445,6 +445,14 @@ def test_wait_never_blocks_past_its_bound(project: Path, asked: float | None, sl
     assert lines[-1].startswith("running: the research has not finished (now: plan)")
 
 
+def test_wait_help_says_the_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    """The parser is built on the hook path, so it imports no module of the run: its help
+    spells the bound out, and must say the one the code keeps."""
+    with pytest.raises(SystemExit):
+        main(["wait", "--help"])
+    assert f"at most: {progress.WAIT_BOUND_S})" in " ".join(capsys.readouterr().out.split())
+
+
 @pytest.mark.parametrize("where", ["missing", "no-run-record"])
 def test_wait_on_what_is_no_brief_is_one_line_and_exit_2(
     project: Path, capsys: pytest.CaptureFixture[str], where: str
