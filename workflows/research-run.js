@@ -1,7 +1,8 @@
 export const meta = {
   name: 'research-run',
-  description: 'Runs a started deep-research brief to its verdict in the background. Code decides every step (`deep-research step`); every agent answer is checked and kept in the brief by code. Launch it only from the deep-research skill, with args {"brief": "<the brief folder deep-research start printed>"}.',
-  whenToUse: 'Only when the deep-research skill says to launch it, with the brief deep-research start printed.',
+  title: 'Deep research',
+  description: 'Deep research: a started brief to its verdict',
+  whenToUse: 'Only when the deep-research skill says to launch it, with args {"brief": "<the brief folder deep-research start printed>"}. Code decides every step (`deep-research step`); every agent answer is checked and kept in the brief by code.',
   phases: [
     { title: 'plan', detail: 'the question split into sub-questions and queries' },
     { title: 'cast', detail: 'round 1: one fetcher per sub-question, pages fetched and kept' },
@@ -64,11 +65,21 @@ for (let n = 1; n <= MAX_STEPS; n++) {
   }
   stepperFailures = 0
   failed = []
-  if (step.phase && step.phase !== current) {
+  for (const line of step.log || []) log(line)
+  // Every phase that finished since the last step is ticked with its figure, the ones code ran
+  // inside `step` (normalize, trace, triangulate, ...) included: a phase never entered would
+  // look skipped in /workflows.
+  for (const done of step.finished || []) {
+    if (done.phase !== current) {
+      current = done.phase
+      phase(current)
+    }
+    log(done.line)
+  }
+  if (step.phase && step.phase !== current && step.action !== 'done') {
     current = step.phase
     phase(current)
   }
-  for (const line of step.log || []) log(line)
   if (step.action === 'done' || step.action === 'stop') {
     log(`${step.action}: ${step.why}`)
     return { ...step, brief }

@@ -488,6 +488,13 @@ def _cmd_step(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_wait(args: argparse.Namespace) -> int:
+    from deep_research.plugin.progress import wait
+
+    wait(Path(args.brief), args.seconds, lambda line: print(line, flush=True))
+    return EXIT_OK
+
+
 def _cmd_ingest(args: argparse.Namespace) -> int:
     from deep_research.plugin.ingest import run_ingest
 
@@ -634,6 +641,7 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "start",
             "next",
             "step",
+            "wait",
             "ingest",
             "finish",
             "guard",
@@ -899,6 +907,16 @@ def build_parser(
         "--failed", action="append", metavar="IDS", help="tasks whose agents ended unanswered"
     )
     sub.add_argument("--json", action="store_true", help="print the step as JSON")
+
+    sub = add(
+        "wait",
+        _cmd_wait,
+        "wait (at most 90 s a call) for a plugin run's workflow to end; a line per finished phase",
+    )
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument(
+        "--seconds", type=float, help="the longest this call waits (default and at most: 90)"
+    )
 
     sub = add(
         "ingest",

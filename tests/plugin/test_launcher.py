@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -140,7 +141,15 @@ def test_first_call_installs_then_later_calls_install_nothing(
     first = launch(["--version"], env)
     assert first.returncode == 0, first.stderr
     assert first.stdout.strip() == f"deep-research {_version()}"
-    assert "first run, installing" in first.stderr
+    # Announced first, then a line as each stage begins, then the time it took.
+    lines = first.stderr.splitlines()
+    assert lines[0].startswith("deep-research: first run, installing into "), lines
+    assert [line.split("] ")[0] for line in lines[1:4]] == [
+        "deep-research: [1/3",
+        "deep-research: [2/3",
+        "deep-research: [3/3",
+    ], lines
+    assert re.fullmatch(r"deep-research: installed in \d+s", lines[4]) and len(lines) == 5, lines
     venv = home / ".cache" / "deep-research" / "venv"
     assert (venv / ".deep-research-stamp").read_text(encoding="utf-8").startswith(_version())
     installed = subprocess.run(
@@ -249,7 +258,12 @@ def test_failed_install_is_one_actionable_line_and_leaves_nothing(
     assert done.returncode == 69
     lines = done.stderr.strip().splitlines()
     assert lines[0].startswith("deep-research: first run, installing")
-    assert len(lines) == 2 and "failed (see " in lines[1] and "retry" in lines[1]
+    # The stages up to pip's, then one line with the fix.
+    assert [line.split("] ")[0] for line in lines[1:3]] == [
+        "deep-research: [1/3",
+        "deep-research: [2/3",
+    ], lines
+    assert len(lines) == 4 and "failed (see " in lines[3] and "retry" in lines[3]
     data = home / ".cache" / "deep-research"
     assert (data / "install.log").is_file()
     assert not (data / "venv").exists() and not (data / "venv.new").exists()

@@ -25,7 +25,7 @@ from conftest import REPO
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.decide import refetch_rate as refetch_module
-from deep_research.plugin import runstate, workflow
+from deep_research.plugin import progress, runstate, workflow
 from deep_research.plugin.next import Action, next_action
 from deep_research.plugin.tasks import FetchTask
 from deep_research.schemas import validate_brief
@@ -198,10 +198,32 @@ def test_a_full_run_through_the_workflow_reaches_the_loops_verdict_and_claims(
     # The fetchers the workflow started are on the guard's ledger, each once.
     rows = [r for r in runstate.read_ledger(Brief(brief)) if r.get("event") == "dispatch"]
     assert len(rows) == script.agent_calls["fetcher"] and all(r["via"] == "workflow" for r in rows)
+    # Every phase is ticked once, in order, with its figure — the ones code runs inside `step`
+    # (normalize, trace, triangulate, refetch, verdict, render) too.
+    ticks = [tick for step in script.steps for tick in step["finished"]]
+    assert [tick["phase"] for tick in ticks] == meta_phases()
+    lines = {tick["phase"]: tick["line"] for tick in ticks}
+    for phase, shown in FULL_RUN_FIGURES:
+        assert lines[phase].endswith(f" {phase}: {shown}"), lines[phase]
 
     looped = start_again(project, web)
     assert loop(Agents(web, looped)).verdict == "READY"
     assert claims_of(looped) == claims_of(brief)
+
+
+#: What the scripted full run's progress lines say (5 sub-questions, 30 pages, 5 claims).
+FULL_RUN_FIGURES = (
+    ("plan", "5 sub-questions"),
+    ("normalize", "20 sources read"),
+    ("round2", "30 sources read in all, 30 pages fetched and kept"),
+    ("trace", "15 citations traced, 15 supported"),
+    ("entail", "15 claim-source pairs judged"),
+    ("panel", "10 votes counted"),
+    ("triangulate", "5 claims, agreement τ 1.00"),
+    ("refetch", "3 of 3 sampled pages still hold their quotes"),
+    ("verdict", "verdict READY"),
+    ("render", "report.md written"),
+)
 
 
 def start_again(project: Path, web: Web) -> Path:
@@ -349,3 +371,95 @@ def test_a_contested_world_reaches_the_reader_with_both_positions(
     assert loop(Agents(contested_web, looped)).verdict == "PARTIAL"
     assert_both_positions_reach_the_reader(looped)
     assert claims_of(looped) == claims_of(brief)
+
+
+# --- deep-research wait: the main loop's hold on its turn while the workflow runs -------------
+
+
+def waited(brief: Path, seconds: float | None = 0) -> tuple[bool, list[str]]:
+    lines: list[str] = []
+    return progress.wait(brief, seconds, lines.append), lines
+
+
+def test_wait_says_each_finished_phase_once_and_whether_the_run_ended(
+    project: Path, web: Web
+) -> None:
+    """Mid-run, `wait` prints the finished phases and says the run goes on, with the call to
+    make again and the resume command; once the verdict is in, the rest and `ended`; a phase
+    already printed is not printed again."""
+    brief = start("full")
+    with pytest.raises(AssertionError, match="no verdict"):
+        Script(Agents(web, brief)).run(limit=2)  # the plan, then round 1
+    ended, lines = waited(brief)
+    assert not ended
+    assert lines[:-1] == ["phase 1/14 plan: 5 sub-questions"], lines
+    assert lines[-1].startswith("running: the research has not finished (now: cast)"), lines
+    assert f"deep-research wait {brief}` again" in lines[-1]
+    assert f"resume it with /deep-research:deep-research --resume {brief}" in lines[-1]
+    Script(Agents(web, brief)).run()
+    ended, lines = waited(brief)
+    assert ended and [line.split(":")[0] for line in lines[:-1]] == [
+        f"phase {n}/14 {name}" for n, name in enumerate(meta_phases()[1:], start=2)
+    ], lines
+    assert lines[-1] == (
+        f"ended: the research reached its verdict; run `deep-research next {brief} --json`"
+    )
+    assert waited(brief) == (True, [lines[-1]])  # nothing shown twice
+
+
+def test_wait_says_a_stopped_workflow_ended_and_hands_over_to_next(project: Path) -> None:
+    brief = start("quick")
+    stopped = workflow.Step(action="stop", phase="claims", why="the writer failed twice")
+    (brief / workflow.STEP_FILE).write_text(stopped.model_dump_json(by_alias=True))
+    ended, lines = waited(brief)
+    assert ended and lines[-1].startswith("ended: the workflow stopped (the writer failed twice)")
+    assert [line.split(":")[0] for line in lines[:-1]] == [
+        "phase 1/11 plan",
+        "phase 2/11 cast",
+        "phase 3/11 normalize",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("asked", "slept"),
+    [
+        (None, progress.WAIT_BOUND_S),  # the default is the bound
+        (5.0, 5.0),
+        (10_000.0, progress.WAIT_BOUND_S),  # never past the bound, whatever is asked
+        (-3.0, 0.0),
+    ],
+)
+def test_wait_never_blocks_past_its_bound(project: Path, asked: float | None, slept: float) -> None:
+    """The bound keeps one call below Claude Code's 120 s Bash timeout (clock and sleep faked:
+    the run never ends here)."""
+    brief = start("quick")
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    lines: list[str] = []
+    assert not progress.wait(brief, asked, lines.append, sleep=sleep, clock=lambda: now[0])
+    assert now[0] == pytest.approx(slept)
+    assert progress.WAIT_BOUND_S < 120
+    assert lines[-1].startswith("running: the research has not finished (now: plan)")
+
+
+def test_wait_help_says_the_bound(capsys: pytest.CaptureFixture[str]) -> None:
+    """The parser is built on the hook path, so it imports no module of the run: its help
+    spells the bound out, and must say the one the code keeps."""
+    with pytest.raises(SystemExit):
+        main(["wait", "--help"])
+    assert f"at most: {progress.WAIT_BOUND_S})" in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("where", ["missing", "no-run-record"])
+def test_wait_on_what_is_no_brief_is_one_line_and_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    target = project / where
+    if where == "no-run-record":
+        target.mkdir()
+    assert main(["wait", str(target), "--seconds", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"deep-research wait: {target} is no brief of a plugin run (no run.json)\n"

@@ -38,9 +38,9 @@ from deep_research.brief import Brief, atomic_write_bytes, atomic_write_json, at
 from deep_research.errors import DeepResearchError
 from deep_research.plugin import replies
 from deep_research.plugin.next import ORCHESTRATOR, Action, next_action
+from deep_research.plugin.progress import STEP_FILE, finished_between, phase_line, run_phases
 from deep_research.plugin.tasks import PLUGIN, FetchTask, McpFetchTask, parse
 
-STEP_FILE = "workflow-step.json"
 #: The two agents only the workflow starts (agents/stepper.md, agents/writer.md).
 STEPPER = "stepper"
 WRITER = "writer"
@@ -93,6 +93,15 @@ class ScriptTask(BaseModel):
     model_config = ConfigDict(populate_by_name=True, defer_build=True)
 
 
+class Tick(BaseModel):
+    """A phase that finished during a step, and the line that says what it counted."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    phase: str
+    line: str
+
+
 class Step(BaseModel):
     """One step of the workflow: the script reads every field but ``saves``/``write``/``served``."""
 
@@ -106,6 +115,9 @@ class Step(BaseModel):
     reasons: list[str] = Field(default_factory=list)
     then: list[str] = Field(default_factory=list)
     log: list[str] = Field(default_factory=list)
+    #: The phases that finished since the previous step, in order — the ones code ran inside
+    #: this step included — so the script ticks every phase in /workflows with its figure.
+    finished: list[Tick] = Field(default_factory=list)
     #: Task id → the file its reply is saved to (code only).
     saves: dict[str, str] = Field(default_factory=dict)
     #: For a write: what is written, where (code only).
@@ -116,7 +128,17 @@ class Step(BaseModel):
 
     def for_script(self) -> dict[str, Any]:
         return self.model_dump(
-            include={"action", "phase", "why", "tasks", "verdict", "reasons", "then", "log"},
+            include={
+                "action",
+                "phase",
+                "why",
+                "tasks",
+                "verdict",
+                "reasons",
+                "then",
+                "log",
+                "finished",
+            },
             by_alias=True,
         )
 
@@ -326,6 +348,16 @@ def _write_step(brief: Brief, action: Action, log: list[str]) -> Step:
 
 
 def _keep(root: Path, value: Step) -> Step:
+    previous = load_step(root)
+    phases = run_phases(root)
+    finished = finished_between(
+        phases,
+        previous.phase if previous is not None else None,
+        value.phase,
+        done=value.action == "done",
+    )
+    ticks = [Tick(phase=name, line=phase_line(root, name, phases)) for name in finished]
+    value = value.model_copy(update={"finished": ticks})
     atomic_write_json(root / STEP_FILE, value.model_dump(by_alias=True))
     return value
 

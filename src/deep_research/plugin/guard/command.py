@@ -57,6 +57,7 @@ from deep_research.urls import host_of
 ORCHESTRATOR_COMMANDS = frozenset(
     {
         "next",
+        "wait",
         "ingest",
         "trace",
         "triangulate",
