@@ -7,15 +7,18 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from deep_research.brief import Brief, slugify
 from deep_research.cli import main
-from deep_research.run.driver import Progress, RunRequest, start
+from deep_research.run.driver import RunRequest, start
 from deep_research.run.governor import default_limits
 from deep_research.run.localcorpus import open_corpus
+from deep_research.run.progress import Progress
 from deep_research.run.reasoners import ExtractiveReasoner
 from deep_research.settings import load_settings
 from deep_research.shown_urls import WITHHELD
@@ -170,7 +173,7 @@ def test_a_nearest_passage_is_never_cut_inside_a_url(bridge: Path, tmp_path: Pat
 #: What an earlier version left in claims.json before its verdict refused the brief: the
 #: excerpt cut inside the URL (a new, unknown one), a synthesis sentence and a stripped claim
 #: with a link no source has.
-LEFT_BEHIND = {
+LEFT_BEHIND: dict[str, Callable[[Any], Any]] = {
     "coverage_gaps": lambda claims: [f'{gap}: "… at {ARCHIVE[:45]}…"' for gap in claims],
     "synthesis": lambda _: f"The harbour bridge record is at {INVENTED}.",
     "stripped": lambda _: [{"id": "C7", "claim": f"It opened in 1932 ({INVENTED})", "reason": "x"}],
