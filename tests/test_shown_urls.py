@@ -13,7 +13,9 @@ import pytest
 
 from briefs import AGENCY_URL, build, edit
 from deep_research.cli import main
-from deep_research.shown_urls import WITHHELD, withhold, without_links
+from deep_research.decide.audit import missing_urls
+from deep_research.models import AuditFetch, AuditFile, FetchLogEntry
+from deep_research.shown_urls import WITHHELD, fetched_urls, withhold, without_links
 from deep_research.urls import URL_PATTERN, excerpt, urls_in
 
 KNOWN = "https://docs.example/guide/page"
@@ -39,6 +41,38 @@ ALLOWED = frozenset(urls_in(KNOWN))
 def test_withhold(text: str, shown: str) -> None:
     assert withhold(text, ALLOWED) == shown
     assert not urls_in(withhold(text, ALLOWED)) - ALLOWED
+
+
+@pytest.mark.parametrize(
+    ("fetched", "written", "kept"),
+    [
+        # Prose ends a URL at a bracket or a closing full stop: read so, it is still the
+        # fetched page's link, in the text and in the audit record alike.
+        (
+            "https://wiki.example/wiki/Bridge_(Harbour)",
+            "https://wiki.example/wiki/Bridge_(Harbour)",
+            True,
+        ),
+        ("https://site.example/a.", "https://site.example/a.", True),
+        ("https://site.example/x?utm_source=feed&q=1", "https://site.example/x?q=1", True),
+        # Another page of the same site was never fetched.
+        ("https://site.example/a", "https://site.example/b", False),
+    ],
+)
+def test_a_fetched_link_is_kept_as_prose_reads_it_and_the_audit_holds_it(
+    fetched: str, written: str, kept: bool
+) -> None:
+    log = [FetchLogEntry(url=fetched, outcome="ok")]
+    text = f"The page {written} says so."
+    shown = withhold(text, frozenset(fetched_urls(log)))
+    assert (shown == text) is kept and (WITHHELD in shown) is not kept
+    audit = AuditFile(
+        topic="t",
+        verdict="READY",
+        settings_hash="sha256:" + "0" * 64,
+        fetches=[AuditFetch(url=fetched, outcome="ok")],
+    )
+    assert missing_urls(audit, [shown]) == []
 
 
 @pytest.mark.parametrize(

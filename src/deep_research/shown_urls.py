@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow
-from deep_research.urls import URL_PATTERN, canonical_or_none, urls_in
+from deep_research.urls import URL_PATTERN, canonical_or_none, is_web, urls_in
 
 #: What stands where a link was withheld; its words are the reason.
 WITHHELD = "[link withheld: not a source of this brief]"
@@ -26,11 +26,19 @@ WITHHELD = "[link withheld: not a source of this brief]"
 Model = TypeVar("Model", bound=BaseModel)
 
 
+def url_forms(raw: str | None) -> set[str]:
+    """A recorded web URL as code compares it (canonical) and as text shows it: prose ends a URL
+    at a bracket or a closing full stop (``…/Foo_(bar)`` reads as ``…/Foo_``), and that reading
+    is the same page's link, not a new one. A local document (``file:``) is no link: none."""
+    canonical = canonical_or_none(raw)
+    if raw is None or canonical is None or not is_web(canonical):
+        return set()
+    return urls_in(raw) | {canonical}
+
+
 def fetched_urls(log: Sequence[FetchLogEntry]) -> set[str]:
-    """Every http(s) URL this brief's fetch log names (asked for, or reached by redirect)."""
-    return {
-        url for entry in log for raw in (entry.url, entry.final_url) if raw for url in urls_in(raw)
-    }
+    """Every URL this brief's fetch log names (asked for, or reached by redirect)."""
+    return {url for entry in log for raw in (entry.url, entry.final_url) for url in url_forms(raw)}
 
 
 def quotes_of(document: ClaimsFile, sources: Sequence[SourceRow]) -> Iterator[str]:

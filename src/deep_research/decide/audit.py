@@ -30,8 +30,8 @@ from deep_research.models import (
     SourceRow,
     VerdictCounts,
 )
-from deep_research.shown_urls import quoted_urls, quotes_of, strings_of
-from deep_research.urls import canonical_or_none, urls_in
+from deep_research.shown_urls import quoted_urls, quotes_of, strings_of, url_forms
+from deep_research.urls import urls_in
 
 #: Length of a retained-text window that may not appear in the record (shorter runs of words are
 #: ordinary metadata such as titles in URLs).
@@ -92,7 +92,8 @@ def audit_urls(audit: AuditFile) -> set[str]:
         raw += [source.url, source.final_url]
     for fetch in audit.fetches:
         raw += [fetch.url, fetch.final_url]
-    return {url for item in raw if item and (url := canonical_or_none(item)) is not None}
+    # Read as the links claims.json is withheld against are (``shown_urls.fetched_urls``).
+    return {url for item in raw for url in url_forms(item)}
 
 
 def missing_urls(audit: AuditFile, shown: Iterable[str]) -> list[str]:
