@@ -221,3 +221,32 @@ class VerbatimReasoner:
 
     def synthesize(self, question: str, claims: Sequence[CitedClaim]) -> str:
         return "\n".join(f"- {c.claim} " + "".join(f"[{s}]" for s in c.supporting) for c in claims)
+
+
+@dataclass
+class StrayLinkReasoner(PanelReasoner):
+    """:class:`PanelReasoner` writing ``link`` — a URL no source has — where a model may: after
+    the first line of its synthesis, and in the re-framing CIBER finds supported. ``quoted``:
+    a URL a page states, which its synthesis repeats (it stays linked)."""
+
+    link: str = "https://invented.example/none"
+    quoted: str = ""
+
+    def reframe(self, claims: Sequence[Claim]) -> CiberOutput | Skipped:
+        found = super().reframe(claims)
+        if isinstance(found, Skipped) or not found.consistency_failures:
+            return found
+        failure = found.consistency_failures[0]
+        written = f"{failure.failed_reframing}, as {self.link} shows"
+        return found.model_copy(
+            update={
+                "consistency_failures": [failure.model_copy(update={"failed_reframing": written})]
+            }
+        )
+
+    def synthesize(self, question: str, claims: Sequence[CitedClaim]) -> str:
+        lines = super().synthesize(question, claims).split("\n")
+        lines[0] += f" The whole story is at {self.link}."
+        if self.quoted:
+            lines.append(f"- The reference itself is at {self.quoted} [S1]")
+        return "\n".join(lines)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from briefs import build, build_example, edit
+from briefs import AGENCY_URL, build, build_example, edit
 from conftest import REPO
 from deep_research.brief import Brief
 from deep_research.cli import main
@@ -18,6 +18,7 @@ from deep_research.decide.verdict import run_verdict
 from deep_research.gates.answer import check_answer
 from deep_research.render import Side, better_supported, render_brief, run_render
 from deep_research.settings import Settings
+from deep_research.shown_urls import WITHHELD
 
 EXAMPLE = REPO / "examples" / "heat-pumps"
 SETTINGS = Settings()
@@ -138,12 +139,24 @@ def test_fail_is_refused_unless_forced(tmp_path: Path, capsys: pytest.CaptureFix
     assert all("FORCED RENDER OF A FAILED BRIEF" in part for part in sections)
 
 
-def test_render_refuses_an_unfetched_url_in_prose(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("link", "shown"),
+    [
+        ("https://never-fetched.example/x", WITHHELD),  # withheld where it stood
+        (AGENCY_URL, AGENCY_URL),  # fetched: stays linked
+    ],
+)
+def test_render_withholds_a_url_in_prose_the_brief_never_fetched(
+    tmp_path: Path, link: str, shown: str
+) -> None:
     root = build(tmp_path / "brief")
     run_verdict(root, SETTINGS)
-    edit(root, lambda c, t: c.update(synthesis="See https://never-fetched.example/x [S1]."))
-    assert main(["render", str(root)]) == 2
-    assert not (root / "report.md").exists()
+    edit(root, lambda c, t: c.update(synthesis=f"See {link} [S1]."))
+    assert main(["render", str(root)]) == 0
+    markdown = (root / "report.md").read_text()
+    assert f"See {shown}" in markdown
+    assert ("never-fetched" in markdown) is False
+    assert (f"are shown as {WITHHELD}." in markdown) is (shown == WITHHELD)
 
 
 def test_a_claim_true_for_another_period_says_so_in_the_ciber_column(tmp_path: Path) -> None:

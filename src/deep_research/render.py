@@ -4,8 +4,9 @@ The report is built as a typed model first (``--format json`` prints it for othe
 written as markdown. A FAIL brief is refused unless forced, and then every section says so.
 Contradictions are shown side by side with which side is better supported and on what ground
 (independent sources, primary source, recency) — never averaged into a middle. Every URL in the
-report must be in the brief's fetch log: a source never fetched is listed without its URL, and a
-URL in prose that was never fetched stops the render.
+report is in the brief's fetch log or stated by a quote it keeps: a source never fetched is
+listed without its URL, and any other link in its text is withheld where it stood
+(:mod:`deep_research.shown_urls`), the report saying how many.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from deep_research.models import (
     SourceRow,
 )
 from deep_research.record import open_brief
+from deep_research.shown_urls import WITHHELD, fetched_urls, may_show, withhold, withhold_all
 from deep_research.trace_phases import RunRecord
 from deep_research.urls import is_web, source_urls, urls_in
 
@@ -325,10 +327,6 @@ def _contradiction(
     )
 
 
-def logged_urls(log: Sequence[FetchLogEntry]) -> set[str]:
-    return urls_in(" ".join(url for entry in log for url in (entry.url, entry.final_url) if url))
-
-
 def logged_documents(log: Sequence[FetchLogEntry]) -> set[str]:
     """The local documents (``file://<corpus>/<path>``) this brief retained."""
     return {
@@ -427,7 +425,7 @@ def build_report(
     ]
     referenced = {s for c in document.claims for s in [*c.supporting, *c.contests]}
     referenced |= {e.source for s in document.stripped for e in s.evidence}
-    logged = logged_urls(log)
+    logged = fetched_urls(log)
     documents = logged_documents(log)
     # A refused answer shows none of its sentences: one-sided, it would mislead.
     passed = [] if refused else [sentence for sentence in answer if sentence.passed]
@@ -731,21 +729,19 @@ def render_brief(
         force=force,
         run=run,
     )
-    markdown = to_markdown(report)
-    # A URL a located quote holds is text a source states, not a source the report cites.
-    quoted = {
-        url
-        for text in (
-            *(finding.quote for source in sources for finding in source.findings),
-            *(item.quote for claim in document.claims for item in claim.evidence),
-        )
-        for url in urls_in(text)
-    }
-    unlogged = sorted(urls_in(markdown) - logged_urls(log) - quoted)
-    if unlogged:
-        raise InputError(
-            f"the report would show {unlogged[0]}, which this brief never fetched; "
-            "remove it from the synthesis or coverage gaps"
+    # Whatever a model wrote or a source's row holds, the report links only what the brief
+    # fetched or a quote states; the rest is withheld where it stood (a brief a run left
+    # behind included: its claims.json may predate the verdict's withholding).
+    allowed = may_show(document, sources, log)
+    report = withhold_all(report, allowed)
+    # Once more on the markdown itself: a character it shows as its code point (``\u000b``)
+    # may have run on into the URL before it.
+    markdown = withhold(to_markdown(report), allowed)
+    withheld = markdown.count(WITHHELD)
+    if withheld:
+        markdown += (
+            f"\n{withheld} link(s) in this report's text that no source of this brief has — "
+            f"written by a model or cut from a passage — are shown as {WITHHELD}.\n"
         )
     return report, markdown
 

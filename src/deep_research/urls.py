@@ -366,6 +366,22 @@ def urls_in(text: str) -> set[str]:
     return {url for raw in URL_PATTERN.findall(text) if (url := canonical_or_none(raw)) is not None}
 
 
+def excerpt(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters and "…", never inside a URL: a URL the cut
+    would reach is left out whole (cut in two, it would be a new, unknown URL)."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit].rstrip()
+    for match in URL_PATTERN.finditer(text):
+        if match.start() >= len(head):
+            break
+        # A URL that runs to the cut, or ends right at it, would take the "…" into itself.
+        if match.end() >= len(head):
+            head = text[: match.start()].rstrip()
+            break
+    return head + "…"
+
+
 def is_web(url: str | None) -> bool:
     """An http(s) address: something a re-fetch can reach again (``file:`` documents are local)."""
     return bool(url) and str(url).split(":", 1)[0].lower() in ("http", "https")

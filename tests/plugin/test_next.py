@@ -45,6 +45,7 @@ from deep_research.plugin.tasks import (
     parse,
 )
 from deep_research.schemas import validate_brief
+from deep_research.shown_urls import WITHHELD
 from localhttp import LocalServer
 from scripted_run import TOPIC, Orchestrator, Web
 
@@ -744,3 +745,76 @@ def test_each_judging_task_names_one_input_file_holding_only_its_own_claims(
     # A skeptic's or verifier's whole input is a small part of claims.json (here 24 and 91
     # lines against 912), far from where Claude Code's Read stops (2,000 lines).
     assert max(sizes.values()) * 5 < claims_lines, (max(sizes.values()), claims_lines)
+
+
+# --- links no source has, written by the agents and the orchestrator -------------------------
+
+INVENTED = "https://invented.example/harbourton/gauges"
+
+
+class StrayLinks(Orchestrator):
+    """Writes a link no source has into a claim citing no source of the brief (stripped),
+    the synthesis and CIBER's re-framing; ``stated``: a synthesis sentence that links a page the
+    run fetched instead (it stays linked)."""
+
+    def __init__(self, *args: Any, stated: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stated = stated
+
+    def do_write(self, action: Action) -> None:
+        super().do_write(action)
+        path = Path(action.path or "")
+        if action.phase == "claims":
+            document = json.loads(path.read_text())
+            document["claims"].append(
+                {
+                    "id": f"C{len(document['claims']) + 1}",
+                    "claim": f"The Harbourton network closed 17 gauges in 1990, see {INVENTED}",
+                    "sq": "sq1",
+                    "supporting": ["S999"],  # no source of the brief: unresolvable, stripped
+                    "importance": "central",
+                }
+            )
+            path.write_text(json.dumps(document))
+        elif action.phase == "synthesize":
+            extra = f" The whole record is at {INVENTED}."
+            if self.stated:
+                extra += f" A publisher's page is {self.stated}."
+            path.write_text(path.read_text() + extra)
+
+    @staticmethod
+    def agent_ciber(prompt: str) -> Any:
+        failure = {
+            "claim_id": "C1",
+            "failed_reframing": f"The Harbourton network does not operate 42 gauges ({INVENTED})",
+            "failed_reframing_type": "negation",
+            "contradicting_source_ids": [],
+            "severity": "negation_supported",
+        }
+        return {"ciber_passed": False, "consistency_failures": [failure]}
+
+
+def test_links_no_source_has_are_withheld_and_the_run_ends_with_its_report(
+    resumed: Path, full_run: SharedRun
+) -> None:
+    brief = full_run.resume("claims", resumed)
+    stated = full_run.web.pages[("sq1", 1)][0]
+    done = StrayLinks(full_run.web, brief, "full", stated=stated).run()
+    assert done.verdict in ("PARTIAL", "HOLD"), done.reasons
+    claims_json = (brief / "claims.json").read_text()
+    report = (brief / "report.md").read_text()
+    for shown in (claims_json, report):
+        assert "invented.example" not in shown and WITHHELD in shown
+    document = Brief(brief).load_claims()
+    (stripped,) = [s for s in document.stripped if "closed 17 gauges" in s.claim]
+    assert stripped.claim.endswith(f"see {WITHHELD}")
+    assert document.synthesis is not None and WITHHELD in document.synthesis
+    assert stated in document.synthesis  # a page the run fetched stays linked
+    (ciber,) = [c for c in document.unresolved_contradictions if c.ids == ["C1"]]
+    assert ciber.description.endswith(f"({WITHHELD})")
+    (note,) = [r for r in document.verdict_reasons if r.endswith("[links-withheld]")]
+    assert "contradiction" in note and f"{stripped.id} (stripped)" in note and "the answer" in note
+    assert f"are shown as {WITHHELD}." in report
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        main(["verify", str(brief), "--offline"])
+    assert json.loads(printed.getvalue())["identical"], printed.getvalue()

@@ -2,8 +2,11 @@
 
 The record holds, per source and per fetch attempt, only URL, final URL, status, tier, content
 hash, timestamp and verdict counts. :func:`prove_audit` checks both directions before anything is
-written: every URL the brief shows (claims.json, report.md) is in the record, and the record
-holds no body content — no quote, and no stretch of any retained text.
+written: every URL claims.json shows is in the record, and the record holds no body content — no
+quote, and no stretch of any retained text. The first is what code answers for: every string of
+claims.json has had the links no fetch or quote has withheld (:mod:`deep_research.shown_urls`)
+before it is proved, so no text a model wrote can fail it; report.md is rendered after the
+verdict and withholds the same way.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from urllib.parse import unquote_plus
 
-from deep_research.brief import Brief, atomic_write_json, claims_chunks, model_dump
+from deep_research.brief import Brief, atomic_write_json, model_dump
 from deep_research.errors import InconsistentArtifacts
 from deep_research.models import (
     AuditFetch,
@@ -27,7 +30,8 @@ from deep_research.models import (
     SourceRow,
     VerdictCounts,
 )
-from deep_research.urls import canonical_or_none, urls_in
+from deep_research.shown_urls import quoted_urls, quotes_of, strings_of, url_forms
+from deep_research.urls import urls_in
 
 #: Length of a retained-text window that may not appear in the record (shorter runs of words are
 #: ordinary metadata such as titles in URLs).
@@ -88,11 +92,12 @@ def audit_urls(audit: AuditFile) -> set[str]:
         raw += [source.url, source.final_url]
     for fetch in audit.fetches:
         raw += [fetch.url, fetch.final_url]
-    return {url for item in raw if item and (url := canonical_or_none(item)) is not None}
+    # Read as the links claims.json is withheld against are (``shown_urls.fetched_urls``).
+    return {url for item in raw for url in url_forms(item)}
 
 
 def missing_urls(audit: AuditFile, shown: Iterable[str]) -> list[str]:
-    """URLs in the shown texts (claims.json, report.md) that the audit record lacks."""
+    """URLs in the shown texts (claims.json's strings) that the audit record lacks."""
     recorded = audit_urls(audit)
     return sorted({url for text in shown for url in urls_in(text)} - recorded)
 
@@ -163,14 +168,6 @@ class _Stretches:
         return at < len(self.hashes) and self.hashes[at] == value
 
 
-def quotes_of(document: ClaimsFile, sources: Sequence[SourceRow]) -> Iterator[str]:
-    """Every quote the brief holds: its findings' and its claims' evidence."""
-    for source in sources:
-        yield from (finding.quote for finding in source.findings)
-    for claim in document.claims:
-        yield from (item.quote for item in claim.evidence)
-
-
 def bodies_of(brief: Brief, document: ClaimsFile, sources: Sequence[SourceRow]) -> Iterator[str]:
     """Every quote and retained text the brief holds, one at a time (a corpus file is read when
     its turn comes, so the check holds one document, not the corpus)."""
@@ -187,22 +184,19 @@ def prove_audit(
     sources: Sequence[SourceRow],
     shown: Sequence[str] = (),
 ) -> None:
-    """Both directions, or an error before anything is written."""
-    report = brief.root / "report.md"
-    # claims.json as it will be written, read a claim at a time (no URL spans two pieces).
-    texts = chain(
-        claims_chunks(document),
-        shown,
-        [report.read_text(encoding="utf-8")] if report.is_file() else [],
-    )
+    """Both directions, or an error before anything is written (a defect of code: see the
+    module's docstring)."""
+    # claims.json's strings as a reader gets them (JSON escapes undone: ``\\n`` after a URL
+    # is no part of it), a claim at a time.
+    texts = chain(strings_of(document), shown)
     # A URL inside a quote is text a source states ("see https://…"), located in what was
     # fetched: it is shown as quoted, never as a source the brief cites.
-    quoted = {url for quote in quotes_of(document, sources) for url in urls_in(quote)}
+    quoted = quoted_urls(document, sources)
     missing = [url for url in missing_urls(audit, texts) if url not in quoted]
     if missing:
         raise InconsistentArtifacts(
-            f"{missing[0]} is shown in the brief but is no source or fetch of it; remove it or "
-            "fetch it"
+            f"{missing[0]} is shown in claims.json but is no source or fetch of it, though "
+            "links no source has are withheld before this check: a defect, please report it"
         )
     leaked = leaks(audit, bodies_of(brief, document, sources))
     if leaked:

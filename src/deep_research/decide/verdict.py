@@ -54,7 +54,8 @@ A capped run is PARTIAL at best because its floors and gates judge only what it 
 gates prove every emitted claim, not that the question was covered. ``run-incomplete`` keeps
 such a run from ever reading READY (at quick depth it is listed beside PARTIAL_QUICK).
 
-After the rules come two notes without a verdict, when they apply: ``floors-scaled-to-corpus``
+After the rules come three notes without a verdict, when they apply: ``floors-scaled-to-corpus``,
+``links-withheld`` (where claims.json holds a link withheld by :mod:`deep_research.shown_urls`)
 and ``non-default-settings``.
 
 Counters come from trace.json. Counters that contradict the other artifacts (more distinct
@@ -96,6 +97,7 @@ from deep_research.settings import (
     require_run_settings,
     settings_hash,
 )
+from deep_research.shown_urls import may_show, withheld_places, withhold_all
 from deep_research.trace_phases import RefetchPhase, RunRecord, TriangulatePhase, VerdictPhase
 from deep_research.urls import is_web
 
@@ -124,7 +126,7 @@ RULES: tuple[str, ...] = (
     "quick-depth",
 )
 #: The lines that follow the rules and force no verdict.
-NOTES: tuple[str, ...] = ("floors-scaled-to-corpus", "non-default-settings")
+NOTES: tuple[str, ...] = ("floors-scaled-to-corpus", "links-withheld", "non-default-settings")
 
 _REASON = re.compile(
     r"(?:(?P<verdict>FAIL|HOLD|PARTIAL_QUICK|PARTIAL|READY): )?(?P<text>.+) "
@@ -730,6 +732,9 @@ def decide(
     scaled = scaled_floors(document, trace.counters, sources, settings)
     if scaled is not None:
         reasons.append(scaled)
+    withheld = links_withheld(document)
+    if withheld is not None:
+        reasons.append(withheld)
     changed = describe_changes(settings)
     if changed is not None:
         # A lowered floor or threshold must be as visible as the verdict it allowed.
@@ -747,14 +752,32 @@ def decide(
     return VerdictReport(fired[0].verdict, reasons, table, digest, non_default)
 
 
+def links_withheld(document: ClaimsFile) -> str | None:
+    """The note naming where claims.json holds a withheld link, read from the marks themselves
+    (so a verdict decided again from the files says the same); None when it holds none."""
+    places = withheld_places(document)
+    if not places:
+        return None
+    total = sum(times for _, times in places)
+    where = ", ".join(f"{place} ({times})" if times > 1 else place for place, times in places)
+    return reason_line(
+        None,
+        f"{total} link(s) that no source of this brief has — written by a model or cut from a "
+        f"passage — were withheld where they stood: {where}",
+        "links-withheld",
+    )
+
+
 @writes_brief
 def run_verdict(root: Path, settings: Settings) -> VerdictReport:
     brief = open_brief(root)
     require_run_settings(brief.root, settings)
-    document = brief.load_claims()
     trace = load_trace_or_empty(brief)
     sources = brief.load_sources()
     log = brief.load_fetch_log()
+    # What a model wrote or the tool composed shows no link the brief neither fetched nor quotes.
+    loaded = brief.load_claims()
+    document = withhold_all(loaded, may_show(loaded, sources, log))
     # The verdict rests on claims.json's trace results only after they reproduce from the text.
     report = decide(document, trace, sources, log, settings, retrace_mismatches(brief, document))
     updated = document.model_copy(

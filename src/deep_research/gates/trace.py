@@ -65,6 +65,7 @@ from deep_research.models import (
     TraceFile,
     Violation,
 )
+from deep_research.shown_urls import without_links
 from deep_research.trace_phases import TracePhase
 from deep_research.urls import canonical_or_none, source_urls
 
@@ -347,6 +348,9 @@ def trace_pair(
     derived: Derivation | None = None,
 ) -> PairResult:
     """Stage 1, then steps 2–4, for one (claim, source) pair."""
+    # A link in the claim's words cites or points; it states no figure, name or topic word.
+    # Read without its links, a claim whose stray link was later withheld traces the same.
+    claim_text = without_links(claim_text)
     resolution = index.resolve(source_id)
     if resolution.document is None or resolution.source is None:
         reason = resolution.reason or UNKNOWN_SOURCE

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from deep_research.urls import excerpt as cut
+
 EXCERPT_CHARS = 160
 
 
@@ -32,4 +34,4 @@ def excerpt(item: Any) -> str:
         text = kind(item)  # deeper than the encoder goes: say what it was instead
     # A lone surrogate is no text: shown escaped, so a report quoting it can still be written.
     text = " ".join(text.split()).encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+    return text if len(text) <= EXCERPT_CHARS else cut(text, EXCERPT_CHARS - 1)

@@ -65,6 +65,7 @@ from deep_research.run.interface import (
     SubQuestionPlan,
     SurveyDoc,
 )
+from deep_research.urls import excerpt
 
 EXTRACTIVE = "extractive"
 #: A located span shorter than this supports nothing alone (the trace gate's rule), so a
@@ -630,7 +631,7 @@ class ExtractiveReasoner:
         if known is None:
             return None
         score, where, claim, why = known
-        opening = claim if len(claim) <= NEAREST_CHARS else claim[:NEAREST_CHARS].rstrip() + "…"
+        opening = excerpt(claim, NEAREST_CHARS)
         judged = why or f"score {score:.2f}, below {MIN_SCORE}"
         return f'nearest passage, in {where}: "{opening}" ({judged})'
 
