@@ -70,8 +70,9 @@ MEASURES = ("long", "tall", "large", "big", "high", "wide", "deep", "far", "heav
 #: Verbs a measurement question asks with that its answer need not repeat.
 _MEASURE_VERBS = ("take", "takes", "last", "lasts")
 _NUMBER_WORDS = (
-    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
-    r"|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|half|once|twice|dozen"
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen"
+    r"|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy"
+    r"|eighty|ninety|hundred|thousand|million|billion|half|once|twice|dozen"
 )
 #: The question's kind, by the words it asks with (first match wins, most specific first).
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -100,6 +101,8 @@ _WHICH_EXCEPTION = re.compile(r"\b(?:what|which)\s+(?:exceptions?|errors?)\b", r
 _EXCEPTION_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration)\b")
 #: A capitalised word past a sentence's first: a name, for "who" and "where".
 _NAME = re.compile(r"(?<=\S)\s+[\"'(]?([A-Z][a-z]+)")
+#: A URL or a file path: where something is, on the web or on a disk.
+_LOCATOR = re.compile(r"\b\w+://\S|(?<![\w/])[~.]?/\w+/|\w/\w+/\w")
 #: Kinds whose answer a sentence must state to answer at all: a sentence about the subject
 #: that states no date does not say when, whatever words it shares with the question.
 STRICT_KINDS = frozenset({"count", "measure", "date", "person", "place", "reason"})
@@ -108,9 +111,7 @@ STRICT_KINDS = frozenset({"count", "measure", "date", "person", "place", "reason
 _CUES: dict[str, re.Pattern[str]] = {
     "default": re.compile(r"\bdefaults?\b|\b[A-Za-z_]\w*=[^\s,)]+|\bwhen\s+omitted\b", re.I),
     "raises": re.compile(r"\brais(?:e|es|ed|ing)\b|\b[A-Z]\w*(?:Error|Exception|Warning)\b"),
-    "count": re.compile(
-        r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|single|both)\b", re.I
-    ),
+    "count": re.compile(rf"\d|\b(?:{_NUMBER_WORDS}|single|both)\b", re.I),
     "measure": re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.I),
     "date": re.compile(
         rf"\b(?:1[5-9]|20)\d\d\b|{MONTH_PATTERN}|\b\d\d?(?:st|nd|rd|th)\s+century\b"
@@ -314,6 +315,8 @@ class Asked:
             opening = " ".join(sentence.split()[:_OPENING_WORDS])
             if not self.question.named(self.question.words(opening)):
                 return 0.0
+        if self.kind == "place" and _LOCATOR.search(sentence):
+            return 1.0  # "Where is it published?": at a URL or a path
         if self.kind in ("person", "place"):
             asked = self.question.vocabulary
             return (
