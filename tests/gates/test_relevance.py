@@ -216,6 +216,12 @@ def test_a_question_of_several_parts_is_answered_part_by_part() -> None:
         ("vers", "version", False),
         ("pass", "passion", False),
         ("divid", "dividend", False),
+        # A place and the people or things of it: "America", "American".
+        ("america", "american", True),
+        ("europe", "european", True),
+        # Not any ending: "import" never meets "important", nor "canal" "canalside".
+        ("import", "important", False),
+        ("canal", "canalsid", False),
     ],
 )
 def test_a_latin_noun_meets_its_verb(a: str, b: str, related: bool) -> None:

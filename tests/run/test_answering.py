@@ -56,3 +56,8 @@ def test_a_parameter_the_question_names_is_a_key(case: dict[str, object]) -> Non
         str(case["sentence"]), str(case["declaration"]), bool(case["summary"])
     )
     assert named is case["names"]
+
+
+@pytest.mark.parametrize("case", _CASES["lacks_kind"], ids=lambda c: c["why"])
+def test_a_sentence_not_stating_what_is_asked_lacks_the_kind(case: dict[str, object]) -> None:
+    assert Asked(str(case["question"])).lacks_kind(str(case["sentence"])) is case["lacks"]

@@ -358,3 +358,54 @@ def test_a_sentence_quoted_with_its_neighbour_replaces_the_one_it_holds() -> Non
 )
 def test_a_built_in_written_bare_is_an_identifier(question: str, keys: tuple[str, ...]) -> None:
     assert identifiers(question) == keys
+
+
+_FERRY_PAGE = (
+    "# Quenby Ferry\n\n"
+    "The Quenby Ferry carries cars and foot passengers across the estuary.\n\n"
+    "The ferry is run by the harbour board and crosses every twenty minutes in summer.\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "extra", "answer"),
+    [
+        pytest.param(
+            "When did the Quenby Ferry start running?",
+            "The Quenby Ferry started running in 1962, when the old chain ferry was retired.\n\n",
+            "started running in 1962",
+            id="a-date-answers-when",
+        ),
+        pytest.param(
+            "When did the Quenby Ferry start running?",
+            "The Quenby Ferry started running with a single boat and a slipway on each bank.\n\n",
+            None,
+            id="a-page-about-the-ferry-with-no-date-is-not-found",
+        ),
+        pytest.param(
+            "Who runs the Quenby Ferry?",
+            "The Quenby Ferry is run for the harbour board by Marle Shipping Limited.\n\n",
+            "Marle Shipping",
+            id="a-name-answers-who",
+        ),
+        pytest.param(
+            "Why did the Quenby Ferry stop running at night?",
+            "The Quenby Ferry stopped running at night in 1990 and in winter in 1995.\n\n",
+            None,
+            id="that-it-stopped-is-not-why",
+        ),
+    ],
+)
+def test_a_sentence_on_the_subject_answers_only_what_the_question_asks_for(
+    question: str, extra: str, answer: str | None
+) -> None:
+    page = _FERRY_PAGE + extra
+    document = Retained("file://t/Quenby Ferry.md", "Quenby Ferry", page, "sha256:" + "0" * 64, "t")
+    findings = ExtractiveReasoner().extract(_plan_for(question, None), document)
+    claims = [f.claim for f in findings]
+    if answer is None:
+        assert claims == []
+    else:
+        assert claims and answer in claims[0], claims
+        # On the subject, but no date, no name: never chosen for "when" or "who".
+        assert all("foot passengers" not in claim for claim in claims), claims

@@ -113,7 +113,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(
 )
 #: Endings by which two stems of one root may differ ("decorat"/"decorator",
 #: "normal"/"normaliz"); only these, so "import" never meets "important".
-_DERIVED = frozenset({"", "or", "er", "ion", "iz", "al", "ive"})
+_DERIVED = frozenset({"", "or", "er", "ion", "iz", "al", "ive", "an", "n"})
 _MIN_ROOT = 5
 #: Share of the question's weight the concepts a claim leaves unnamed may carry...
 MAX_MISSING_SHARE = 1 / 3

@@ -12,7 +12,11 @@ sentence leads the Answer. It reads the question as an engineer does:
   ``lru_cache(maxsize=128, typed=False)``) is one too;
 * **the question's kind steers**: a question asking for a default wants a sentence that states
   one ("the default", ``name=value``), one asking what is raised wants an exception, one asking
-  what something returns a return, a count a figure, a date a year, a definition "X is a …";
+  what something returns a return, a count a figure, a date a year, a definition "X is a …",
+  "who" and "where" a name the question does not write, "why" a cause ("because", "due to").
+  Where no sentence can answer without it — a count, a measurement, a date, a name, a reason,
+  asked without code — a sentence that does not state it is no answer, however many of the
+  question's words it shares (:meth:`Asked.lacks_kind`);
 * **coverage**: the share of the question's concepts (their weights as the gate gives them)
   the sentence names itself, a concept named only by its carried subject (the declaration, the
   heading, the previous sentence) counting :data:`CARRIED_CREDIT` of a named one.
@@ -32,7 +36,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from deep_research.gates.relevance import Question
-from deep_research.gates.vocabulary import STOP_WORDS, term_stem
+from deep_research.gates.vocabulary import MONTH_PATTERN, STOP_WORDS, term_stem
 
 #: Share of the score from the question's concepts the sentence names.
 COVERAGE_WEIGHT = 0.6
@@ -66,8 +70,9 @@ MEASURES = ("long", "tall", "large", "big", "high", "wide", "deep", "far", "heav
 #: Verbs a measurement question asks with that its answer need not repeat.
 _MEASURE_VERBS = ("take", "takes", "last", "lasts")
 _NUMBER_WORDS = (
-    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty"
-    r"|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|half|once|twice|dozen"
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen"
+    r"|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy"
+    r"|eighty|ninety|hundred|thousand|million|billion|half|once|twice|dozen"
 )
 #: The question's kind, by the words it asks with (first match wins, most specific first).
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -76,6 +81,17 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("count", re.compile(r"\bhow\s+many\b|\bnumber\s+of\b", re.I)),
     ("measure", re.compile(rf"\bhow\s+(?:{'|'.join(MEASURES)})\b", re.I)),
     ("date", re.compile(r"\bwhen\s+(?:was|were|did|is|are)\b|\b(?:what|which)\s+year\b", re.I)),
+    # "Who is Bob Seger?" asks what he is ("… is an American singer"), not for a name.
+    (
+        "definition",
+        re.compile(r"^\s*who\s+(?:is|was|are|were)\s+\S+(?:\s+\S+){0,2}\s*\??\s*$", re.I),
+    ),
+    ("person", re.compile(r"^\s*who(?:m|se)?\b|\bby\s+whom\b", re.I)),
+    (
+        "place",
+        re.compile(r"^\s*where\b|\b(?:what|which)\s+(?:country|city|state|county|town)\b", re.I),
+    ),
+    ("reason", re.compile(r"^\s*why\b", re.I)),
     ("returns", re.compile(r"\breturns?\b", re.I)),
     ("difference", re.compile(r"\bdiffer(?:ence|ent|s)?\b|\bversus\b|\bvs\.?\b|\bcompare", re.I)),
     ("definition", re.compile(r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?\S+", re.I)),
@@ -83,15 +99,31 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 #: A question asking which exception, and the name of one (``KeyError``, ``StopIteration``).
 _WHICH_EXCEPTION = re.compile(r"\b(?:what|which)\s+(?:exceptions?|errors?)\b", re.I)
 _EXCEPTION_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration)\b")
+#: A capitalised word past a sentence's first: a name, for "who" and "where".
+_NAME = re.compile(r"(?<=\S)\s+[\"'(]?([A-Z][a-z]+)")
+#: A URL or a file path: where something is, on the web or on a disk.
+_LOCATOR = re.compile(r"\b\w+://\S|(?<![\w/])[~.]?/\w+/|\w/\w+/\w")
+#: Kinds whose answer a sentence must state to answer at all: a sentence about the subject
+#: that states no date does not say when, whatever words it shares with the question.
+STRICT_KINDS = frozenset({"count", "measure", "date", "person", "place", "reason"})
+
 #: What a sentence answering each kind states.
 _CUES: dict[str, re.Pattern[str]] = {
     "default": re.compile(r"\bdefaults?\b|\b[A-Za-z_]\w*=[^\s,)]+|\bwhen\s+omitted\b", re.I),
     "raises": re.compile(r"\brais(?:e|es|ed|ing)\b|\b[A-Z]\w*(?:Error|Exception|Warning)\b"),
-    "count": re.compile(
-        r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|single|both)\b", re.I
-    ),
+    "count": re.compile(rf"\d|\b(?:{_NUMBER_WORDS}|single|both)\b", re.I),
     "measure": re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.I),
-    "date": re.compile(r"\b(?:1[5-9]|20)\d\d\b"),
+    "date": re.compile(
+        rf"\b(?:1[5-9]|20)\d\d\b|{MONTH_PATTERN}|\b\d\d?(?:st|nd|rd|th)\s+century\b"
+    ),
+    # A name the question does not write: checked in :meth:`Asked.states_kind`.
+    "person": _NAME,
+    "place": _NAME,
+    "reason": re.compile(
+        r"\bbecause\b|\bdue\s+to\b|\bcaus(?:e|es|ed|ing)\b|\bresult(?:s|ed)?\s+(?:of|from|in)\b"
+        r"|\bso\s+that\b|\bin\s+order\s+to\b|\breasons?\b|\b(?:leads?|led)\s+to\b",
+        re.I,
+    ),
     "returns": re.compile(r"\breturn(?:s|ed|ing)?\b|->|\byields?\b", re.I),
     "difference": re.compile(
         r"\bwhereas\b|\bunlike\b|\bwhile\b|\bbut\b|\bonly\s+if\b|\binstead\b|\bnot\b", re.I
@@ -283,10 +315,27 @@ class Asked:
             opening = " ".join(sentence.split()[:_OPENING_WORDS])
             if not self.question.named(self.question.words(opening)):
                 return 0.0
+        if self.kind == "place" and _LOCATOR.search(sentence):
+            return 1.0  # "Where is it published?": at a URL or a path
+        if self.kind in ("person", "place"):
+            asked = self.question.vocabulary
+            return (
+                1.0
+                if any(term_stem(name.lower()) not in asked for name in cue.findall(sentence))
+                else 0.0
+            )
         if self.kind == "raises" and _WHICH_EXCEPTION.search(self.text):
             # "What exception…" is answered by the exception's name, not by "raises".
             return 1.0 if _EXCEPTION_NAME.search(sentence) else 0.0
         return 1.0 if cue.search(sentence) else 0.0
+
+    def lacks_kind(self, sentence: str) -> bool:
+        """Whether the sentence fails to state what the question asks for, when the question
+        asks for something a sentence must state (:data:`STRICT_KINDS`: a date, a count, a
+        name, a reason) and writes no code (a declaration answers a code question's count)."""
+        return (
+            self.kind in STRICT_KINDS and not self.identifiers and self.states_kind(sentence) < 1.0
+        )
 
     def coverage(self, own: frozenset[str], carried: frozenset[str]) -> float:
         """Share of the question's concept factors the sentence's stems (``own``) name, those

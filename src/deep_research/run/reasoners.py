@@ -420,6 +420,8 @@ def rank(
         sentence, owner = candidate.sentence, candidate.owner
         if depends_on_context(sentence):
             continue  # quoted alone it does not say what it is about: no claim
+        if asked.lacks_kind(sentence.claim):
+            continue  # on the subject, but not stating what is asked (no date for "when")
         written = f"{candidate.carried}\n{sentence.text}"
         if not asked.writes_a_key(written, candidate.declaration, f"{name}\n{candidate.within}"):
             continue  # the question names code this sentence is not about
