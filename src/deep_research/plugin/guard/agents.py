@@ -85,10 +85,11 @@ def check_agent(call: Call) -> Decision:
     round_ = declared_round(task)
     if round_ is not None and round_ > run.caps.max_rounds:
         return deny(f"Agent: round {round_} exceeds the run's round cap ({run.caps.max_rounds})")
-    return _admit(call, agent, round_, top_up=isinstance(task, FetchTask) and task.top_up)
+    marks = task.ledger_marks() if isinstance(task, FetchTask) else {}
+    return _admit(call, agent, round_, marks)
 
 
-def _admit(call: Call, agent: str, round_: int | None, *, top_up: bool = False) -> Decision:
+def _admit(call: Call, agent: str, round_: int | None, marks: dict[str, Any]) -> Decision:
     """Under the ledger's lock: the fan-out ceiling, the fetcher budget, then the record."""
     run = call.run
     assert run is not None
@@ -120,8 +121,7 @@ def _admit(call: Call, agent: str, round_: int | None, *, top_up: bool = False) 
         if is_fetcher:
             # What `counters` counts rounds by: a round is only as real as its dispatches.
             row["round"] = round_ or 1
-        if top_up:
-            # What `counters` reads a round's top-up searches after (runstate.top_ups).
-            row["top_up"] = True
+        # A top-up and the hosts it leaves aside: what shows a dispatch could find something.
+        row.update(marks)
         append(brief, row)
     return ALLOW
