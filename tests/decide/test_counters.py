@@ -264,12 +264,13 @@ def test_rounds_without_a_ledger_come_from_the_sources(tmp_path: Path) -> None:
 
 def _searched(root: Path, *rounds: tuple[int, list[str] | None]) -> None:
     """A ledger of one fetcher dispatch per round, each followed by its search and the hosts it
-    listed (None: the fetcher ran no search)."""
+    listed (None: the fetcher ran no search; ``UNRECORDED``: the hook left no listing)."""
     rows: list[dict[str, Any]] = []
     for n, (round_, listed) in enumerate(rounds):
         rows.append({"event": "dispatch", "id": f"t{n}", "fetcher": True, "round": round_})
         if listed is not None:
             rows.append({"event": "search", "id": f"s{n}"})
+        if listed is not None and listed is not UNRECORDED:
             rows.append({"event": "listed", "id": f"s{n}", "hosts": listed})
     (root / "guard-log.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
 
@@ -280,6 +281,7 @@ def _read_hosts(root: Path) -> list[str]:
 
 
 UNREAD = "www.unread-publisher.example"
+UNRECORDED: list[str] = []
 
 
 @pytest.mark.parametrize(
@@ -291,6 +293,8 @@ UNREAD = "www.unread-publisher.example"
         ("unread", 1, None, [UNREAD], "HOLD"),
         # Round 2's fetcher ran no search: no round 2, whatever round 1's searches offered.
         ("none", 1, 1, [], "HOLD"),
+        # Round 2's search left no record of what it listed: it could have offered anything.
+        ("unrecorded", 1, None, [], "HOLD"),
     ],
 )
 def test_a_round_counts_the_work_its_searches_offered_not_the_new_rows_it_made(
@@ -303,7 +307,12 @@ def test_a_round_counts_the_work_its_searches_offered_not_the_new_rows_it_made(
 ) -> None:
     root = build(tmp_path / "brief", round2=False)
     read = _read_hosts(root)
-    listed = {"read": read[:5], "unread": [*read[:5], UNREAD], "none": None}[round2]
+    listed = {
+        "read": read[:5],
+        "unread": [*read[:5], UNREAD],
+        "none": None,
+        "unrecorded": UNRECORDED,
+    }[round2]
     _searched(root, (1, read), (2, listed))
     assert main(["counters", str(root)]) == 0
     got = counters(root)

@@ -135,12 +135,14 @@ MAX_UNREAD_HOSTS = 20
 class RoundSearches:
     """One research round as the plugin run's guard ledger recorded it, handed over as plain
     data: its fetcher dispatches (the round's own, retries and top-up), the searches the ledger
-    holds from its first dispatch to the next round's, and every host those searches listed."""
+    holds from its first dispatch to the next round's, every host those searches listed, and
+    how many of those searches have no record of what they listed (``unlisted``)."""
 
     round: int
     fetchers: int
     searches: int
     listed: frozenset[str]
+    unlisted: int = 0
 
 
 def tried_hosts(log: Sequence[FetchLogEntry]) -> set[str]:
@@ -170,14 +172,17 @@ def search_work(
     """A round worked when its fetchers searched and every host those searches listed was read
     or tried — new pages or pages an earlier round read, alike. A host listed and never looked
     at is unread: a source of the question the run did not read. When no listed host is unread,
-    the searches are exhausted: the run read what the world its searches reach offered."""
+    the searches are exhausted: the run read what the world its searches reach offered. A
+    search whose listing was not recorded could have offered anything: its round neither
+    counts nor exhausts the searches."""
     looked = set(fetched_hosts(sources, log)) | tried_hosts(log)
     ran = [item for item in searched if item.fetchers > 0 and item.searches > 0]
-    worked = tuple(sorted({item.round for item in ran if item.listed <= looked}))
+    known = [item for item in ran if item.unlisted == 0]
+    worked = tuple(sorted({item.round for item in known if item.listed <= looked}))
     listed = frozenset().union(*(item.listed for item in ran))
     unread = tuple(sorted(listed - looked))
     found = None
-    if ran and not unread:
+    if ran and len(known) == len(ran) and not unread:
         found = SearchesExhausted(
             round=max(item.round for item in ran),
             fetchers=sum(item.fetchers for item in ran),

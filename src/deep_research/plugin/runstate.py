@@ -364,7 +364,8 @@ def in_flight(rows: list[dict[str, Any]], now: float) -> int:
 def round_searches(brief: Brief) -> list[RoundSearches]:
     """Each research round as the ledger recorded it (what `counters` counts a round's work and
     the searches' exhaustion from): its fetcher dispatches, and the searches from its first
-    dispatch until a later round's first, with every host they listed."""
+    dispatch until a later round's first, with every host they listed (a search's listing is
+    matched by its id: one the hook never recorded is counted as unlisted)."""
     from deep_research.decide.counters import RoundSearches
 
     rows = read_ledger(brief) if ledger_path(brief).exists() else []
@@ -378,11 +379,14 @@ def round_searches(brief: Brief) -> list[RoundSearches]:
         first = min(i for i, r in dispatched if r == round_)
         end = min((i for i, r in dispatched if r > round_ and i > first), default=len(rows))
         window = rows[first:end]
+        searches = [row.get("id") for row in window if row.get("event") == "search"]
+        recorded = {row.get("id") for row in rows if row.get("event") == "listed"}
         found.append(
             RoundSearches(
                 round=round_,
                 fetchers=sum(1 for _, r in dispatched if r == round_),
-                searches=sum(1 for row in window if row.get("event") == "search"),
+                searches=len(searches),
+                unlisted=sum(1 for search in searches if search not in recorded),
                 listed=frozenset(
                     str(host)
                     for row in window
