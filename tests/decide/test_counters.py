@@ -329,7 +329,7 @@ def test_a_round_counts_the_work_its_searches_offered_not_the_new_rows_it_made(
         assert UNREAD in reasons[0] and reasons[0].endswith("[sources-unread]"), reasons
     elif verdict == "HOLD":
         assert reasons[0].endswith("[floor-unmet:rounds]"), reasons
-        assert "run round 2: counter-queries, then fetch the pages they list" in reasons[0]
+        assert "search round 2's counter-queries and fetch every page they list" in reasons[0]
     else:
         # The world was smaller than the quota: one plain reason says so, none holds it.
         assert not any("[floor-unmet" in r for r in reasons), reasons

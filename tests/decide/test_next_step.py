@@ -62,7 +62,7 @@ def test_a_usable_verdict_says_nothing_more(
         ("ciber-missing", "run CIBER"),
         ("no-verified-claim", "search again"),
         ("floor-unmet:refetch_sample", "run deep-research refetch BRIEF"),
-        ("floor-unmet:rounds", "run round 2: counter-queries, then fetch the pages they list"),
+        ("floor-unmet:rounds", "search round 2's counter-queries and fetch every page they list"),
         ("sources-unread", "fetch the pages of the publishers the verdict names"),
     ],
 )

@@ -219,7 +219,7 @@ FLOOR_ACTIONS = {
     "queries_per_sub_question": "run more searches for each sub-question",
     "round1_fetches": "fetch more sources in round 1, from publishers not yet read",
     "distinct_sources": "fetch sources from publishers not yet read, or search another corpus",
-    "rounds": "run round 2: counter-queries, then fetch the pages they list",
+    "rounds": "search round 2's counter-queries and fetch every page they list",
     "counter_queries_per_sub_question": "write a counter-query for every sub-question",
     "refetch_sample": "run deep-research refetch BRIEF",
     "round2_fetches": "fetch the pages round 2's counter-queries list, on hosts not yet read",
