@@ -185,12 +185,17 @@ RETRY_SCALE = "0.001"
 
 @contextmanager
 def claude_world(
-    monkeypatch: pytest.MonkeyPatch, api_knobs: dict[str, Any] | None = None, **knobs: Any
+    monkeypatch: pytest.MonkeyPatch,
+    api_knobs: dict[str, Any] | None = None,
+    *,
+    closed: bool = False,
+    **knobs: Any,
 ) -> Iterator[tuple[World, FakeAnthropic]]:
     """The pages on a local server, the fake API (strict, as the API is) on another, the
-    environment pointing at both. ``api_knobs`` go to the fake API, ``knobs`` to the world."""
+    environment pointing at both. ``api_knobs`` go to the fake API, ``knobs`` to the world;
+    ``closed``: a web round 1 reads whole (``Web.closed``)."""
     with LocalServer() as server:
-        web = Web(server, "127.0.0.1")
+        web = Web(server, "127.0.0.1", closed=closed)
         web.build()
         world = World(web, **knobs)
         with FakeAnthropic(world, usage="measured", strict=True, **(api_knobs or {})) as api:

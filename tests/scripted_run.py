@@ -110,7 +110,7 @@ CONTESTED = {
 #: sample is ordered by a hash of the brief and source ids, so it is the same every run.
 SHORT_PAGE = ("sq2", 1, 0)
 #: What the plan's queries and counter-queries look like: the sub-question they serve is in them.
-_QUERY = re.compile(r"harbourton (sq\d+) (query \d+|evidence against)")
+_QUERY = re.compile(r"harbourton (sq\d+) (query \d+|query more|evidence against)")
 
 
 def filler(seed: str, count: int = 160) -> str:
@@ -163,11 +163,16 @@ class Web:
     pages: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     hosts: dict[str, list[str]] = field(default_factory=dict)
     contested: bool = False
+    #: A world round 1 reads whole: no page of its own for round 2, whose counter-queries list
+    #: round 1's pages again.
+    closed: bool = False
 
     def build(self) -> None:
         number = 0
         for sq, (_, sentences, _) in FACTS.items():
             for round_, count in PAGES_PER_ROUND.items():
+                if self.closed and round_ > 1:
+                    continue
                 for k in range(count):
                     number += 1
                     host = f"www.publisher-{number}.example"
@@ -230,13 +235,13 @@ class Web:
         matched = _QUERY.fullmatch(query)
         if matched is None:
             return []
-        round_ = 2 if matched.group(2) == "evidence against" else 1
+        round_ = 2 if matched.group(2) == "evidence against" and not self.closed else 1
         return list(self.pages.get((matched.group(1), round_), []))
 
     def fetched(self, brief: Path, sub_question: str, round_: int) -> list[tuple[str, str]]:
         """A fetcher's pages for one sub-question and round, read by our real fetcher: each URL
-        with its kept text."""
-        return self.fetch(brief, self.pages[(sub_question, round_)])
+        with its kept text (none for round 2 of a closed world: its pages were read)."""
+        return self.fetch(brief, self.pages.get((sub_question, round_), []))
 
     def fetch(self, brief: Path, urls: list[str]) -> list[tuple[str, str]]:
         """``urls`` read into ``brief`` by our real fetcher: each URL with its kept text."""
@@ -458,20 +463,37 @@ class Orchestrator:
         for job in action.tasks:
             self.agent_calls += 1
             if action.agent == "deep-research:fetcher":  # the ledger the guard keeps
+                fetch = task(job.prompt, FetchTask)
                 row: dict[str, Any] = {
                     "event": "dispatch",
                     "fetcher": True,
                     "id": f"d{self.agent_calls}",
+                    "round": fetch.round,
+                    **fetch.ledger_marks(),
                 }
-                fetch = task(job.prompt, FetchTask)
-                row["round"] = fetch.round
-                if fetch.top_up:
-                    row["top_up"] = True
                 runstate.append_ledger(Brief(self.brief), row)
+                self.search(fetch)
             reply = getattr(self, "agent_" + (action.agent or "").split(":")[1])(job.prompt)
             tail = self.trailer
             shown = reply if isinstance(reply, str) else json.dumps(reply)
             Path(job.save_to).write_text(shown + tail)
+
+    def listed(self, fetch: FetchTask, query: str) -> list[str]:
+        """The pages one search of a fetcher lists (a subclass may list others)."""
+        return self.web.found(query)
+
+    def search(self, fetch: FetchTask) -> None:
+        """A fetcher's searches, as the guard records them: each search, and the hosts its
+        results listed."""
+        from deep_research.plugin.guard.posttool import listed_row
+        from deep_research.urls import host_of
+
+        brief = Brief(self.brief)
+        for n, query in enumerate(fetch.queries):
+            search = f"s{self.agent_calls}-{n}"
+            runstate.append_ledger(brief, {"event": "search", "id": search})
+            hosts = sorted({host_of(url) or "" for url in self.listed(fetch, query)})
+            runstate.append_ledger(brief, listed_row(search, hosts))
 
     def agent_fetcher(self, prompt: str) -> Any:
         f = task(prompt, FetchTask)
@@ -490,6 +512,26 @@ class Orchestrator:
         assert words[0] == "deep-research"
         code = main(words[1:])
         assert code in (0, 1), (action.command, code)
+
+
+# --- what the ledger shows of the dispatches ---------------------------------------------------
+
+
+def futile_dispatches(brief: Path) -> list[dict[str, Any]]:
+    """The fetcher dispatches in the run's guard ledger told to leave aside every host their
+    searches listed: work that could only fail. A scripted run dispatches one agent at a time,
+    so a dispatch's searches are the ledger's rows up to the next dispatch."""
+    rows = runstate.read_ledger(Brief(brief))
+    futile = []
+    for index, row in enumerate(rows):
+        if row.get("event") != "dispatch" or not row.get("fetcher"):
+            continue
+        after = rows[index + 1 :]
+        end = next((n for n, r in enumerate(after) if r.get("event") == "dispatch"), len(after))
+        listed = {h for r in after[:end] if r.get("event") == "listed" for h in r["hosts"]}
+        if listed and listed <= set(row.get("exclude_hosts") or []):
+            futile.append({**row, "listed": sorted(listed)})
+    return futile
 
 
 # --- what a reader of the contested world's brief gets ----------------------------------------

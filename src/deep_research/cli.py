@@ -166,7 +166,7 @@ def _cmd_refetch(args: argparse.Namespace) -> int:
 
 def _cmd_counters(args: argparse.Namespace) -> int:
     from deep_research.decide.counters import run_counters
-    from deep_research.plugin.runstate import fetcher_rounds, top_ups
+    from deep_research.plugin.runstate import fetcher_rounds, round_searches
     from deep_research.record import open_brief
 
     # The guard's ledger is the plugin's record: it reaches the counters as numbers.
@@ -175,7 +175,7 @@ def _cmd_counters(args: argparse.Namespace) -> int:
         brief.root,
         Path(args.plan) if args.plan else None,
         fetcher_rounds=fetcher_rounds(brief),
-        top_ups=top_ups(brief),
+        searched=round_searches(brief),
     )
     _print_json(report.as_dict())
     return EXIT_OK
@@ -184,7 +184,7 @@ def _cmd_counters(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from deep_research.brief import Brief
     from deep_research.decide.verify import run_verify
-    from deep_research.plugin.runstate import fetcher_rounds, top_ups
+    from deep_research.plugin.runstate import fetcher_rounds, round_searches
 
     root = Path(args.brief)
     # The counters are checked as `counters` computed them: with the guard ledger's records.
@@ -193,7 +193,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         root,
         offline=args.offline,
         fetcher_rounds=fetcher_rounds(brief),
-        top_ups=top_ups(brief) if root.is_dir() else (),
+        searched=round_searches(brief) if root.is_dir() else (),
     )
     _print_json(report.as_dict())
     for line in report.mismatches + report.problems:

@@ -387,13 +387,16 @@ class ClaimsFile(Strict):
 
 
 class SearchesExhausted(Strict):
-    """A round's top-up that found no publisher the run had not fetched: its fetchers searched,
-    every host their searches listed was already fetched or was tried, and no new source came of
-    it. The floors counting sources and fetches then ask no more than the run found."""
+    """A run whose searches returned no publisher it left unread: its fetchers searched, and
+    every host their searches listed was read or tried. The floors counting sources, fetches
+    and rounds then ask no more than the run found: the world it can reach holds no more."""
 
+    #: The last round whose fetchers searched.
     round: PositiveInt
-    top_up_fetchers: PositiveInt
+    fetchers: PositiveInt
     searches: PositiveInt
+    #: The distinct hosts the searches listed.
+    publishers: NonNegativeInt
     distinct_sources: NonNegativeInt
 
 
@@ -415,9 +418,13 @@ class Counters(Strict):
     #: planned, or a plugin run): it plans one sub-question per part, and the sub-question
     #: floor asks no more.
     question_parts: NonNegativeInt | None = None
-    #: Set by a plugin run whose searches stopped returning new publishers (null: they never
-    #: did, or no top-up ran): the floors counting sources and fetches ask no more than found.
+    #: Set when the run's searches listed no publisher it left unread (null: they did, or no
+    #: search was recorded): the floors counting sources, fetches and rounds ask no more than
+    #: the run found.
     searches_exhausted: SearchesExhausted | None = None
+    #: The hosts the run's searches listed that it never read nor tried, sorted (at most
+    #: 20): sources the searches offered that the run did not look at.
+    unread_hosts: list[str] = Field(default_factory=list)
 
 
 #: Every entry trace.json ``phases`` may hold, by the name it is recorded under.

@@ -89,6 +89,7 @@ def test_counters_are_computed_from_the_brief(tmp_path: Path) -> None:
         "corpus_documents": None,
         "question_parts": None,
         "searches_exhausted": None,
+        "unread_hosts": [],
     }
     assert 1195 <= wall <= 1300
     trace = json.loads((root / "trace.json").read_text())
@@ -259,3 +260,79 @@ def test_rounds_are_capped_by_the_fetcher_dispatches_the_guard_saw(
 def test_rounds_without_a_ledger_come_from_the_sources(tmp_path: Path) -> None:
     root = build(tmp_path / "brief")
     assert run_counters(root).counters.rounds == 2
+
+
+def _searched(root: Path, *rounds: tuple[int, list[str] | None]) -> None:
+    """A ledger of one fetcher dispatch per round, each followed by its search and the hosts it
+    listed (None: the fetcher ran no search; ``UNRECORDED``: the hook left no listing)."""
+    rows: list[dict[str, Any]] = []
+    for n, (round_, listed) in enumerate(rounds):
+        rows.append({"event": "dispatch", "id": f"t{n}", "fetcher": True, "round": round_})
+        if listed is not None:
+            rows.append({"event": "search", "id": f"s{n}"})
+        if listed is not None and listed is not UNRECORDED:
+            rows.append({"event": "listed", "id": f"s{n}", "hosts": listed})
+    (root / "guard-log.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def _read_hosts(root: Path) -> list[str]:
+    rows = [json.loads(line) for line in (root / "sources.jsonl").read_text().splitlines()]
+    return sorted({row["url"].split("/")[2] for row in rows})
+
+
+UNREAD = "www.unread-publisher.example"
+UNRECORDED: list[str] = []
+
+
+@pytest.mark.parametrize(
+    ("round2", "rounds", "exhausted", "unread", "verdict"),
+    [
+        # Round 2 searched and listed only publishers round 1 read: a round, and the world's end.
+        ("read", 2, 2, [], "PARTIAL"),
+        # Round 2 listed a publisher nobody read: not a round done, and a source left unread.
+        ("unread", 1, None, [UNREAD], "HOLD"),
+        # Round 2's fetcher ran no search: no round 2, whatever round 1's searches offered.
+        ("none", 1, 1, [], "HOLD"),
+        # Round 2's search left no record of what it listed: it could have offered anything.
+        ("unrecorded", 1, None, [], "HOLD"),
+    ],
+)
+def test_a_round_counts_the_work_its_searches_offered_not_the_new_rows_it_made(
+    tmp_path: Path,
+    round2: str,
+    rounds: int,
+    exhausted: int | None,
+    unread: list[str],
+    verdict: str,
+) -> None:
+    root = build(tmp_path / "brief", round2=False)
+    read = _read_hosts(root)
+    listed = {
+        "read": read[:5],
+        "unread": [*read[:5], UNREAD],
+        "none": None,
+        "unrecorded": UNRECORDED,
+    }[round2]
+    _searched(root, (1, read), (2, listed))
+    assert main(["counters", str(root)]) == 0
+    got = counters(root)
+    assert got["rounds"] == rounds
+    assert got["unread_hosts"] == unread
+    record = got["searches_exhausted"]
+    assert (record and record["round"]) == exhausted, record
+    main(["verdict", str(root)])
+    document = read_claims(root)
+    assert document["verdict"] == verdict, document["verdict_reasons"]
+    reasons = document["verdict_reasons"]
+    if unread:
+        assert reasons[0].startswith("HOLD: the searches listed publishers the run never read: ")
+        assert UNREAD in reasons[0] and reasons[0].endswith("[sources-unread]"), reasons
+    elif verdict == "HOLD":
+        assert reasons[0].endswith("[floor-unmet:rounds]"), reasons
+        assert "search round 2's counter-queries and fetch every page they list" in reasons[0]
+    else:
+        # The world was smaller than the quota: one plain reason says so, none holds it.
+        assert not any("[floor-unmet" in r for r in reasons), reasons
+        said = [r for r in reasons if r.endswith("[searches-exhausted]")]
+        assert len(said) == 1 and "0 sources new in round 2 (the floor is 5)" in said[0], said
+    assert main(["verify", str(root), "--offline"]) == 0

@@ -62,7 +62,8 @@ def test_a_usable_verdict_says_nothing_more(
         ("ciber-missing", "run CIBER"),
         ("no-verified-claim", "search again"),
         ("floor-unmet:refetch_sample", "run deep-research refetch BRIEF"),
-        ("floor-unmet:rounds", "run the adversarial round"),
+        ("floor-unmet:rounds", "search round 2's counter-queries and fetch every page they list"),
+        ("sources-unread", "fetch the pages of the publishers the verdict names"),
     ],
 )
 def test_each_hold_or_fail_rule_has_its_step(rule: str, says: str) -> None:

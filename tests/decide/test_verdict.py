@@ -131,7 +131,8 @@ def test_a_brief_whose_panel_never_sat_is_not_ready(tmp_path: Path) -> None:
     assert decided == "PARTIAL"
     assert (
         "PARTIAL: the skeptic panel has not upheld findings the answer rests on: C1 (no votes), "
-        "C2 (no votes) [panel-not-upheld]" in reasons
+        "C2 (no votes); rely on them only with their quoted sources in view [panel-not-upheld]"
+        in reasons
     )
 
 
@@ -146,7 +147,7 @@ def test_removing_the_votes_from_a_ready_brief_makes_it_partial(ready: Path) -> 
     assert decided == "PARTIAL"
     assert reasons == [
         "PARTIAL: the skeptic panel has not upheld findings the answer rests on: C1 (no votes), "
-        "C2 (no votes) [panel-not-upheld]"
+        "C2 (no votes); rely on them only with their quoted sources in view [panel-not-upheld]"
     ]
 
 
@@ -157,7 +158,8 @@ def test_an_unverified_panel_is_named_with_its_tally(ready: Path) -> None:
     assert decided == "PARTIAL"
     assert reasons == [
         "PARTIAL: the skeptic panel has not upheld findings the answer rests on: "
-        "C2 (unverified 1-0) [panel-not-upheld]"
+        "C2 (unverified 1-0); rely on them only with their quoted sources in view "
+        "[panel-not-upheld]"
     ]
 
 
@@ -194,7 +196,8 @@ def test_reasoner_unable_needs_the_declaration_without_it_ciber_not_run_holds(
     decided, reasons = verdict(ready)
     assert decided == "HOLD" and reasons[0] == (
         "HOLD: the consistency check a full-depth brief needs did not run (CIBER neither ran "
-        "nor was skipped) [ciber-missing]"
+        "nor was skipped); run CIBER or record a valid skip (deep-research ciber apply) "
+        "[ciber-missing]"
     )
     # A declaration for a step the verdict does not know changes nothing either.
     edit(ready, _unable(render="cannot"))
@@ -218,7 +221,7 @@ def test_panel_not_upheld_is_a_full_depth_rule(ready: Path) -> None:
         "PARTIAL_QUICK",
         [
             "PARTIAL_QUICK: a quick first look whose every check passed; only a full-depth run "
-            "can be READY [quick-depth]"
+            "(--depth full) can be READY [quick-depth]"
         ],
     )
 
@@ -252,42 +255,50 @@ def _untraced_claim(claims: dict[str, Any], trace: dict[str, Any]) -> None:
         (
             _set("refetch_pass_rate", 0.6),
             "FAIL: the cited pages, fetched again, no longer say what was quoted from them "
-            "(re-fetch pass rate 0.6, needs 0.7) [refetch-failed]",
+            "(re-fetch pass rate 0.6, needs 0.7); regenerate the brief from the pages as they now "
+            "stand (a new run) [refetch-failed]",
         ),
         (
             _cite_failed_source,
             "HOLD: a kept claim cites a source the check rejected, or was never checked: "
-            "C1 cites S9 (quote_not_in_source) [verifier-violation]",
+            "C1 cites S9 (quote_not_in_source); re-run deep-research trace, then triangulate and "
+            "verdict [verifier-violation]",
         ),
         (
             _untraced_claim,
             "HOLD: a kept claim cites a source the check rejected, or was never checked: "
-            "C9 was never traced [verifier-violation]",
+            "C9 was never traced; re-run deep-research trace, then triangulate and verdict "
+            "[verifier-violation]",
         ),
         (
             _set("ciber_passed", None),
             "HOLD: the consistency check a full-depth brief needs did not run (CIBER neither "
-            "ran nor was skipped) [ciber-missing]",
+            "ran nor was skipped); run CIBER or record a valid skip (deep-research ciber apply) "
+            "[ciber-missing]",
         ),
         (
             _set("ciber_passed", False),
             "PARTIAL: some findings did not hold when negated or reworded (the CIBER "
-            "consistency check failed) [ciber-inconsistent]",
+            "consistency check failed); use the findings it flagged only with that caveat "
+            "[ciber-inconsistent]",
         ),
         (
             _set("refetch_pass_rate", 0.8),
             "PARTIAL: some cited pages, fetched again, no longer say what was quoted from them "
-            "(re-fetch pass rate 0.8, needs 0.9) [refetch-below-ready]",
+            "(re-fetch pass rate 0.8, needs 0.9); a new run reads the pages as they now stand "
+            "[refetch-below-ready]",
         ),
         (
             _set("triangulation_score", 0.5),
             "PARTIAL: too few findings are confirmed by two independent sources "
-            "(τ 0.5, needs 0.85) [tau-below-threshold]",
+            "(τ 0.5, needs 0.85); a second publisher for each finding, from another corpus or "
+            "host, would raise it [tau-below-threshold]",
         ),
         (
             _set("unresolved_contradictions", [{"ids": ["C1", "C2"], "topic": "sales"}]),
             "PARTIAL: the sources contradict each other and nothing settles it "
-            "(1 unresolved contradiction) [contradictions-unresolved]",
+            "(1 unresolved contradiction); the report gives each position with its sources: weigh "
+            "them, or find a source that settles it [contradictions-unresolved]",
         ),
     ],
     ids=[
@@ -496,7 +507,8 @@ def test_a_corpus_of_many_documents_still_owes_every_floor(ready: Path) -> None:
     decided, reasons = verdict(ready)
     assert decided == "HOLD" and reasons[0] == (
         "HOLD: the run did less work than a full-depth brief needs: 25 distinct sources, "
-        "needs 30 [floor-unmet:distinct_sources]"
+        "needs 30; fetch sources from publishers not yet read, or search another corpus "
+        "[floor-unmet:distinct_sources]"
     )
     assert "floors-scaled-to-corpus" not in rules(reasons)
 
@@ -587,7 +599,7 @@ def test_quick_depth_with_a_contradiction_is_partial_quick_with_the_reason(ready
     ]
     assert reasons[0] == (
         "PARTIAL_QUICK: a quick first look, usable within the limits listed below; only a "
-        "full-depth run can be READY [quick-depth]"
+        "full-depth run (--depth full) can be READY [quick-depth]"
     )
 
 
@@ -783,9 +795,11 @@ def test_incomplete_run_is_partial_never_ready(ready: Path) -> None:
     assert decided == "PARTIAL"
     assert reasons[:2] == [
         "PARTIAL: a cap stopped the run early, so it researched only part of the question: "
-        "usd: worst case over budget, sub-questions ['sq3'] dropped [run-incomplete]",
+        "usd: worst case over budget, sub-questions ['sq3'] dropped; raise that cap and run again "
+        "for the rest [run-incomplete]",
         "PARTIAL: a cap stopped the run early, so it researched only part of the question: "
-        "sq2 complete: false (cap deadline: shared deadline passed) [run-incomplete]",
+        "sq2 complete: false (cap deadline: shared deadline passed); raise that cap and run again "
+        "for the rest [run-incomplete]",
     ]
 
 
@@ -796,7 +810,7 @@ def test_incomplete_quick_run_stays_partial_quick_with_the_reason(ready: Path) -
     assert decided == "PARTIAL_QUICK" and rules(reasons) == ["quick-depth", "run-incomplete"]
     assert reasons[1].endswith(
         "researched only part of the question: rounds: the round cap stopped the run before "
-        "round 2 [run-incomplete]"
+        "round 2; raise that cap and run again for the rest [run-incomplete]"
     )
 
 

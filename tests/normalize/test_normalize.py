@@ -200,6 +200,24 @@ def test_jsonl_after_a_prose_line_is_read_whole() -> None:
     assert [row.id for row in result.rows] == [f"S{n}" for n in range(1, 41)]
 
 
+@pytest.mark.parametrize(
+    "framed",
+    [
+        # Claude Code's frame around a subagent's reply opens with a bracket: prose, not JSON.
+        '[Subagent hand-back] The report follows:\n  {"url": "https://a.example/1"}\nagentId: a1',
+        '[note] {"url": "https://a.example/1"}',
+    ],
+)
+def test_prose_opening_with_a_bracket_is_read_for_its_json(framed: str) -> None:
+    result = normalize_payload(framed)
+    assert [row.url for row in result.rows] == ["https://a.example/1"]
+
+
+def test_a_leading_array_that_is_broken_and_holds_no_object_stays_refused() -> None:
+    with pytest.raises(InputError, match="not valid JSON"):
+        normalize_payload("[1, 2,, 3] and nothing else")
+
+
 def test_a_source_whose_findings_were_all_rejected_is_kept() -> None:
     result = normalize_payload('{"url": "https://a.example/x", "findings": [{"claim": "c"}]}')
     assert [row.url for row in result.rows] == ["https://a.example/x"]

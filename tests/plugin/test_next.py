@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -47,7 +48,7 @@ from deep_research.plugin.tasks import (
 from deep_research.schemas import validate_brief
 from deep_research.shown_urls import WITHHELD
 from localhttp import LocalServer
-from scripted_run import TOPIC, Orchestrator, Web
+from scripted_run import FACTS, TOPIC, Orchestrator, Web
 
 
 @pytest.fixture
@@ -166,6 +167,7 @@ def test_a_full_run_that_does_only_what_next_says_reaches_ready(full_run: Shared
     assert main(["verify", str(brief), "--offline"]) == 0
     kinds = [a.action for a in full_run.actions]
     assert kinds.count("done") == 1 and full_run.agent_calls > 0
+    assert scripted_run.futile_dispatches(brief) == []
     # Every prompt printed is the task the guard admits for the agent it names.
     dispatched = [(a.agent or "", t.prompt) for a in full_run.actions for t in a.tasks]
     assert {agent for agent, _ in dispatched} == set(TASKS) - {McpFetchTask.agent_type()}
@@ -209,6 +211,8 @@ def test_a_round_short_of_its_floor_is_topped_up_once_with_new_queries(
     top_ups = [t for a in orchestrator.actions if a.phase == "cast" for t in a.tasks]
     assert sum(t.save_to.endswith("-more.json") for t in top_ups) == 5  # once per sub-question
     assert done.verdict == "READY", done.reasons  # the floor was met by work, not waived
+    # Each top-up's searches listed a host it was not told to leave aside.
+    assert scripted_run.futile_dispatches(brief) == []
 
 
 def test_a_round_short_of_its_floor_with_no_dispatch_left_ends_with_the_hold(
@@ -570,11 +574,12 @@ def test_the_plugins_triangulate_runs_the_one_contradiction_finder(
 
 
 class Searching(Orchestrator):
-    """Fetchers that search: a first fetcher fetches its sub-question's pages for the round; a
-    top-up's search lists them and the earlier rounds' (the guard records the search and the
-    hosts it listed) and a ``diligent`` top-up fetches each listed page on a host not excluded,
-    while a lazy one fetches nothing and a ``refetching`` one fetches again the pages it was told
-    to leave aside. ``held_back``: the first fetchers of round 1 each miss one page."""
+    """Fetchers that search as the guard records it: a first fetcher's searches list its
+    sub-question's pages for the round and it fetches them; a top-up's searches list the pages
+    of this round and the earlier ones, and a ``diligent`` top-up fetches each on a host not
+    excluded, while a lazy one fetches nothing and a ``refetching`` one fetches again the pages
+    it was told to leave aside. ``held_back``: the first fetchers of round 1 each miss one page
+    their searches listed."""
 
     def __init__(
         self,
@@ -587,20 +592,24 @@ class Searching(Orchestrator):
         super().__init__(*args, **kw)
         self.diligent, self.held_back, self.refetching = diligent, held_back, refetching
 
+    def pages(self, f: FetchTask) -> list[str]:
+        if f.top_up:
+            return [
+                u
+                for r in range(1, f.round + 1)
+                for u in self.web.pages.get((f.sub_question, r), [])
+            ]
+        return self.web.pages.get((f.sub_question, f.round), [])
+
+    def listed(self, fetch: FetchTask, query: str) -> list[str]:
+        return self.pages(fetch)
+
     def agent_fetcher(self, prompt: str) -> Any:
-        from deep_research.plugin.guard.posttool import listed_row
         from deep_research.urls import host_of
 
         f = scripted_run.task(prompt, FetchTask)
-        pages = self.web.pages[(f.sub_question, f.round)]
-        if f.top_up:  # a search lists the sub-question's pages of this round and the earlier
-            pages = [u for r in range(1, f.round + 1) for u in self.web.pages[(f.sub_question, r)]]
-            brief = Brief(self.brief)
-            for n, _ in enumerate(f.queries):
-                search = f"s{self.agent_calls}-{n}"
-                runstate.append_ledger(brief, {"event": "search", "id": search})
-                hosts = sorted({host_of(url) or "" for url in pages})
-                runstate.append_ledger(brief, listed_row(search, hosts))
+        pages = self.pages(f)
+        if f.top_up:
             wanted = [u for u in pages if self.diligent and host_of(u) not in f.exclude_hosts]
             if self.refetching:
                 wanted = [u for u in pages if host_of(u) in f.exclude_hosts]
@@ -634,7 +643,10 @@ def test_a_world_with_fewer_publishers_than_the_floor_ends_partial_with_the_coun
     assert "15 distinct sources (the floor is 30)" in exhausted[0], exhausted
     assert "10 sources fetched in round 1 (the floor is 20)" in exhausted[0], exhausted
     trace = json.loads((brief / "trace.json").read_text())
-    assert trace["counters"]["searches_exhausted"]["round"] == 1
+    assert trace["counters"]["searches_exhausted"]["round"] == 2
+    # Round 1 read every page its searches listed: a top-up could only fetch excluded hosts.
+    assert not any(t.save_to.endswith("-more.json") for a in orchestrator.actions for t in a.tasks)
+    assert scripted_run.futile_dispatches(brief) == []
     # verify --offline decides the same from the brief directory alone.
     assert main(["verify", str(brief), "--offline"]) == 0
 
@@ -673,7 +685,7 @@ def test_a_top_up_names_the_hosts_to_leave_aside_and_round_two_says_counter_quer
     project: Path, small_web: Web, capsys: pytest.CaptureFixture[str]
 ) -> None:
     brief = start("full", capsys)
-    orchestrator = Searching(small_web, brief, "full")
+    orchestrator = Searching(small_web, brief, "full", held_back=True)
     orchestrator.run(until="claims")
     tasks = [
         (a.phase, Path(t.save_to).name, scripted_run.task(t.prompt, FetchTask))
@@ -686,12 +698,16 @@ def test_a_top_up_names_the_hosts_to_leave_aside_and_round_two_says_counter_quer
     assert not first["fetcher-sq1-r1.json"].exclude_hosts
     top_up = next(f for _, name, f in tasks if name == "fetcher-sq1-r1-more.json")
     fetched = {row.url.split("/")[2].split(":")[0] for row in Brief(brief).load_sources()}
-    assert len(top_up.exclude_hosts) == 10 and set(top_up.exclude_hosts) <= fetched
+    assert len(top_up.exclude_hosts) == 5 and set(top_up.exclude_hosts) <= fetched
     prompt = top_up.prompt()
     assert "exclude_hosts=[" in prompt and "www.publisher-1.example" in prompt
     assert f"question={json.dumps(scripted_run.FACTS['sq1'][0])}" in prompt
     round2 = [f for phase, _, f in tasks if phase == "round2"]
     assert round2 and all(f.purpose == "counter-evidence" for f in round2)
+    # Round 2 is told every publisher round 1 read, to search past first; it excludes none.
+    first = {r.url.split("/")[2].split(":")[0] for r in Brief(brief).load_sources() if r.round == 1}
+    assert all(set(f.read_hosts) == first and not f.exclude_hosts for f in round2)
+    assert all(" read_hosts=[" in f.prompt() for f in round2)
     assert all(" purpose=counter-evidence" in f.prompt() for f in round2)
     assert all(f.purpose == "" for phase, _, f in tasks if phase == "cast")
 
@@ -818,3 +834,81 @@ def test_links_no_source_has_are_withheld_and_the_run_ends_with_its_report(
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         main(["verify", str(brief), "--offline"])
     assert json.loads(printed.getvalue())["identical"], printed.getvalue()
+
+
+# --- a world round 1 reads whole: the floors count what the world offered ------------------
+
+
+@pytest.fixture
+def closed_web(monkeypatch: pytest.MonkeyPatch) -> Iterator[Web]:
+    """Twenty pages on twenty publishers, all found in round 1; round 2's counter-queries list
+    the same pages again."""
+    with LocalServer() as server:
+        built = Web(server, closed=True)
+        built.build()
+        monkeypatch.setattr(refetch_module, "policy_from_env", built.policy)
+        yield built
+
+
+#: Words of an advice to do again what a full run did.
+REDONE = ("run round 2", "adversarial round", "deep-research refetch", "run CIBER", "plan more")
+
+
+def test_a_world_round_one_reads_whole_ends_usable_and_hands_off_its_claims(
+    project: Path, closed_web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    orchestrator = Orchestrator(closed_web, brief, "full")
+    done = orchestrator.run()
+    assert done.verdict in ("PARTIAL", "READY"), done.reasons
+    fetchers = [Path(t.save_to).name for a in orchestrator.actions for t in a.tasks]
+    # Round 2 ran, found only pages round 1 read, and counts as a round; no top-up was sent.
+    assert sum(name.endswith("-r2.json") for name in fetchers) == 5
+    assert not any(name.endswith("-more.json") for name in fetchers), fetchers
+    counted = json.loads((brief / "trace.json").read_text())["counters"]
+    assert counted["rounds"] == 2 and counted["unread_hosts"] == []
+    assert counted["searches_exhausted"]["publishers"] == 20
+    assert not any("[floor-unmet" in r for r in done.reasons), done.reasons
+    said = [r for r in done.reasons if r.endswith("[searches-exhausted]")]
+    assert len(said) == 1, done.reasons
+    assert "20 distinct sources (the floor is 30)" in said[0], said
+    assert "0 sources new in round 2 (the floor is 5)" in said[0], said
+    assert not [r for r in done.reasons if any(words in r for words in REDONE)], done.reasons
+    assert scripted_run.futile_dispatches(brief) == []
+    capsys.readouterr()
+    assert main(["handoff", str(brief)]) == 0
+    handed = json.loads(capsys.readouterr().out)
+    assert handed["usable"] is True and handed["verdict"] == done.verdict
+    assert len(handed["context"]) == 5
+    assert {c["confidence"] for c in handed["context"]} <= {"high", "medium"}
+    assert main(["verify", str(brief), "--offline"]) == 0
+
+
+class Skipping(Orchestrator):
+    """Round 1's fetchers each leave the last page their searches listed unread, and the
+    top-ups sent for it fetch nothing."""
+
+    def agent_fetcher(self, prompt: str) -> Any:
+        f = scripted_run.task(prompt, FetchTask)
+        pages = self.web.pages.get((f.sub_question, f.round), [])
+        wanted = [] if f.top_up else pages[:-1] if f.round == 1 else pages
+        return scripted_run.fetcher_reply(prompt, self.web.fetch(self.brief, wanted))
+
+
+def test_a_world_with_an_unread_answering_source_still_holds_naming_it(
+    project: Path, closed_web: Web, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    orchestrator = Skipping(closed_web, brief, "full")
+    done = orchestrator.run()
+    assert done.verdict == "HOLD", done.reasons
+    unread = sorted(urlsplit(closed_web.pages[(sq, 1)][-1]).hostname or "" for sq in FACTS)
+    counted = json.loads((brief / "trace.json").read_text())["counters"]
+    assert counted["unread_hosts"] == unread and counted["searches_exhausted"] is None
+    first = done.reasons[0]
+    assert first.endswith("[sources-unread]") and ", ".join(unread[:3]) + " (+2 more)" in first
+    # The top-ups were sent for those pages, each told to leave aside only the hosts read.
+    assert sum(t.save_to.endswith("-more.json") for a in orchestrator.actions for t in a.tasks)
+    assert scripted_run.futile_dispatches(brief) == []
+    assert "sources-unread: the work of phase cast and round2" in done.rules[0], done.rules
+    assert main(["handoff", str(brief)]) == 1

@@ -125,6 +125,15 @@ def contested_web(web: Web) -> Web:
     return contested
 
 
+@pytest.fixture
+def closed_web(web: Web) -> Web:
+    """The scripted web round 1 reads whole (tests/scripted_run.py: twenty pages, and round 2's
+    counter-queries list them again), built anew on the same server and address."""
+    closed = Web(web.server, web.address, closed=True)
+    closed.build()
+    return closed
+
+
 # --- the players' building blocks -----------------------------------------------------------
 
 
@@ -302,11 +311,14 @@ class Player:
                 task = scripted_run.task(prompt, FetchTask)
                 return [tool_use("WebSearch", {"query": query}) for query in task.queries]
             if all(name == "WebSearch" for name in called.values()):
-                urls = dict.fromkeys(
-                    url for value, _ in results.values() for url in _LINK.findall(value)
-                )
-                brief = scripted_run.task(prompt, FetchTask).brief
-                return [bash(f"deep-research fetch {url} --brief {brief} --json") for url in urls]
+                task = scripted_run.task(prompt, FetchTask)
+                listed = [url for value, _ in results.values() for url in _LINK.findall(value)]
+                urls = unread(task, listed)
+                if urls:
+                    brief = task.brief
+                    return [
+                        bash(f"deep-research fetch {url} --brief {brief} --json") for url in urls
+                    ]
         return [self.structured(agent, prompt, body)]
 
     def structured(self, agent: str, prompt: str, body: dict[str, Any], **how: bool) -> Block:
@@ -405,12 +417,20 @@ def user_text_after_results(body: dict[str, Any]) -> str:
 _LINK = re.compile(r"https?://[^\s\"'\\\]]+")
 
 
+def unread(task: FetchTask, urls: Sequence[str]) -> list[str]:
+    """agents/fetcher.md: the pages found, less those on a host the run already read."""
+    return [url for url in dict.fromkeys(urls) if urlsplit(url).hostname not in task.read_hosts]
+
+
 def fetcher(prompt: str) -> Program:
-    """agents/fetcher.md: a WebSearch per query, a fetch per page found, then the JSON."""
+    """agents/fetcher.md: a WebSearch per query, a fetch per page found on a host not yet read,
+    then the JSON."""
     task = scripted_run.task(prompt, FetchTask)
     queries = task.queries
     found = yield [tool_use("WebSearch", {"query": query}) for query in queries]
-    urls = list(dict.fromkeys(url for value, _ in found.values() for url in _LINK.findall(value)))
+    urls = unread(task, [url for value, _ in found.values() for url in _LINK.findall(value)])
+    if not urls:  # every page listed was read already: the round's work is done
+        return json.dumps(scripted_run.fetcher_reply(prompt, []))
     brief = task.brief
     fetches = [bash(f"deep-research fetch {url} --brief {brief} --json") for url in urls]
     ran = yield fetches
@@ -945,6 +965,39 @@ def test_a_quick_run_through_the_workflow_with_malformed_answers(
         denied += f"prompt under {inputs}/; not "
         assert error and denied in value, (task_id, value[:300], run.see)
     print(report(run, f"quick run through the workflow ({release}), two malformed answers"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", ["pinned", "newest"])
+def test_a_full_run_on_a_world_round_one_reads_whole_ends_usable_with_its_claims(
+    tmp_path: Path, closed_web: Web, release: str
+) -> None:
+    """Round 2's fetchers search and list only pages round 1 read: the round counts, no top-up
+    is sent, and the run ends PARTIAL with one plain reason and hands its claims off — on the
+    pinned Claude Code (the oldest supported) and on the newest checked."""
+    web = closed_web
+    binary = newest_claude_binary() if release == "newest" else claude_binary()
+    player = Player(web, lambda p: skill(p, "full"))
+    prompt = f"/deep-research:deep-research {TOPIC} --depth full"
+    run = run_claude(tmp_path, web, player, prompt, binary=binary)
+    assert_clean(run)
+    said = str(run.result.get("result"))
+    assert said.startswith("verdict PARTIAL:") and "[searches-exhausted]" in said, run.see
+    document = Brief(run.brief()).load_claims()
+    reasons = document.verdict_reasons
+    assert not any("[floor-unmet" in r for r in reasons), (reasons, run.see)
+    assert not any("run round 2" in r or "adversarial round" in r for r in reasons), run.see
+    counted = json.loads((run.brief() / "trace.json").read_text())["counters"]
+    assert counted["rounds"] == 2 and counted["unread_hosts"] == [], (counted, run.see)
+    ledger = runstate.read_ledger(Brief(run.brief()))
+    dispatched = [row for row in ledger if row.get("event") == "dispatch" and row.get("fetcher")]
+    assert sum(row["round"] == 2 for row in dispatched) == 5, run.see
+    assert not any(row.get("top_up") for row in dispatched), run.see
+    assert scripted_run.futile_dispatches(run.brief()) == [], run.see
+    assert len(run.player.then_results) == 2, run.see  # the handoff, then finish
+    handoff = json_of(run.player.then_results[0])
+    assert handoff["usable"] is True and handoff["context"], (handoff, run.see)
+    print(report(run, f"full run on a world round 1 reads whole ({release})"))
 
 
 # --- the building blocks themselves (run without the CLI) -------------------------------------

@@ -77,10 +77,11 @@ def readme_main_job() -> list[str]:
 #: What the README's main command prints under its verdict, in order.
 READ_FIRST = (
     "PARTIAL_QUICK: a quick first look, usable within the limits listed below; only a "
-    "full-depth run can be READY [quick-depth]"
+    "full-depth run (--depth full) can be READY [quick-depth]"
 )
 TAU_ZERO = (
-    "PARTIAL: too few findings are confirmed by two independent sources (τ 0.0, needs 0.85) "
+    "PARTIAL: too few findings are confirmed by two independent sources (τ 0.0, needs 0.85); "
+    "a second publisher for each finding, from another corpus or host, would raise it "
     "[tau-below-threshold]"
 )
 
@@ -273,8 +274,8 @@ def test_question_without_answer_stops_with_explicit_not_found(tmp_path: Path) -
     assert document.synthesis is not None and not emitted_claims(document)
     # An empty brief is never a usable answer, however cleanly its gates ran.
     assert result.verdict == "HOLD" and result.reasons[0] == (
-        "HOLD: no claim survived the checks: the sources found do not answer the question "
-        "[no-verified-claim]"
+        "HOLD: no claim survived the checks: the sources found do not answer the question; "
+        "search with other queries, another corpus or other hosts [no-verified-claim]"
     )
     assert_verified(result.brief)
 

@@ -124,7 +124,9 @@ def test_two_publishers_disagreeing_on_a_date_and_a_length_are_two_contradiction
     for figure in ("1923", "1927", "1,240 m", "980 m"):
         assert figure in section
     assert "None unresolved" not in report
-    assert "(2 unresolved contradictions) [contradictions-unresolved]" in " ".join(disagree.reasons)
+    assert "(2 unresolved contradictions); the report gives each position" in " ".join(
+        disagree.reasons
+    )
     # A contradicted claim is contested, never high.
     contested = {cid for entry in document.unresolved_contradictions for cid in entry.ids}
     assert {c.confidence for c in document.claims if c.id in contested} == {"medium-contested"}
@@ -209,7 +211,8 @@ def test_a_full_run_over_disagreeing_publishers_is_partial_for_the_contradiction
     assert not any("[floor-unmet:" in r for r in result.reasons)
     assert (
         "PARTIAL: the sources contradict each other and nothing settles it "
-        "(2 unresolved contradictions) [contradictions-unresolved]" in result.reasons
+        "(2 unresolved contradictions); the report gives each position with its sources: "
+        "weigh them, or find a source that settles it [contradictions-unresolved]" in result.reasons
     )
 
 

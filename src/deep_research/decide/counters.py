@@ -13,10 +13,11 @@ must not rest on. So every counter code can see is recomputed here from the brie
   not log lines: a re-fetch or a repeated fetch of one page is not more research. The verdict
   counts the later rounds' fetched sources the same way (:func:`fetched_sources`).
 * ``refetch_sample``: the records of the re-fetch phase (its list, never its ``sampled`` number).
-* ``searches_exhausted``: set when a round's top-up found no publisher the run had not
-  fetched (:func:`exhausted`), from what the plugin's records hold of it — the guard ledger's
-  searches and the hosts they listed, the fetchers' replies — handed over as :class:`TopUp`
-  values, like the dispatch rounds.
+* ``rounds`` also counts a round whose fetchers searched and looked at every host their
+  searches listed, though every page was one an earlier round read (:func:`search_work`).
+* ``searches_exhausted``: set when no host the run's searches listed was left unread;
+  ``unread_hosts``: those left (:func:`search_work`) — from the guard ledger's searches and the
+  hosts they listed, handed over as :class:`RoundSearches` values, like the dispatch rounds.
 * ``wall_clock_seconds``: from ``started_at`` in run.json (written by ``deep-research start``)
   to now — recorded for the reader, read by no floor: a floor met by waiting measures nothing.
 
@@ -126,61 +127,70 @@ def fetched_hosts(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) ->
     )
 
 
-@dataclass(frozen=True)
-class TopUp:
-    """One round's top-up as the plugin run recorded it, handed over as plain data.
+#: At most this many unread hosts are recorded (the verdict names a few; the count is enough).
+MAX_UNREAD_HOSTS = 20
 
-    ``fetchers``: its fetcher dispatches in the guard's ledger; ``searches``: the searches the
-    ledger holds between its first dispatch and the next round's; ``listed``: every host those
-    searches listed; ``before``: the URLs the run's fetcher replies reported before it;
-    ``brought``: the URLs its own replies reported."""
+
+@dataclass(frozen=True)
+class RoundSearches:
+    """One research round as the plugin run's guard ledger recorded it, handed over as plain
+    data: its fetcher dispatches (the round's own, retries and top-up), the searches the ledger
+    holds from its first dispatch to the next round's, every host those searches listed, and
+    how many of those searches have no record of what they listed (``unlisted``)."""
 
     round: int
     fetchers: int
     searches: int
     listed: frozenset[str]
-    before: tuple[str, ...]
-    brought: tuple[str, ...]
+    unlisted: int = 0
 
 
-def _source_hosts(urls: Sequence[str], sources: Sequence[SourceRow]) -> set[str]:
-    wanted = {c for url in urls if (c := canonical_or_none(url)) is not None}
-    return {host for row in sources if source_urls(row) & wanted if (host := host_of(row.url))}
-
-
-def exhausted(
-    top_ups: Sequence[TopUp], sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]
-) -> SearchesExhausted | None:
-    """The first top-up whose searches returned no new publisher, or None.
-
-    A top-up is that only when it did its work: it searched, every host its searches listed
-    was one the run had already fetched or one some fetch tried (a page with nothing to quote is
-    still a publisher looked at), and it brought no source from a new host. A top-up that did not
-    search proves nothing; one that left a listed host untried shows a lazy fetcher, not an
-    exhausted world, and no top-up of the run then counts as exhausted."""
-    tried = {
+def tried_hosts(log: Sequence[FetchLogEntry]) -> set[str]:
+    """Every host a page fetch was attempted on, whatever came of it: a publisher looked at."""
+    return {
         host
         for entry in log
         if entry.purpose == "page"
         for url in (entry.url, entry.final_url)
         if url and (host := host_of(url))
     }
+
+
+@dataclass(frozen=True)
+class SearchWork:
+    """What the run's searches offered against what it read: the rounds whose fetchers did
+    their work, the listed hosts left unread, and the exhaustion record (when none was)."""
+
+    worked_rounds: tuple[int, ...]
+    unread: tuple[str, ...]
+    exhausted: SearchesExhausted | None
+
+
+def search_work(
+    searched: Sequence[RoundSearches], sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]
+) -> SearchWork:
+    """A round worked when its fetchers searched and every host those searches listed was read
+    or tried — new pages or pages an earlier round read, alike. A host listed and never looked
+    at is unread: a source of the question the run did not read. When no listed host is unread,
+    the searches are exhausted: the run read what the world its searches reach offered. A
+    search whose listing was not recorded could have offered anything: its round neither
+    counts nor exhausts the searches."""
+    looked = set(fetched_hosts(sources, log)) | tried_hosts(log)
+    ran = [item for item in searched if item.fetchers > 0 and item.searches > 0]
+    known = [item for item in ran if item.unlisted == 0]
+    worked = tuple(sorted({item.round for item in known if item.listed <= looked}))
+    listed = frozenset().union(*(item.listed for item in ran))
+    unread = tuple(sorted(listed - looked))
     found = None
-    for top_up in sorted(top_ups, key=lambda item: item.round):
-        if top_up.fetchers < 1 or top_up.searches < 1:
-            continue
-        known = _source_hosts(top_up.before, sources)
-        if top_up.listed - known - tried:
-            return None  # any top-up that left a listed publisher untried: the run was lazy
-        new = _source_hosts(top_up.brought, sources) - known
-        if not new and found is None:
-            found = SearchesExhausted(
-                round=top_up.round,
-                top_up_fetchers=top_up.fetchers,
-                searches=top_up.searches,
-                distinct_sources=len(sources),
-            )
-    return found
+    if ran and len(known) == len(ran) and not unread:
+        found = SearchesExhausted(
+            round=max(item.round for item in ran),
+            fetchers=sum(item.fetchers for item in ran),
+            searches=sum(item.searches for item in ran),
+            publishers=len(listed),
+            distinct_sources=len(sources),
+        )
+    return SearchWork(worked, unread[:MAX_UNREAD_HOSTS], found)
 
 
 def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -> int:
@@ -188,13 +198,19 @@ def round1_fetches(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -
     return min(count, len(log))  # the verdict's consistency check: never above the log
 
 
-def rounds(sources: Sequence[SourceRow], fetcher_rounds: Sequence[int] | None) -> int:
+def rounds(
+    sources: Sequence[SourceRow],
+    fetcher_rounds: Sequence[int] | None,
+    worked: Sequence[int] = (),
+) -> int:
     """Highest source round, capped by the rounds of the fetcher dispatches the guard saw
-    (``None``: no ledger, so a brief assembled outside a plugin run)."""
+    (``None``: no ledger, so a brief assembled outside a plugin run) — or a higher round whose
+    fetchers searched and looked at every host their searches listed (``worked``, from
+    :func:`search_work`), though every page they found was one an earlier round had read."""
     labelled = max((s.round for s in sources), default=0)
     if fetcher_rounds is None:
         return labelled
-    return min(labelled, max(fetcher_rounds, default=0))
+    return max(min(labelled, max(fetcher_rounds, default=0)), *worked, 0)
 
 
 def refetch_sample(trace: TraceFile) -> int:
@@ -219,7 +235,7 @@ def compute(
     started_at: datetime,
     now: datetime,
     fetcher_rounds: Sequence[int] | None = None,
-    top_ups: Sequence[TopUp] = (),
+    searched: Sequence[RoundSearches] = (),
 ) -> CountersReport:
     kept = plan.sub_questions[:MAX_SUB_QUESTIONS]
     clamped = []
@@ -229,19 +245,21 @@ def compute(
         for name in ("queries", "counter_queries"):
             if unique(getattr(sq, name)) > MAX_QUERIES:
                 clamped.append(f"{sq.id} {name} clamped to {MAX_QUERIES}")
+    work = search_work(searched, sources, log)
     counters = Counters(
         sub_questions=len(kept),
         queries_per_sub_question={sq.id: distinct(sq.queries) for sq in kept},
         round1_fetches=round1_fetches(sources, log),
         distinct_sources=len(sources),
-        rounds=rounds(sources, fetcher_rounds),
+        rounds=rounds(sources, fetcher_rounds, work.worked_rounds),
         counter_queries_per_sub_question={
             sq.id: distinct(sq.counter_queries) for sq in kept if sq.counter_queries
         },
         refetch_sample=refetch_sample(trace),
         # A start time in the future (an edited run.json) counts as no time spent.
         wall_clock_seconds=round(max(0.0, (now - started_at).total_seconds()), 3),
-        searches_exhausted=exhausted(top_ups, sources, log),
+        searches_exhausted=work.exhausted,
+        unread_hosts=list(work.unread),
     )
     return CountersReport(counters, clamped)
 
@@ -253,11 +271,12 @@ def run_counters(
     now: datetime | None = None,
     *,
     fetcher_rounds: Sequence[int] | None = None,
-    top_ups: Sequence[TopUp] = (),
+    searched: Sequence[RoundSearches] = (),
 ) -> CountersReport:
     """Recompute every counter and write it into trace.json; every input is read and checked
     before the first write, so bad input writes nothing. ``fetcher_rounds``: the round of each
-    fetcher dispatch in the plugin run's guard ledger, None when there is no ledger."""
+    fetcher dispatch in the plugin run's guard ledger, None when there is no ledger;
+    ``searched``: each round's searches as the ledger recorded them."""
     brief = open_brief(root)
     plan = load_plan(plan_path or brief.root / "plan.json")
     run = brief.load_run()
@@ -265,7 +284,7 @@ def run_counters(
     log = brief.load_fetch_log()
     moment = now or datetime.now(UTC)
     trace = load_trace_or_empty(brief)
-    report = compute(plan, sources, log, trace, run.started_at, moment, fetcher_rounds, top_ups)
+    report = compute(plan, sources, log, trace, run.started_at, moment, fetcher_rounds, searched)
     counted = CountersPhase(computed_at=moment, clamped=list(report.clamped))
     # The depth is the one `start` fixed: the verdict refuses a trace.json whose depth differs
     # from claims.json, and a plugin run has no other writer of trace.json's depth.

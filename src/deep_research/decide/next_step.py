@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from deep_research.decide.verdict import read_reason
+from deep_research.decide.verdict import FLOOR_ACTIONS, read_reason
 
 PREFIX = "next: "
+IN_A_PLUGIN_RUN = "; in a plugin run deep-research next BRIEF gives the step"
 
 #: Each HOLD or FAIL rule: what would change it.
 _BY_RULE: dict[str, str] = {
@@ -36,21 +37,11 @@ _BY_RULE: dict[str, str] = {
         "the sources did not answer the question: search again with other queries and other "
         "publishers; nothing in this brief may be used"
     ),
+    "sources-unread": (
+        "fetch the pages of the publishers the verdict names, then deep-research counters "
+        f"BRIEF and verdict again{IN_A_PLUGIN_RUN}"
+    ),
 }
-
-#: Each work-budget floor: the phase to run again.
-_BY_FLOOR: dict[str, str] = {
-    "sub_questions": "plan more sub-questions",
-    "queries_per_sub_question": "run more searches for each sub-question",
-    "round1_fetches": "fetch more sources in round 1, from publishers not yet fetched",
-    "distinct_sources": "fetch more sources, from publishers not yet fetched",
-    "rounds": "run the adversarial round (counter-queries, then fetch what they find)",
-    "counter_queries_per_sub_question": "run a counter-query for every sub-question",
-    "refetch_sample": "run deep-research refetch BRIEF",
-    "round2_fetches": "fetch more sources in the adversarial round",
-}
-
-IN_A_PLUGIN_RUN = "; in a plugin run deep-research next BRIEF gives the step"
 
 
 def after_verdict(verdict: str, reasons: Sequence[str]) -> str:
@@ -61,7 +52,7 @@ def after_verdict(verdict: str, reasons: Sequence[str]) -> str:
             continue
         rule, _, floor = reason.rule.partition(":")
         if rule == "floor-unmet":
-            todo = _BY_FLOOR.get(floor, f"re-run the phase that fell short ({floor})")
+            todo = FLOOR_ACTIONS.get(floor, f"re-run the phase that fell short ({floor})")
             return (
                 f"{PREFIX}{verdict}: do not use the brief yet; {todo}, then deep-research "
                 f"counters BRIEF and verdict again{IN_A_PLUGIN_RUN}"

@@ -14,17 +14,20 @@ brief, the id for code and for searching. Precedence, highest first:
    trace gate ran) → HOLD
 ``ciber-missing``
    full depth and CIBER neither ran nor was validly skipped → HOLD
+``sources-unread``
+   a floor counting sources or rounds unmet while the run's searches listed publishers it
+   never read nor tried (``counters.unread_hosts``) → HOLD, naming them: evidence is missing
 ``floor-unmet:<floor>``
-   a work-budget floor unmet → HOLD (the offending phase should be re-run); a floor that
-   counts documents asks no more than a local corpus holds
+   a work-budget floor unmet → HOLD, with what would meet it; a floor that counts documents
+   asks no more than a local corpus holds
 ``no-verified-claim``
    no claim can be emitted → HOLD: the sources did not answer the question (the brief's
    coverage gaps say what was not found); an empty brief never reads as a usable answer
 ``searches-exhausted``
-   full depth and a round's top-up found no publisher the run had not fetched (trace.json
-   ``counters.searches_exhausted``): the floors counting sources and fetches ask no more than
-   the run found, and the brief is PARTIAL, with the counts, rather than HOLD for sources the
-   searches do not reach
+   full depth and every host the run's searches listed was read or tried (trace.json
+   ``counters.searches_exhausted``): the floors counting sources and fetches ask no more
+   than the run found, and the brief is PARTIAL, with the counts, rather than HOLD
+   because the world is smaller than a quota
 ``reasoner-unable``
    full depth and the headless run's reasoner declared it cannot sit the skeptic panel or
    re-frame claims for CIBER → PARTIAL, one plain line saying what READY would need (it
@@ -111,6 +114,7 @@ RULES: tuple[str, ...] = (
     "verifier-violation",
     "trace-not-reproduced",
     "ciber-missing",
+    "sources-unread",
     "floor-unmet",
     "no-verified-claim",
     "searches-exhausted",
@@ -211,8 +215,22 @@ FLOOR_WORDS = {
     "round2_fetches": "sources new in round 2",
 }
 
+#: What would meet each floor, as an action still open to whoever re-runs the phase.
+FLOOR_ACTIONS = {
+    "sub_questions": "plan more sub-questions",
+    "queries_per_sub_question": "run more searches for each sub-question",
+    "round1_fetches": "fetch more sources in round 1, from publishers not yet read",
+    "distinct_sources": "fetch sources from publishers not yet read, or search another corpus",
+    "rounds": "search round 2's counter-queries and fetch every page they list",
+    "counter_queries_per_sub_question": "write a counter-query for every sub-question",
+    "refetch_sample": "run deep-research refetch BRIEF",
+    "round2_fetches": "fetch the pages round 2's counter-queries list, on hosts not yet read",
+}
+
 #: The floors that count documents: a corpus of N documents caps each of them.
 DOCUMENT_FLOORS = ("round1_fetches", "distinct_sources", "round2_fetches")
+#: The floors a source left unread could still meet: the documents, and a round's work.
+SEARCH_FLOORS = (*DOCUMENT_FLOORS, "rounds")
 
 
 def corpus_caps(counters: Counters, sources: Sequence[SourceRow]) -> dict[str, int]:
@@ -237,8 +255,9 @@ def _fetched_in_later_rounds(sources: Sequence[SourceRow], log: Sequence[FetchLo
 def exhausted_caps(
     counters: Counters, sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]
 ) -> dict[str, int]:
-    """The most each document-counting floor can ask of a run whose searches stopped
-    returning new publishers (``counters.searches_exhausted``; none otherwise): what it found."""
+    """The most each document-counting floor can ask of a run whose searches listed no
+    publisher it left unread (``counters.searches_exhausted``; none otherwise): what it found.
+    The rounds floor needs no cap: a round counts by its searches, not by new pages."""
     if counters.searches_exhausted is None:
         return {}
     return {
@@ -259,8 +278,8 @@ def searches_exhausted(
     log: Sequence[FetchLogEntry],
     settings: Settings,
 ) -> str | None:
-    """``searches-exhausted``'s sentence — the top-up that found no new publisher and each
-    floor it lowered, with the counts — or None when it lowered none."""
+    """``searches-exhausted``'s sentence — what the searches offered, each floor it lowered
+    with the counts, and where more could come from — or None when it lowered none."""
     record = counters.searches_exhausted
     if document.depth != "full" or record is None:
         return None
@@ -274,10 +293,11 @@ def searches_exhausted(
     if not lowered:
         return None
     return (
-        f"searches stopped returning new publishers: round {record.round}'s top-up "
-        f"({_plural(record.top_up_fetchers, 'fetcher')}, "
-        f"{record.searches} search{'' if record.searches == 1 else 'es'}) found no publisher "
-        f"not already fetched, so the run has {', '.join(lowered)}"
+        f"the searches found no more to read: {_plural(record.searches, 'search')} by "
+        f"{_plural(record.fetchers, 'fetcher')} in {_plural(record.round, 'round')} listed "
+        f"{_plural(record.publishers, 'publisher')}, every one read or tried, so the floors ask "
+        f"no more than the run found: {', '.join(lowered)}; for more sources, search another "
+        "corpus or name other hosts"
     )
 
 
@@ -482,16 +502,28 @@ def _reasoner_line(unable: dict[str, str]) -> str:
 
 
 def _unmet(name: str, floor: Floor, depth: str) -> Fired:
+    todo = FLOOR_ACTIONS.get(name, "re-run the phase that fell short")
     return Fired(
         f"floor-unmet:{name}",
         "HOLD",
         f"the run did less work than a {depth}-depth brief needs: {floor.actual:g} "
-        f"{FLOOR_WORDS.get(name, name)}, needs {floor.required:g}",
+        f"{FLOOR_WORDS.get(name, name)}, needs {floor.required:g}; {todo}",
+    )
+
+
+def _unread(hosts: Sequence[str]) -> Fired:
+    more = f" (+{len(hosts) - 3} more)" if len(hosts) > 3 else ""
+    return Fired(
+        "sources-unread",
+        "HOLD",
+        f"the searches listed publishers the run never read: {', '.join(hosts[:3])}{more}; "
+        "fetch their pages (deep-research next BRIEF dispatches a top-up while any are left)",
     )
 
 
 def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
+    ending = "es" if noun.endswith(("s", "ch", "sh")) else "s"
+    return f"{count} {noun}" + ("" if count == 1 else ending)
 
 
 def evaluate(
@@ -502,12 +534,14 @@ def evaluate(
     retraced: Sequence[str] = (),
     unable: dict[str, str] | None = None,
     exhausted: str | None = None,
+    unread: Sequence[str] = (),
 ) -> list[Fired]:
     """Every rule that fires, highest precedence first. ``incomplete``: the caps that stopped
     the run (see :func:`run_incomplete`); ``retraced``: where a fresh trace of the retained text
     disagrees with claims.json (:func:`deep_research.gates.trace.retrace_mismatches`);
     ``unable``: the steps the run's reasoner declared it cannot do (:func:`reasoner_unable`);
-    ``exhausted``: :func:`searches_exhausted`'s sentence."""
+    ``exhausted``: :func:`searches_exhausted`'s sentence; ``unread``: the hosts the searches
+    listed and the run never looked at (``counters.unread_hosts``)."""
     fired: list[Fired] = []
     unable = (unable or {}) if document.depth == "full" else {}
     rate = document.refetch_pass_rate
@@ -518,7 +552,8 @@ def evaluate(
                 "refetch-failed",
                 "FAIL",
                 "the cited pages, fetched again, no longer say what was quoted from them "
-                f"(re-fetch pass rate {rate}, needs {settings.refetch_fail})",
+                f"(re-fetch pass rate {rate}, needs {settings.refetch_fail}); regenerate the "
+                "brief from the pages as they now stand (a new run)",
             )
         )
     violations = standing_violations(document)
@@ -530,7 +565,8 @@ def evaluate(
                 "HOLD",
                 "a kept claim cites a source the check rejected, or was never checked: "
                 + "; ".join(violations[:3])
-                + more,
+                + more
+                + "; re-run deep-research trace, then triangulate and verdict",
             )
         )
     if retraced:
@@ -556,18 +592,22 @@ def evaluate(
                 Fired(
                     "ciber-missing",
                     "HOLD",
-                    f"the consistency check a full-depth brief needs did not run ({problem})",
+                    f"the consistency check a full-depth brief needs did not run ({problem}); "
+                    "run CIBER or record a valid skip (deep-research ciber apply)",
                 )
             )
-    for name, floor in floor_table.items():
-        if not floor.met:
-            fired.append(_unmet(name, floor, document.depth))
+    short = [name for name, floor in floor_table.items() if not floor.met]
+    if unread and set(short) & set(SEARCH_FLOORS):
+        # Evidence missing, not a quota: sources the searches offered that nobody read.
+        fired.append(_unread(unread))
+    fired += [_unmet(name, floor_table[name], document.depth) for name in short]
     if not emitted_claims(document):
         fired.append(
             Fired(
                 "no-verified-claim",
                 "HOLD",
-                "no claim survived the checks: the sources found do not answer the question",
+                "no claim survived the checks: the sources found do not answer the question; "
+                "search with other queries, another corpus or other hosts",
             )
         )
     if exhausted is not None:
@@ -581,7 +621,7 @@ def evaluate(
                 "ciber-inconsistent",
                 "PARTIAL",
                 "some findings did not hold when negated or reworded (the CIBER consistency "
-                "check failed)",
+                "check failed); use the findings it flagged only with that caveat",
             )
         )
     if rate is not None and settings.refetch_fail <= rate < settings.refetch_ready:
@@ -590,7 +630,8 @@ def evaluate(
                 "refetch-below-ready",
                 "PARTIAL",
                 "some cited pages, fetched again, no longer say what was quoted from them "
-                f"(re-fetch pass rate {rate}, needs {settings.refetch_ready})",
+                f"(re-fetch pass rate {rate}, needs {settings.refetch_ready}); a new run reads "
+                "the pages as they now stand",
             )
         )
     tau = document.triangulation_score
@@ -600,7 +641,8 @@ def evaluate(
                 "tau-below-threshold",
                 "PARTIAL",
                 "too few findings are confirmed by two independent sources "
-                f"(τ {tau}, needs {settings.tau_threshold})",
+                f"(τ {tau}, needs {settings.tau_threshold}); a second publisher for each "
+                "finding, from another corpus or host, would raise it",
             )
         )
     if document.unresolved_contradictions:
@@ -610,7 +652,8 @@ def evaluate(
                 "contradictions-unresolved",
                 "PARTIAL",
                 "the sources contradict each other and nothing settles it "
-                f"({_plural(count, 'unresolved contradiction')})",
+                f"({_plural(count, 'unresolved contradiction')}); the report gives each "
+                "position with its sources: weigh them, or find a source that settles it",
             )
         )
     awaiting = awaiting_panel(document.claims, document.depth)
@@ -626,7 +669,8 @@ def evaluate(
             Fired(
                 "panel-not-upheld",
                 "PARTIAL",
-                f"the skeptic panel has not upheld findings the answer rests on: {named}",
+                f"the skeptic panel has not upheld findings the answer rests on: {named}; "
+                "rely on them only with their quoted sources in view",
             )
         )
     for reason in incomplete:
@@ -635,7 +679,7 @@ def evaluate(
                 "run-incomplete",
                 "PARTIAL",
                 f"a cap stopped the run early, so it researched only part of the question: "
-                f"{reason}",
+                f"{reason}; raise that cap and run again for the rest",
             )
         )
     if not fired:
@@ -647,7 +691,8 @@ def evaluate(
                     "ciber-skipped",
                     "PARTIAL",
                     "every check that ran passed, but READY also needs the CIBER consistency "
-                    f"check to pass, and it was skipped ({document.ciber_skipped})",
+                    f"check to pass, and it was skipped ({document.ciber_skipped}); "
+                    "more independent sources per finding give it claims to check",
                 )
             )
         else:
@@ -655,8 +700,8 @@ def evaluate(
                 Fired(
                     "quick-depth",
                     "PARTIAL_QUICK",
-                    "a quick first look whose every check passed; only a full-depth run can "
-                    "be READY",
+                    "a quick first look whose every check passed; only a full-depth run "
+                    "(--depth full) can be READY",
                 )
             )
     ranked = sorted(fired, key=lambda item: RANK[item.verdict])
@@ -669,7 +714,7 @@ def evaluate(
                 "quick-depth",
                 "PARTIAL_QUICK",
                 "a quick first look, usable within the limits listed below; only a full-depth "
-                "run can be READY",
+                "run (--depth full) can be READY",
             ),
         )
     return ranked
@@ -727,6 +772,7 @@ def decide(
         retraced,
         reasoner_unable(trace),
         exhausted,
+        trace.counters.unread_hosts,
     )
     reasons = [item.line() for item in fired]
     scaled = scaled_floors(document, trace.counters, sources, settings)

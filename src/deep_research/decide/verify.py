@@ -39,7 +39,7 @@ from pydantic_core import to_jsonable_python
 
 from deep_research.brief import Brief, parse_json, read_text, sha256_text
 from deep_research.decide.audit import build_audit
-from deep_research.decide.counters import TopUp, compute, load_plan
+from deep_research.decide.counters import RoundSearches, compute, load_plan
 from deep_research.decide.provenance import corpus_meta_mismatches, owner_mismatches
 from deep_research.decide.seal import seal_mismatches
 from deep_research.decide.triangulate import Corpus, triangulate_claims
@@ -107,10 +107,10 @@ def run_verify(
     *,
     offline: bool = True,
     fetcher_rounds: Sequence[int] | None = None,
-    top_ups: Sequence[TopUp] = (),
+    searched: Sequence[RoundSearches] = (),
 ) -> VerifyReport:
-    """``fetcher_rounds``, ``top_ups``: the plugin run's fetcher dispatch rounds and its
-    rounds' top-ups, as ``counters`` takes them."""
+    """``fetcher_rounds``, ``searched``: the plugin run's fetcher dispatch rounds and its
+    rounds' searches, as ``counters`` takes them."""
     if not root.is_dir():
         raise MissingArtifact(f"brief directory not found: {root}")
     with network_off() if offline else contextlib.nullcontext():
@@ -143,7 +143,7 @@ def run_verify(
         if document.triangulation_score is not None:
             report.mismatches.extend(_compare_triangulation(stored))
         if document.verdict is not None:  # counters reach a consumer through the verdict
-            report.mismatches.extend(_compare_counters(stored, fetcher_rounds, top_ups))
+            report.mismatches.extend(_compare_counters(stored, fetcher_rounds, searched))
             report.mismatches.extend(_compare_verdict(stored, retraced))
             report.mismatches.extend(_compare_audit(stored))
         report.mismatches.extend(_compare_verdict_record(stored))
@@ -212,7 +212,7 @@ def _compare_triangulation(stored: _Stored) -> list[str]:
 
 
 def _compare_counters(
-    stored: _Stored, fetcher_rounds: Sequence[int] | None, top_ups: Sequence[TopUp]
+    stored: _Stored, fetcher_rounds: Sequence[int] | None, searched: Sequence[RoundSearches]
 ) -> list[str]:
     """The counters the floors read, as ``deep-research counters`` computes them when it wrote
     them (a plugin run: run.json and plan.json); otherwise the ones the artifacts fix."""
@@ -241,7 +241,7 @@ def _compare_counters(
             run.started_at,
             moment,
             fetcher_rounds,
-            top_ups,
+            searched,
         ).counters
     except (InputError, ValueError, TypeError) as exc:
         return [f"counters cannot be computed again: {exc}"]

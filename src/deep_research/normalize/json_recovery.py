@@ -52,6 +52,9 @@ def _loads(text: str) -> Any:
         raise NotJSON("holds an integer too long to read") from None
 
 
+_BRACKETED_WORD = re.compile(r"\[\s*(?!(?:true|false|null)\b)[A-Za-z]")
+
+
 def extract_json(text: str, *, fences: bool = True) -> Extracted:
     """Every JSON value in ``text``, trying the shapes from strictest to most lenient."""
     stripped = text.strip()
@@ -65,7 +68,9 @@ def extract_json(text: str, *, fences: bool = True) -> Extracted:
         return jsonl
     if fences and "```" in stripped and (fenced := _extract_fenced(stripped)) is not None:
         return fenced
-    if stripped[0] in "{[":
+    # Prose may open with a bracketed word ("[Subagent hand-back] …", the frame Claude Code puts
+    # around a subagent's reply); a JSON array never does (true, false and null aside).
+    if stripped[0] in "{[" and not _BRACKETED_WORD.match(stripped):
         return _extract_leading(stripped, error)
     return _extract_from_prose(stripped)
 

@@ -242,6 +242,8 @@ def _fetches_needed(view: View, round_: int) -> list[tuple[FetchTask, Path]]:
     one — each with the file its reply is saved to."""
     plan = _plan(view)
     needed = []
+    # Round 2 is told which publishers round 1 read, to search past them first.
+    read = _fetched_hosts(view) if round_ >= 2 else ()
     for sq in plan.sub_questions:
         queries = sq.queries if round_ == 1 else sq.counter_queries
         first = replies.fetcher_path(view.root, sq.id, round_)
@@ -251,7 +253,7 @@ def _fetches_needed(view: View, round_: int) -> list[tuple[FetchTask, Path]]:
         if first.exists() and retry.exists():
             continue  # retried once; the gap is recorded and the run goes on
         target = retry if first.exists() else first
-        needed.append((_fetch_task(view, sq, round_, queries), target))
+        needed.append((_fetch_task(view, sq, round_, queries, read=read), target))
     return needed
 
 
@@ -260,10 +262,16 @@ def _fetch_tasks(view: View, round_: int) -> list[Task]:
 
 
 def _fetch_task(
-    view: View, sq: Any, round_: int, queries: Any, exclude: tuple[str, ...] = ()
+    view: View,
+    sq: Any,
+    round_: int,
+    queries: Any,
+    exclude: tuple[str, ...] = (),
+    read: tuple[str, ...] = (),
 ) -> FetchTask:
     """A fetcher's task: the sub-question's id and text, its queries (round 2's are
-    counter-queries, and the task says so), and for a top-up the hosts already fetched."""
+    counter-queries, and the task says so), for a top-up the hosts already fetched, which it
+    must leave aside, and for round 2 the same hosts, which it searches past first."""
     return FetchTask(
         brief=str(view.root),
         sub_question=sq.id,
@@ -273,6 +281,7 @@ def _fetch_task(
         question=sq.question,
         purpose=COUNTER_EVIDENCE if round_ >= 2 else "",
         exclude_hosts=exclude,
+        read_hosts=read,
     )
 
 
@@ -448,9 +457,14 @@ def _new_queries(sq: Any, round_: int) -> list[str]:
 
 
 def _top_up(view: View, phase: str, round_: int) -> Action | None:
-    """Once per round: when the round fell short of a floor and dispatches are left, new
-    queries for every sub-question and one more fetcher each, so the HOLD it would cause is
-    cleared by work, not recorded. Otherwise the round is done and the verdict says why."""
+    """Once per round: when the round fell short of a floor, its searches listed hosts the run
+    has neither read nor tried, and dispatches are left, new queries for every sub-question and
+    one more fetcher each, told to leave the hosts already read aside — so the HOLD it would
+    cause is cleared by work, not recorded. A top-up whose exclusions would cover every host
+    the searches list could only fail: when none is left unread, the round is done and the
+    verdict's floors ask no more than the run found (docs/contracts.md §10.2)."""
+    from deep_research.plugin.runstate import unread_listed
+
     plan = _plan(view)
     started = [
         sq
@@ -461,7 +475,7 @@ def _top_up(view: View, phase: str, round_: int) -> Action | None:
     later = len(plan.sub_questions) if round_ == 1 and view.depth == "full" else 0
     left = _dispatches_left(view) - later
     short = None if started else shortfall(view, round_)
-    if not started and (short is None or left <= 0):
+    if not started and (short is None or left <= 0 or not unread_listed(view.brief)):
         return None
     field = TOP_UP_FIELD[round_]
     if not started:
@@ -822,6 +836,7 @@ CLEARED_BY = {
     "floor-unmet:counter_queries_per_sub_question": "round2",
     "floor-unmet:round2_fetches": "round2",
     "floor-unmet:refetch_sample": "refetch",
+    "sources-unread": "cast and round2: the pages the searches listed and no fetcher read",
     "verifier-violation": "trace",
     "trace-not-reproduced": "trace",
     "ciber-missing": "ciber",

@@ -47,7 +47,7 @@ from deep_research.start_record import (
 )
 
 if TYPE_CHECKING:
-    from deep_research.decide.counters import TopUp
+    from deep_research.decide.counters import RoundSearches
 
 #: A plan holds at most this many sub-questions, and a run at most this many fetcher dispatches.
 HARD_MAX_SUB_QUESTIONS = 8
@@ -395,55 +395,47 @@ def in_flight(rows: list[dict[str, Any]], now: float) -> int:
     )
 
 
-def top_ups(brief: Brief) -> list[TopUp]:
-    """Each round's top-up as the run recorded it (what `counters` decides exhaustion from):
-    the guard ledger's top-up dispatches, the searches after them and the hosts those listed
-    (until the next round's first dispatch), and the URLs the fetchers' replies reported."""
-    from deep_research.decide.counters import TopUp
-    from deep_research.plugin import replies
+def round_searches(brief: Brief) -> list[RoundSearches]:
+    """Each research round as the ledger recorded it (what `counters` counts a round's work and
+    the searches' exhaustion from): its fetcher dispatches, and the searches from its first
+    dispatch until a later round's first, with every host they listed (a search's listing is
+    matched by its id: one the hook never recorded is counted as unlisted)."""
+    from deep_research.decide.counters import RoundSearches
 
-    rows = read_ledger(brief)
+    rows = read_ledger(brief) if ledger_path(brief).exists() else []
     dispatched = [
-        (index, int(row.get("round") or 1), bool(row.get("top_up")))
+        (index, int(row.get("round") or 1))
         for index, row in enumerate(rows)
         if row.get("event") == "dispatch" and row.get("fetcher")
     ]
-    saved = [
-        (r.round, r.path.stem.endswith("-more"), r.path)
-        for r in replies.saved(brief.root)
-        if r.kind == "fetcher" and r.round is not None
-    ]
     found = []
-    for round_ in sorted({r for _, r, top_up in dispatched if top_up}):
-        first = min(i for i, r, top_up in dispatched if top_up and r == round_)
-        end = min((i for i, r, _ in dispatched if r > round_ and i > first), default=len(rows))
+    for round_ in sorted({r for _, r in dispatched}):
+        first = min(i for i, r in dispatched if r == round_)
+        end = min((i for i, r in dispatched if r > round_ and i > first), default=len(rows))
         window = rows[first:end]
-        listed = {
-            str(host)
-            for row in window
-            if row.get("event") == "listed"
-            for host in row.get("hosts") or []
-        }
-        more = [path for r, top_up, path in saved if r == round_ and top_up]
-        before = [path for r, top_up, path in saved if r < round_ or (r == round_ and not top_up)]
+        searches = [row.get("id") for row in window if row.get("event") == "search"]
+        recorded = {row.get("id") for row in rows if row.get("event") == "listed"}
         found.append(
-            TopUp(
+            RoundSearches(
                 round=round_,
-                fetchers=sum(1 for _, r, top_up in dispatched if top_up and r == round_),
-                searches=sum(1 for row in window if row.get("event") == "search"),
-                listed=frozenset(listed),
-                before=tuple(url for path in before for url in _reply_urls(path)),
-                brought=tuple(url for path in more for url in _reply_urls(path)),
+                fetchers=sum(1 for _, r in dispatched if r == round_),
+                searches=len(searches),
+                unlisted=sum(1 for search in searches if search not in recorded),
+                listed=frozenset(
+                    str(host)
+                    for row in window
+                    if row.get("event") == "listed"
+                    for host in row.get("hosts") or []
+                ),
             )
         )
     return found
 
 
-def _reply_urls(path: Path) -> list[str]:
-    from deep_research.plugin.replies import read_reply
+def unread_listed(brief: Brief) -> list[str]:
+    """The hosts the run's searches listed so far that it has neither read nor tried: where a
+    top-up can still find a source (none: a top-up could only fetch pages already read)."""
+    from deep_research.decide.counters import search_work
 
-    value = read_reply(path)
-    sources = value.get("sources") if isinstance(value, dict) else None
-    if not isinstance(sources, list):
-        return []
-    return [s["url"] for s in sources if isinstance(s, dict) and isinstance(s.get("url"), str)]
+    sources = brief.load_sources() if brief.sources_path.exists() else []
+    return list(search_work(round_searches(brief), sources, brief.load_fetch_log()).unread)

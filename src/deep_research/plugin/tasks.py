@@ -44,6 +44,7 @@ FIELD_KINDS: dict[str, Kind] = {
     "queries": "strings",
     "scope": "text",
     "exclude_hosts": "strings",
+    "read_hosts": "strings",
     "mcp": "word",
     "gate": "object",
     "claim_id": "word",
@@ -93,7 +94,8 @@ COUNTER_EVIDENCE = "counter-evidence"
 class FetchTask(Task):
     """agents/fetcher.md: one sub-question's queries in one round (a retry and a top-up too).
     ``question``: the sub-question's text; ``purpose``: :data:`COUNTER_EVIDENCE` for round 2's
-    counter-queries; ``exclude_hosts``: for a top-up, the hosts the run has already fetched."""
+    counter-queries; ``exclude_hosts``: for a top-up, the hosts the run has already fetched;
+    ``read_hosts``: for round 2, the hosts already read, to search past first."""
 
     agent: ClassVar[str] = "fetcher"
     brief: str
@@ -104,11 +106,17 @@ class FetchTask(Task):
     question: str = ""
     purpose: str = ""
     exclude_hosts: tuple[str, ...] = ()
+    read_hosts: tuple[str, ...] = ()
 
     @property
     def top_up(self) -> bool:
         """A round's top-up fetcher: the one sent to find publishers the run has not fetched."""
         return bool(self.exclude_hosts)
+
+    def ledger_marks(self) -> dict[str, Any]:
+        """What the guard's ledger records of this dispatch beyond its round: for a top-up, that
+        it is one and the hosts it must leave aside."""
+        return {"top_up": True, "exclude_hosts": list(self.exclude_hosts)} if self.top_up else {}
 
 
 @dataclass(frozen=True)

@@ -304,7 +304,7 @@ def _count_fetcher(brief: Brief, prompt: str, task_id: str) -> None:
                 "fetcher": True,
                 "round": task.round,
                 "via": "workflow",
-                **({"top_up": True} if isinstance(task, FetchTask) and task.top_up else {}),
+                **(task.ledger_marks() if isinstance(task, FetchTask) else {}),
             },
         )
 

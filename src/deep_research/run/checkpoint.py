@@ -75,6 +75,9 @@ class WorkerRecord(PhasePart):
     sources: list[SourceDraft] = Field(default_factory=list)
     #: A local document's owner as its adapter declares it (author or top-level folder).
     owners: dict[str, str] = Field(default_factory=dict)
+    #: Documents its searches listed that it did not read (past its hits per search): what
+    #: the verdict weighs before it reads a small world as exhausted.
+    unread: list[str] = Field(default_factory=list)
 
     def findings(self) -> int:
         return sum(len(source.findings) for source in self.sources)

@@ -27,12 +27,20 @@ from deep_research.brief import (
     jsonl_line,
     model_dump,
 )
+from deep_research.decide.counters import MAX_UNREAD_HOSTS
 from deep_research.decide.samefact import FactGroups, claim_key
 from deep_research.errors import InputError
 from deep_research.gaps import INCOMPLETE, NOT_FOUND
 from deep_research.gates.relevance import relevant_rows, retained_texts
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
-from deep_research.models import Claim, ClaimsFile, SkepticVote, SourceRow, Via
+from deep_research.models import (
+    Claim,
+    ClaimsFile,
+    SearchesExhausted,
+    SkepticVote,
+    SourceRow,
+    Via,
+)
 from deep_research.normalize import FindingDraft as IntakeFinding
 from deep_research.normalize import SourceDraft, merge_sources
 from deep_research.record import load_trace_or_empty, record_phase, save
@@ -75,6 +83,7 @@ from deep_research.run.progress import Progress
 from deep_research.run.reasoners import ExtractiveReasoner, clauses
 from deep_research.settings import Settings
 from deep_research.trace_phases import RunRecord, VotesPhase
+from deep_research.urls import host_of
 
 # --- the run's shared context ------------------------------------------------------------
 
@@ -209,18 +218,25 @@ def phase_plan(ctx: Context) -> None:
 
 
 def research(
-    ctx: Context, sq: SubQuestionPlan, queries: Sequence[str], read: Collection[str] = ()
+    ctx: Context,
+    sq: SubQuestionPlan,
+    queries: Sequence[str],
+    read: Collection[str] = (),
+    read_hosts: Collection[str] = (),
 ) -> WorkerRecord:
     """One worker: search, retain, extract — at most ``turn_cap`` searches, whatever it is told.
 
-    Each search reads its best matches the worker has not read yet (``read``: documents it
-    must not read again — round 2 passes round 1's): a query whose top hits were read already
-    reads the next ones, so every search is new work."""
+    Each search reads its best matches the worker has not read yet (``read``: documents already
+    retained — round 2 passes round 1's): a query whose top hits were read already reads the
+    next ones, so every search is new work. Hits on hosts in ``read_hosts`` (publishers already
+    read) come after the others. What a search listed and the worker did not read is recorded
+    (``unread``)."""
     report = WorkerRecord(id=sq.id)
     cap = turn_cap(sq, ctx.limits)
     pending = list(queries)
     found: list[FindingDraft] = []
     seen: set[str] = set(read)
+    passed: set[str] = set()
     try:
         for _ in range(cap):
             if not pending:
@@ -237,8 +253,12 @@ def research(
                 # queries after an empty search is how a research loop never stops.
                 report.reason = f"the search {query!r} returned nothing"
                 break
-            fresh = [hit for hit in hits if hit.url not in seen][: ctx.limits.hits_per_search]
-            for hit in fresh:
+            fresh = sorted(
+                (hit for hit in hits if hit.url not in seen),
+                key=lambda hit: host_of(hit.url) in read_hosts,
+            )
+            passed.update(hit.url for hit in fresh[ctx.limits.hits_per_search :])
+            for hit in fresh[: ctx.limits.hits_per_search]:
                 if hit.url in seen:
                     continue
                 seen.add(hit.url)
@@ -281,6 +301,7 @@ def research(
     except CallFailed as exc:
         report.complete = False
         report.reason = f"a model call failed: {exc}"
+    report.unread = sorted(passed - seen)
     return report
 
 
@@ -303,6 +324,7 @@ def _cast(
     round_: int,
     queries: Callable[[SubQuestionPlan], Sequence[str]],
     read: Mapping[str, Collection[str]] | None = None,
+    read_hosts: Collection[str] = (),
 ) -> list[WorkerRecord]:
     ctx.progress("cast", f"round {round_}: {len(plans)} worker(s) in parallel")
     live = ctx.live()
@@ -311,7 +333,7 @@ def _cast(
 
     def work(sq: SubQuestionPlan) -> WorkerRecord:
         try:
-            return research(ctx, sq, queries(sq), (read or {}).get(sq.id, ()))
+            return research(ctx, sq, queries(sq), (read or {}).get(sq.id, ()), read_hosts)
         finally:
             # Counted as it ends, failed or not; a wedged worker never counts as done.
             if live is not None:
@@ -363,18 +385,50 @@ def phase_round2(ctx: Context) -> None:
         asked = ctx.reasoner.counter_queries(sq)
         counters[sq.id] = counter_queries(sq, asked, floors, turn_cap(sq, ctx.limits))
     # Round 2 reads only documents round 1 did not: the adversarial round's work is new
-    # evidence (its floor counts sources first found in it), not a second read of the same text.
+    # evidence (its floor counts sources first found in it), not a second read of the same text;
+    # and it reads other publishers' documents before more of those round 1 read.
     first = {row.url for row in brief_rows(ctx.brief)}
-    reports = _cast(ctx, plans, 2, lambda sq: counters[sq.id], {sq.id: first for sq in plans})
+    hosts = {host for url in first if (host := host_of(url)) is not None}
+    reports = _cast(
+        ctx, plans, 2, lambda sq: counters[sq.id], {sq.id: first for sq in plans}, hosts
+    )
     write_phase(ctx.brief, "round2", RoundRecord(round=2, workers=reports))
     rows = _normalize_reports(ctx, brief_rows(ctx.brief), reports, 2)
     _write_sources(ctx.brief, rows)
+    exhausted, unread = search_work([*_worker_reports(ctx.brief, "cast"), *reports], rows)
     _update_counters(
         ctx.brief,
         rounds=2,
         counter_queries_per_sub_question={r.id: len(r.queries) for r in reports},
         distinct_sources=len(rows),
+        searches_exhausted=exhausted,
+        unread_hosts=unread,
     )
+    if exhausted is not None:
+        ctx.progress("round2", f"the searches listed nothing unread: {len(rows)} source(s) in all")
+
+
+def search_work(
+    reports: Sequence[WorkerRecord], rows: Sequence[SourceRow]
+) -> tuple[SearchesExhausted | None, list[str]]:
+    """What both rounds' searches offered against what the run read (as a plugin run's
+    ``counters`` decides it, :func:`deep_research.decide.counters.search_work`): the exhaustion
+    record when every document they listed was read, else None; and the hosts of the documents
+    listed and never read."""
+    read = {row.url for row in rows}
+    unread = sorted({url for report in reports for url in report.unread} - read)
+    searched = [report for report in reports if report.queries]
+    hosts = sorted({host for url in unread if (host := host_of(url)) is not None})
+    if unread or not searched:
+        return None, hosts[:MAX_UNREAD_HOSTS]
+    record = SearchesExhausted(
+        round=2,
+        fetchers=len(searched),
+        searches=sum(len(report.queries) for report in searched),
+        publishers=len({host for url in read if (host := host_of(url)) is not None}),
+        distinct_sources=len(rows),
+    )
+    return record, []
 
 
 def _update_counters(brief: Brief, **values: object) -> None:

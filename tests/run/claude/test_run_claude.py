@@ -185,6 +185,31 @@ def test_full_depth_web_run(
     assert sum(1 for e in reads if e.cache_read_tokens > 0) == len(reads) - 1
 
 
+def test_a_web_round_one_reads_whole_ends_usable_with_its_claims(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Twenty pages, all read in round 1; round 2's counter-queries list them again. The floors
+    ask no more than the world offered: PARTIAL with one plain reason, never HOLD."""
+    with claude_world(monkeypatch, closed=True):
+        code, summary = run(tmp_path, capsys, "--depth", "full")
+    brief = Path(summary["brief"])
+    document = Brief(brief).load_claims()
+    reasons = document.verdict_reasons
+    assert summary["verdict"] == "PARTIAL" and code == 0, reasons
+    assert not any("[floor-unmet" in r for r in reasons), reasons
+    said = [r for r in reasons if r.endswith("[searches-exhausted]")]
+    assert len(said) == 1 and "20 distinct sources (the floor is 30)" in said[0], reasons
+    assert not any(w in r for r in reasons for w in ("run round 2", "adversarial round"))
+    counted = json.loads((brief / "trace.json").read_text())["counters"]
+    assert counted["rounds"] == 2 and counted["unread_hosts"] == []
+    workers = read_phase(Brief(brief), "round2")["workers"]
+    assert workers and all(w["queries"] and w["fetches"] == 0 for w in workers)
+    assert run_verify(brief, offline=True).identical
+    assert main(["handoff", str(brief)]) == 0
+    handed = json.loads(capsys.readouterr().out)
+    assert handed["usable"] is True and handed["context"], handed
+
+
 def test_a_budget_below_the_plan_gives_a_partial_brief_of_verified_claims(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

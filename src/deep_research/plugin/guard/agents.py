@@ -97,7 +97,8 @@ def check_agent(call: Call) -> Decision:
     round_ = declared_round(task)
     if round_ is not None and round_ > run.caps.max_rounds:
         return deny(f"Agent: round {round_} exceeds the run's round cap ({run.caps.max_rounds})")
-    return _admit(call, agent, round_, top_up=isinstance(task, FetchTask) and task.top_up)
+    marks = task.ledger_marks() if isinstance(task, FetchTask) else {}
+    return _admit(call, agent, round_, marks)
 
 
 def _for_brief(call: Call, task: object, brief: Path) -> bool:
@@ -105,7 +106,7 @@ def _for_brief(call: Call, task: object, brief: Path) -> bool:
     return resolved(call.cwd, str(getattr(task, "brief", ""))) == os.path.realpath(brief)
 
 
-def _admit(call: Call, agent: str, round_: int | None, *, top_up: bool = False) -> Decision:
+def _admit(call: Call, agent: str, round_: int | None, marks: dict[str, Any]) -> Decision:
     """Under the ledger's lock: the fan-out ceiling, the fetcher budget, then the record."""
     run = call.run
     assert run is not None
@@ -137,8 +138,7 @@ def _admit(call: Call, agent: str, round_: int | None, *, top_up: bool = False) 
         if is_fetcher:
             # What `counters` counts rounds by: a round is only as real as its dispatches.
             row["round"] = round_ or 1
-        if top_up:
-            # What `counters` reads a round's top-up searches after (runstate.top_ups).
-            row["top_up"] = True
+        # A top-up and the hosts it leaves aside: what shows a dispatch could find something.
+        row.update(marks)
         append(brief, row)
     return ALLOW

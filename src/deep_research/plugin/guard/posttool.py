@@ -1,10 +1,11 @@
 """PostToolUse and PostToolUseFailure: what the run learns from a call that ran.
 
 WebSearch results put their hosts on the run's allow-list — from the structured hits only —
-and in the guard's ledger (what a top-up's searches listed: runstate.top_ups), and an agent's
-completion (a failed one too) frees its slot under the fan-out ceiling. These hooks cannot
-block and fail open: a missed record only makes later checks stricter (fewer hosts, more agents
-counted in flight, no top-up read as exhausted; a dispatch stops counting after an hour).
+and in the guard's ledger (what each round's searches listed: runstate.round_searches), and an
+agent's completion (a failed one too) frees its slot under the fan-out ceiling. These hooks
+cannot block and fail open: a missed record only makes later checks stricter or less generous
+(fewer hosts, more agents counted in flight, a round without its searches not counted; a
+dispatch stops counting after an hour).
 """
 
 from __future__ import annotations
