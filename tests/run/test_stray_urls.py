@@ -143,7 +143,8 @@ def test_a_model_run_with_invented_links_ends_with_a_verdict_and_report(tmp_path
 ARCHIVE = "https://archive.example.org/collections/harbour-bridge/ceremony-programme-for-visitors"
 BRIDGE = (
     "# Harbour bridge\n\n"
-    f"The harbour bridge ceremony programme is kept in the city archive at {ARCHIVE} today.\n\n"
+    # A year, so a "when" question reads the sentence as one that could answer it.
+    f"The 1932 harbour bridge ceremony programme is kept in the city archive at {ARCHIVE}.\n\n"
     "The harbour bridge is painted grey every ten years by the city works department.\n"
 )
 BRIDGE_QUESTION = "When was the harbour bridge opened?"
