@@ -87,7 +87,7 @@ def test_an_answer_goes_to_code_and_the_stepper_gets_the_step(run: Run) -> None:
     # A skeptic with no open task is refused, with the reason it reads.
     vote = {"refuted": False, "evidence": "x", "confidence": 0.5, "task": "skeptic-C1-1"}
     skeptic = answer(run, "deep-research:skeptic", vote)
-    assert not skeptic.allow and '"task" must be' in skeptic.reason
+    assert not skeptic.allow and "'skeptic-C1-1' is not open" in skeptic.reason
 
 
 def test_other_agents_answers_and_the_main_loops_pass(run: Run) -> None:

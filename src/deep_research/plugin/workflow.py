@@ -22,9 +22,11 @@ itself. No reply passes through the main model, and the script holds ids and sma
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
+import secrets
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -51,6 +53,15 @@ MAX_WRITE_FAILURES = 2
 #: What a failed agent's reply file holds: a text no reader takes for an answer, so ``next``
 #: treats the task as it treats an unusable reply (a fetcher's retry, a third skeptic, a gap).
 NO_REPLY = "no reply: the workflow agent ended without answering"
+#: The most characters of JSON one agent's answer may hold. The largest legitimate answer is a
+#: writer's synthesis (200,000 characters at most, :class:`SynthesisReply`) or a fetcher's
+#: findings (about 60,000 in the scripted full run); five times the larger, and a reply of tens
+#: of megabytes is refused before it is parsed further or saved.
+MAX_REPLY_CHARS = 1_000_000
+#: Between a task's id and its seal in the ``"task"`` value the agent's prompt gives.
+SEAL_MARK = "#"
+#: The ledger row of an answer code kept: the task, and the agent it was kept from.
+ANSWER_EVENT = "answer"
 
 #: Each contract's reply schema, by agent (the schema files under schemas/).
 REPLY_SCHEMA = {
@@ -125,6 +136,9 @@ class Step(BaseModel):
     write_path: str | None = None
     #: The stepper's answer was replaced by this step once; a second answer must run step again.
     served: bool = False
+    #: Task id → the SHA-256 of the sealed ``"task"`` value only that task's prompt carries
+    #: (code only; the value itself is in no file): what binds a reply to the agent given the task.
+    seals: dict[str, str] = Field(default_factory=dict)
 
     def for_script(self) -> dict[str, Any]:
         return self.model_dump(
@@ -246,12 +260,15 @@ def _dispatch_step(brief: Brief, action: Action, log: list[str]) -> Step:
     tasks, saves = [], {}
     for task in action.tasks:
         task_id = Path(task.save_to).stem
+        # The prompt and schema as printed; the served step seals both (:func:`_sealed`).
         schema = reply_schema(agent, task_id)
-        answer = role_contracts.filled(ORCHESTRATOR, "Workflow task", task=task_id)
-        prompt = "\n\n".join([task.prompt, "\n".join(answer)])
         tasks.append(
             ScriptTask(
-                id=task_id, agent=f"{PLUGIN}:{agent}", label=task_id, prompt=prompt, schema_=schema
+                id=task_id,
+                agent=f"{PLUGIN}:{agent}",
+                label=task_id,
+                prompt=task.prompt,
+                schema_=schema,
             )
         )
         saves[task_id] = task.save_to
@@ -382,9 +399,11 @@ class Verdict:
     replace: dict[str, Any] | None = None
 
 
-def accept(root: Path, agent: str, answer: Mapping[str, Any]) -> Verdict:
+def accept(
+    root: Path, agent: str, answer: Mapping[str, Any], agent_id: str | None = None
+) -> Verdict:
     """Check and keep one agent's answer in the brief at ``root``; ``agent`` is its resolved
-    type (``fetcher``, ``stepper``, …)."""
+    type (``fetcher``, ``stepper``, …), ``agent_id`` the id Claude Code gives that agent."""
     current = load_step(root)
     if agent == STEPPER:
         return _serve(root, current)
@@ -392,10 +411,20 @@ def accept(root: Path, agent: str, answer: Mapping[str, Any]) -> Verdict:
         return Verdict(
             False, f"no workflow step is open for {root}; the script asks the stepper first"
         )
+    size = len(json.dumps(dict(answer), ensure_ascii=False, default=str))
+    if size > MAX_REPLY_CHARS:
+        return Verdict(
+            False,
+            f"the answer is {size:,} characters; at most {MAX_REPLY_CHARS:,} are kept — quote "
+            "only the passages that carry each finding and answer again",
+        )
     if agent == WRITER:
         return _accept_write(root, current, answer)
     if agent in REPLY_SCHEMA:
-        return _accept_reply(current, agent, answer)
+        from deep_research.plugin.runstate import locked
+
+        with locked(Brief(root)):  # two answers to one task: one is kept, the other refused
+            return _accept_reply(Brief(root), current, agent, answer, agent_id or "")
     return Verdict(False, f"StructuredOutput: {agent!r} is no agent of this workflow")
 
 
@@ -406,26 +435,44 @@ def _serve(root: Path, current: Step | None) -> Verdict:
             f"run `deep-research step {shlex.quote(str(root))} --json` with Bash first (the "
             "command your prompt gives), then call StructuredOutput",
         )
-    atomic_write_json(
-        root / STEP_FILE, current.model_copy(update={"served": True}).model_dump(by_alias=True)
+    sealed = [_sealed(task) for task in current.tasks] if current.action == "dispatch" else []
+    served = current.model_copy(
+        update={
+            "served": True,
+            "seals": {task.id: _digest(value) for task, value in sealed},
+            "tasks": [task for task, _ in sealed] or current.tasks,
+        }
     )
-    return Verdict(True, "the step, from `deep-research step`", replace=current.for_script())
+    kept = current.model_copy(update={"served": True, "seals": served.seals})
+    atomic_write_json(root / STEP_FILE, kept.model_dump(by_alias=True))
+    return Verdict(True, "the step, from `deep-research step`", replace=served.for_script())
 
 
-def _accept_reply(current: Step, agent: str, answer: Mapping[str, Any]) -> Verdict:
+def _sealed(task: ScriptTask) -> tuple[ScriptTask, str]:
+    """The task as its agent gets it: a ``"task"`` value no other agent is told (the id and a
+    random seal), in its prompt and as its schema's constant; and that value."""
+    value = f"{task.id}{SEAL_MARK}{secrets.token_hex(8)}"
+    answer = role_contracts.filled(ORCHESTRATOR, "Workflow task", task=value)
+    prompt = "\n\n".join([task.prompt, "\n".join(answer)])
+    schema = reply_schema(resolve(task.agent), value)
+    return task.model_copy(update={"prompt": prompt, "schema_": schema}), value
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def _accept_reply(
+    brief: Brief, current: Step, agent: str, answer: Mapping[str, Any], agent_id: str
+) -> Verdict:
     from deep_research.schemas import best_error
 
-    task_id = answer.get("task")
-    open_ids = [t.id for t in current.tasks if resolve(t.agent) == agent]
-    if not isinstance(task_id, str) or task_id not in current.saves or task_id not in open_ids:
-        return Verdict(
-            False,
-            f'"task" must be your task\'s id as the prompt gives it (one of: '
-            f"{', '.join(open_ids[:12]) or 'none open'})",
-        )
+    given = answer.get("task")
+    task_id = given.partition(SEAL_MARK)[0] if isinstance(given, str) else ""
+    refused = _not_yours(brief, current, agent, task_id, given, agent_id)
+    if refused is not None:
+        return Verdict(False, refused)
     target = Path(current.saves[task_id])
-    if target.exists() and target.read_text(encoding="utf-8", errors="replace").strip() != NO_REPLY:
-        return Verdict(True, f"{task_id}: already answered; this answer is not kept")
     reply = {key: value for key, value in answer.items() if key != "task"}
     error = best_error(REPLY_SCHEMA[agent], reply)
     if error is not None:
@@ -435,7 +482,43 @@ def _accept_reply(current: Step, agent: str, answer: Mapping[str, Any]) -> Verdi
     if expected is not None and reply.get("sub_question") not in (None, expected):
         return Verdict(False, f'"sub_question" must be "{expected}", this task\'s sub-question')
     atomic_write_bytes(target, (json.dumps(reply, ensure_ascii=False, indent=1) + "\n").encode())
+    from deep_research.plugin.runstate import append_ledger
+
+    append_ledger(brief, {"event": ANSWER_EVENT, "id": task_id, "agent_id": agent_id})
     return Verdict(True, f"{task_id}: saved to {target}")
+
+
+def _not_yours(
+    brief: Brief, current: Step, agent: str, task_id: str, given: object, agent_id: str
+) -> str | None:
+    """Why an answer for ``task_id`` is not kept from this agent (None: it is its own, open,
+    unanswered task). No reason names another agent's task: a sibling learns nothing to copy."""
+    from deep_research.plugin.runstate import read_ledger
+
+    if not task_id:
+        return '"task" must be the value your prompt gives, exactly as given'
+    mine = any(t.id == task_id and resolve(t.agent) == agent for t in current.tasks)
+    if not mine or task_id not in current.saves:
+        return (
+            f"task {task_id[:80]!r} is not open: the workflow has moved past it or it is no "
+            f'{agent} task; nothing is kept for it — end, or answer with the "task" value '
+            "your own prompt gives"
+        )
+    seal = current.seals.get(task_id)
+    if seal is None or not isinstance(given, str) or _digest(given) != seal:
+        return (
+            f"task {task_id[:80]!r} was issued to another agent: answer only your own task, "
+            '"task" exactly as your prompt gives it'
+        )
+    answers = [row for row in read_ledger(brief) if row.get("event") == ANSWER_EVENT]
+    if any(row.get("id") == task_id for row in answers):
+        return f"task {task_id[:80]!r} is already answered and kept; nothing more is kept — end"
+    target = Path(current.saves[task_id])
+    if target.exists() and target.read_text(encoding="utf-8", errors="replace").strip() != NO_REPLY:
+        return f"task {task_id[:80]!r} is already answered and kept; nothing more is kept — end"
+    if agent_id and any(row.get("agent_id") == agent_id for row in answers):
+        return "you have answered your task already; an agent answers its own task once — end"
+    return None
 
 
 def _expected_sub_question(target: Path) -> str | None:

@@ -74,7 +74,7 @@ def check_structured_output(call: Call) -> Decision:
     agent = resolve_agent(call.agent_type)
     if agent not in WORKFLOW_AGENTS:
         return ALLOW
-    verdict = accept(Path(run.brief), agent, dict(call.tool_input))
+    verdict = accept(Path(run.brief), agent, dict(call.tool_input), call.agent)
     if not verdict.allow:
         return deny(f"StructuredOutput: {verdict.reason}")
     return Decision(True, verdict.reason, updated_input=verdict.replace)
