@@ -149,3 +149,15 @@ def test_an_oversized_answer_is_refused_and_one_under_the_cap_kept(run: Run) -> 
     assert saved(run, "fetcher-sq1-r1") is None
     finding["quote"] = "x" * 10_000
     assert answer(run, "a1", FETCHER, huge).allow
+
+
+def test_failed_marks_only_a_task_that_was_not_answered(run: Run) -> None:
+    sealed = open_step(run)
+    assert answer(run, "a1", FETCHER, reply(sealed["fetcher-sq1-r1"])).allow
+    after = workflow.step(run.brief, ["fetcher-sq1-r1", "fetcher-sq2-r1", "fetcher-sq9-r1"])
+    assert saved(run, "fetcher-sq1-r1")["complete"] is True  # answered: not marked failed
+    unusable = (run.brief / "returns" / "fetcher-sq2-r1.json").read_text()
+    assert unusable.startswith(workflow.NO_REPLY)  # the control: its agent never answered
+    said = "\n".join(after.log)
+    assert "fetcher-sq1-r1: not marked failed" in said
+    assert "fetcher-sq9-r1: not marked failed" in said  # no task of the step

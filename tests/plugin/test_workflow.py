@@ -489,3 +489,18 @@ def test_wait_on_what_is_no_brief_is_one_line_and_exit_2(
     assert main(["wait", str(target), "--seconds", "0"]) == 2
     err = capsys.readouterr().err
     assert err == f"deep-research wait: {target} is no brief of a plugin run (no run.json)\n"
+
+
+def test_a_writer_failure_counts_only_for_a_step_handed_out(project: Path) -> None:
+    brief = start("quick")
+    workflow.step(brief)
+    assert workflow.accept(brief, "stepper", {}).allow  # the script is handed write-plan
+    once = workflow.step(brief, ["write-plan"])
+    assert once.action == "write" and "(1 time(s))" in once.log[0]
+    # `--failed write-plan` again, for a step nobody was handed: recorded nothing, no stop.
+    again = workflow.step(brief, ["write-plan"])
+    assert again.action == "write" and "ignored" in again.log[0]
+    # Handed out and failed once more: the run stops, as two real failures stop it.
+    assert workflow.accept(brief, "stepper", {}).allow
+    stopped = workflow.step(brief, ["write-plan"])
+    assert stopped.action == "stop" and "2 times" in stopped.why

@@ -139,6 +139,9 @@ class Step(BaseModel):
     #: Task id → the SHA-256 of the sealed ``"task"`` value only that task's prompt carries
     #: (code only; the value itself is in no file): what binds a reply to the agent given the task.
     seals: dict[str, str] = Field(default_factory=dict)
+    #: A random name for this step as served (code only): the ledger's answer rows carry it, so
+    #: a task id a later step issues again is a new task, and ``--failed`` is checked against it.
+    serial: str = ""
 
     def for_script(self) -> dict[str, Any]:
         return self.model_dump(
@@ -209,8 +212,15 @@ def _record_failures(
     log: list[str] = []
     if previous is None or not failed:
         return log
+    if not previous.served:
+        # Only the script, which was handed the step, reports its agents; a `--failed` for a
+        # step nobody was handed (a second call, another caller) records nothing.
+        return [f"--failed {','.join(failed)[:200]} ignored: the step was not handed out"]
+    answered = _answered(brief, previous.serial)
     for task_id in dict.fromkeys(failed):
-        if task_id in previous.saves:
+        if task_id in answered or not any(t.id == task_id for t in previous.tasks):
+            log.append(f"{task_id[:80]}: not marked failed (answered, or no task of the step)")
+        elif task_id in previous.saves:
             target = Path(previous.saves[task_id])
             if not target.exists():
                 atomic_write_text(target, NO_REPLY + "\n")
@@ -222,6 +232,17 @@ def _record_failures(
                 why = f"the {task_id} writer ended without an answer {count} times"
                 return Step(action="stop", phase=previous.phase, why=why, log=log)
     return log
+
+
+def _answered(brief: Brief, serial: str) -> set[str]:
+    """The tasks of the served step ``serial`` whose answers code kept (the ledger's rows)."""
+    from deep_research.plugin.runstate import read_ledger
+
+    return {
+        str(row.get("id"))
+        for row in read_ledger(brief)
+        if row.get("event") == ANSWER_EVENT and row.get("step") == serial
+    }
 
 
 def _bump_write_failures(root: Path, task_id: str) -> int:
@@ -418,13 +439,15 @@ def accept(
             f"the answer is {size:,} characters; at most {MAX_REPLY_CHARS:,} are kept — quote "
             "only the passages that carry each finding and answer again",
         )
-    if agent == WRITER:
-        return _accept_write(root, current, answer)
-    if agent in REPLY_SCHEMA:
-        from deep_research.plugin.runstate import locked
+    from deep_research.plugin.runstate import locked
 
-        with locked(Brief(root)):  # two answers to one task: one is kept, the other refused
-            return _accept_reply(Brief(root), current, agent, answer, agent_id or "")
+    brief = Brief(root)
+    if agent == WRITER:
+        with locked(brief):
+            return _accept_write(brief, current, answer, agent_id or "")
+    if agent in REPLY_SCHEMA:
+        with locked(brief):  # two answers to one task: one is kept, the other refused
+            return _accept_reply(brief, current, agent, answer, agent_id or "")
     return Verdict(False, f"StructuredOutput: {agent!r} is no agent of this workflow")
 
 
@@ -443,7 +466,9 @@ def _serve(root: Path, current: Step | None) -> Verdict:
             "tasks": [task for task, _ in sealed] or current.tasks,
         }
     )
-    kept = current.model_copy(update={"served": True, "seals": served.seals})
+    serial = secrets.token_hex(8)
+    served = served.model_copy(update={"serial": serial})
+    kept = current.model_copy(update={"served": True, "seals": served.seals, "serial": serial})
     atomic_write_json(root / STEP_FILE, kept.model_dump(by_alias=True))
     return Verdict(True, "the step, from `deep-research step`", replace=served.for_script())
 
@@ -482,10 +507,16 @@ def _accept_reply(
     if expected is not None and reply.get("sub_question") not in (None, expected):
         return Verdict(False, f'"sub_question" must be "{expected}", this task\'s sub-question')
     atomic_write_bytes(target, (json.dumps(reply, ensure_ascii=False, indent=1) + "\n").encode())
+    _record_answer(brief, current, task_id, agent_id)
+    return Verdict(True, f"{task_id}: saved to {target}")
+
+
+def _record_answer(brief: Brief, current: Step, task_id: str, agent_id: str) -> None:
+    """The ledger row binding a kept answer to the agent it came from, in its served step."""
     from deep_research.plugin.runstate import append_ledger
 
-    append_ledger(brief, {"event": ANSWER_EVENT, "id": task_id, "agent_id": agent_id})
-    return Verdict(True, f"{task_id}: saved to {target}")
+    row = {"event": ANSWER_EVENT, "id": task_id, "agent_id": agent_id, "step": current.serial}
+    append_ledger(brief, row)
 
 
 def _not_yours(
@@ -511,7 +542,7 @@ def _not_yours(
             '"task" exactly as your prompt gives it'
         )
     answers = [row for row in read_ledger(brief) if row.get("event") == ANSWER_EVENT]
-    if any(row.get("id") == task_id for row in answers):
+    if any(row.get("id") == task_id and row.get("step") == current.serial for row in answers):
         return f"task {task_id[:80]!r} is already answered and kept; nothing more is kept — end"
     target = Path(current.saves[task_id])
     if target.exists() and target.read_text(encoding="utf-8", errors="replace").strip() != NO_REPLY:
@@ -532,7 +563,8 @@ def resolve(agent_type: str) -> str:
     return resolve_agent(agent_type)
 
 
-def _accept_write(root: Path, current: Step, answer: Mapping[str, Any]) -> Verdict:
+def _accept_write(brief: Brief, current: Step, answer: Mapping[str, Any], agent_id: str) -> Verdict:
+    root = brief.root
     if current.action != "write" or current.write_path is None or current.write_kind is None:
         return Verdict(False, "no file is to be written at this step; the script asks the stepper")
     path = Path(current.write_path)
@@ -547,6 +579,7 @@ def _accept_write(root: Path, current: Step, answer: Mapping[str, Any]) -> Verdi
     atomic_write_bytes(path, data)
     problem = _still_asked(root, current)
     if problem is None:
+        _record_answer(brief, current, current.tasks[0].id if current.tasks else "", agent_id)
         return Verdict(True, f"saved {path}")
     if before is None:
         with contextlib.suppress(FileNotFoundError):
