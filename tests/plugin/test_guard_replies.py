@@ -9,9 +9,13 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import atomic_write_json
+from deep_research.brief import Brief, atomic_write_json
+from deep_research.decide.counters import MAX_QUERIES, counted, load_plan
+from deep_research.errors import SchemaViolation
 from deep_research.plugin import guard, workflow
 from deep_research.plugin.progress import STEP_FILE
+from deep_research.plugin.tasks import COUNTER_EVIDENCE, MAX_PROMPT, FetchTask, parse
+from deep_research.start_record import HARD_MAX_FETCHES
 from guard_events import FETCHER, Run, event, start_run
 
 TASKS = ("fetcher-sq1-r1", "fetcher-sq2-r1")
@@ -161,3 +165,46 @@ def test_failed_marks_only_a_task_that_was_not_answered(run: Run) -> None:
     said = "\n".join(after.log)
     assert "fetcher-sq1-r1: not marked failed" in said
     assert "fetcher-sq9-r1: not marked failed" in said  # no task of the step
+
+
+def test_a_plan_past_its_text_bound_is_refused_plainly(tmp_path: Path) -> None:
+    sq = {"id": "sq1", "question": "q", "queries": ["a"]}
+    for field in ("question", "scope"):
+        path = tmp_path / f"{field}.json"
+        path.write_text(json.dumps({"sub_questions": [{**sq, field: "x" * 70_000}]}))
+        with pytest.raises(SchemaViolation) as refused:
+            load_plan(path)
+        assert "2000 characters" in str(refused.value)
+    within = tmp_path / "within.json"
+    within.write_text(json.dumps({"sub_questions": [{**sq, "scope": "x" * 2_000}]}))
+    assert load_plan(within).sub_questions[0].scope == "x" * 2_000
+
+
+def test_the_largest_plan_a_fetcher_gets_stays_a_task_the_guard_reads() -> None:
+    queries = [f"query {n} " + "x" * 490 for n in range(40)]  # clamped to the counted ones
+    hosts = tuple(f"{n:03d}" + "h" * 59 + ".example" for n in range(HARD_MAX_FETCHES))
+    task = FetchTask(
+        brief="/" + "b" * 250,
+        sub_question="s" * 40,
+        round=2,
+        queries=tuple(counted(queries)),
+        scope="s" * 2_000,
+        question="q" * 2_000,
+        purpose=COUNTER_EVIDENCE,
+        exclude_hosts=hosts,
+        read_hosts=hosts,
+    )
+    assert len(task.queries) == MAX_QUERIES
+    assert len(task.prompt()) <= MAX_PROMPT and parse(task.prompt()) == task
+
+
+def test_a_workflow_fetcher_counts_on_the_ledger_whatever_its_prompt(run: Run) -> None:
+    save_to = str(run.brief / "returns" / "fetcher-sq1-r1.json")
+    workflow._count_fetcher(Brief(run.brief), "fetcher", save_to, "x" * (MAX_PROMPT + 1))
+    rows = [row for row in run.ledger() if row.get("event") == "dispatch"]
+    assert [(row["id"], row["round"], row["via"]) for row in rows] == [
+        ("fetcher-sq1-r1", 1, "workflow")
+    ]
+    # A judge's task is no fetcher dispatch.
+    workflow._count_fetcher(Brief(run.brief), "skeptic", str(run.brief / "s.json"), "p")
+    assert len([row for row in run.ledger() if row.get("event") == "dispatch"]) == 1

@@ -41,7 +41,7 @@ from deep_research.errors import DeepResearchError
 from deep_research.plugin import replies
 from deep_research.plugin.next import ORCHESTRATOR, Action, next_action
 from deep_research.plugin.progress import STEP_FILE, finished_between, phase_line, run_phases
-from deep_research.plugin.tasks import PLUGIN, FetchTask, McpFetchTask, parse
+from deep_research.plugin.tasks import PLUGIN, FetchTask, parse
 
 #: The two agents only the workflow starts (agents/stepper.md, agents/writer.md).
 STEPPER = "stepper"
@@ -293,7 +293,7 @@ def _dispatch_step(brief: Brief, action: Action, log: list[str]) -> Step:
             )
         )
         saves[task_id] = task.save_to
-        _count_fetcher(brief, task.prompt, task_id)
+        _count_fetcher(brief, agent, task.save_to, task.prompt)
     return Step(
         action="dispatch", phase=action.phase, why=action.why, tasks=tasks, saves=saves, log=log
     )
@@ -321,14 +321,19 @@ def _as_tool_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return dict(body)
 
 
-def _count_fetcher(brief: Brief, prompt: str, task_id: str) -> None:
+def _count_fetcher(brief: Brief, agent: str, save_to: str, prompt: str) -> None:
     """A fetcher the workflow starts counts against the run's fetcher budget and round cap as a
-    dispatch through the Agent tool does (the guard's ledger), once per task."""
+    dispatch through the Agent tool does (the guard's ledger), once per task. Its round is read
+    from the file ``next`` named for its reply, never from the prompt alone: a prompt the task
+    parser will not read (over its length limit) still counts."""
+    from deep_research.plugin.guard.agents import FETCHERS
     from deep_research.plugin.runstate import append_ledger, locked, read_ledger
 
-    task = parse(prompt)
-    if not isinstance(task, FetchTask | McpFetchTask):
+    named = replies.parse_name(Path(save_to))
+    if agent not in FETCHERS or named is None or named.kind != "fetcher":
         return
+    task_id = Path(save_to).stem
+    task = parse(prompt)
     with locked(brief):
         rows = read_ledger(brief) if (brief.root / "guard-log.jsonl").exists() else []
         if any(row.get("event") == "dispatch" and row.get("id") == task_id for row in rows):
@@ -338,9 +343,9 @@ def _count_fetcher(brief: Brief, prompt: str, task_id: str) -> None:
             {
                 "event": "dispatch",
                 "id": task_id,
-                "agent": f"{PLUGIN}:{task.agent}",
+                "agent": f"{PLUGIN}:{agent}",
                 "fetcher": True,
-                "round": task.round,
+                "round": named.round,
                 "via": "workflow",
                 **(task.ledger_marks() if isinstance(task, FetchTask) else {}),
             },

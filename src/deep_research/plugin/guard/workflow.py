@@ -30,7 +30,6 @@ from deep_research.plugin.guard.decision import (
     not_this_sessions_run,
     resolved,
 )
-from deep_research.plugin.progress import STEP_FILE
 from deep_research.plugin.runstate import append_ledger, locked, read_ledger
 
 WORKFLOW_APPROVED = (
@@ -91,6 +90,8 @@ def _running(brief: Brief, rows: list[dict[str, Any]], now: float) -> dict[str, 
     launches = [row for row in rows if row.get("event") == LAUNCH_EVENT]
     if not launches:
         return None
+    # Imported here: the hook's common path loads no pydantic (tests/plugin/test_guard.py).
+    from deep_research.plugin.progress import STEP_FILE
     from deep_research.plugin.workflow import load_step
 
     step = load_step(brief.root)
