@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -181,7 +182,7 @@ JUDGES = {
 }
 
 
-def judge_event(run: Run, agent: str, tool: str, tool_input: dict[str, str]) -> str:
+def judge_event(run: Run, agent: str, tool: str, tool_input: dict[str, Any]) -> str:
     """A judging agent's tool call, as Claude Code marks a subagent's (agent_id, agent_type)."""
     return event(tool, tool_input, run.project, agent="a7", agent_type=agent)
 
@@ -211,13 +212,17 @@ def test_a_judge_reads_its_own_input_and_not_claims_json(run: Run, agent: str) -
         ("skeptic", "Read", {"file_path": "{brief}/inputs/skeptic-C2.md"}, "project"),
         # The agent type as Claude Code may spell it.
         (" Deep-Research: Verifier", "Read", {"file_path": "{brief}/inputs/v.md"}, "project"),
+        # Listing the folder, or globbing inside it.
+        ("skeptic", "Glob", {"pattern": "*.md", "path": "{brief}/inputs"}, "project"),
+        ("verifier", "LS", {"path": "{brief}/inputs"}, "project"),
+        ("triangulator", "Glob", {"pattern": "**/*.md"}, "inputs"),
     ],
 )
 def test_a_judge_reads_inside_its_inputs_folder(
     run: Run, agent: str, tool: str, tool_input: dict[str, str], cwd: str
 ) -> None:
     filled = {key: value.format(brief=run.brief) for key, value in tool_input.items()}
-    where = run.brief if cwd == "brief" else run.project
+    where = {"brief": run.brief, "inputs": run.brief / "inputs"}.get(cwd, run.project)
     payload = event(tool, filled, where, agent="a7", agent_type=agent)
     assert run.decide(payload).allow
 
@@ -242,6 +247,11 @@ def test_a_judge_reads_inside_its_inputs_folder(
         ("verifier", "Read", {}),
         # The agent type in another spelling is the same agent.
         ("deep-research:SKEPTIC", "Read", {"file_path": "{brief}/claims.json"}),
+        # Glob and LS: no path is the working directory; the brief, its claims.json.
+        ("skeptic", "Glob", {"pattern": "**/*.json"}),
+        ("skeptic", "Glob", {"pattern": "*.json", "path": "{brief}"}),
+        ("verifier", "LS", {"path": "{brief}"}),
+        ("verifier", "LS", {}),
     ],
 )
 def test_a_judge_reads_nothing_outside_its_inputs_folder(
@@ -252,6 +262,40 @@ def test_a_judge_reads_nothing_outside_its_inputs_folder(
     assert not decision.allow
     assert f"under {run.brief.resolve() / 'inputs'}/; not " in decision.reason
     assert "\n" not in decision.reason
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input", "said"),
+    [
+        # A Glob pattern is a path: absolute, or climbing out of the folder it starts in.
+        ("Glob", {"pattern": "/etc/*", "path": "{brief}/inputs"}, "the pattern '/etc/*' leaves"),
+        ("Glob", {"pattern": "../*.json", "path": "{brief}/inputs"}, "leaves it"),
+        # Every tool not on a judge's list: web tools, a shell, an edit, a tool not yet made.
+        ("WebFetch", {"url": "https://ec.europa.eu/x", "prompt": "p"}, "calls no other tool"),
+        ("WebSearch", {"query": "q"}, "calls no other tool"),
+        ("Bash", {"command": "deep-research next {brief}"}, "calls no other tool"),
+        ("TodoWrite", {"todos": []}, "calls no other tool"),
+        ("FutureTool", {}, "calls no other tool"),
+    ],
+)
+def test_a_judge_calls_no_tool_but_its_reads_and_answer(
+    run: Run, tool: str, tool_input: dict[str, Any], said: str
+) -> None:
+    filled = {
+        k: v.format(brief=run.brief) if isinstance(v, str) else v for k, v in tool_input.items()
+    }
+    decision = run.decide(judge_event(run, "skeptic", tool, filled))
+    assert not decision.allow and said in decision.reason
+    # The control: the same tool from a fetcher is decided as before (not by this list).
+    fetcher = run.decide(event(tool, filled, run.project, agent="a1", agent_type=FETCHER))
+    assert "calls no other tool" not in fetcher.reason
+
+
+def test_a_judge_answers_and_loads_tools(run: Run) -> None:
+    assert run.decide(judge_event(run, "skeptic", "ToolSearch", {"query": "select:x"})).allow
+    # Its answer reaches the workflow's check (no step is open here: refused, saying so).
+    answered = run.decide(judge_event(run, "skeptic", "StructuredOutput", {"task": "t"}))
+    assert "calls no other tool" not in answered.reason and "no workflow step" in answered.reason
 
 
 def test_a_symlink_in_the_inputs_folder_leads_nowhere_else(run: Run) -> None:

@@ -344,7 +344,6 @@ def test_each_caller_runs_its_own_commands(run: Run) -> None:
         (mcp, None),
         (mcp, "deep-research:fetcher"),
         (fetch, "deep-research:mcp-fetcher"),
-        (fetch, "deep-research:skeptic"),
         (fetch, "general-purpose"),
         (fetch, ""),
         (f"deep-research trace {brief}", "deep-research:fetcher"),
@@ -353,6 +352,9 @@ def test_each_caller_runs_its_own_commands(run: Run) -> None:
         agent = None if agent_type is None else "a3"
         decision = run.bash(line, agent=agent, agent_type=agent_type or "")
         assert not decision.allow and "not a command" in decision.reason, (line, agent_type)
+    # A judging agent runs no Bash at all (its tools are an allow-list: guard/reads.py).
+    judge = run.bash(fetch, agent="a3", agent_type="deep-research:skeptic")
+    assert not judge.allow and "calls no other tool" in judge.reason
     assert [row["tool"] for row in run.ledger()] == [
         "deep-research fetch",
         "deep-research mcp-fetch",
@@ -536,6 +538,8 @@ def test_the_run_cannot_be_restarted_widened_or_left_behind(run: Run) -> None:
         ("deep-research start 'a topic'", True),
         ("deep-research --version", True),
         ("deep-research verdict b", True),
+        # `step` runs every command `next` asks for: approved only inside this session's run.
+        ("deep-research step b --json", False),
         ("deep-research verdict b --set trace_min_quote=0", False),
         ("deep-research mcp-gate docs", False),  # launches the configured server: the user's call
         ("deep-research run 'q'", False),
@@ -634,3 +638,16 @@ def test_a_run_started_after_a_cd_is_still_guarded(
 def test_a_malformed_session_id_names_no_record() -> None:
     for bad in ("../../etc/passwd", "", None, 7, "a" * 200, "sess/1"):
         assert runstate.session_record(bad) is None
+
+
+def test_step_is_approved_only_inside_this_sessions_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "5f2b-test")  # the session events carry
+    run = start_run(tmp_path)
+    line = f"deep-research step {run.brief} --json"
+    ours = run.bash(line, agent="a1", agent_type="deep-research:stepper")
+    assert ours.allow and ours.approve, ours.reason
+    payload = event("Bash", {"command": line}, run.project, agent="a1", agent_type="x")
+    theirs = run.decide(json.dumps({**json.loads(payload), "session_id": "another-session"}))
+    assert not theirs.approve  # another session's: its user's permission rules decide, at most

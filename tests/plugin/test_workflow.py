@@ -105,7 +105,9 @@ class Script:
             assert main(words) == 0
         served = workflow.accept(self.agents.brief, "stepper", {})
         assert served.allow and served.replace is not None
-        assert served.replace == json.loads(printed.getvalue())
+        # The step as printed, each task sealed for its agent alone (its prompt's "task" value).
+        printed_step = json.loads(printed.getvalue())
+        assert unsealed(served.replace) == printed_step
         # A second answer without a new `step` call is refused: never a stale step.
         again = workflow.accept(self.agents.brief, "stepper", {})
         assert not again.allow and "deep-research step" in again.reason
@@ -131,7 +133,7 @@ class Script:
         if agent == "writer":
             answer: Any = self.agents.written()
         else:
-            answer = {**self.agents.answer(agent, task["prompt"]), "task": task["id"]}
+            answer = {**self.agents.answer(agent, task["prompt"]), "task": sealed(task)}
         if self.spoil is not None:
             answer = self.spoil(task["id"], answer)
         for _ in range(3):
@@ -148,7 +150,31 @@ class Script:
         """What an agent that reads the refusal does: answers again, as its contract shows."""
         if agent == "writer":
             return self.agents.written()
-        return {**self.agents.answer(agent, task["prompt"]), "task": task["id"]}
+        return {**self.agents.answer(agent, task["prompt"]), "task": sealed(task)}
+
+
+def sealed(task: dict[str, Any]) -> str:
+    """The "task" value a served task's prompt gives its agent (its schema's constant)."""
+    value = task["schema"]["properties"]["task"]["const"]
+    assert f'"task": "{value}"' in task["prompt"] and value.startswith(task["id"] + "#")
+    return str(value)
+
+
+def unsealed(step: dict[str, Any]) -> dict[str, Any]:
+    """A served step as `step --json` printed it: each sealed task's prompt and schema bare."""
+
+    def bare(task: dict[str, Any]) -> dict[str, Any]:
+        if task["agent"].endswith(":writer"):
+            return task  # the writer's one task is not sealed
+        sealed(task)
+        prompt = task["prompt"].rsplit("\n\n", 1)[0]
+        return {
+            **task,
+            "prompt": prompt,
+            "schema": workflow.reply_schema(resolve(task["agent"]), task["id"]),
+        }
+
+    return {**step, "tasks": [bare(task) for task in step["tasks"]]}
 
 
 def loop(agents: Agents) -> Action:
@@ -265,7 +291,7 @@ def test_malformed_answers_are_refused_with_the_fix_and_then_kept(project: Path,
     assert done["verdict"] == "READY", done
     reasons = "\n".join(script.refusals)
     assert '"sub_question" must be "sq1"' in reasons
-    assert 'fetcher-sq2-r1: "task" must be your task\'s id' in reasons
+    assert 'fetcher-sq2-r1: "task" must be the value your prompt gives' in reasons
     assert "write-plan: plan.json is not accepted: plan.json has 1 sub-question(s)" in reasons
     # The agent that died is recorded as unusable and retried once, as the loop does.
     assert (brief / "returns" / "fetcher-sq3-r1.json").read_text().startswith(workflow.NO_REPLY)
@@ -282,9 +308,9 @@ def test_a_step_never_serves_twice_and_an_unknown_agent_is_refused(project: Path
     assert first.allow and first.replace is not None and first.replace["action"] == "write"
     assert not workflow.accept(brief, "stepper", {}).allow
     assert not workflow.accept(brief, "general-purpose", {}).allow
-    # A contract's answer for a task this step did not issue is refused with the open ids.
+    # A contract's answer for a task this step did not issue is refused: not open.
     refused = workflow.accept(brief, "skeptic", {"task": "skeptic-C1-1"})
-    assert not refused.allow and "none open" in refused.reason
+    assert not refused.allow and "'skeptic-C1-1' is not open" in refused.reason
 
 
 def test_every_reply_schema_is_the_contracts_plus_the_task_id() -> None:
@@ -463,3 +489,18 @@ def test_wait_on_what_is_no_brief_is_one_line_and_exit_2(
     assert main(["wait", str(target), "--seconds", "0"]) == 2
     err = capsys.readouterr().err
     assert err == f"deep-research wait: {target} is no brief of a plugin run (no run.json)\n"
+
+
+def test_a_writer_failure_counts_only_for_a_step_handed_out(project: Path) -> None:
+    brief = start("quick")
+    workflow.step(brief)
+    assert workflow.accept(brief, "stepper", {}).allow  # the script is handed write-plan
+    once = workflow.step(brief, ["write-plan"])
+    assert once.action == "write" and "(1 time(s))" in once.log[0]
+    # `--failed write-plan` again, for a step nobody was handed: recorded nothing, no stop.
+    again = workflow.step(brief, ["write-plan"])
+    assert again.action == "write" and "ignored" in again.log[0]
+    # Handed out and failed once more: the run stops, as two real failures stop it.
+    assert workflow.accept(brief, "stepper", {}).allow
+    stopped = workflow.step(brief, ["write-plan"])
+    assert stopped.action == "stop" and "2 times" in stopped.why

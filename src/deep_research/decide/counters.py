@@ -62,6 +62,10 @@ MAX_SUB_QUESTIONS = 12
 MAX_QUERIES = 16
 
 Query = Annotated[str, Field(min_length=1, max_length=500)]
+#: A sub-question's text and scope, each: a fetcher's prompt carries both, and with every other
+#: field at its bound the prompt stays under the task parser's limit (tasks.MAX_PROMPT), so a
+#: long plan is refused when written rather than its fetchers going uncounted.
+PlanText = Annotated[str, Field(max_length=2_000)]
 
 
 class PlanSubQuestion(BaseModel):
@@ -70,8 +74,8 @@ class PlanSubQuestion(BaseModel):
     model_config = ConfigDict(extra="ignore", defer_build=True)
 
     id: Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_.-]+$")]
-    question: str = ""
-    scope: str = ""
+    question: PlanText = ""
+    scope: PlanText = ""
     queries: list[Query] = Field(default_factory=list)
     counter_queries: list[Query] = Field(default_factory=list)
     # A round's top-up queries, asked for only when the round fell short of its floor; they
@@ -105,6 +109,17 @@ def unique(queries: Sequence[str]) -> int:
 
 def distinct(queries: Sequence[str]) -> int:
     return min(unique(queries), MAX_QUERIES)
+
+
+def counted(queries: Sequence[str]) -> list[str]:
+    """The queries a task carries: the first :data:`MAX_QUERIES` distinct ones, in order (the
+    ones :func:`distinct` counts; a longer list is clamped as the plan's count is)."""
+    kept: dict[str, str] = {}
+    for query in queries:
+        key = " ".join(query.split()).casefold()
+        if key and key not in kept and len(kept) < MAX_QUERIES:
+            kept[key] = query
+    return list(kept.values())
 
 
 def fetched_sources(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -> list[SourceRow]:

@@ -272,11 +272,13 @@ def _fetch_task(
     """A fetcher's task: the sub-question's id and text, its queries (round 2's are
     counter-queries, and the task says so), for a top-up the hosts already fetched, which it
     must leave aside, and for round 2 the same hosts, which it searches past first."""
+    from deep_research.decide.counters import counted
+
     return FetchTask(
         brief=str(view.root),
         sub_question=sq.id,
         round=round_,
-        queries=tuple(queries),
+        queries=tuple(counted(queries)),
         scope=sq.scope,
         question=sq.question,
         purpose=COUNTER_EVIDENCE if round_ >= 2 else "",
@@ -302,6 +304,8 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
     name = view.run.mcp
     if name is None:
         return None
+    from deep_research.decide.counters import counted
+
     gate = load_trace_or_empty(view.brief).phase(GATE_PHASE, McpGatePhase)
     if gate is None:
         state = str(view.root.parent.parent)
@@ -321,7 +325,7 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
             brief=str(view.root),
             sub_question=sq.id,
             round=round_,
-            queries=tuple(queries),
+            queries=tuple(counted(queries)),
             scope=sq.scope,
             mcp=name,
             gate=gate.entry(),

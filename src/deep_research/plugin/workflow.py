@@ -22,9 +22,11 @@ itself. No reply passes through the main model, and the script holds ids and sma
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
+import secrets
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,7 +41,7 @@ from deep_research.errors import DeepResearchError
 from deep_research.plugin import replies
 from deep_research.plugin.next import ORCHESTRATOR, Action, next_action
 from deep_research.plugin.progress import STEP_FILE, finished_between, phase_line, run_phases
-from deep_research.plugin.tasks import PLUGIN, FetchTask, McpFetchTask, parse
+from deep_research.plugin.tasks import PLUGIN, FetchTask, parse
 
 #: The two agents only the workflow starts (agents/stepper.md, agents/writer.md).
 STEPPER = "stepper"
@@ -51,6 +53,15 @@ MAX_WRITE_FAILURES = 2
 #: What a failed agent's reply file holds: a text no reader takes for an answer, so ``next``
 #: treats the task as it treats an unusable reply (a fetcher's retry, a third skeptic, a gap).
 NO_REPLY = "no reply: the workflow agent ended without answering"
+#: The most characters of JSON one agent's answer may hold. The largest legitimate answer is a
+#: writer's synthesis (200,000 characters at most, :class:`SynthesisReply`) or a fetcher's
+#: findings (about 60,000 in the scripted full run); five times the larger, and a reply of tens
+#: of megabytes is refused before it is parsed further or saved.
+MAX_REPLY_CHARS = 1_000_000
+#: Between a task's id and its seal in the ``"task"`` value the agent's prompt gives.
+SEAL_MARK = "#"
+#: The ledger row of an answer code kept: the task, and the agent it was kept from.
+ANSWER_EVENT = "answer"
 
 #: Each contract's reply schema, by agent (the schema files under schemas/).
 REPLY_SCHEMA = {
@@ -125,6 +136,12 @@ class Step(BaseModel):
     write_path: str | None = None
     #: The stepper's answer was replaced by this step once; a second answer must run step again.
     served: bool = False
+    #: Task id → the SHA-256 of the sealed ``"task"`` value only that task's prompt carries
+    #: (code only; the value itself is in no file): what binds a reply to the agent given the task.
+    seals: dict[str, str] = Field(default_factory=dict)
+    #: A random name for this step as served (code only): the ledger's answer rows carry it, so
+    #: a task id a later step issues again is a new task, and ``--failed`` is checked against it.
+    serial: str = ""
 
     def for_script(self) -> dict[str, Any]:
         return self.model_dump(
@@ -195,8 +212,15 @@ def _record_failures(
     log: list[str] = []
     if previous is None or not failed:
         return log
+    if not previous.served:
+        # Only the script, which was handed the step, reports its agents; a `--failed` for a
+        # step nobody was handed (a second call, another caller) records nothing.
+        return [f"--failed {','.join(failed)[:200]} ignored: the step was not handed out"]
+    answered = _answered(brief, previous.serial)
     for task_id in dict.fromkeys(failed):
-        if task_id in previous.saves:
+        if task_id in answered or not any(t.id == task_id for t in previous.tasks):
+            log.append(f"{task_id[:80]}: not marked failed (answered, or no task of the step)")
+        elif task_id in previous.saves:
             target = Path(previous.saves[task_id])
             if not target.exists():
                 atomic_write_text(target, NO_REPLY + "\n")
@@ -208,6 +232,17 @@ def _record_failures(
                 why = f"the {task_id} writer ended without an answer {count} times"
                 return Step(action="stop", phase=previous.phase, why=why, log=log)
     return log
+
+
+def _answered(brief: Brief, serial: str) -> set[str]:
+    """The tasks of the served step ``serial`` whose answers code kept (the ledger's rows)."""
+    from deep_research.plugin.runstate import read_ledger
+
+    return {
+        str(row.get("id"))
+        for row in read_ledger(brief)
+        if row.get("event") == ANSWER_EVENT and row.get("step") == serial
+    }
 
 
 def _bump_write_failures(root: Path, task_id: str) -> int:
@@ -246,16 +281,19 @@ def _dispatch_step(brief: Brief, action: Action, log: list[str]) -> Step:
     tasks, saves = [], {}
     for task in action.tasks:
         task_id = Path(task.save_to).stem
+        # The prompt and schema as printed; the served step seals both (:func:`_sealed`).
         schema = reply_schema(agent, task_id)
-        answer = role_contracts.filled(ORCHESTRATOR, "Workflow task", task=task_id)
-        prompt = "\n\n".join([task.prompt, "\n".join(answer)])
         tasks.append(
             ScriptTask(
-                id=task_id, agent=f"{PLUGIN}:{agent}", label=task_id, prompt=prompt, schema_=schema
+                id=task_id,
+                agent=f"{PLUGIN}:{agent}",
+                label=task_id,
+                prompt=task.prompt,
+                schema_=schema,
             )
         )
         saves[task_id] = task.save_to
-        _count_fetcher(brief, task.prompt, task_id)
+        _count_fetcher(brief, agent, task.save_to, task.prompt)
     return Step(
         action="dispatch", phase=action.phase, why=action.why, tasks=tasks, saves=saves, log=log
     )
@@ -283,14 +321,19 @@ def _as_tool_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return dict(body)
 
 
-def _count_fetcher(brief: Brief, prompt: str, task_id: str) -> None:
+def _count_fetcher(brief: Brief, agent: str, save_to: str, prompt: str) -> None:
     """A fetcher the workflow starts counts against the run's fetcher budget and round cap as a
-    dispatch through the Agent tool does (the guard's ledger), once per task."""
+    dispatch through the Agent tool does (the guard's ledger), once per task. Its round is read
+    from the file ``next`` named for its reply, never from the prompt alone: a prompt the task
+    parser will not read (over its length limit) still counts."""
+    from deep_research.plugin.guard.agents import FETCHERS
     from deep_research.plugin.runstate import append_ledger, locked, read_ledger
 
-    task = parse(prompt)
-    if not isinstance(task, FetchTask | McpFetchTask):
+    named = replies.parse_name(Path(save_to))
+    if agent not in FETCHERS or named is None or named.kind != "fetcher":
         return
+    task_id = Path(save_to).stem
+    task = parse(prompt)
     with locked(brief):
         rows = read_ledger(brief) if (brief.root / "guard-log.jsonl").exists() else []
         if any(row.get("event") == "dispatch" and row.get("id") == task_id for row in rows):
@@ -300,9 +343,9 @@ def _count_fetcher(brief: Brief, prompt: str, task_id: str) -> None:
             {
                 "event": "dispatch",
                 "id": task_id,
-                "agent": f"{PLUGIN}:{task.agent}",
+                "agent": f"{PLUGIN}:{agent}",
                 "fetcher": True,
-                "round": task.round,
+                "round": named.round,
                 "via": "workflow",
                 **(task.ledger_marks() if isinstance(task, FetchTask) else {}),
             },
@@ -382,9 +425,11 @@ class Verdict:
     replace: dict[str, Any] | None = None
 
 
-def accept(root: Path, agent: str, answer: Mapping[str, Any]) -> Verdict:
+def accept(
+    root: Path, agent: str, answer: Mapping[str, Any], agent_id: str | None = None
+) -> Verdict:
     """Check and keep one agent's answer in the brief at ``root``; ``agent`` is its resolved
-    type (``fetcher``, ``stepper``, …)."""
+    type (``fetcher``, ``stepper``, …), ``agent_id`` the id Claude Code gives that agent."""
     current = load_step(root)
     if agent == STEPPER:
         return _serve(root, current)
@@ -392,10 +437,22 @@ def accept(root: Path, agent: str, answer: Mapping[str, Any]) -> Verdict:
         return Verdict(
             False, f"no workflow step is open for {root}; the script asks the stepper first"
         )
+    size = len(json.dumps(dict(answer), ensure_ascii=False, default=str))
+    if size > MAX_REPLY_CHARS:
+        return Verdict(
+            False,
+            f"the answer is {size:,} characters; at most {MAX_REPLY_CHARS:,} are kept — quote "
+            "only the passages that carry each finding and answer again",
+        )
+    from deep_research.plugin.runstate import locked
+
+    brief = Brief(root)
     if agent == WRITER:
-        return _accept_write(root, current, answer)
+        with locked(brief):
+            return _accept_write(brief, current, answer, agent_id or "")
     if agent in REPLY_SCHEMA:
-        return _accept_reply(current, agent, answer)
+        with locked(brief):  # two answers to one task: one is kept, the other refused
+            return _accept_reply(brief, current, agent, answer, agent_id or "")
     return Verdict(False, f"StructuredOutput: {agent!r} is no agent of this workflow")
 
 
@@ -406,26 +463,46 @@ def _serve(root: Path, current: Step | None) -> Verdict:
             f"run `deep-research step {shlex.quote(str(root))} --json` with Bash first (the "
             "command your prompt gives), then call StructuredOutput",
         )
-    atomic_write_json(
-        root / STEP_FILE, current.model_copy(update={"served": True}).model_dump(by_alias=True)
+    sealed = [_sealed(task) for task in current.tasks] if current.action == "dispatch" else []
+    served = current.model_copy(
+        update={
+            "served": True,
+            "seals": {task.id: _digest(value) for task, value in sealed},
+            "tasks": [task for task, _ in sealed] or current.tasks,
+        }
     )
-    return Verdict(True, "the step, from `deep-research step`", replace=current.for_script())
+    serial = secrets.token_hex(8)
+    served = served.model_copy(update={"serial": serial})
+    kept = current.model_copy(update={"served": True, "seals": served.seals, "serial": serial})
+    atomic_write_json(root / STEP_FILE, kept.model_dump(by_alias=True))
+    return Verdict(True, "the step, from `deep-research step`", replace=served.for_script())
 
 
-def _accept_reply(current: Step, agent: str, answer: Mapping[str, Any]) -> Verdict:
+def _sealed(task: ScriptTask) -> tuple[ScriptTask, str]:
+    """The task as its agent gets it: a ``"task"`` value no other agent is told (the id and a
+    random seal), in its prompt and as its schema's constant; and that value."""
+    value = f"{task.id}{SEAL_MARK}{secrets.token_hex(8)}"
+    answer = role_contracts.filled(ORCHESTRATOR, "Workflow task", task=value)
+    prompt = "\n\n".join([task.prompt, "\n".join(answer)])
+    schema = reply_schema(resolve(task.agent), value)
+    return task.model_copy(update={"prompt": prompt, "schema_": schema}), value
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def _accept_reply(
+    brief: Brief, current: Step, agent: str, answer: Mapping[str, Any], agent_id: str
+) -> Verdict:
     from deep_research.schemas import best_error
 
-    task_id = answer.get("task")
-    open_ids = [t.id for t in current.tasks if resolve(t.agent) == agent]
-    if not isinstance(task_id, str) or task_id not in current.saves or task_id not in open_ids:
-        return Verdict(
-            False,
-            f'"task" must be your task\'s id as the prompt gives it (one of: '
-            f"{', '.join(open_ids[:12]) or 'none open'})",
-        )
+    given = answer.get("task")
+    task_id = given.partition(SEAL_MARK)[0] if isinstance(given, str) else ""
+    refused = _not_yours(brief, current, agent, task_id, given, agent_id)
+    if refused is not None:
+        return Verdict(False, refused)
     target = Path(current.saves[task_id])
-    if target.exists() and target.read_text(encoding="utf-8", errors="replace").strip() != NO_REPLY:
-        return Verdict(True, f"{task_id}: already answered; this answer is not kept")
     reply = {key: value for key, value in answer.items() if key != "task"}
     error = best_error(REPLY_SCHEMA[agent], reply)
     if error is not None:
@@ -435,7 +512,49 @@ def _accept_reply(current: Step, agent: str, answer: Mapping[str, Any]) -> Verdi
     if expected is not None and reply.get("sub_question") not in (None, expected):
         return Verdict(False, f'"sub_question" must be "{expected}", this task\'s sub-question')
     atomic_write_bytes(target, (json.dumps(reply, ensure_ascii=False, indent=1) + "\n").encode())
+    _record_answer(brief, current, task_id, agent_id)
     return Verdict(True, f"{task_id}: saved to {target}")
+
+
+def _record_answer(brief: Brief, current: Step, task_id: str, agent_id: str) -> None:
+    """The ledger row binding a kept answer to the agent it came from, in its served step."""
+    from deep_research.plugin.runstate import append_ledger
+
+    row = {"event": ANSWER_EVENT, "id": task_id, "agent_id": agent_id, "step": current.serial}
+    append_ledger(brief, row)
+
+
+def _not_yours(
+    brief: Brief, current: Step, agent: str, task_id: str, given: object, agent_id: str
+) -> str | None:
+    """Why an answer for ``task_id`` is not kept from this agent (None: it is its own, open,
+    unanswered task). No reason names another agent's task: a sibling learns nothing to copy."""
+    from deep_research.plugin.runstate import read_ledger
+
+    if not task_id:
+        return '"task" must be the value your prompt gives, exactly as given'
+    mine = any(t.id == task_id and resolve(t.agent) == agent for t in current.tasks)
+    if not mine or task_id not in current.saves:
+        return (
+            f"task {task_id[:80]!r} is not open: the workflow has moved past it or it is no "
+            f'{agent} task; nothing is kept for it — end, or answer with the "task" value '
+            "your own prompt gives"
+        )
+    seal = current.seals.get(task_id)
+    if seal is None or not isinstance(given, str) or _digest(given) != seal:
+        return (
+            f"task {task_id[:80]!r} was issued to another agent: answer only your own task, "
+            '"task" exactly as your prompt gives it'
+        )
+    answers = [row for row in read_ledger(brief) if row.get("event") == ANSWER_EVENT]
+    if any(row.get("id") == task_id and row.get("step") == current.serial for row in answers):
+        return f"task {task_id[:80]!r} is already answered and kept; nothing more is kept — end"
+    target = Path(current.saves[task_id])
+    if target.exists() and target.read_text(encoding="utf-8", errors="replace").strip() != NO_REPLY:
+        return f"task {task_id[:80]!r} is already answered and kept; nothing more is kept — end"
+    if agent_id and any(row.get("agent_id") == agent_id for row in answers):
+        return "you have answered your task already; an agent answers its own task once — end"
+    return None
 
 
 def _expected_sub_question(target: Path) -> str | None:
@@ -449,7 +568,8 @@ def resolve(agent_type: str) -> str:
     return resolve_agent(agent_type)
 
 
-def _accept_write(root: Path, current: Step, answer: Mapping[str, Any]) -> Verdict:
+def _accept_write(brief: Brief, current: Step, answer: Mapping[str, Any], agent_id: str) -> Verdict:
+    root = brief.root
     if current.action != "write" or current.write_path is None or current.write_kind is None:
         return Verdict(False, "no file is to be written at this step; the script asks the stepper")
     path = Path(current.write_path)
@@ -464,6 +584,7 @@ def _accept_write(root: Path, current: Step, answer: Mapping[str, Any]) -> Verdi
     atomic_write_bytes(path, data)
     problem = _still_asked(root, current)
     if problem is None:
+        _record_answer(brief, current, current.tasks[0].id if current.tasks else "", agent_id)
         return Verdict(True, f"saved {path}")
     if before is None:
         with contextlib.suppress(FileNotFoundError):

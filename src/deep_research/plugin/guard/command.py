@@ -82,6 +82,10 @@ SUBAGENT_COMMANDS = {
 #: The plugin flow's commands, explicitly allowed when every check passed. Never the MCP
 #: commands: they launch whatever command ``mcp-config.json`` names, so the user decides.
 APPROVABLE = (ORCHESTRATOR_COMMANDS | {"start", "fresh", "fetch", "step"}) - {"mcp-gate"}
+#: Approved only inside this session's active run (on its brief, as every check there holds):
+#: ``step`` runs every command ``next`` asks for on the folder it names, so outside a run the
+#: user's permission rules decide it.
+APPROVABLE_IN_A_RUN = frozenset({"step"})
 #: Options no command of a run takes (``--set`` has its own message).
 NOT_DURING_A_RUN = {
     "output": "writes a file of its own choosing",
@@ -139,7 +143,7 @@ def check_bash(call: Call) -> Decision:
     if arguments is None:
         return APPROVED  # --help or --version: prints and exits before any command runs
     decision = _check_command(arguments, call)
-    if decision.allow and _approvable(arguments):
+    if decision.allow and _approvable(arguments, call):
         return APPROVED
     return decision
 
@@ -180,11 +184,12 @@ def _not_allowed(program: str) -> Decision:
     )
 
 
-def _approvable(arguments: argparse.Namespace) -> bool:
+def _approvable(arguments: argparse.Namespace, call: Call) -> bool:
     """A call Claude Code may run without asking: a command of the plugin's flow, plain."""
     command = arguments.command
     return (
         command in APPROVABLE
+        and (command not in APPROVABLE_IN_A_RUN or call.run is not None)
         and not getattr(arguments, "set", None)
         and not any(getattr(arguments, option, None) for option in NOT_DURING_A_RUN)
         and not (command == "hosts" and arguments.action == "add")

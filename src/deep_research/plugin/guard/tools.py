@@ -28,7 +28,7 @@ from deep_research.plugin.guard.agents import check_agent, resolve_agent
 from deep_research.plugin.guard.budgets import check_search, check_webfetch
 from deep_research.plugin.guard.command import check_bash
 from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny
-from deep_research.plugin.guard.reads import a_judge_reads, check_judge_read
+from deep_research.plugin.guard.reads import ANSWERING, a_judge_calls, check_judge_read
 from deep_research.plugin.guard.workflow import check_structured_output, check_workflow
 from deep_research.plugin.guard.writes import check_write
 from deep_research.plugin.runstate import load_active
@@ -99,7 +99,9 @@ CHECKS: dict[str, Callable[[Call], Decision]] = {
 def decide(event: Mapping[str, Any], state: Path) -> Decision:
     """The PreToolUse decision for one event. Errors deny (fail closed)."""
     tool = str(event.get("tool_name") or "")
-    judged = a_judge_reads(tool, event)
+    # A judging agent's calls are confined by their own allow-list (:mod:`.reads`), but its
+    # answer, checked as every workflow answer is.
+    judged = tool not in ANSWERING and a_judge_calls(event)
     if tool in ALWAYS_ALLOWED and not judged:
         return ALLOW  # decided before the run is even read: most calls of a session
     try:

@@ -2,7 +2,8 @@
 
 * **Workflow** (the main loop's call): only this plugin's workflow, by name, on the active run's
   brief — never an inline ``script`` or an edited ``scriptPath`` (either would run code the
-  model wrote), and never from a subagent.
+  model wrote), never from a subagent, and never a second one while one runs on the brief
+  (each launch is a ledger row; a resume names the stopped run and passes).
 * **StructuredOutput** (a workflow agent's answer): our agents' answers go to
   :func:`deep_research.plugin.workflow.accept`, which checks and keeps each in the brief or
   refuses it with the reason the agent reads; the stepper's answer is replaced by the step code
@@ -11,9 +12,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import time
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from deep_research.brief import Brief
 from deep_research.plugin.drivers import WORKFLOW_NAME
 from deep_research.plugin.guard.agents import CONTRACTS, resolve_agent
 from deep_research.plugin.guard.decision import (
@@ -24,6 +30,7 @@ from deep_research.plugin.guard.decision import (
     not_this_sessions_run,
     resolved,
 )
+from deep_research.plugin.runstate import append_ledger, locked, read_ledger
 
 WORKFLOW_APPROVED = (
     "deep-research guard: the plugin's own workflow, on the active run's brief; every check passed"
@@ -32,6 +39,12 @@ WORKFLOW_APPROVED = (
 LAUNCH_FIELDS = frozenset({"name", "args", "resumeFromRunId", "description"})
 #: The agents whose answers the workflow's code keeps: every contract, the stepper, the writer.
 WORKFLOW_AGENTS = CONTRACTS | {"stepper", "writer"}
+#: The ledger row of a launch the guard let through.
+LAUNCH_EVENT = "workflow"
+#: A launched workflow counts as running until it ends (its step is ``done`` or ``stop``) or
+#: shows no sign of work — a step, a kept answer, a launch — for this long. A step's agents
+#: answer within minutes; a workflow stopped in /workflows leaves no other trace.
+WORKFLOW_IDLE_S = 20 * 60
 
 
 def check_workflow(call: Call) -> Decision:
@@ -53,9 +66,41 @@ def check_workflow(call: Call) -> Decision:
         return deny(f"Workflow: during a research run only {WORKFLOW_NAME} runs")
     if not _on_brief(call, run.brief):
         return deny(f'Workflow: args must be {{"brief": "{run.brief}"}}, the active run\'s brief')
+    brief = Brief(run.brief)
+    with locked(brief):
+        rows = read_ledger(brief)
+        running = _running(brief, rows, time.time())
+        # A resume continues the run Claude Code names (it resumes no run still going).
+        if running is not None and "resumeFromRunId" not in call.tool_input:
+            at = datetime.fromtimestamp(float(running.get("at", 0.0)), UTC)
+            return deny(
+                f"Workflow: {WORKFLOW_NAME} is already running on {run.brief} (launched "
+                f"{at:%H:%M:%S} UTC, tool use {str(running.get('id'))[:60]}); one workflow per "
+                "brief — watch it in /workflows, or stop it there and resume it "
+                f"(resumeFromRunId), or launch again after {WORKFLOW_IDLE_S // 60} idle minutes"
+            )
+        append_ledger(brief, {"event": LAUNCH_EVENT, "id": call.tool_use_id})
     # Explicitly allowed, as our own CLI calls are: Claude Code would otherwise ask the user to
     # review a workflow's script (in -p mode, a refusal). The script is the plugin's own.
     return Decision(True, WORKFLOW_APPROVED, approve=True)
+
+
+def _running(brief: Brief, rows: list[dict[str, Any]], now: float) -> dict[str, Any] | None:
+    """The launch row of the workflow still running on ``brief``, if one is."""
+    launches = [row for row in rows if row.get("event") == LAUNCH_EVENT]
+    if not launches:
+        return None
+    # Imported here: the hook's common path loads no pydantic (tests/plugin/test_guard.py).
+    from deep_research.plugin.progress import STEP_FILE
+    from deep_research.plugin.workflow import load_step
+
+    step = load_step(brief.root)
+    if step is not None and step.action in ("done", "stop"):
+        return None
+    last = max(float(row.get("at", 0.0)) for row in rows)
+    with contextlib.suppress(OSError):  # no step yet: the rows alone say when it was busy
+        last = max(last, (brief.root / STEP_FILE).stat().st_mtime)
+    return launches[-1] if now - last < WORKFLOW_IDLE_S else None
 
 
 def _on_brief(call: Call, brief: Path) -> bool:
@@ -74,7 +119,7 @@ def check_structured_output(call: Call) -> Decision:
     agent = resolve_agent(call.agent_type)
     if agent not in WORKFLOW_AGENTS:
         return ALLOW
-    verdict = accept(Path(run.brief), agent, dict(call.tool_input))
+    verdict = accept(Path(run.brief), agent, dict(call.tool_input), call.agent)
     if not verdict.allow:
         return deny(f"StructuredOutput: {verdict.reason}")
     return Decision(True, verdict.reason, updated_input=verdict.replace)
