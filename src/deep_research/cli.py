@@ -457,6 +457,14 @@ def _cmd_finish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_resume(args: argparse.Namespace) -> int:
+    from deep_research.plugin.runstate import cli_state_dir, resume_run
+
+    moved = resume_run(cli_state_dir(args.state), Path(args.brief))
+    _print_json({"brief": args.brief, "session_changed": moved})
+    return EXIT_OK
+
+
 def _cmd_next(args: argparse.Namespace) -> int:
     from deep_research.plugin.guard.steps import remember_step
     from deep_research.plugin.next import next_action
@@ -644,6 +652,7 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "wait",
             "ingest",
             "finish",
+            "resume",
             "guard",
             "fetch",
             "hosts",
@@ -926,6 +935,14 @@ def build_parser(
     sub.add_argument("brief", help="brief directory")
 
     sub = add("finish", _cmd_finish, "end the active run (the hooks stop guarding it)")
+    sub.add_argument("brief", help="brief directory")
+    sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
+
+    sub = add(
+        "resume",
+        _cmd_resume,
+        "make an unfinished plugin run this Claude Code session's, to relaunch its workflow",
+    )
     sub.add_argument("brief", help="brief directory")
     sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
 

@@ -23,6 +23,7 @@ import pytest
 
 from conftest import REPO, STUB_GUARD, fake_launcher_env
 from deep_research.brief import Brief
+from deep_research.errors import DeepResearchError
 from deep_research.fetch.hosts import load as load_allowlist
 from deep_research.plugin import guard, runstate
 from deep_research.plugin.drivers import WORKFLOW_NAME
@@ -348,6 +349,7 @@ def _drive(run: Run, session: str, tool: str, tool_input: dict[str, object]) -> 
             "not a command the orchestrator runs",
         ),
         ("Bash", lambda b: {"command": f"deep-research finish {b}"}, None, None),
+        ("Bash", lambda b: {"command": f"deep-research resume {b}"}, None, None),
         (
             "Workflow",
             lambda b: {"name": WORKFLOW_NAME, "args": {"brief": str(b)}},
@@ -377,7 +379,17 @@ def _drive(run: Run, session: str, tool: str, tool_input: dict[str, object]) -> 
             "only deep-research:research-run runs",
         ),
     ],
-    ids=["start", "next", "fetch", "finish", "workflow", "dispatch", "explore", "other-workflow"],
+    ids=[
+        "start",
+        "next",
+        "fetch",
+        "finish",
+        "resume",
+        "workflow",
+        "dispatch",
+        "explore",
+        "other-workflow",
+    ],
 )
 def test_another_session_may_not_drive_the_run(
     tmp_path: Path,
@@ -388,7 +400,7 @@ def test_another_session_may_not_drive_the_run(
     own_session: str | None,
 ) -> None:
     """None: allowed. From another session: a second start and anything on the run's brief but
-    `finish` is refused; from the run's own session the run's rules apply as before."""
+    `finish` and `resume` is refused; from the run's own session the run's rules apply as before."""
     run = start_owned(tmp_path, monkeypatch, OWNER)
     tool_input = make_input(run.brief)
     for session, expected in ((OTHER, other_session), (OWNER, own_session)):
@@ -397,3 +409,60 @@ def test_another_session_may_not_drive_the_run(
             assert decision.allow, (session, decision.reason)
         else:
             assert not decision.allow and expected in decision.reason, (session, decision)
+
+
+def test_a_session_that_resumes_the_run_drives_it_and_the_first_no_longer_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `claude -p` the CLI stopped leaves its run active and its workflow launched: the next
+    session takes the run over with `resume`, relaunches the workflow at once (the stopped
+    launch no longer counts as running) and is confined by it; the first session is free."""
+    run = start_owned(tmp_path, monkeypatch, OWNER)
+    launch = {"name": WORKFLOW_NAME, "args": {"brief": str(run.brief)}}
+    assert _drive(run, OWNER, "Workflow", launch).allow
+    again = _drive(run, OWNER, "Workflow", launch)  # one workflow per brief, as before
+    assert not again.allow and "already running" in again.reason, again
+    with monkeypatch.context() as patch:
+        patch.setenv(runstate.SESSION_ENV, OTHER)
+        assert runstate.resume_run(run.state, run.brief) is True
+    active = runstate.load_active(run.state)
+    assert active is not None and active.session == OTHER
+    assert _drive(run, OTHER, "Workflow", launch).allow
+    assert _drive(run, OTHER, "Bash", {"command": f"deep-research wait {run.brief}"}).allow
+    taken = _drive(run, OWNER, "Bash", {"command": f"deep-research next {run.brief}"})
+    assert not taken.allow and "belongs to another Claude Code session" in taken.reason
+    # Resumed again from the same session, nothing changes hands.
+    with monkeypatch.context() as patch:
+        patch.setenv(runstate.SESSION_ENV, OTHER)
+        assert runstate.resume_run(run.state, run.brief) is False
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("other-brief", "no unfinished run on"),  # a brief folder the pointer does not name
+        ("missing", "brief directory not found"),
+    ],
+)
+def test_resume_names_only_the_active_runs_brief(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, expected: str
+) -> None:
+    run = start_owned(tmp_path, monkeypatch, OWNER)
+    other = run.brief.parent / name
+    if name != "missing":
+        other.mkdir()
+    before = runstate.pointer_path(run.state).read_text(encoding="utf-8")
+    with pytest.raises(DeepResearchError, match=expected):
+        runstate.resume_run(run.state, other)
+    assert runstate.pointer_path(run.state).read_text(encoding="utf-8") == before
+
+
+def test_a_subagent_cannot_take_the_run_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = start_owned(tmp_path, monkeypatch, OWNER)
+    body = json.loads(event("Bash", {"command": f"deep-research resume {run.brief}"}, run.project))
+    decision = run.decide(
+        json.dumps({**body, "session_id": OWNER, "agent_id": "a1", "agent_type": "fetcher"})
+    )
+    assert not decision.allow and "only the orchestrator" in decision.reason, decision

@@ -83,7 +83,9 @@ def waiting_skill(player: SlowPlayer, *, give_up: bool = False) -> Program:
 
 
 def resuming_skill(player: SlowPlayer, brief: str) -> Program:
-    """`--resume B`: no start; the workflow on B, then as above."""
+    """`--resume B`: no start; the run made this session's, the workflow on B, then as above."""
+    taken = json_of(only((yield [bash(f"deep-research resume {brief}")])))
+    assert taken["session_changed"] is True, taken  # the stopped claude -p's session had it
     launch = {"name": "deep-research:research-run", "args": {"brief": brief}}
     player.launched = only((yield [tool_use("Workflow", launch)]))
     return (yield from holding(player, brief))

@@ -36,7 +36,7 @@ from deep_research.brief import (
     supersede,
 )
 from deep_research.depth import Depth, normalize_depth
-from deep_research.errors import DeepResearchError, MissingArtifact, SchemaViolation
+from deep_research.errors import DeepResearchError, InputError, MissingArtifact, SchemaViolation
 from deep_research.fetch.hosts import add_hosts
 from deep_research.start_record import (
     HARD_MAX_ROUNDS,
@@ -285,6 +285,35 @@ def finish_run(state: Path, brief_dir: Path) -> bool:
         return False
     pointer_path(state).unlink(missing_ok=True)
     return True
+
+
+#: The ledger row of a run taken over by another session (``resume``): a workflow launched
+#: before it is no longer running, whatever its idle time says.
+RESUME_EVENT = "resume"
+
+
+def resume_run(state: Path, brief_dir: Path) -> bool:
+    """Make the active run on ``brief_dir`` this Claude Code session's (the session it
+    confines), so a session that did not start it can relaunch its workflow: a ``claude -p``
+    the CLI stopped leaves its run to the next one. True when it changed the owner."""
+    pointer = _pointer(state)
+    if pointer is None or pointer[0].resolve() != brief_dir.resolve():
+        if not brief_dir.is_dir():
+            raise MissingArtifact(f"brief directory not found: {brief_dir}; name the run's brief")
+        raise InputError(
+            f"no unfinished run on {brief_dir} is active in {state}; research it again with "
+            "/deep-research:deep-research <question>"
+        )
+    root, owner = pointer
+    session = current_session()
+    brief = Brief(root)
+    with locked(brief):
+        atomic_write_json(
+            pointer_path(state), {"brief": str(root), **({"session": session} if session else {})}
+        )
+        append_ledger(brief, {"event": RESUME_EVENT, "from": owner, "to": session})
+    register_session(state)
+    return owner != session
 
 
 def read_pointer(state: Path) -> Path | None:

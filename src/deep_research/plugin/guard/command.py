@@ -68,6 +68,7 @@ ORCHESTRATOR_COMMANDS = frozenset(
         "render",
         "handoff",
         "finish",
+        "resume",
         "mcp-gate",
         "validate",
         "hosts",
@@ -204,8 +205,10 @@ def _check_command(arguments: argparse.Namespace, call: Call) -> Decision:
             f"{label}: the hooks' own entry point is not run from Bash (a hand-made event "
             "would forge a search result or an agent's completion)"
         )
-    if call.agent is not None and command in ("start", "finish"):
-        return deny(f"{label}: only the orchestrator starts or finishes a run, not a subagent")
+    if call.agent is not None and command in ("start", "finish", "resume"):
+        return deny(
+            f"{label}: only the orchestrator starts, resumes or finishes a run, not a subagent"
+        )
     if call.run is None and call.foreign is not None:
         return _beside_another_sessions_run(label, arguments, call, call.foreign)
     if call.run is None:
@@ -272,8 +275,9 @@ def _beside_another_sessions_run(
     label: str, arguments: argparse.Namespace, call: Call, foreign: ActiveRun
 ) -> Decision:
     """Another session's run is active: this session starts no second one (the pointer names
-    one run) and does not drive that one; it may end it (`finish`), and otherwise our CLI's
-    rules outside a run apply."""
+    one run) and does not drive that one; it may end it (`finish`) or take it over (`resume`,
+    after which the run confines this session instead), and otherwise our CLI's rules outside
+    a run apply."""
     if arguments.command == "start":
         return deny(
             f"{label}: a research run is active in another Claude Code session "
@@ -281,7 +285,8 @@ def _beside_another_sessions_run(
             "before starting another"
         )
     brief = getattr(arguments, "brief", None)
-    if arguments.command != "finish" and brief and _same(call, brief, str(foreign.brief)):
+    taking = arguments.command in ("finish", "resume")
+    if not taking and brief and _same(call, brief, str(foreign.brief)):
         return not_this_sessions_run(label, foreign)
     return _outside_a_run(arguments, call)
 

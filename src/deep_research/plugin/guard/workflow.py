@@ -30,7 +30,7 @@ from deep_research.plugin.guard.decision import (
     not_this_sessions_run,
     resolved,
 )
-from deep_research.plugin.runstate import append_ledger, locked, read_ledger
+from deep_research.plugin.runstate import RESUME_EVENT, append_ledger, locked, read_ledger
 
 WORKFLOW_APPROVED = (
     "deep-research guard: the plugin's own workflow, on the active run's brief; every check passed"
@@ -89,6 +89,10 @@ def _running(brief: Brief, rows: list[dict[str, Any]], now: float) -> dict[str, 
     """The launch row of the workflow still running on ``brief``, if one is."""
     launches = [row for row in rows if row.get("event") == LAUNCH_EVENT]
     if not launches:
+        return None
+    # A session that took the run over (`resume`) ended the claim of every launch before it.
+    resumed = [row for row in rows if row.get("event") == RESUME_EVENT]
+    if resumed and rows.index(resumed[-1]) > rows.index(launches[-1]):
         return None
     # Imported here: the hook's common path loads no pydantic (tests/plugin/test_guard.py).
     from deep_research.plugin.progress import STEP_FILE
