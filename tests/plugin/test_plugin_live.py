@@ -58,6 +58,7 @@ from fakeapi import (
     Script,
     block_text,
     first_of,
+    load_deferred,
     system_text,
     text,
     tool_names,
@@ -156,7 +157,8 @@ def calls(*steps: Block | list[Block], search: list[Block] | None = None) -> Scr
     """The model's script: in the main loop (it offers every tool called), make the calls one
     step at a time, each once the previous step's results are back, then stop. A step is one
     tool_use block, or a list of them sent in one message (parallel calls). A WebSearch's own
-    request (it offers the server tool ``web_search``) gets ``search`` as its reply."""
+    request (it offers the server tool ``web_search``) gets ``search`` as its reply. A tool the
+    CLI defers (2.1.332: WebSearch, WebFetch) is first loaded with ToolSearch, as a model must."""
     batches = [step if isinstance(step, list) else [step] for step in steps]
     names = {block["name"] for batch in batches for block in batch}
 
@@ -164,6 +166,9 @@ def calls(*steps: Block | list[Block], search: list[Block] | None = None) -> Scr
         offered = tool_names(body)
         if search is not None and "web_search" in offered:
             return search
+        load = load_deferred(body, names)
+        if load is not None:
+            return [load]  # 2.1.332 offers WebSearch and WebFetch by name only, until loaded
         if not names <= set(offered):
             return None  # a side request (title, summary) or a subagent's
         answered = tool_results(body)
@@ -621,6 +626,7 @@ def dispatch(number: int, round_number: int, brief: Path) -> Block:
             "description": f"Fetch sub-question sq{number}",
             "subagent_type": task.agent_type(),
             "prompt": task.prompt(),
+            "run_in_background": False,
         },
         f"toolu_fetcher{number}",
     )
@@ -760,6 +766,7 @@ def test_the_mcp_path_runs_end_to_end(project: Project, mcp_recorded: Path) -> N
             "description": "MCP fetch sq1",
             "subagent_type": task.agent_type(),
             "prompt": task.prompt(),
+            "run_in_background": False,
         },
         "toolu_mcp",
     )
@@ -946,7 +953,12 @@ def test_a_failed_dispatch_frees_its_slot(project: Project) -> None:
     vote = SkepticTask(str(project.brief), "C1")
     missing = tool_use(
         "Agent",
-        {"description": "Vote on C1", "subagent_type": vote.agent_type(), "prompt": vote.prompt()},
+        {
+            "description": "Vote on C1",
+            "subagent_type": vote.agent_type(),
+            "prompt": vote.prompt(),
+            "run_in_background": False,
+        },
         "toolu_missing",
     )
     later = dispatch(2, 1, project.brief)
