@@ -922,6 +922,30 @@ def test_fanout_ceiling_holds_for_parallel_subagents(project: Project) -> None:
     session.assert_only_the_fake_api()
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
+def test_a_dispatch_that_would_start_in_the_background_is_refused(project: Project) -> None:
+    """An Agent call that leaves ``run_in_background`` out (2.1.332 starts it in the background,
+    freeing its slot at launch) is refused with the fix and takes no slot; the same task with
+    ``run_in_background: false`` runs."""
+    background = dispatch(1, 1, project.brief)
+    del background["input"]["run_in_background"]
+    background["id"] = "toolu_background"
+    foreground = dispatch(1, 1, project.brief)
+    script = first_of(fetchers([foreground], Batch()), calls(background, foreground))
+    session = run_claude(project, script, "Agent")
+    content, is_error = session.result_for(background["id"])
+    assert is_error and "run_in_background: false" in content, session.report()
+    assert GUARD_UNAVAILABLE not in content, session.report()
+    content, is_error = session.result_for(foreground["id"])
+    assert not is_error and fetcher_reply(foreground) in content, session.report()
+    rows = runstate.read_ledger(Brief(project.brief))
+    assert [(row["event"], row["id"]) for row in rows] == [
+        ("dispatch", foreground["id"]),
+        ("done", foreground["id"]),
+    ], rows
+
+
 def plugin_without(project: Project, agent: str) -> Path:
     """The plugin as the checkout holds it, but for ``agent``'s file: Claude Code then finds no
     such agent, after our hook has admitted its task. The launcher's environment is stamped for
