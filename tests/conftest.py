@@ -108,6 +108,21 @@ def claude_binary() -> str:
     return found
 
 
+#: The Claude Code releases every live test runs on: the pinned (on PATH, the oldest supported)
+#: and the newest checked (``$DEEP_RESEARCH_CLAUDE_NEWEST``); .ci/run installs both.
+CLAUDE_RELEASES = ("pinned", "newest")
+
+
+@pytest.fixture(params=CLAUDE_RELEASES)
+def claude_release(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A live test (``@pytest.mark.usefixtures("claude_release")``) runs once per release:
+    :func:`claude_binary` answers that release's CLI for the test's duration."""
+    pinned = claude_binary()
+    binary = newest_claude_binary() if request.param == "newest" else pinned
+    monkeypatch.setenv("DEEP_RESEARCH_CLAUDE", binary)
+    return str(request.param)
+
+
 def _eval_dir() -> Path:
     override = os.environ.get("DEEP_RESEARCH_EVAL_DIR")
     return Path(override) if override else REPO / "benchmarks" / "data"

@@ -261,6 +261,37 @@ def tool_names(body: Any) -> list[str]:
     return [tool.get("name", "") for tool in body.get("tools") or [] if isinstance(tool, dict)]
 
 
+#: How Claude Code (2.1.332) introduces the tools it offers by name only: a system message whose
+#: lines after this one name each, up to a blank line. Until ToolSearch loads one, the request's
+#: ``tools`` lack it and a call to it fails.
+DEFERRED_NOTE = "The following deferred tools are now available via ToolSearch."
+
+
+def deferred_tools(body: Any) -> list[str]:
+    """The tools a request defers (named in :data:`DEFERRED_NOTE`), loaded or not."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    names: list[str] = []
+    for message in messages or []:
+        said = block_text(message.get("content")) if isinstance(message, dict) else ""
+        _, note, rest = said.partition(DEFERRED_NOTE)
+        if note:
+            lines = rest.split("\n\n", 1)[0].splitlines()[1:]  # past the note's own line
+            names += [line.strip() for line in lines if line.strip()]
+    return names
+
+
+def load_deferred(body: Any, wanted: set[str]) -> Block | None:
+    """The ToolSearch call a model makes to load those of ``wanted`` the request defers and does
+    not offer yet, as Claude Code tells it to (``select:A,B``); ``None`` when there are none. Its
+    id follows from the names, so a retried request gets the same call."""
+    missing = sorted((wanted & set(deferred_tools(body))) - set(tool_names(body)))
+    if not missing or "ToolSearch" not in tool_names(body):
+        return None
+    return tool_use(
+        "ToolSearch", {"query": "select:" + ",".join(missing)}, "toolu_load_" + "_".join(missing)
+    )
+
+
 def block_text(content: Any) -> str:
     """The text of a message content (string, block list, tool_result content), joined."""
     if isinstance(content, str):

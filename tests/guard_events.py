@@ -123,7 +123,12 @@ class Run:
     def dispatch(
         self, prompt: str, agent: str = FETCHER, use_id: str = "toolu_d"
     ) -> guard.Decision:
-        tool_input = {"subagent_type": agent, "description": "task", "prompt": prompt}
+        tool_input = {
+            "subagent_type": agent,
+            "description": "task",
+            "prompt": prompt,
+            "run_in_background": False,
+        }
         return self.decide(event("Agent", tool_input, self.project, use_id=use_id))
 
     def done(self, use_id: str) -> None:

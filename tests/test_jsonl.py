@@ -149,7 +149,11 @@ def test_guard_ledger_written_by_the_hook_stays_readable(
             "cwd": str(tmp_path),
             "hook_event_name": "PreToolUse",
             "tool_name": "Agent",
-            "tool_input": {"subagent_type": task.agent_type(), "prompt": task.prompt()},
+            "tool_input": {
+                "subagent_type": task.agent_type(),
+                "prompt": task.prompt(),
+                "run_in_background": False,
+            },
             "tool_use_id": use_id,
         }
         monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(hook, ensure_ascii=False)))

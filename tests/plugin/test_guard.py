@@ -124,6 +124,7 @@ def test_fan_out_beyond_the_ceiling_is_denied(run: Run) -> None:
             "subagent_type": FETCHER,
             "description": sq,
             "prompt": fetch_prompt(run.brief, sq),
+            "run_in_background": False,
         }
         return run_cli(event("Agent", tool_input, run.project, use_id=use_id), run.project)
 
@@ -618,22 +619,27 @@ def test_the_printed_prompt_respelled_in_any_way_is_no_task(
     ],
 )
 def test_a_dispatch_sets_only_what_next_dispatches(run: Run, extra: dict[str, object]) -> None:
-    tool_input = {"subagent_type": FETCHER, "description": "d", "prompt": fetch_prompt(run.brief)}
+    tool_input = {
+        "subagent_type": FETCHER,
+        "description": "d",
+        "prompt": fetch_prompt(run.brief),
+        "run_in_background": False,
+    }
     decision = run.decide(event("Agent", {**tool_input, **extra}, run.project))
     assert not decision.allow and "not " + sorted(extra)[0] in decision.reason
     assert run.decide(event("Agent", {**tool_input, "model": "haiku"}, run.project)).allow
 
 
-@pytest.mark.parametrize("value", [True, "true", 1, None])
+@pytest.mark.parametrize("value", [True, "true", 1, None, "left out"])
 def test_a_dispatch_runs_in_the_foreground(run: Run, value: object) -> None:
-    """2.1.332 starts an agent in the background unless told not to: only an explicit false
-    (or leaving it out, as 2.1.197's default is the foreground) is admitted."""
+    """2.1.332 starts an agent in the background unless told not to (and 2.1.197 offers the
+    field too): only an explicit false is admitted — leaving it out is a background launch."""
     tool_input = {"subagent_type": FETCHER, "description": "d", "prompt": fetch_prompt(run.brief)}
-    decision = run.decide(event("Agent", {**tool_input, "run_in_background": value}, run.project))
+    sent = tool_input if value == "left out" else {**tool_input, "run_in_background": value}
+    decision = run.decide(event("Agent", sent, run.project))
     assert not decision.allow and "run_in_background: false" in decision.reason
     foreground = {**tool_input, "run_in_background": False}
     assert run.decide(event("Agent", foreground, run.project, use_id="toolu_f")).allow
-    assert run.decide(event("Agent", tool_input, run.project, use_id="toolu_g")).allow
 
 
 def test_a_failed_dispatch_frees_its_slot(run: Run) -> None:
@@ -967,7 +973,12 @@ def test_the_hook_path_stays_light_during_a_run(run: Run) -> None:
     # judging agent's Read of its input.
     read = {"file_path": str(run.brief / "plan.json")}
     vote = SkepticTask(str(run.brief), "C1")
-    dispatch = {"subagent_type": vote.agent_type(), "description": "d", "prompt": vote.prompt()}
+    dispatch = {
+        "subagent_type": vote.agent_type(),
+        "description": "d",
+        "prompt": vote.prompt(),
+        "run_in_background": False,
+    }
     judge = {"file_path": vote.input}
     probe = (
         "import json, sys; from pathlib import Path; from deep_research.plugin import guard; "

@@ -362,6 +362,7 @@ def _drive(run: Run, session: str, tool: str, tool_input: dict[str, object]) -> 
                 "subagent_type": "deep-research:fetcher",
                 "description": "d",
                 "prompt": fetch_prompt(b),
+                "run_in_background": False,
             },
             "belongs to another Claude Code session",
             None,

@@ -30,6 +30,7 @@ def test_marketplace_lists_this_directory() -> None:
 
 
 @pytest.mark.parametrize("target", [".", ".claude-plugin/plugin.json"])
+@pytest.mark.usefixtures("claude_release")
 def test_claude_plugin_validate_strict_is_clean(target: str) -> None:
     env = {**os.environ, "HOME": os.environ.get("HOME", str(Path.home()))}
     done = subprocess.run(

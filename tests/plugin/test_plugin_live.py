@@ -48,6 +48,7 @@ from conftest import (
 )
 from deep_research.brief import Brief
 from deep_research.fetch.hosts import load as load_allowlist
+from deep_research.normalize.json_recovery import extract_json
 from deep_research.plugin import runstate
 from deep_research.plugin.mcpgate import fingerprint_path
 from deep_research.plugin.tasks import FetchTask, McpFetchTask, SkepticTask, parse
@@ -58,6 +59,7 @@ from fakeapi import (
     Script,
     block_text,
     first_of,
+    load_deferred,
     system_text,
     text,
     tool_names,
@@ -156,7 +158,8 @@ def calls(*steps: Block | list[Block], search: list[Block] | None = None) -> Scr
     """The model's script: in the main loop (it offers every tool called), make the calls one
     step at a time, each once the previous step's results are back, then stop. A step is one
     tool_use block, or a list of them sent in one message (parallel calls). A WebSearch's own
-    request (it offers the server tool ``web_search``) gets ``search`` as its reply."""
+    request (it offers the server tool ``web_search``) gets ``search`` as its reply. A tool the
+    CLI defers (2.1.332: WebSearch, WebFetch) is first loaded with ToolSearch, as a model must."""
     batches = [step if isinstance(step, list) else [step] for step in steps]
     names = {block["name"] for batch in batches for block in batch}
 
@@ -164,6 +167,9 @@ def calls(*steps: Block | list[Block], search: list[Block] | None = None) -> Scr
         offered = tool_names(body)
         if search is not None and "web_search" in offered:
             return search
+        load = load_deferred(body, names)
+        if load is not None:
+            return [load]  # 2.1.332 offers WebSearch and WebFetch by name only, until loaded
         if not names <= set(offered):
             return None  # a side request (title, summary) or a subagent's
         answered = tool_results(body)
@@ -253,6 +259,15 @@ def run_claude(
     return session
 
 
+def handed_back(content: str) -> Any:
+    """The JSON a subagent answered, read from its Agent result as the run reads a saved reply:
+    2.1.197 adds an ``agentId`` line, 2.1.332 also frames it ("[Subagent hand-back] … The report
+    follows:")."""
+    docs = extract_json(content).docs
+    assert len(docs) == 1, content
+    return docs[0][1]
+
+
 def fetches_recorded(project: Project) -> list[dict[str, Any]]:
     return [row for row in runstate.read_ledger(Brief(project.brief)) if row["event"] == "fetch"]
 
@@ -279,6 +294,7 @@ def fetches_recorded(project: Project) -> list[dict[str, Any]]:
     ids=["webfetch", "bash-curl"],
 )
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_hook_blocks_the_exfiltration_call(
     project: Project, block: Block, allowed: str, reason: str
 ) -> None:
@@ -294,6 +310,7 @@ def test_hook_blocks_the_exfiltration_call(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_hook_blocks_a_metadata_fetch_without_a_run(project: Project) -> None:
     """Fetch safety holds with no research run active too."""
     assert runstate.finish_run(project.state, project.brief)
@@ -310,6 +327,7 @@ def test_hook_blocks_a_metadata_fetch_without_a_run(project: Project) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_hook_keeps_the_runs_records_out_of_the_models_reach(project: Project) -> None:
     """A Write to trace.json (a forged gate input) and one switching the hooks off in
     .claude/settings.local.json are denied; plan.json, the file `deep-research next` names for
@@ -352,6 +370,7 @@ def test_hook_keeps_the_runs_records_out_of_the_models_reach(project: Project) -
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_a_run_started_after_a_cd_is_guarded_all_the_same(project: Project) -> None:
     """The shell keeps its directory between Bash calls and Bash gets no CLAUDE_PROJECT_DIR, so
     `deep-research start` after a `cd` puts the run outside the project's state/. The session's
@@ -380,6 +399,7 @@ def test_a_run_started_after_a_cd_is_guarded_all_the_same(project: Project) -> N
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_a_run_confines_its_own_session_and_no_other(project: Project) -> None:
     """Session A starts a run from Bash (bound to A's session id): its next `ls` is denied. A
     second session in the same project then lists, writes and reads as if no run were active,
@@ -418,6 +438,7 @@ def test_a_run_confines_its_own_session_and_no_other(project: Project) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_hook_lets_a_harmless_command_run(project: Project) -> None:
     """With no run active the hook leaves Bash to the user's permission rules (during a run Bash
     runs our CLI alone: test_hook_blocks_the_exfiltration_call)."""
@@ -432,6 +453,7 @@ def test_hook_lets_a_harmless_command_run(project: Project) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_hook_lets_an_allow_listed_fetch_through(project: Project) -> None:
     """Same tool as the denial, a host on the run's list: the guard allows it and counts it.
 
@@ -462,6 +484,7 @@ UNSEEN = "https://elsewhere.example.net/x"  # in no search result
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_search_results_widen_the_allow_list(project: Project) -> None:
     """A WebSearch whose results name a new host; then a fetch there and one to an unseen host.
 
@@ -482,11 +505,13 @@ def test_search_results_widen_the_allow_list(project: Project) -> None:
         "WebFetch",
     )
 
-    # The CLI's own search request: the server tool forced, the model's query as the prompt.
+    # The CLI's own search request: the server tool its only tool (2.1.197 forces it, 2.1.332
+    # leaves the choice to the model), the model's query as the prompt.
     searches = [r.body for r in session.api.messages if "web_search" in tool_names(r.body)]
     assert len(searches) == 1, session.report()
     assert [tool["type"].startswith("web_search_") for tool in searches[0]["tools"]] == [True]
-    assert searches[0]["tool_choice"] == {"type": "tool", "name": "web_search"}
+    forced = {"type": "tool", "name": "web_search"}
+    assert searches[0]["tool_choice"] in (forced, {"type": "auto"}), searches[0]["tool_choice"]
     assert QUERY in block_text(searches[0]["messages"][-1]["content"]), searches[0]
     content, is_error = session.result_for("toolu_search")
     assert FOUND in content and not is_error, session.report()
@@ -516,6 +541,7 @@ def test_search_results_widen_the_allow_list(project: Project) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_only_search_hits_widen_the_allow_list(project: Project) -> None:
     """A URL the model put in its query, or one in the search's prose, is no search hit."""
     search = tool_use("WebSearch", {"query": f"reports {EXFILTRATION}"}, "toolu_search")
@@ -533,6 +559,7 @@ def test_only_search_hits_widen_the_allow_list(project: Project) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_skill_body_reaches_the_model(project: Project) -> None:
     """The Skill tool loads skills/deep-research/SKILL.md from the plugin, arguments filled in."""
     skill = (REPO / "skills" / "deep-research" / "SKILL.md").read_text(encoding="utf-8")
@@ -554,6 +581,7 @@ def test_skill_body_reaches_the_model(project: Project) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_the_slash_command_runs_the_plugins_cli_without_asking(project: Project) -> None:
     """Invoked as /deep-research:deep-research, the skill's allowed-tools pre-approve
     `deep-research …` (nothing is granted on the command line), the plugin's bin/ is on the
@@ -574,6 +602,7 @@ def test_the_slash_command_runs_the_plugins_cli_without_asking(project: Project)
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_the_guard_approves_our_cli_when_the_model_invokes_the_skill(project: Project) -> None:
     """The model calls the Skill tool on its own, then our CLI, in -p mode with nothing granted
     for Bash. Claude Code 2.1.197 applies the skill's allowed-tools only to a user's slash
@@ -621,6 +650,7 @@ def dispatch(number: int, round_number: int, brief: Path) -> Block:
             "description": f"Fetch sub-question sq{number}",
             "subagent_type": task.agent_type(),
             "prompt": task.prompt(),
+            "run_in_background": False,
         },
         f"toolu_fetcher{number}",
     )
@@ -694,6 +724,7 @@ def fetchers(dispatches: list[Block], batch: Batch) -> Script:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_a_fetcher_dispatched_under_the_slash_command_runs_the_cli(project: Project) -> None:
     """The fetcher subagent fetches only through `deep-research fetch`: under the user-invoked
     skill its Bash call to our CLI runs with no grant on the command line (the skill's
@@ -732,7 +763,7 @@ def test_a_fetcher_dispatched_under_the_slash_command_runs_the_cli(project: Proj
         project, first_of(fetcher, calls(block)), prompt=f"/deep-research:deep-research {SCOPE}"
     )
     content, is_error = session.result_for(block["id"])
-    answer = json.loads(content.split("\n", 1)[0])
+    answer = handed_back(content)
     assert not is_error and session.denied_ids() == [], session.report()
     assert answer["error"] == f"deep-research {package_version()}", session.report()
     assert answer["cli_failed"] is False
@@ -740,6 +771,7 @@ def test_a_fetcher_dispatched_under_the_slash_command_runs_the_cli(project: Proj
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_the_mcp_path_runs_end_to_end(project: Project, mcp_recorded: Path) -> None:
     """--mcp NAME as the skill describes it: the orchestrator pre-checks the server with
     mcp-gate, dispatches the mcp-fetcher, and the mcp-fetcher calls a reviewed tool only through
@@ -760,6 +792,7 @@ def test_the_mcp_path_runs_end_to_end(project: Project, mcp_recorded: Path) -> N
             "description": "MCP fetch sq1",
             "subagent_type": task.agent_type(),
             "prompt": task.prompt(),
+            "run_in_background": False,
         },
         "toolu_mcp",
     )
@@ -789,7 +822,7 @@ def test_the_mcp_path_runs_end_to_end(project: Project, mcp_recorded: Path) -> N
     assert not gate_error and json.loads(checked)["ok"] is True, session.report()
     content, is_error = session.result_for("toolu_mcp")
     assert not is_error and session.denied_ids() == [], session.report()
-    view = json.loads(content[: content.rindex("}") + 1].split("\nagentId")[0])
+    view = handed_back(content)
     assert view["outcome"] == "ok" and view["url"].startswith("mcp://tiny/read_page?url=")
     entries = [e for e in Brief(project.brief).load_fetch_log() if e.url.startswith("mcp://")]
     assert [(e.outcome, getattr(e, "adapter", None)) for e in entries] == [("ok", "mcp:tiny")]
@@ -800,6 +833,7 @@ def test_the_mcp_path_runs_end_to_end(project: Project, mcp_recorded: Path) -> N
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_fanout_ceiling_holds_for_parallel_subagents(project: Project) -> None:
     """Three fetchers dispatched in one message against a ceiling of two, then a fourth.
 
@@ -888,6 +922,30 @@ def test_fanout_ceiling_holds_for_parallel_subagents(project: Project) -> None:
     session.assert_only_the_fake_api()
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
+def test_a_dispatch_that_would_start_in_the_background_is_refused(project: Project) -> None:
+    """An Agent call that leaves ``run_in_background`` out (2.1.332 starts it in the background,
+    freeing its slot at launch) is refused with the fix and takes no slot; the same task with
+    ``run_in_background: false`` runs."""
+    background = dispatch(1, 1, project.brief)
+    del background["input"]["run_in_background"]
+    background["id"] = "toolu_background"
+    foreground = dispatch(1, 1, project.brief)
+    script = first_of(fetchers([foreground], Batch()), calls(background, foreground))
+    session = run_claude(project, script, "Agent")
+    content, is_error = session.result_for(background["id"])
+    assert is_error and "run_in_background: false" in content, session.report()
+    assert GUARD_UNAVAILABLE not in content, session.report()
+    content, is_error = session.result_for(foreground["id"])
+    assert not is_error and fetcher_reply(foreground) in content, session.report()
+    rows = runstate.read_ledger(Brief(project.brief))
+    assert [(row["event"], row["id"]) for row in rows] == [
+        ("dispatch", foreground["id"]),
+        ("done", foreground["id"]),
+    ], rows
+
+
 def plugin_without(project: Project, agent: str) -> Path:
     """The plugin as the checkout holds it, but for ``agent``'s file: Claude Code then finds no
     such agent, after our hook has admitted its task. The launcher's environment is stamped for
@@ -903,6 +961,7 @@ def plugin_without(project: Project, agent: str) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_an_agent_that_is_no_contract_takes_no_slot(project: Project) -> None:
     """An agent type that is not one of the plugin's (here one Claude Code cannot even find)
     is denied by our PreToolUse hook during a run, so it never holds a slot under the
@@ -933,6 +992,7 @@ def test_an_agent_that_is_no_contract_takes_no_slot(project: Project) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_a_failed_dispatch_frees_its_slot(project: Project) -> None:
     """An Agent call the CLI fails after our PreToolUse hook let it through (a task of ours whose
     agent the plugin no longer holds) is over, so it must not keep counting against the ceiling."""
@@ -946,7 +1006,12 @@ def test_a_failed_dispatch_frees_its_slot(project: Project) -> None:
     vote = SkepticTask(str(project.brief), "C1")
     missing = tool_use(
         "Agent",
-        {"description": "Vote on C1", "subagent_type": vote.agent_type(), "prompt": vote.prompt()},
+        {
+            "description": "Vote on C1",
+            "subagent_type": vote.agent_type(),
+            "prompt": vote.prompt(),
+            "run_in_background": False,
+        },
         "toolu_missing",
     )
     later = dispatch(2, 1, project.brief)

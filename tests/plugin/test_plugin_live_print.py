@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from test_plugin_live_run import Player, Run, _loop, bash, json_of, only, run_claude, web
 
-from conftest import claude_binary, newest_claude_binary
+from conftest import newest_claude_binary
 from deep_research.plugin.progress import RESUME
 from deep_research.run.pipeline import phase_names
 from fakeapi import Block, Program, text, tool_use
@@ -102,16 +102,14 @@ def assert_finished(run: Run, brief: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", ["pinned", "newest"])
 def test_print_mode_waits_past_the_ceiling_and_prints_the_verdict(
-    tmp_path: Path, web: Web, release: str
+    tmp_path: Path, web: Web, claude_release: str
 ) -> None:
     """On the oldest supported Claude Code and the newest checked: the skill's turn lasts as
     long as the run, so the result is the verdict."""
-    binary = newest_claude_binary() if release == "newest" else claude_binary()
     player = SlowPlayer(web, waiting_skill)
     prompt = f"/deep-research:deep-research {TOPIC} --depth quick"
-    run = run_claude(tmp_path, web, player, prompt, CEILING, binary=binary)
+    run = run_claude(tmp_path, web, player, prompt, CEILING)
     assert player.driver == "workflow", run.see
     assert_finished(run, run.brief())
     # Longer than the ceiling, held by more than one wait; each phase shown once, with figures.
@@ -124,7 +122,7 @@ def test_print_mode_waits_past_the_ceiling_and_prints_the_verdict(
     ]
     assert shown == list(phase_names("quick")), (player.waits, run.see)
     assert re.search(r"^phase 1/11 plan: \d+ sub-questions$", player.waits[0], re.M), run.see
-    print(f"\npast the ceiling ({release}): {run.seconds:.1f} s, {len(player.waits)} waits")
+    print(f"\npast the ceiling ({claude_release}): {run.seconds:.1f} s, {len(player.waits)} waits")
 
 
 @pytest.mark.slow

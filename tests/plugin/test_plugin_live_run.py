@@ -57,7 +57,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import scripted_run
-from conftest import REPO, claude_binary, claude_env, install_launcher_env, newest_claude_binary
+from conftest import REPO, claude_binary, claude_env, install_launcher_env
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.fetch.hosts import load as load_allowlist
@@ -786,6 +786,7 @@ def assert_the_reader_gets_both_positions(run: Run) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_a_setting_changed_during_the_run_is_denied_by_the_hook(tmp_path: Path, web: Web) -> None:
     player = Player(web, tries_a_setting)
     run = run_claude(tmp_path, web, player, f"/deep-research:deep-research {TOPIC}")
@@ -804,6 +805,7 @@ def test_a_setting_changed_during_the_run_is_denied_by_the_hook(tmp_path: Path, 
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_a_model_that_skips_the_panel_is_stopped_by_the_hook(tmp_path: Path, web: Web) -> None:
     begun_in_process(tmp_path, web, until="panel")
     player = Player(web, lambda p: follow_next(p, "full", skip_panel=True))
@@ -830,6 +832,7 @@ def test_a_model_that_skips_the_panel_is_stopped_by_the_hook(tmp_path: Path, web
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_a_failed_brief_regenerates_into_a_new_one_inside_claude(tmp_path: Path, web: Web) -> None:
     begun_in_process(tmp_path, web, until="refetch")
     player = Player(web, lambda p: follow_next(p, "full", pages_change=True))
@@ -878,6 +881,7 @@ def report(run: Run, label: str) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("claude_release")
 def test_a_contested_full_run_through_the_workflow_reaches_the_reader_with_both_positions(
     tmp_path: Path, contested_web: Web, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -921,9 +925,8 @@ def test_a_contested_full_run_through_the_workflow_reaches_the_reader_with_both_
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", ["pinned", "newest"])
 def test_a_quick_run_through_the_workflow_with_malformed_answers(
-    tmp_path: Path, web: Web, release: str
+    tmp_path: Path, web: Web, claude_release: str
 ) -> None:
     """A quick run whose first fetcher answers for another sub-question and whose second leaves
     out its task id: each is refused with the fix, corrected, and the run reaches its verdict —
@@ -931,7 +934,6 @@ def test_a_quick_run_through_the_workflow_with_malformed_answers(
     agent reads its input file and tries the brief's claims.json (the triangulator its
     sources.jsonl) too: the guard, told by Claude Code which agent calls, admits the first
     and denies the second."""
-    binary = newest_claude_binary() if release == "newest" else claude_binary()
     player = Player(web, lambda p: skill(p, "quick"))
     player.judges_read = True
 
@@ -944,7 +946,7 @@ def test_a_quick_run_through_the_workflow_with_malformed_answers(
 
     player.spoil = spoil
     prompt = f"/deep-research:deep-research {TOPIC} --depth quick"
-    run = run_claude(tmp_path, web, player, prompt, binary=binary)
+    run = run_claude(tmp_path, web, player, prompt)
     assert run.returncode == 0 and not player.log.errors, run.see
     assert str(run.result.get("result")).startswith("verdict PARTIAL_QUICK"), run.see
     refused = "\n".join(player.refusals)
@@ -964,22 +966,20 @@ def test_a_quick_run_through_the_workflow_with_malformed_answers(
         denied = f"Read: a {agent} reads only its task's input, the file `input=` names in its "
         denied += f"prompt under {inputs}/; not "
         assert error and denied in value, (task_id, value[:300], run.see)
-    print(report(run, f"quick run through the workflow ({release}), two malformed answers"))
+    print(report(run, f"quick run through the workflow ({claude_release}), two malformed answers"))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("release", ["pinned", "newest"])
 def test_a_full_run_on_a_world_round_one_reads_whole_ends_usable_with_its_claims(
-    tmp_path: Path, closed_web: Web, release: str
+    tmp_path: Path, closed_web: Web, claude_release: str
 ) -> None:
     """Round 2's fetchers search and list only pages round 1 read: the round counts, no top-up
     is sent, and the run ends PARTIAL with one plain reason and hands its claims off — on the
     pinned Claude Code (the oldest supported) and on the newest checked."""
     web = closed_web
-    binary = newest_claude_binary() if release == "newest" else claude_binary()
     player = Player(web, lambda p: skill(p, "full"))
     prompt = f"/deep-research:deep-research {TOPIC} --depth full"
-    run = run_claude(tmp_path, web, player, prompt, binary=binary)
+    run = run_claude(tmp_path, web, player, prompt)
     assert_clean(run)
     said = str(run.result.get("result"))
     assert said.startswith("verdict PARTIAL:") and "[searches-exhausted]" in said, run.see
@@ -997,7 +997,7 @@ def test_a_full_run_on_a_world_round_one_reads_whole_ends_usable_with_its_claims
     assert len(run.player.then_results) == 2, run.see  # the handoff, then finish
     handoff = json_of(run.player.then_results[0])
     assert handoff["usable"] is True and handoff["context"], (handoff, run.see)
-    print(report(run, f"full run on a world round 1 reads whole ({release})"))
+    print(report(run, f"full run on a world round 1 reads whole ({claude_release})"))
 
 
 # --- the building blocks themselves (run without the CLI) -------------------------------------

@@ -41,11 +41,11 @@ NAMESPACE = f"{PLUGIN}:"
 CONTRACTS = frozenset(kind.agent for kind in TASKS.values())
 #: The agents whose dispatches the run's fetcher budget counts.
 FETCHERS = frozenset(kind.agent for kind in FETCHING)
-#: What a dispatch of the run sets, beside ``run_in_background: false`` (2.1.332 starts agents
-#: in the background unless told not to). Never a background agent (its PostToolUse comes at
-#: launch, so the agent would stop counting against the ceiling while it runs, and its reply is
-#: not there to save), ``isolation`` (a remote agent runs where these hooks do not), ``mode``,
-#: ``name``/``team_name`` or ``cwd``.
+#: What a dispatch of the run sets, beside ``run_in_background: false``, always stated (2.1.332
+#: starts agents in the background unless told not to). Never a background agent (its
+#: PostToolUse comes at launch, so the agent would stop counting against the ceiling while it
+#: runs, and its reply is not there to save), ``isolation`` (a remote agent runs where these
+#: hooks do not), ``mode``, ``name``/``team_name`` or ``cwd``.
 DISPATCH_FIELDS = frozenset({"description", "prompt", "subagent_type", "model"})
 
 
@@ -72,7 +72,8 @@ def check_agent(call: Call) -> Decision:
             f"Agent: {agent[:60]!r} is not one of the plugin's agents; during a research run "
             f"only {', '.join(sorted(CONTRACTS))} run, as `deep-research next` dispatches them"
         )
-    if call.tool_input.get("run_in_background", False) is not False:
+    # Explicitly false: 2.1.332 starts an agent that leaves it out in the background.
+    if call.tool_input.get("run_in_background") is not False:
         return deny(
             "Agent: a research run's agents run in the foreground (run_in_background: false), "
             "so each reply is saved before the next step"
