@@ -446,6 +446,9 @@ def _decided(brief: Path, verdict: str, depth: str = "full") -> None:
             }
         )
     )
+    # Decided by code: the trace and the verdict ran (a verdict in an untraced draft is a
+    # model's, and dropped).
+    (brief / "trace.json").write_text(json.dumps({"phases": {"trace": {}, "verdict": {}}}))
 
 
 def test_a_failed_brief_regenerates_into_a_new_one_and_the_old_is_kept_aside(
