@@ -35,7 +35,7 @@ CLAIMS_DRAFT_FIELDS = frozenset(
     }
 )
 #: A claim's fields the writer states: the statement, what it cites, its importance, a figure it
-#: computes (§5.3, checked by trace) and a claim it says it contradicts.
+#: computes (docs/contracts.md §5.3, checked by trace) and a claim it says it contradicts.
 CLAIM_DRAFT_FIELDS = frozenset(
     {"id", "claim", "sq", "supporting", "findings", "importance", "derived", "contradicts"}
 )

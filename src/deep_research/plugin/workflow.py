@@ -36,8 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from deep_research import role_contracts
 from deep_research.brief import Brief, atomic_write_bytes, atomic_write_json, atomic_write_text
 from deep_research.errors import DeepResearchError
-from deep_research.plugin import replies
 from deep_research.normalize.own_fields import claims_draft
+from deep_research.plugin import replies
 from deep_research.plugin.ingest import CLAIMS, note_dropped
 from deep_research.plugin.next import ORCHESTRATOR, Action, next_action
 from deep_research.plugin.progress import STEP_FILE, finished_between, phase_line, run_phases
