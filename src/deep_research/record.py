@@ -20,7 +20,7 @@ from deep_research.brief import (
     write_claims,
 )
 from deep_research.errors import MissingArtifact
-from deep_research.models import ClaimsFile, PhaseName, PhaseRecord, TraceFile
+from deep_research.models import ClaimsFile, PhaseName, PhaseRecord, TraceFile, Verdict
 from deep_research.settings import Settings, settings_hash
 
 
@@ -49,6 +49,12 @@ def writes_brief(run: Callable[Concatenate[Path, P], R]) -> Callable[Concatenate
 
 def load_trace_or_empty(brief: Brief) -> TraceFile:
     return brief.load_trace() if brief.trace_path.exists() else TraceFile()
+
+
+def decided_verdict(brief: Brief, document: ClaimsFile) -> Verdict | None:
+    """``document``'s verdict when code decided it (trace.json records the verdict phase): a
+    verdict in a file no verdict phase wrote is a model's draft, and no verdict at all."""
+    return document.verdict if "verdict" in load_trace_or_empty(brief).phases else None
 
 
 def record_phase(

@@ -224,10 +224,12 @@ class McpGatePhase(PhaseRecord):
 
 class IngestPhase(PhaseRecord):
     """``phases.ingest``: every agent return consumed (file name → content hash), and the
-    coverage gaps the returns declared."""
+    coverage gaps the returns declared, and the fields code computes a model's draft carried and
+    lost (one line per draft, :mod:`deep_research.normalize.own_fields`)."""
 
     files: dict[str, str]
     gaps: list[str]
+    dropped: list[str] = Field(default_factory=list)
 
 
 # --- the headless run -----------------------------------------------------------------------

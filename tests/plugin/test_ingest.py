@@ -12,7 +12,7 @@ from deep_research.brief import Brief
 from deep_research.gates.answer import check_answer
 from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.plugin.ingest import run_ingest
-from deep_research.plugin.next import View, phase_synthesize, phase_trace
+from deep_research.plugin.next import View, next_action, phase_synthesize, phase_trace
 from deep_research.plugin.replies import synthesis_path, triangulator_path
 from deep_research.render import render_brief
 from deep_research.settings import Settings
@@ -131,9 +131,44 @@ def test_the_triangulators_contradictions_reach_claims_json_and_the_report(
     then = phase_trace(view)
     assert then is not None and then.command is not None and then.command.split()[1] == "trace"
     run_trace(TraceOptions(brief=root))
+    # The writer's verdict and answer were dropped at ingest: these stand for code's.
+    edit(root, lambda c, t: c.update(verdict="PARTIAL", synthesis=BOTH))
 
     _, markdown = render_brief(Brief(root), check_answer=check_answer)
     section = markdown.split("## Contradictions", 1)[1].split("\n## ", 1)[0]
     assert OPEN["topic"] in section and "None unresolved." not in section
     # Each side with its own sources.
     assert "| sources | [S1] | [S2] |" in section
+
+
+def test_an_untraced_drafts_computed_fields_are_dropped_once_and_a_traced_files_stay(
+    tmp_path: Path,
+) -> None:
+    root = outage(tmp_path / "brief")
+    _run(root)
+    decided = Brief(root).load_claims()
+    assert decided.claims[0].evidence and decided.claims[0].support_class == "Supported"
+    # Traced: every computed field in claims.json is code's, and stays.
+    assert run_ingest(root).dropped == []
+    kept = Brief(root).load_claims()
+    assert (kept.verdict, kept.claims) == (decided.verdict, decided.claims)
+
+    edit(root, lambda c, t: c.update(verdict="FAIL", verdict_reasons=["FAIL [x]"]))
+    (root / "trace.json").unlink()  # claims.json as a writer sent it, untraced
+    assert next_action(root).command is not None
+    assert "ingest" in (next_action(root).command or "")  # before its verdict is read
+    report = run_ingest(root)
+    assert report.dropped == [
+        "claims.json: dropped field(s) code computes: verdict, verify_passed, verdict_reasons, "
+        "claims[].support_class, claims[].evidence, claims[].verify_passed"
+    ]
+    draft = Brief(root).load_claims()
+    assert draft.verdict is None and draft.verdict_reasons == []
+    assert {(c.support_class, c.verify_passed) for c in draft.claims} == {("Uncertain", None)}
+    assert [(c.id, c.claim, c.supporting) for c in draft.claims] == [
+        (c.id, c.claim, c.supporting) for c in decided.claims
+    ]
+    assert run_ingest(root).dropped == []  # once
+    recorded = json.loads((root / "trace.json").read_text(encoding="utf-8"))
+    assert recorded["phases"]["ingest"]["dropped"] == report.dropped
+    assert "ingest" not in (next_action(root).command or "")  # the draft is its own now

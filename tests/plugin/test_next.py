@@ -446,6 +446,9 @@ def _decided(brief: Path, verdict: str, depth: str = "full") -> None:
             }
         )
     )
+    # Decided by code: the trace and the verdict ran (a verdict in an untraced draft is a
+    # model's, and dropped).
+    (brief / "trace.json").write_text(json.dumps({"phases": {"trace": {}, "verdict": {}}}))
 
 
 def test_a_failed_brief_regenerates_into_a_new_one_and_the_old_is_kept_aside(
@@ -463,6 +466,18 @@ def test_a_failed_brief_regenerates_into_a_new_one_and_the_old_is_kept_aside(
     )
     action = next_action(brief)
     assert action.phase == "plan"  # a fresh phase 1 and 2 in the new brief
+
+
+def test_a_fail_no_verdict_phase_wrote_is_a_draft_start_does_not_set_aside(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    brief = start("full", capsys)
+    _decided(brief, "FAIL")
+    (brief / "trace.json").unlink()  # a writer's claims.json: no verdict phase wrote its FAIL
+    assert main(["start", TOPIC, "--depth", "full", "--state", "state"]) == 0
+    started = json.loads(capsys.readouterr().out)
+    assert Path(started["brief"]) == brief and "superseded" not in started
+    assert (brief / "claims.json").exists()  # kept, to be ingested: its verdict dropped
 
 
 def test_next_regenerates_a_failed_brief_once_and_a_second_fail_stands(

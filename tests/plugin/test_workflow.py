@@ -177,8 +177,9 @@ def unsealed(step: dict[str, Any]) -> dict[str, Any]:
     return {**step, "tasks": [bare(task) for task in step["tasks"]]}
 
 
-def loop(agents: Agents) -> Action:
-    """The loop driver on the same world: what `next` prints, done as the skill says."""
+def loop(agents: Agents, spoil: Callable[[str, str], str] | None = None) -> Action:
+    """The loop driver on the same world: what `next` prints, done as the skill says; ``spoil``
+    may change a file the loop writes (by name) first."""
     for _ in range(200):
         action = next_action(agents.brief)
         if action.action == "done":
@@ -188,7 +189,8 @@ def loop(agents: Agents) -> Action:
         elif action.action == "write":
             path = Path(action.path or "")
             current = path.read_text() if path.exists() else None
-            path.write_text(scripted_run.written(action, agents.brief, current))
+            content = scripted_run.written(action, agents.brief, current)
+            path.write_text(spoil(path.name, content) if spoil is not None else content)
         else:
             for task in action.tasks:
                 agent = resolve(action.agent or "")
@@ -504,3 +506,92 @@ def test_a_writer_failure_counts_only_for_a_step_handed_out(project: Path) -> No
     assert workflow.accept(brief, "stepper", {}).allow
     stopped = workflow.step(brief, ["write-plan"])
     assert stopped.action == "stop" and "2 times" in stopped.why
+
+
+def _prefilled(draft: dict[str, Any], top: dict[str, Any], each: dict[str, Any]) -> dict[str, Any]:
+    return {**draft, **top, "claims": [{**claim, **each} for claim in draft["claims"]]}
+
+
+def _driven(driver: str, agents: Agents, top: dict[str, Any], each: dict[str, Any]) -> Any:
+    """The verdict a run reaches with the writer's claims.json pre-filled, by either driver."""
+    if driver == "workflow":
+
+        def spoil(task_id: str, answer: dict[str, Any]) -> Any:
+            return _prefilled(answer, top, each) if task_id == "write-claims" else answer
+
+        script = Script(agents, spoil)
+        verdict = script.run()["verdict"]
+        assert script.refusals == []
+        return verdict
+
+    def spoil_file(name: str, content: str) -> str:
+        if name != "claims.json":
+            return content
+        return json.dumps(_prefilled(json.loads(content), top, each))
+
+    return loop(agents, spoil_file).verdict
+
+
+def _fields(claim: Any, names: dict[str, Any]) -> dict[str, Any]:
+    return {name: claim.model_dump(mode="json")[name] for name in names}
+
+
+#: A writer's claims.json pre-filling fields code computes, and the one-line note each leaves.
+PREFILLED = [
+    pytest.param({"verdict": "FAIL"}, {}, ["verdict"], id="verdict-FAIL"),
+    pytest.param({"verdict": "READY"}, {}, ["verdict"], id="verdict-READY"),
+    pytest.param({"verdict_reasons": ["READY [all]"]}, {}, ["verdict_reasons"], id="reasons"),
+    pytest.param({}, {"confidence": "high"}, ["claims[].confidence"], id="confidence-high"),
+    pytest.param({}, {"independent_count": 9}, ["claims[].independent_count"], id="independent"),
+    pytest.param({}, {"support_class": "Supported"}, ["claims[].support_class"], id="supported"),
+    # This world's claims are all high and Supported: values code would not give show it too.
+    pytest.param(
+        {},
+        {"confidence": "medium-contested", "support_class": "Unsupported"},
+        ["claims[].confidence", "claims[].support_class"],
+        id="contested-unsupported",
+    ),
+    pytest.param({"synthesis": "Done [S1]."}, {}, ["synthesis"], id="synthesis"),
+    pytest.param({"triangulation_score": 0.5}, {}, ["triangulation_score"], id="tau"),
+    pytest.param(
+        {"verdict": "READY", "floors": {"sources": {"required": 1, "actual": 9, "met": True}}},
+        {"votes": {"tally": "2-0", "outcome": "survives"}, "contests": ["C2"]},
+        ["verdict", "floors", "claims[].votes", "claims[].contests"],
+        id="several",
+    ),
+    pytest.param({}, {}, [], id="control-own-fields-only"),
+]
+
+
+@pytest.mark.parametrize("driver", ["workflow", "loop"])
+@pytest.mark.parametrize(("top", "each", "dropped"), PREFILLED)
+def test_fields_code_computes_never_come_from_the_writers_claims(
+    project: Path,
+    web: Web,
+    driver: str,
+    top: dict[str, Any],
+    each: dict[str, Any],
+    dropped: list[str],
+) -> None:
+    """The workflow's writer answer and the loop's Write alike: each pre-filled field is dropped
+    on intake and noted, the run goes on to the verdict code decides, and every computed value
+    is code's own (verify --offline recomputes them); the control draft is kept whole."""
+    control = None
+    if each:  # what code computes for each claim of the same world, from the writer's own draft
+        control = start("quick", state="state-control")
+        assert _driven(driver, Agents(web, control), {}, {}) == "PARTIAL_QUICK"
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["finish", str(control)]) == 0
+    brief = start("quick")
+    assert _driven(driver, Agents(web, brief), top, each) == "PARTIAL_QUICK"
+    ingest = json.loads((brief / "trace.json").read_text())["phases"]["ingest"]
+    note = f"claims.json: dropped field(s) code computes: {', '.join(dropped)}"
+    assert ingest["dropped"] == ([note] if dropped else [])
+    document = Brief(brief).load_claims()
+    for name, value in top.items():
+        assert getattr(document, name) != value, name
+    if control is not None:
+        computed = Brief(control).load_claims().claims
+        assert [_fields(c, each) for c in document.claims] == [_fields(c, each) for c in computed]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["verify", str(brief), "--offline"]) == 0

@@ -11,6 +11,9 @@ fetcher:
 * the CIBER agent's diagnosis is applied (an unusable one applies nothing: CIBER did not run);
 * the entailment judges' returns are checked by the entail gate (docs/contracts.md §4.1), each
   judging the (claim, source) its file name carries — whatever ids the reply itself names;
+* claims.json, while it is the writer's draft (before ``trace``), keeps only the writer's own
+  fields (:mod:`..normalize.own_fields`): a verdict, a confidence, a synthesis — any field code
+  computes — is dropped, and the drop is noted in trace.json ``phases.ingest.dropped``;
 * claims.json, as the orchestrator wrote it, gets the run's question and date from run.json
   (the overtaken-date check reads that date; a model's guess of today is not it), and the
   contradictions the triangulator recorded between its claims (the writer copies claims, not
@@ -28,6 +31,7 @@ ingested one. Everything happens under the brief's one lock.
 from __future__ import annotations
 
 import io
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +49,7 @@ from deep_research.brief import (
 from deep_research.errors import DeepResearchError
 from deep_research.gaps import INCOMPLETE
 from deep_research.models import ClaimsFile, Contradiction, PhaseName
+from deep_research.normalize.own_fields import Owned, claims_draft
 from deep_research.plugin.replies import (
     Return,
     read_reply,
@@ -56,6 +61,8 @@ from deep_research.record import load_trace_or_empty, open_brief
 from deep_research.trace_phases import IngestPhase
 
 INGEST: PhaseName = "ingest"
+#: The name a claims.json draft's drop note goes by.
+CLAIMS = "claims.json"
 
 
 @dataclass
@@ -72,6 +79,8 @@ class IngestReport:
     contradictions: int = 0
     dated: bool = False
     gaps: list[str] = field(default_factory=list)
+    #: One line per model draft that carried fields code computes, naming the fields dropped.
+    dropped: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +94,7 @@ class IngestReport:
             "claims_dated": self.dated,
             "contradictions_adopted": self.contradictions,
             "gaps": self.gaps,
+            "dropped": self.dropped,
         }
 
 
@@ -192,6 +202,37 @@ def _synthesis(brief: Brief, path: Path, report: IngestReport) -> bool:
     return True
 
 
+def claims_draft_of(brief: Brief) -> Owned | None:
+    """claims.json reduced to the writer's own fields while it is the writer's draft (no trace
+    recorded yet: from then on code writes the computed fields); None when there is no draft."""
+    if not brief.claims_path.is_file() or "trace" in load_trace_or_empty(brief).phases:
+        return None
+    try:
+        value = json.loads(brief.claims_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None  # not JSON: loading claims.json says so, as it always did
+    return claims_draft(value) if isinstance(value, dict) else None
+
+
+def note_dropped(brief: Brief, line: str) -> None:
+    """Record in trace.json ``phases.ingest`` that a model draft lost fields code computes."""
+    with brief.lock():
+        trace = load_trace_or_empty(brief)
+        recorded = _recorded(brief)
+        dropped = list(dict.fromkeys([*recorded.dropped, line]))
+        record = recorded.model_copy(update={"dropped": dropped})
+        atomic_write_json(brief.trace_path, model_dump(trace.with_phase(INGEST, record)))
+
+
+def _own_claims(brief: Brief, report: IngestReport) -> None:
+    draft = claims_draft_of(brief)
+    line = draft.note(CLAIMS) if draft is not None else None
+    if draft is None or line is None:
+        return
+    atomic_write_json(brief.claims_path, draft.kept)
+    report.dropped.append(line)
+
+
 def _date_claims(brief: Brief) -> bool:
     """claims.json's question and date are the run's, as ``start`` recorded them; True when
     they were not yet."""
@@ -261,6 +302,7 @@ def run_ingest(root: Path) -> IngestReport:
         skeptics = [item for item in items if item.kind == "skeptic"]
         if any(item.kind == "skeptic" for item in new) and brief.claims_path.exists():
             report.votes_for = _votes(root, skeptics)
+        _own_claims(brief, report)
         report.dated = _date_claims(brief)
         report.contradictions = _adopt_contradictions(brief)
         text = synthesis_path(root)
@@ -274,7 +316,8 @@ def run_ingest(root: Path) -> IngestReport:
             consumed[text.name] = digest(text)
         trace = load_trace_or_empty(brief)
         gaps = list(dict.fromkeys([*recorded_gaps(brief), *report.gaps]))
-        record = IngestPhase(files=consumed, gaps=gaps)
+        dropped = list(dict.fromkeys([*_recorded(brief).dropped, *report.dropped]))
+        record = IngestPhase(files=consumed, gaps=gaps, dropped=dropped)
         atomic_write_json(brief.trace_path, model_dump(trace.with_phase(INGEST, record)))
         report.gaps = gaps
         if brief.sources_path.exists():

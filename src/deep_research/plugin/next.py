@@ -33,7 +33,12 @@ from deep_research.depth import Depth
 from deep_research.errors import DeepResearchError
 from deep_research.models import ClaimsFile
 from deep_research.plugin import replies
-from deep_research.plugin.ingest import pending, recorded_gaps, unadopted_contradictions
+from deep_research.plugin.ingest import (
+    claims_draft_of,
+    pending,
+    recorded_gaps,
+    unadopted_contradictions,
+)
 from deep_research.plugin.tasks import (
     COUNTER_EVIDENCE,
     CiberTask,
@@ -923,6 +928,12 @@ def next_action(root: Path, settings: Settings | None = None) -> Action:
     replies.returns_dir(root).mkdir(exist_ok=True)
     # The run's own settings, frozen at start: the floors next asks for are the verdict's.
     view = View(brief, run, settings or settings_for(root))
+    draft = claims_draft_of(brief)
+    if draft is not None and draft.dropped:
+        # A draft holding a field code computes (a verdict, a confidence, an answer) is read
+        # for nothing until ingest drops it: the value is code's, whatever the model wrote.
+        why = "claims.json keeps only the writer's fields; code computes the rest"
+        return _command(view, "trace", why, "ingest", str(root))
     document = view.claims()
     if document is not None and document.verdict == "FAIL":
         return _done(view)  # nothing more is done in a failed brief: it is regenerated

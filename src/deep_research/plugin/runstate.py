@@ -251,7 +251,11 @@ def _decided_record(brief: Brief) -> dict[str, Any] | None:
 
 def _verdict_of(brief: Brief) -> str | None:
     try:
-        return brief.load_claims().verdict if brief.claims_path.exists() else None
+        from deep_research.record import decided_verdict
+
+        if not brief.claims_path.exists():
+            return None
+        return decided_verdict(brief, brief.load_claims())
     except DeepResearchError:
         return None
 
@@ -270,7 +274,7 @@ def _regenerate(brief: Brief, depth: Depth, settings: Any) -> bool:
         recorded = brief.load_run() if brief.run_path.exists() else None
     except DeepResearchError:
         return True
-    if document is not None and document.verdict is not None:
+    if document is not None and _verdict_of(brief) is not None:
         return decide(document, datetime.now(UTC).date(), settings).decision != "reuse"
     return recorded is not None and recorded.depth != depth
 

@@ -38,7 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from deep_research import role_contracts
 from deep_research.brief import Brief, atomic_write_bytes, atomic_write_json, atomic_write_text
 from deep_research.errors import DeepResearchError
+from deep_research.normalize.own_fields import claims_draft
 from deep_research.plugin import replies
+from deep_research.plugin.ingest import CLAIMS, note_dropped
 from deep_research.plugin.next import ORCHESTRATOR, Action, next_action
 from deep_research.plugin.progress import STEP_FILE, finished_between, phase_line, run_phases
 from deep_research.plugin.tasks import PLUGIN, FetchTask, parse
@@ -573,18 +575,27 @@ def _accept_write(brief: Brief, current: Step, answer: Mapping[str, Any], agent_
     if current.action != "write" or current.write_path is None or current.write_kind is None:
         return Verdict(False, "no file is to be written at this step; the script asks the stepper")
     path = Path(current.write_path)
+    dropped: str | None = None
     if current.write_kind == "synthesis":
         text = answer.get("text")
         if not isinstance(text, str) or not text.strip():
             return Verdict(False, '"text" must hold the answer\'s text')
         data = text.rstrip("\n").encode("utf-8") + b"\n"
     else:
-        data = (json.dumps(dict(answer), ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+        kept = dict(answer)
+        if current.write_kind == "claims":
+            # The writer's own fields only: every other field of claims.json is code's.
+            draft = claims_draft(answer)
+            kept, dropped = draft.kept, draft.note(CLAIMS)
+        data = (json.dumps(kept, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
     before = path.read_bytes() if path.exists() else None
     atomic_write_bytes(path, data)
     problem = _still_asked(root, current)
     if problem is None:
         _record_answer(brief, current, current.tasks[0].id if current.tasks else "", agent_id)
+        if dropped is not None:
+            note_dropped(Brief(root), dropped)
+            return Verdict(True, f"saved {path}; {dropped}")
         return Verdict(True, f"saved {path}")
     if before is None:
         with contextlib.suppress(FileNotFoundError):
