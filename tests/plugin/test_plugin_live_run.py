@@ -369,7 +369,7 @@ def judge_reads(prompt: str, task_id: str) -> list[Block]:
 
 
 _STEP_COMMAND = re.compile(r"^\s*(deep-research step .*)$", re.MULTILINE)
-_TASK_ID = re.compile(r'"task": "([A-Za-z0-9_.-]+)"')
+_TASK_ID = re.compile(r'"task": "([A-Za-z0-9_.#-]+)"')  # the task's id, a seal after "#"
 _BRIEF_IN_WRITE = re.compile(r"for the brief (\S+): follow every rule")
 
 
@@ -937,7 +937,8 @@ def test_a_quick_run_through_the_workflow_with_malformed_answers(
     player = Player(web, lambda p: skill(p, "quick"))
     player.judges_read = True
 
-    def spoil(task_id: str, answer: dict[str, Any]) -> dict[str, Any]:
+    def spoil(sealed: str, answer: dict[str, Any]) -> dict[str, Any]:
+        task_id = sealed.partition("#")[0]  # the task's id, before its agent's seal
         if task_id == "fetcher-sq1-r1":
             return {**answer, "sub_question": "sq9"}
         if task_id == "fetcher-sq2-r1":
