@@ -230,11 +230,7 @@ def start_run(
         atomic_write_json(brief.run_path, record)
         ledger_path(brief).unlink(missing_ok=True)  # a new run starts with a fresh budget
     add_hosts(brief, static_hosts, static=True)
-    # hooks/guard reads the session from this file without a JSON parser: a word of
-    # [A-Za-z0-9_-], on its own line as dump_json writes it.
-    session = current_session()
-    owner = {"session": session} if session is not None else {}
-    atomic_write_json(pointer_path(state), {"brief": str(root), **owner})
+    point_at(state, root, current_session())
     moved = {"superseded": str(superseded)} if superseded is not None else {}
     return {"brief": str(root), "existing_brief": existing, **moved, **record}
 
@@ -312,12 +308,18 @@ def resume_run(state: Path, brief_dir: Path) -> bool:
     session = current_session()
     brief = Brief(root)
     with locked(brief):
-        atomic_write_json(
-            pointer_path(state), {"brief": str(root), **({"session": session} if session else {})}
-        )
+        point_at(state, root, session)
         append_ledger(brief, {"event": RESUME_EVENT, "from": owner, "to": session})
     register_session(state)
     return owner != session
+
+
+def point_at(state: Path, root: Path, session: str | None) -> None:
+    """Make the run on ``root`` the active one, confining ``session`` (every session: None)."""
+    # hooks/guard reads the session from this file without a JSON parser: a word of
+    # [A-Za-z0-9_-], on its own line as dump_json writes it.
+    owner = {"session": session} if session is not None else {}
+    atomic_write_json(pointer_path(state), {"brief": str(root), **owner})
 
 
 def read_pointer(state: Path) -> Path | None:
