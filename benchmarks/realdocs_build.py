@@ -1,17 +1,19 @@
-"""Build the real-documents folder, corpora/realdocs/documents, from its publishers' repositories.
+"""Build a real-documents folder, corpora/realdocs*/documents, from its publishers' repositories.
 
-The folder is twelve public documents written by others (see corpora/realdocs/README.md); the
-repository keeps where each comes from, not the documents. Each is read from a pinned commit of
-its repository, trimmed to whole sections (lines kept, in order) and converted as
-:data:`DOCUMENTS` says, and must then hash to the digest recorded here: the folder the questions
-of ``realdocs_questions.json`` were written against, byte for byte. Nothing is written unless
-every document is read and matches.
+Each folder holds public documents written by others (see its README.md); the repository keeps
+where each comes from, not the documents. Each is read from a pinned commit of its repository,
+trimmed to whole sections (lines kept, in order) and converted as its :data:`SETS` entry says,
+and must then hash to the digest recorded here: the folder its question set was written
+against, byte for byte. Nothing is written unless every document is read and matches.
+
+Two sets: ``realdocs`` (twelve documents, ``realdocs_questions.json``) and ``realdocs2`` (eleven
+documents of three other publishers, ``realdocs2_questions.json``).
 
 ``SOURCES`` holds a git clone (or bare git directory) of each repository, as ``<name>`` (what
-``git clone`` names it: ``peps``, ``tomli``, ``pip``, ``rfcs``, ``blog.rust-lang.org``) or as
-``<owner>+<name>/repo``.
+``git clone`` names it: ``peps``, ``tomli``, ``pip``, ``rfcs``, ``blog.rust-lang.org``,
+``proposal``, ``black``, ``httpx``) or as ``<owner>+<name>/repo``.
 
-    python benchmarks/realdocs_build.py SOURCES
+    python benchmarks/realdocs_build.py SOURCES [--set realdocs2]
 
 Exit codes: 0 built; 1 a document does not match its digest (nothing written); 2 a repository
 or its pinned commit is missing from SOURCES (nothing written).
@@ -27,13 +29,18 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-FOLDER = Path(__file__).resolve().parent / "corpora" / "realdocs" / "documents"
+CORPORA = Path(__file__).resolve().parent / "corpora"
+FOLDER = CORPORA / "realdocs" / "documents"
+FOLDER2 = CORPORA / "realdocs2" / "documents"
 
 PEPS = ("python/peps", "ba4deeb7969588d937da609008d05bb83a47b1ab")
 TOMLI = ("hukkin/tomli", "920e20b1cf495b63f6d4a6aa3cd5e4ff25f5f5a7")
 PIP = ("pypa/pip", "6d309205789d368b2749d93fd6193d584811efd5")
 RFCS = ("rust-lang/rfcs", "354518a8c9025f40be6f730452c1bfe71a12dc22")
 BLOG = ("rust-lang/blog.rust-lang.org", "0243724c2e50ad2b7ebd3d9dbc7cd88aed7605a3")
+GO_PROPOSAL = ("golang/proposal", "f6e2e6b7f89c932d16aaa20b2aabddd599e5b468")
+BLACK = ("psf/black", "8947c48ef2077c3a301b03c1e814dc2e3f78436e")
+HTTPX = ("encode/httpx", "ae1b9f66238f75ced3ced5e4485408435de10768")
 
 #: A reStructuredText inline link, `text <target>`_, whose text stays when it is unlinked.
 _REST_LINK = re.compile(r"`([^`<]+?) <[^>]+>`_")
@@ -139,6 +146,82 @@ DOCUMENTS = (
 )
 
 
+DOCUMENTS2 = (
+    Document(
+        "go-proposal/56986-godebug.md",
+        GO_PROPOSAL,
+        "design/56986-godebug.md",
+        "0ece47e0c5521dc2fe13c8bb58cf0581303de1ba0791bc4ca4ef511acd63772c",
+    ),
+    Document(
+        "go-proposal/57001-gotoolchain.md",
+        GO_PROPOSAL,
+        "design/57001-gotoolchain.md",
+        "e9d58bc6993d8b1c9d073ad008e3b954560918d8fc7ad189b72a49587a32a367",
+    ),
+    Document(
+        "go-proposal/60078-loopvar.md",
+        GO_PROPOSAL,
+        "design/60078-loopvar.md",
+        "e794ebe239bbe910d6d5b8f3a52662f4e70616057045e3d79561854bace19068",
+        # Abstract to the Rationale's opening, then Implementation to the end: the Rationale's
+        # eleven argued subsections are dropped (one links to a package registry).
+        keep=((1, 454), (1018, 1101)),
+    ),
+    Document(
+        "go-proposal/go15bootstrap.md",
+        GO_PROPOSAL,
+        "design/go15bootstrap.md",
+        "a472fd0477d4de3337f4d07b1299cfbe69294e334c7554f1ffa13072bc2b89b6",
+    ),
+    Document(
+        "black/stability-policy.md",
+        BLACK,
+        "docs/the_black_code_style/index.md",
+        "dcc44f60866f61bde0ba7026b79b94a0587fe74dd4f7dd75d04eb5867c71ba57",
+    ),
+    Document(
+        "black/faq.md",
+        BLACK,
+        "docs/faq.md",
+        "37bb6b0c4605f35ada2aa7dc979361e31f6581edbcd2c0615ddb6b5a01daf1cc",
+    ),
+    Document(
+        "black/the-basics.md",
+        BLACK,
+        "docs/usage_and_configuration/the_basics.md",
+        "f60d4bb5392cf8fbcdb776e59f10f5080170ff6a6592b6f1130c7cbb1fd5f2a1",
+    ),
+    Document(
+        "httpx/compatibility.md",
+        HTTPX,
+        "docs/compatibility.md",
+        "2a9b79a4c0fcf9f8b765e0e45792dd72114ea845ef11ad353a3582227eebf218",
+    ),
+    Document(
+        "httpx/http2.md",
+        HTTPX,
+        "docs/http2.md",
+        "51010101b5aff566dcdfdf94cb5e0ef644caf5411b84749753a9da79d28caaf7",
+    ),
+    Document(
+        "httpx/timeouts.md",
+        HTTPX,
+        "docs/advanced/timeouts.md",
+        "48959a587ecc6430f9051ab1b1c76fcebc3f3e95ec01199281aab813a2dcfaa1",
+    ),
+    Document(
+        "httpx/environment-variables.md",
+        HTTPX,
+        "docs/environment_variables.md",
+        "1eba9a41026ed8058802f50b4036685c205717690fcdc8b9588698671fafedaa",
+    ),
+)
+
+#: Each set's folder and documents, by the name ``--set`` takes.
+SETS = {"realdocs": (FOLDER, DOCUMENTS), "realdocs2": (FOLDER2, DOCUMENTS2)}
+
+
 class Missing(Exception):
     """A repository or its pinned commit is not in the sources folder."""
 
@@ -208,17 +291,20 @@ def build(sources: Path, folder: Path, documents: tuple[Document, ...] = DOCUMEN
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("sources", type=Path, help="a folder of the repositories' clones")
-    parser.add_argument("--folder", type=Path, default=FOLDER, help=argparse.SUPPRESS)
+    parser.add_argument("--set", choices=sorted(SETS), default="realdocs", help="which folder")
+    parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    folder, documents = SETS[args.set]
+    folder = args.folder or folder
     try:
-        wrong = build(args.sources, args.folder)
+        wrong = build(args.sources, folder, documents)
     except Missing as missing:
         print(f"realdocs_build: {missing}", file=sys.stderr)
         return 2
     for problem in wrong:
         print(f"realdocs_build: {problem}", file=sys.stderr)
     if not wrong:
-        print(f"{len(DOCUMENTS)} documents in {args.folder}")
+        print(f"{len(documents)} documents in {folder}")
     return 1 if wrong else 0
 
 

@@ -33,7 +33,9 @@ ROOTS = ("src", "tests", "skills", "agents", "roles", "conduct", "docs", "benchm
 SUFFIXES = (".py", ".md")
 #: Documents written by others, as their publishers wrote them (built by
 #: benchmarks/realdocs_build.py, never committed): their links point into their own sites.
-OTHERS = REPO / "benchmarks" / "corpora" / "realdocs" / "documents"
+OTHERS = tuple(
+    REPO / "benchmarks" / "corpora" / name / "documents" for name in ("realdocs", "realdocs2")
+)
 
 NUMBER = r"\d+(?:\.\d+)*"
 SECTION = re.compile(rf"{SIGN}({NUMBER})")
@@ -105,7 +107,7 @@ def texts() -> Iterator[Path]:
             if path.suffix in SUFFIXES
             and path.is_file()
             and "__pycache__" not in path.parts
-            and OTHERS not in path.parents
+            and not any(folder in path.parents for folder in OTHERS)
         )
 
 
@@ -125,6 +127,7 @@ def test_the_scan_reads_the_cited_code() -> None:
     # Others' documents (where built) are left out, the folder's own README is read.
     assert "benchmarks/corpora/realdocs/README.md" in scanned
     assert not any(name.startswith("benchmarks/corpora/realdocs/documents/") for name in scanned)
+    assert not any(name.startswith("benchmarks/corpora/realdocs2/documents/") for name in scanned)
 
 
 @pytest.mark.parametrize(

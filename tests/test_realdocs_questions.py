@@ -1,12 +1,12 @@
-"""The real-documents question set and its folder's recipe, checked without a run of the tool.
+"""The real-documents question sets and their folders' recipes, checked without a run of the tool.
 
-``benchmarks/realdocs_questions.json`` is read by ``benchmarks/offline_eval.py``'s own reader.
-Every row asks the folder ``benchmarks/realdocs_build.py`` builds; every answerable row cites
-the sentences that answer it (a document of that folder and the sentence, whitespace
-collapsed) and every marker is held by a cited sentence — so a marker with a typo, or one
-copied from no answer, fails here instead of quietly labelling every claim off topic. Where
-the folder is built, each cited sentence must also be in its document. An unanswerable row has
-no marker and says why.
+``benchmarks/realdocs_questions.json`` and ``realdocs2_questions.json`` are read by
+``benchmarks/offline_eval.py``'s own reader. Every row asks the folder
+``benchmarks/realdocs_build.py`` builds for its set; every answerable row cites the sentences
+that answer it (a document of that folder and the sentence, whitespace collapsed) and every
+marker is held by a cited sentence — so a marker with a typo, or one copied from no answer,
+fails here instead of quietly labelling every claim off topic. Where a folder is built, each
+cited sentence must also be in its document. An unanswerable row has no marker and says why.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import hashlib
 import importlib.util
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -23,10 +24,6 @@ from typing import Any
 import pytest
 
 from conftest import REPO
-
-QUESTIONS = REPO / "benchmarks" / "realdocs_questions.json"
-#: What issue 34 asks of the set and of its folder.
-MIN_QUESTIONS, MIN_UNANSWERABLE, MIN_DOCUMENTS, MIN_PUBLISHERS = 16, 3, 12, 4
 
 
 def _script(name: str) -> ModuleType:
@@ -40,25 +37,57 @@ def _script(name: str) -> ModuleType:
 
 
 OFFLINE, BUILD = _script("offline_eval"), _script("realdocs_build")
-TARGETS = {doc.target for doc in BUILD.DOCUMENTS}
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    """A question file, the folder it asks, and what issue 34 asks of both."""
+
+    name: str  # the build script's --set
+    min_answerable: int
+    min_unanswerable: int
+    min_documents: int
+    min_publishers: int
+
+    @property
+    def questions(self) -> Path:
+        return REPO / "benchmarks" / f"{self.name}_questions.json"
+
+    @property
+    def folder(self) -> Path:
+        folder: Path = BUILD.SETS[self.name][0]
+        return folder
+
+    @property
+    def targets(self) -> set[str]:
+        return {doc.target for doc in BUILD.SETS[self.name][1]}
+
+    def rows(self) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = OFFLINE.load_rows(self.questions)
+        return rows
+
+
+FIRST = QuestionSet("realdocs", 16, 3, 12, 4)
+SECOND = QuestionSet("realdocs2", 16, 4, 10, 3)
+SETS = [pytest.param(FIRST, id=FIRST.name), pytest.param(SECOND, id=SECOND.name)]
 
 
 def collapsed(text: str) -> str:
     return " ".join(text.split())
 
 
-def built() -> dict[str, str] | None:
-    """Each document's text, collapsed, when the folder is built; else None."""
-    paths = {target: BUILD.FOLDER / target for target in TARGETS}
+def built(qset: QuestionSet) -> dict[str, str] | None:
+    """Each document's text, collapsed, when the set's folder is built; else None."""
+    paths = {target: qset.folder / target for target in qset.targets}
     if not all(path.is_file() for path in paths.values()):
         return None
     return {target: collapsed(path.read_text(encoding="utf-8")) for target, path in paths.items()}
 
 
-def row_problems(row: dict[str, Any], texts: dict[str, str] | None) -> list[str]:
+def row_problems(qset: QuestionSet, row: dict[str, Any], texts: dict[str, str] | None) -> list[str]:
     """What is wrong with one row's corpus, citations and markers (``texts``: the built folder)."""
     shown = row.get("question", "?")[:50]
-    if not row.get("corpus") or Path(OFFLINE.corpus_of(row)).resolve() != BUILD.FOLDER:
+    if not row.get("corpus") or Path(OFFLINE.corpus_of(row)).resolve() != qset.folder:
         return [f"{shown}: asks {row.get('corpus')}, not the folder realdocs_build makes"]
     markers, answers = row.get("markers", []), row.get("answers", [])
     if not row["answerable"]:
@@ -69,7 +98,7 @@ def row_problems(row: dict[str, Any], texts: dict[str, str] | None) -> list[str]
         return [f"{shown}: answerable without markers or cited answers"]
     found = []
     for answer in answers:
-        if answer["file"] not in TARGETS:
+        if answer["file"] not in qset.targets:
             found.append(f"{shown}: cites {answer['file']}, no document of the folder")
         elif texts is not None and collapsed(answer["sentence"]) not in texts[answer["file"]]:
             found.append(f"{shown}: {answer['file']} does not hold {answer['sentence'][:40]!r}")
@@ -84,33 +113,55 @@ def row_problems(row: dict[str, Any], texts: dict[str, str] | None) -> list[str]
     return found
 
 
-def test_the_set_loads_in_the_evaluators_reader_and_its_labels_are_its_citations() -> None:
-    rows = OFFLINE.load_rows(QUESTIONS)
-    assert [problem for row in rows for problem in row_problems(row, None)] == []
-    assert len(rows) >= MIN_QUESTIONS
+@pytest.mark.parametrize("qset", SETS)
+def test_the_set_loads_in_the_evaluators_reader_and_its_labels_are_its_citations(
+    qset: QuestionSet,
+) -> None:
+    rows = qset.rows()
+    assert [problem for row in rows for problem in row_problems(qset, row, None)] == []
     assert len({row["question"] for row in rows}) == len(rows)
-    assert sum(not row["answerable"] for row in rows) >= MIN_UNANSWERABLE
+    assert sum(row["answerable"] for row in rows) >= qset.min_answerable
+    assert sum(not row["answerable"] for row in rows) >= qset.min_unanswerable
     assert {row["parts"] for row in rows if row["answerable"]} == {1, 2}
 
 
-def test_every_cited_sentence_is_in_the_built_folder() -> None:
-    texts = built()
+@pytest.mark.parametrize("qset", SETS)
+def test_every_cited_sentence_is_in_the_built_folder(qset: QuestionSet) -> None:
+    texts = built(qset)
     if texts is None:
-        pytest.skip("the folder is not built: python benchmarks/realdocs_build.py SOURCES")
-    rows = OFFLINE.load_rows(QUESTIONS)
-    assert [problem for row in rows for problem in row_problems(row, texts)] == []
+        pytest.skip(f"not built: python benchmarks/realdocs_build.py SOURCES --set {qset.name}")
+    rows = qset.rows()
+    assert [problem for row in rows for problem in row_problems(qset, row, texts)] == []
 
 
-def test_the_folder_holds_documents_of_several_publishers_and_nothing_of_its_own() -> None:
-    targets = [Path(target) for target in TARGETS]
+@pytest.mark.parametrize("qset", SETS)
+def test_the_folder_holds_documents_of_several_publishers_and_nothing_of_its_own(
+    qset: QuestionSet,
+) -> None:
+    targets = [Path(target) for target in qset.targets]
     # A file at the top would be the corpus's own voice (a README of ours), not a publisher's.
     assert [path for path in targets if len(path.parts) != 2] == []
-    assert len(targets) >= MIN_DOCUMENTS
-    assert len({path.parts[0] for path in targets}) >= MIN_PUBLISHERS
+    assert len(targets) >= qset.min_documents
+    assert len({path.parts[0] for path in targets}) >= qset.min_publishers
+
+
+def test_the_second_set_is_read_from_other_publishers_than_the_first() -> None:
+    def publishers(qset: QuestionSet) -> set[str]:
+        return {Path(target).parts[0] for target in qset.targets}
+
+    def repositories(qset: QuestionSet) -> set[str]:
+        return {doc.source[0] for doc in BUILD.SETS[qset.name][1]}
+
+    assert publishers(FIRST).isdisjoint(publishers(SECOND))
+    assert repositories(FIRST).isdisjoint(repositories(SECOND))
+    assert FIRST.folder != SECOND.folder
+    assert {row["question"] for row in FIRST.rows()}.isdisjoint(
+        row["question"] for row in SECOND.rows()
+    )
 
 
 def _good_row() -> dict[str, Any]:
-    return next(row for row in OFFLINE.load_rows(QUESTIONS) if row["answerable"])
+    return next(row for row in FIRST.rows() if row["answerable"])
 
 
 def _broken(change: str) -> dict[str, Any]:
@@ -147,12 +198,12 @@ def _broken(change: str) -> dict[str, Any]:
     ],
 )
 def test_a_label_that_does_not_match_its_folder_is_reported(change: str, expected: str) -> None:
-    texts = {target: "" for target in TARGETS}
+    texts = {target: "" for target in FIRST.targets}
     good = _good_row()
     for answer in good["answers"]:  # a folder holding exactly the good row's sentences
         texts[answer["file"]] += " " + collapsed(answer["sentence"])
-    assert row_problems(good, texts) == []
-    found = row_problems(_broken(change), texts)
+    assert row_problems(FIRST, good, texts) == []
+    found = row_problems(FIRST, _broken(change), texts)
     assert found and expected in found[0], found
 
 
