@@ -56,10 +56,16 @@ def quoted_urls(document: ClaimsFile, sources: Sequence[SourceRow]) -> set[str]:
 
 
 def may_show(
-    document: ClaimsFile, sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]
+    document: ClaimsFile,
+    sources: Sequence[SourceRow],
+    log: Sequence[FetchLogEntry],
+    holding_text: Sequence[str] = (),
 ) -> frozenset[str]:
-    """The canonical URLs the brief may show: fetched, or stated by a quote it keeps."""
-    return frozenset(fetched_urls(log) | quoted_urls(document, sources))
+    """The canonical URLs the brief may show: fetched, or stated by a quote it keeps — but not
+    a fetched one that holds page text (``holding_text``: the audit record withholds it)."""
+    quoted = quoted_urls(document, sources)
+    hidden = {url for raw in holding_text for url in url_forms(raw)} - quoted
+    return frozenset((fetched_urls(log) - hidden) | quoted)
 
 
 def withhold(text: str, allowed: frozenset[str]) -> str:

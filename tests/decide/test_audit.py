@@ -9,13 +9,20 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import quote, unquote_plus
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deep_research.brief import model_dump
 from deep_research.decide import audit as audit_module
-from deep_research.decide.audit import LEAK_WINDOW, leaks
-from deep_research.models import AuditFile, AuditSource
+from deep_research.decide.audit import (
+    LEAK_WINDOW,
+    URL_WITHHELD,
+    build_audit,
+    leaks,
+    urls_quoting_text,
+)
+from deep_research.models import AuditFile, AuditSource, ClaimsFile, FetchLogEntry, SourceRow
 
 WORDS = ["heat", "pump", "Sales", "grid", "2,900", "in", "2023", "Norland", "units", "Ünits"]
 
@@ -127,3 +134,46 @@ def test_leaks_match_the_plain_search_when_the_record_is_hashed_in_many_runs(
     audit, texts = brief
     with patched(audit_module, "_RUN", 7), patched(audit_module, "_BITS_PER_STRETCH", 1):
         assert leaks(audit, texts) == searched_leaks(audit, texts)
+
+
+# --- a fetched URL that holds page text: withheld from the record, never a failed run ----------
+
+PAGE = (
+    "Sales of heat pumps across the twelve member states rose to 2.9 million units in 2023, "
+    "up from 2.4 million units in 2022."
+)
+QUERY = quote(PAGE[:70], safe="").replace("%20", "+")
+
+
+@pytest.mark.parametrize(
+    ("source_url", "logged", "holding"),
+    [
+        # A search URL whose query quotes a page, as a search form writes it.
+        (f"https://search.example/?q={QUERY}", None, True),
+        # In another case, every character escaped.
+        (f"https://search.example/?q={quote(PAGE[10:80].upper(), safe='')}", None, True),
+        # Reached by redirect: the final URL quotes the page.
+        ("https://a.example/r", f"https://search.example/?q={QUERY}", True),
+        # A local document named after its own heading (a path, spaces escaped).
+        (f"file://docs/{quote(PAGE[:90])}.md", None, True),
+        # A few words of the page are ordinary metadata: shorter than a window.
+        ("https://search.example/?q=" + quote(PAGE[:30], safe=""), None, False),
+        # Words of no page.
+        ("https://search.example/?q=" + "+".join(["gauge"] * 20), None, False),
+    ],
+)
+def test_a_url_holding_page_text_is_found_and_withheld_from_the_record(
+    source_url: str, logged: str | None, holding: bool
+) -> None:
+    sources = [SourceRow(id="S1", url=source_url, tier="raw")]
+    log = [FetchLogEntry(url=source_url, final_url=logged, outcome="ok")]
+    found = urls_quoting_text([PAGE], sources, log)
+    assert found == ([logged or source_url] if holding else [])
+    document = ClaimsFile(topic="t", verdict="READY", settings_hash="sha256:" + "0" * 64)
+    plain = build_audit(document, sources, log)
+    withheld = build_audit(document, sources, log, found)
+    assert bool(leaks(plain, [PAGE])) is holding
+    assert leaks(withheld, [PAGE]) == []
+    shown = {u for s in withheld.sources for u in (s.url, s.final_url)}
+    shown |= {u for f in withheld.fetches for u in (f.url, f.final_url)}
+    assert (URL_WITHHELD in shown) is holding

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import pytest
 
@@ -35,6 +35,7 @@ from conftest import REPO, away_from_the_user
 from deep_research.brief import Brief
 from deep_research.cli import main
 from deep_research.decide import refetch_rate as refetch_module
+from deep_research.decide.audit import URL_WITHHELD
 from deep_research.plugin import runstate
 from deep_research.plugin.next import Action, next_action
 from deep_research.plugin.tasks import (
@@ -47,7 +48,7 @@ from deep_research.plugin.tasks import (
 )
 from deep_research.schemas import validate_brief
 from deep_research.shown_urls import WITHHELD
-from localhttp import LocalServer
+from localhttp import LocalServer, Route, article
 from scripted_run import FACTS, TOPIC, Orchestrator, Web
 
 
@@ -846,6 +847,41 @@ def test_links_no_source_has_are_withheld_and_the_run_ends_with_its_report(
     (note,) = [r for r in document.verdict_reasons if r.endswith("[links-withheld]")]
     assert "contradiction" in note and f"{stripped.id} (stripped)" in note and "the answer" in note
     assert f"are shown as {WITHHELD}." in report
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        main(["verify", str(brief), "--offline"])
+    assert json.loads(printed.getvalue())["identical"], printed.getvalue()
+
+
+#: What a searcher looks up to corroborate a page: its sentence, word for word.
+QUOTED = FACTS["sq1"][1][0]
+
+
+class QuotingSearch(Orchestrator):
+    """Its round-2 fetchers also read a site's search page for a sentence of a round-1 page,
+    word for word: the fetched URL's query holds page text."""
+
+    def agent_fetcher(self, prompt: str) -> Any:
+        fetched = scripted_run.task(prompt, FetchTask)
+        if fetched.round == 2:
+            host = urlsplit(self.web.pages[("sq1", 1)][0]).hostname or ""
+            query = urlencode({"q": QUOTED})
+            self.web.fetch(self.brief, [self.web.url(host, f"/search?{query}")])
+        return super().agent_fetcher(prompt)
+
+
+def test_a_fetched_search_url_quoting_a_page_is_withheld_and_the_run_ends(
+    resumed: Path, full_run: SharedRun
+) -> None:
+    full_run.web.server.routes["/search"] = Route(body=article("No results.", "Search"))
+    brief = full_run.resume("round2", resumed)
+    done = QuotingSearch(full_run.web, brief, "full").run()
+    assert done.verdict in ("READY", "PARTIAL"), done.reasons
+    audit = (brief / "audit.json").read_text()
+    assert URL_WITHHELD in audit and "search?q=" not in audit
+    assert (brief / "report.md").is_file()
+    document = Brief(brief).load_claims()
+    (note,) = [r for r in document.verdict_reasons if r.endswith("[links-withheld]")]
+    assert note.startswith("1 fetched URL(s) holding page text"), note
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         main(["verify", str(brief), "--offline"])
     assert json.loads(printed.getvalue())["identical"], printed.getvalue()

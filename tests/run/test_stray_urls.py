@@ -15,6 +15,7 @@ import pytest
 
 from deep_research.brief import Brief, slugify
 from deep_research.cli import main
+from deep_research.decide.audit import URL_WITHHELD
 from deep_research.run.driver import RunRequest, start
 from deep_research.run.governor import default_limits
 from deep_research.run.localcorpus import open_corpus
@@ -209,3 +210,28 @@ def test_run_resume_finishes_a_brief_a_run_left_behind(
     assert any(
         r.endswith("[links-withheld]") for r in Brief(cut.brief).load_claims().verdict_reasons
     )
+
+
+# --- a fetched URL that holds page text ------------------------------------------------------
+
+#: A document named after its own heading: its URL (``file://…/<name>.md``) holds the heading,
+#: page text, which audit.json may not hold.
+TITLED = "Evaluation order of chained comparisons in Python expressions"
+
+
+def test_a_document_named_after_its_heading_is_withheld_from_the_record(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / f"{TITLED}.md").write_text(f"# {TITLED}\n\n{ONCE}\n\n{STOPS}\n", encoding="utf-8")
+    state = tmp_path / "state"
+    assert _run("run", QUESTION, "--corpus", str(docs), "--state", str(state)) in (0, 1)
+    brief = state / "briefs" / slugify(QUESTION)
+    audit = (brief / "audit.json").read_text(encoding="utf-8")
+    assert URL_WITHHELD in audit and "chained comparisons in python" not in audit.casefold()
+    assert (brief / "report.md").is_file()
+    (note,) = [r for r in Brief(brief).load_claims().verdict_reasons if "[links-withheld]" in r]
+    assert "holding page text" in note and "withheld from audit.json" in note, note
+    assert _verify(brief)["identical"] is True
+    # verdict and render finish it again, as a run left it.
+    assert _run("verdict", str(brief)) in (0, 1)
+    assert _run("render", str(brief)) == 0

@@ -75,7 +75,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from deep_research.decide.audit import build_audit, prove_audit, write_audit
+from deep_research.decide.audit import (
+    bodies_of,
+    build_audit,
+    prove_audit,
+    urls_quoting_text,
+    write_audit,
+)
 from deep_research.decide.ciber import skip_problem
 from deep_research.decide.counters import fetched_sources
 from deep_research.decide.seal import seal
@@ -750,8 +756,11 @@ def decide(
     log: Sequence[FetchLogEntry],
     settings: Settings,
     retraced: Sequence[str] = (),
+    quoting_text: Sequence[str] = (),
 ) -> VerdictReport:
-    """Pure: the verdict from already-read artifacts (``retraced``: see :func:`evaluate`)."""
+    """Pure: the verdict from already-read artifacts (``retraced``: see :func:`evaluate`;
+    ``quoting_text``: the fetched URLs the audit record withholds, see
+    :func:`~deep_research.decide.audit.urls_quoting_text`)."""
     if document.triangulation_score is None:
         raise InputError("claims.json has no triangulation_score; run deep-research triangulate")
     digest = settings_hash(settings)
@@ -778,7 +787,7 @@ def decide(
     scaled = scaled_floors(document, trace.counters, sources, settings)
     if scaled is not None:
         reasons.append(scaled)
-    withheld = links_withheld(document)
+    withheld = links_withheld(document, len(quoting_text))
     if withheld is not None:
         reasons.append(withheld)
     changed = describe_changes(settings)
@@ -798,20 +807,25 @@ def decide(
     return VerdictReport(fired[0].verdict, reasons, table, digest, non_default)
 
 
-def links_withheld(document: ClaimsFile) -> str | None:
+def links_withheld(document: ClaimsFile, quoting_text: int = 0) -> str | None:
     """The note naming where claims.json holds a withheld link, read from the marks themselves
-    (so a verdict decided again from the files says the same); None when it holds none."""
+    (so a verdict decided again from the files says the same), and how many fetched URLs
+    audit.json withholds for holding page text; None when there are neither."""
     places = withheld_places(document)
-    if not places:
-        return None
-    total = sum(times for _, times in places)
-    where = ", ".join(f"{place} ({times})" if times > 1 else place for place, times in places)
-    return reason_line(
-        None,
-        f"{total} link(s) that no source of this brief has — written by a model or cut from a "
-        f"passage — were withheld where they stood: {where}",
-        "links-withheld",
-    )
+    said = []
+    if places:
+        total = sum(times for _, times in places)
+        where = ", ".join(f"{place} ({times})" if times > 1 else place for place, times in places)
+        said.append(
+            f"{total} link(s) that no source of this brief has — written by a model or cut from "
+            f"a passage — were withheld where they stood: {where}"
+        )
+    if quoting_text:
+        said.append(
+            f"{quoting_text} fetched URL(s) holding page text (a query quoting a page, a file "
+            "named after its own heading) were withheld from audit.json"
+        )
+    return reason_line(None, "; ".join(said), "links-withheld") if said else None
 
 
 @writes_brief
@@ -821,11 +835,14 @@ def run_verdict(root: Path, settings: Settings) -> VerdictReport:
     trace = load_trace_or_empty(brief)
     sources = brief.load_sources()
     log = brief.load_fetch_log()
-    # What a model wrote or the tool composed shows no link the brief neither fetched nor quotes.
     loaded = brief.load_claims()
-    document = withhold_all(loaded, may_show(loaded, sources, log))
+    # A fetched URL holding page text is withheld from the record, and so from claims.json too.
+    quoting = urls_quoting_text(bodies_of(brief, loaded, sources), sources, log)
+    # What a model wrote or the tool composed shows no link the brief neither fetched nor quotes.
+    document = withhold_all(loaded, may_show(loaded, sources, log, quoting))
     # The verdict rests on claims.json's trace results only after they reproduce from the text.
-    report = decide(document, trace, sources, log, settings, retrace_mismatches(brief, document))
+    retraced = retrace_mismatches(brief, document)
+    report = decide(document, trace, sources, log, settings, retraced, quoting)
     updated = document.model_copy(
         update={
             "verdict": report.verdict,
@@ -835,7 +852,7 @@ def run_verdict(root: Path, settings: Settings) -> VerdictReport:
             "non_default_settings": report.non_default_settings,
         }
     )
-    audit = build_audit(updated, sources, log)
+    audit = build_audit(updated, sources, log, quoting)
     prove_audit(brief, audit, updated, sources)
     decided = VerdictPhase(
         verdict=report.verdict,

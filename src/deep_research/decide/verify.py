@@ -38,7 +38,7 @@ from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
 from deep_research.brief import Brief, parse_json, read_text, sha256_text
-from deep_research.decide.audit import build_audit
+from deep_research.decide.audit import bodies_of, build_audit, urls_quoting_text
 from deep_research.decide.counters import RoundSearches, compute, load_plan
 from deep_research.decide.provenance import corpus_meta_mismatches, owner_mismatches
 from deep_research.decide.seal import seal_mismatches
@@ -144,8 +144,11 @@ def run_verify(
             report.mismatches.extend(_compare_triangulation(stored))
         if document.verdict is not None:  # counters reach a consumer through the verdict
             report.mismatches.extend(_compare_counters(stored, fetcher_rounds, searched))
-            report.mismatches.extend(_compare_verdict(stored, retraced))
-            report.mismatches.extend(_compare_audit(stored))
+            quoting = urls_quoting_text(
+                bodies_of(brief, document, stored.sources), stored.sources, stored.log
+            )
+            report.mismatches.extend(_compare_verdict(stored, retraced, quoting))
+            report.mismatches.extend(_compare_audit(stored, quoting))
         report.mismatches.extend(_compare_verdict_record(stored))
         if (root / "report.md").exists():
             report.mismatches.extend(_compare_report(stored))
@@ -264,11 +267,18 @@ def _refetch_sample_differences(stored: _Stored) -> list[str]:
     )
 
 
-def _compare_verdict(stored: _Stored, retraced: list[str]) -> list[str]:
-    """Decide the verdict again from the stored artifacts under the settings they record."""
+def _compare_verdict(stored: _Stored, retraced: list[str], quoting: list[str]) -> list[str]:
+    """Decide the verdict again from the stored artifacts under the settings they record
+    (``quoting``: the fetched URLs holding page text, which the record withholds)."""
     try:
         decided = decide(
-            stored.document, stored.trace, stored.sources, stored.log, stored.settings, retraced
+            stored.document,
+            stored.trace,
+            stored.sources,
+            stored.log,
+            stored.settings,
+            retraced,
+            quoting,
         )
     except InputError as exc:  # artifacts that contradict one another (inflated counters, …)
         return [f"verdict cannot be decided again: {exc}"]
@@ -314,10 +324,10 @@ def _compare_provenance(stored: _Stored) -> list[str]:
     )
 
 
-def _compare_audit(stored: _Stored) -> list[str]:
+def _compare_audit(stored: _Stored, quoting: list[str]) -> list[str]:
     """audit.json against the record the verdict writes from these artifacts."""
     path = stored.brief.root / "audit.json"
-    expected = _plain(build_audit(stored.document, stored.sources, stored.log))
+    expected = _plain(build_audit(stored.document, stored.sources, stored.log, quoting))
     if not path.exists():
         return ["audit.json: missing, but the brief has a verdict; re-run deep-research verdict"]
     try:
