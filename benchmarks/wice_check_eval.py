@@ -269,8 +269,11 @@ def check_claim(claim: Claim, server: PageServer, root: Path, reasoner: str) -> 
     (folder / "report.md").write_text(report(claim.text, urls), encoding="utf-8")
     argv = [COMMAND, str(folder / "report.md"), "--json", "--state", str(folder / "state")]
     out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = cli_main([*argv, "--reasoner", reasoner])
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            code = cli_main([*argv, "--reasoner", reasoner])
+    except (Exception, SystemExit) as crash:  # the command's failure is this claim's outcome
+        return Outcome(claim.id, claim.label, claim.text, "error", [f"crashed: {crash!r}"[:300]])
     if code not in (0, 1):
         return Outcome(claim.id, claim.label, claim.text, "error", [err.getvalue().strip()[-300:]])
     try:

@@ -309,3 +309,23 @@ def test_the_real_command_checks_each_served_claim(
     found = json.loads(capsys.readouterr().out)
     # Every claim reached its page and got a verdict: the harness served what the command read.
     assert found["checked"] == 2, found["outcomes"]
+
+
+@pytest.mark.parametrize("command", ["verify", "no-such-command"])
+def test_a_command_that_fails_is_the_claims_error_not_the_runs_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    # ``verify`` takes none of check's options and ends in argparse's SystemExit; an unknown
+    # command likewise: each is recorded as the claim's outcome and the measure goes on.
+    monkeypatch.setattr(EVAL, "COMMAND", command)
+    claim = EVAL.claim_of(ROWS[0])
+    with EVAL.PageServer() as server:
+        found = EVAL.check_claim(claim, server, tmp_path, "extractive")
+    assert (found.id, found.label, found.verdict) == ("dev00001", "supported", "error")
+    assert found.reasons and found.reasons[0].startswith("crashed: SystemExit")
+    assert (
+        (tmp_path / "dev00001" / "report.md")
+        .read_text(encoding="utf-8")
+        .startswith("The kiln was first fired in 1874 ([source 1](http://127.0.0.1:")
+    )
+    assert set(server.pages) == {"/dev00001/1"}
