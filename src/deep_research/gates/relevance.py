@@ -542,11 +542,14 @@ def relevance_ranks(
     sub_questions: Mapping[str, str] | None = None,
 ) -> dict[str, float]:
     """Each finding's rank (by finding id) under the rule :func:`relevant_rows` applies, higher
-    first: the share of the question's — or its sub-question's — weight its claim names, plus 1
-    when that answers it. For a run whose judges decide relevance: it orders, it drops nothing."""
+    first: half the share of the question's — or its sub-question's — weight its claim names,
+    plus 1 when that answers it (so 1 or more exactly for the findings it keeps). For a run
+    whose judges decide relevance: it orders, it drops nothing."""
     judge = _finding_judge(question, texts, sub_questions)
     return {
-        finding.id: max(float(r.answers) + 1.0 - r.missing_share for r in judge(finding.claim, row))
+        finding.id: max(
+            float(r.answers) + (1.0 - r.missing_share) / 2 for r in judge(finding.claim, row)
+        )
         for row in rows
         for finding in row.findings
     }
