@@ -640,7 +640,8 @@ def assert_the_judges_decide_relevance(brief: Path, see: str = "") -> None:
     of them share almost no word with their sub-question — because the judges say each answers
     it; the claim on sq4's topic that does not answer it is stripped, its reason the tally, and
     is neither in the answer nor under Key findings; a malformed word and an errored vote
-    abstain (a third judge was asked, and the claims stay)."""
+    abstain (a third judge was asked, and the claims stay). Re-derived offline, the brief's
+    decisions are the same."""
     decided = judged_outcome(brief)
     assert decided["emitted"] == sorted(claim for _, _, claim in FACTS.values()), (decided, see)
     reason = "does not answer its sub-question sq4, the judges voted (yes 0, partly 0, no 2)"
@@ -651,3 +652,7 @@ def assert_the_judges_decide_relevance(brief: Path, see: str = "") -> None:
     shown, stripped = report.split("## Stripped", 1)
     assert OFF_QUESTION not in shown, see  # neither the answer nor the findings
     assert OFF_QUESTION in stripped and reason in stripped, see
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        code = main(["verify", str(brief), "--offline"])
+    checked = json.loads(printed.getvalue())
+    assert code == 0 and checked["identical"], (checked, see)
