@@ -34,7 +34,7 @@ from fakeapi import (
     web_search,
 )
 from localhttp import LocalServer
-from scripted_run import FACTS, TOPIC, Web
+from scripted_run import FACTS, OFF_QUESTION, TOPIC, Web, judged_answers
 
 _SQ_LINE = re.compile(r"^(sq\d+): ", re.MULTILINE)
 _CLAIM = re.compile(r"^Claim (C\d+): (.*)$", re.MULTILINE)
@@ -50,8 +50,13 @@ def vote_number(body: dict[str, Any]) -> int:
     return int(user_text(body).split("Vote ", 1)[1].split(" ", 1)[0])
 
 
-def vote(refuted: bool, evidence: str = "the quoted figure", confidence: float = 0.8) -> Any:
-    return {"refuted": refuted, "evidence": evidence, "confidence": confidence}
+def vote(
+    refuted: bool,
+    evidence: str = "the quoted figure",
+    confidence: float = 0.8,
+    answers: str = "yes",
+) -> Any:
+    return {"refuted": refuted, "evidence": evidence, "confidence": confidence, "answers": answers}
 
 
 def votes_reply(votes: dict[str, Any]) -> list[Block]:
@@ -89,6 +94,9 @@ class World:
     depth: str = "full"
     refute: frozenset[str] = frozenset()
     empty_search: bool = False
+    #: The judged world's skeptics (tests/scripted_run.py ``JUDGED``): whether each claim's
+    #: evidence answers its sub-question, vote by vote.
+    judged: bool = False
     overrides: dict[str, Callable[[dict[str, Any]], Reply | list[Block] | None]] = field(
         default_factory=dict
     )
@@ -139,6 +147,8 @@ class World:
                     if blocks:
                         blocks.append(text("\n\n"))
                     blocks.append(cited(f"[central] {claim}", document, variant))
+        if OFF_QUESTION in document:
+            blocks += [text("\n\n"), cited(f"[central] {OFF_QUESTION}", document, OFF_QUESTION)]
         return blocks or [text("Nothing on this page answers the sub-question.")]
 
     def _triangulate(self, body: dict[str, Any]) -> list[Block]:
@@ -153,12 +163,15 @@ class World:
         return [text(json.dumps({"queries": queries}))]
 
     def _skeptic(self, body: dict[str, Any]) -> list[Block]:
-        return votes_reply(
-            {
-                claim_id: vote(claim in self.refute, "each quote states the figure as claimed")
-                for claim_id, claim in asked_claims(body).items()
-            }
-        )
+        number = vote_number(body)
+        cast: dict[str, Any] = {}
+        for claim_id, claim in asked_claims(body).items():
+            answers = judged_answers(claim, number) if self.judged else "yes"
+            refuted = claim in self.refute
+            said = "each quote states the figure as claimed"
+            if answers is not None:  # an errored vote: the reply casts none for the claim
+                cast[claim_id] = vote(refuted, said, answers=answers)
+        return votes_reply(cast)
 
     def _ciber(self, body: dict[str, Any]) -> list[Block]:
         return [text(json.dumps({"ciber_passed": True, "consistency_failures": []}))]
@@ -189,15 +202,17 @@ def claude_world(
     api_knobs: dict[str, Any] | None = None,
     *,
     closed: bool = False,
+    judged: bool = False,
     **knobs: Any,
 ) -> Iterator[tuple[World, FakeAnthropic]]:
     """The pages on a local server, the fake API (strict, as the API is) on another, the
     environment pointing at both. ``api_knobs`` go to the fake API, ``knobs`` to the world;
-    ``closed``: a web round 1 reads whole (``Web.closed``)."""
+    ``closed``: a web round 1 reads whole (``Web.closed``); ``judged``: the judged world, its
+    pages and its skeptics (tests/scripted_run.py)."""
     with LocalServer() as server:
-        web = Web(server, "127.0.0.1", closed=closed)
+        web = Web(server, "127.0.0.1", closed=closed, judged=judged)
         web.build()
-        world = World(web, **knobs)
+        world = World(web, judged=judged, **knobs)
         with FakeAnthropic(world, usage="measured", strict=True, **(api_knobs or {})) as api:
             monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
             monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)

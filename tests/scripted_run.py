@@ -109,6 +109,20 @@ CONTESTED = {
 #: The contested world's short page (under 100 words): one the re-fetch sample draws — the
 #: sample is ordered by a hash of the brief and source ids, so it is the same every run.
 SHORT_PAGE = ("sq2", 1, 0)
+#: The judged world (``Web(judged=True)``): sq4's pages also say, beside the fact, something on
+#: its topic — its words are the sub-question's own — that does not answer it.
+OFF_QUESTION = (
+    "The Harbourton sea-level record has been published online since the harbour authority "
+    "opened its data portal."
+)
+#: What the judged world's skeptics say of each claim's evidence, vote by vote: whether it
+#: answers the claim's sub-question (``None``: the vote errored; anything but yes/partly/no is
+#: malformed). A claim not listed: "yes" every time.
+JUDGED: dict[str, tuple[str | None, ...]] = {
+    OFF_QUESTION: ("no", "no", "no"),
+    FACTS["sq1"][2]: ("no", "maybe", "yes"),  # one no and a malformed word: no majority
+    FACTS["sq3"][2]: (None, "no", "yes"),  # an errored vote abstains: neither saves nor drops
+}
 #: What the plan's queries and counter-queries look like: the sub-question they serve is in them.
 _QUERY = re.compile(r"harbourton (sq\d+) (query \d+|query more|evidence against)")
 
@@ -166,6 +180,8 @@ class Web:
     #: A world round 1 reads whole: no page of its own for round 2, whose counter-queries list
     #: round 1's pages again.
     closed: bool = False
+    #: The judged world: sq4's pages also state :data:`OFF_QUESTION`.
+    judged: bool = False
 
     def build(self) -> None:
         number = 0
@@ -177,12 +193,11 @@ class Web:
                     number += 1
                     host = f"www.publisher-{number}.example"
                     path = f"/{sq}/r{round_}/{k}"
+                    said = [sentences[number % 3]]
+                    if self.judged and sq == "sq4":
+                        said.append(OFF_QUESTION)
                     body = " ".join(
-                        [
-                            filler(f"{sq}{round_}{k}a", 276),
-                            sentences[number % 3],
-                            filler(f"{sq}{round_}{k}b", 276),
-                        ]
+                        [filler(f"{sq}{round_}{k}a", 276), *said, filler(f"{sq}{round_}{k}b", 276)]
                     )
                     page = article(body, f"Gauges {number}")
                     if self.contested and sq == "sq5":
@@ -336,18 +351,20 @@ def _claims(action: Action, brief: Path) -> dict[str, Any]:
     claims: list[dict[str, Any]] = []
     planned = [sq["id"] for sq in document["sub_questions"]]
     for sq in (sq for sq in FACTS if sq in planned):
-        stating: dict[str, list[Any]] = {}
+        stating: dict[str, list[tuple[str, str]]] = {}  # claim → (source, finding) stating it
         for row in (r for r in rows if sq in r.sub_questions):
-            stating.setdefault(row.findings[0].claim, []).append(row)
+            for finding in row.findings:
+                stating.setdefault(finding.claim, []).append((row.id, finding.id))
+        contested = len({claim for claim in stating if claim != OFF_QUESTION}) > 1
         for claim, support in stating.items():
-            cited = support if len(stating) > 1 else support[:3]  # a contested fact: every page
+            cited = support if contested else support[:3]  # a contested fact: every page
             claims.append(
                 {
                     "id": f"C{len(claims) + 1}",
                     "claim": claim,
                     "sq": sq,
-                    "supporting": [r.id for r in cited],
-                    "findings": [r.findings[0].id for r in cited],
+                    "supporting": [source for source, _ in cited],
+                    "findings": [finding for _, finding in cited],
                     "importance": "central",
                 }
             )
@@ -376,13 +393,10 @@ def fetcher_reply(prompt: str, fetched: list[tuple[str, str]]) -> dict[str, Any]
             quote, claim = text[start:end], SEPTEMBER_CLAIM
         else:
             quote, claim = next((s, c) for s, c in _stated(sq) if s in text)
-        sources.append(
-            {
-                "url": url,
-                "source_type": "government",
-                "findings": [{"claim": claim, "quote": quote, "importance": "central"}],
-            }
-        )
+        findings = [{"claim": claim, "quote": quote, "importance": "central"}]
+        if OFF_QUESTION in text:
+            findings.append({"claim": OFF_QUESTION, "quote": OFF_QUESTION, "importance": "central"})
+        sources.append({"url": url, "source_type": "government", "findings": findings})
     return {"sub_question": sq, "query": f.queries[0], "complete": True, "sources": sources}
 
 
@@ -399,13 +413,20 @@ def triangulator_reply(prompt: str) -> dict[str, Any]:
     return {"claims": [], "contradictions": [], "coverage_gaps": [], "negation_queries": []}
 
 
-def skeptic_reply(prompt: str) -> dict[str, Any]:
+def skeptic_reply(prompt: str, answers: str = "yes") -> dict[str, Any]:
     return {
         "refuted": False,
         "evidence": "each quote states the figure exactly as claimed",
         "confidence": 0.8,
         "counterSource": None,
+        "answers": answers,
     }
+
+
+def judged_answers(claim: str, vote: int) -> str | None:
+    """What the judged world's skeptic casting vote ``vote`` (from 1) of ``claim`` says of
+    whether its evidence answers its sub-question; None: that vote errored."""
+    return JUDGED.get(claim, ("yes",) * 3)[vote - 1]
 
 
 def verifier_reply(prompt: str) -> dict[str, Any]:
@@ -592,3 +613,46 @@ def assert_both_positions_reach_the_reader(
     assert dropped[0].checks.outcome == "unsupported", (dropped, see)
     assert len(merged.supporting) == 3, (merged, see)
     assert merged.id not in {s.claim for s in document.stripped}, (document.stripped, see)
+
+
+# --- what a reader of the judged world's brief gets --------------------------------------------
+
+
+def judged_outcome(brief: Path) -> dict[str, Any]:
+    """What the judged world's brief decided, as plain data both drivers' briefs compare by:
+    the claims emitted, the claims stripped with why, each voted claim's ``answers`` in order."""
+    from deep_research.gates.trace import emitted_claims
+
+    document = Brief(brief).load_claims()
+    return {
+        "emitted": sorted(claim.claim for claim in emitted_claims(document)),
+        "stripped": sorted((entry.claim, entry.reason) for entry in document.stripped),
+        "answers": {
+            claim.claim: [record.answers for record in claim.votes.records]
+            for claim in document.claims
+            if claim.votes is not None
+        },
+    }
+
+
+def assert_the_judges_decide_relevance(brief: Path, see: str = "") -> None:
+    """The judged world's brief, whichever driver made it: every true claim is emitted — three
+    of them share almost no word with their sub-question — because the judges say each answers
+    it; the claim on sq4's topic that does not answer it is stripped, its reason the tally, and
+    is neither in the answer nor under Key findings; a malformed word and an errored vote
+    abstain (a third judge was asked, and the claims stay). Re-derived offline, the brief's
+    decisions are the same."""
+    decided = judged_outcome(brief)
+    assert decided["emitted"] == sorted(claim for _, _, claim in FACTS.values()), (decided, see)
+    reason = "does not answer its sub-question sq4, the judges voted (yes 0, partly 0, no 2)"
+    assert decided["stripped"] == [(OFF_QUESTION, reason)], (decided, see)
+    assert decided["answers"][FACTS["sq1"][2]] == ["no", None, "yes"], (decided, see)
+    assert decided["answers"][FACTS["sq3"][2]] == [None, "no", "yes"], (decided, see)
+    report = (brief / "report.md").read_text(encoding="utf-8")
+    shown, stripped = report.split("## Stripped", 1)
+    assert OFF_QUESTION not in shown, see  # neither the answer nor the findings
+    assert OFF_QUESTION in stripped and reason in stripped, see
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        code = main(["verify", str(brief), "--offline"])
+    checked = json.loads(printed.getvalue())
+    assert code == 0 and checked["identical"], (checked, see)

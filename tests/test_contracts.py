@@ -206,6 +206,8 @@ def test_the_skeptic_example_counts_as_a_vote(
     (record,) = next(c for c in read_claims(root)["claims"] if c["id"] == "C1")["votes"]["records"]
     assert record["status"] == "valid" and record["refuted"] is vote["refuted"]
     assert record["confidence"] == vote["confidence"]
+    # Whether the evidence answers the sub-question is read as the example gives it.
+    assert record["answers"] == vote["answers"] == "yes"
 
 
 def test_the_ciber_example_is_applied(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

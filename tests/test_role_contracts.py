@@ -47,6 +47,7 @@ from deep_research.run.claude.search import WebSearchAdapter
 from deep_research.run.interface import (
     CitedClaim,
     EvidenceText,
+    PanelItem,
     Retained,
     SubQuestionPlan,
     SurveyDoc,
@@ -175,7 +176,9 @@ def claim(n: int) -> Claim:
         Evidence(source=f"S{i + 1}", quote=quote, checks=Checks(outcome="supported"))
         for i, quote in enumerate(QUOTES)
     ]
-    return Claim(id=f"C{n}", claim=f"Heat pump sales were about {n}.9 million.", evidence=evidence)
+    return Claim(
+        id=f"C{n}", claim=f"Heat pump sales were about {n}.9 million.", sq="sq1", evidence=evidence
+    )
 
 
 def claim_data(claims: list[Claim]) -> list[str]:
@@ -196,11 +199,14 @@ def test_a_roles_system_prompt_is_contract_text_only(role: Any) -> None:
 @pytest.mark.parametrize("number", [0, 1, 2])
 def test_the_skeptics_vote_asks_are_contract_text_and_data(number: int) -> None:
     claims = [claim(1), claim(2)]
+    asked = "How many heat pumps were sold?"
     items = [
-        (c, [EvidenceText(e.source, e.quote, CONTEXT, CONTEXT) for e in c.evidence]) for c in claims
+        PanelItem(c, [EvidenceText(e.source, e.quote, CONTEXT, CONTEXT) for e in c.evidence], asked)
+        for c in claims
     ]
     body = vote_request(items, number, 3)
-    assert unsourced(request_text(body), claim_data(claims)) == []
+    assert f"Sub-question sq1: {asked}" in user_text(body)
+    assert unsourced(request_text(body), [*claim_data(claims), asked]) == []
     angles = role_contracts.items("skeptic", "Vote angles")
     assert angles[number] in user_text(body)  # each vote's angle, as the contract lists it
 

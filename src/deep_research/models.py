@@ -40,6 +40,8 @@ SourceType = Literal[
 PRIMARY_TYPES: frozenset[SourceType] = frozenset({"primary", "academic", "government"})
 Tier = Literal["raw", "summarizer", "degraded", "snippet"]
 Importance = Literal["central", "supporting", "tangential"]
+#: A judge's word on whether a claim's located evidence answers its sub-question.
+Answers = Literal["yes", "partly", "no"]
 Confidence = Literal["high", "medium-contested", "medium", "low"]
 SupportClass = Literal["Supported", "Partially Supported", "Unsupported", "Uncertain"]
 Verdict = Literal["READY", "PARTIAL", "PARTIAL_QUICK", "HOLD", "FAIL"]
@@ -270,12 +272,16 @@ class VoteRecord(Strict):
     confidence: Score | None = None
     counter_source: str | None = None
     status: Literal["valid", "abstained"] = "valid"
+    # Whether the located evidence answers the claim's sub-question; None abstains.
+    answers: Answers | None = None
 
 
 class Votes(Strict):
     tally: str = Field(pattern=r"^[0-3]-[0-3]$", examples=["2-0", "1-2"])
     outcome: Literal["survives", "killed", "unverified"]
     records: list[VoteRecord] = Field(default_factory=list)
+    # The judges' majority says the evidence does not answer the claim's sub-question.
+    off_question: bool = False
 
 
 EntailmentVerdict = Literal["entails", "contradicts", "not_addressed"]
@@ -679,6 +685,10 @@ class SkepticVote(Strict):
     evidence: str
     confidence: Score = Field(description="a number from 0 (a guess) to 1 (certain)")
     counter_source: str | None = Field(default=None, alias="counterSource")
+    answers: Answers | None = Field(
+        default=None,
+        description="does the located evidence answer the claim's sub-question: yes, partly, no",
+    )
 
 
 class ConsistencyFailure(Strict):

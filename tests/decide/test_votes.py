@@ -137,6 +137,7 @@ def test_the_contract_example_is_a_vote_that_counts() -> None:
     assert not list(validator("skeptic-vote").iter_errors(example))
     vote, reason = read_vote(example)
     assert reason is None and vote.status == "valid" and vote.refuted is True
+    assert vote.answers == example["answers"]
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from deep_research.gates.relevance import (
     _related,
     answers,
     document_name,
+    relevance_ranks,
     relevant_rows,
     retained_texts,
     topic_stems,
@@ -233,3 +234,18 @@ def test_an_acronym_names_the_words_the_question_spells_out() -> None:
     words = question.words("If the user hits EOF, raise EOFError.")
     assert {"end", "fil"} <= words
     assert not {"end", "fil"} & question.words("If the user hits ESC, raise an error.")
+
+
+def test_relevance_ranks_order_by_the_same_rule_and_drop_nothing() -> None:
+    rows = [
+        _row("S1", "file://c/gil.md", ["A thread must hold the GIL to run bytecode."]),
+        _row("S2", "file://c/ctx.md", ["A context manager defines a runtime context."]),
+        _row("S3", "file://c/io.md", ["Threads wait while the interpreter lock is held."]),
+    ]
+    ranks = relevance_ranks(rows, GIL)
+    assert set(ranks) == {"S1.F1", "S2.F1", "S3.F1"}  # every finding, none dropped
+    # The one the words say answers ranks 1 or more; the rest below 1, those naming part of
+    # the question above those naming none.
+    kept = {f.id for row in relevant_rows(rows, GIL) for f in row.findings}
+    assert kept == {"S1.F1"} and ranks["S1.F1"] >= 1.0
+    assert 0.5 >= ranks["S3.F1"] > ranks["S2.F1"] >= 0.0

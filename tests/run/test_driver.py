@@ -458,6 +458,29 @@ def test_a_shared_finding_goes_to_the_finder_holding_fewest_claims() -> None:
     }
 
 
+def test_ranked_findings_put_the_claims_the_words_say_answer_first_and_drop_none() -> None:
+    def row(number: int, claim: str) -> SourceRow:
+        return SourceRow.model_validate(
+            {
+                "id": f"S{number}",
+                "url": f"file://docs/{number}.md",
+                "sub_questions": ["sq1"],
+                "findings": [{"id": f"S{number}.F1", "claim": claim, "quote": claim}],
+            }
+        )
+
+    widely = "The river is quoted by two publishers, on another subject."
+    answers = "The ferry crossing takes twelve minutes at high water."
+    near = "The ferry timetable is printed at the quay."
+    rows = [row(1, widely), row(2, widely), row(3, near), row(4, answers)]
+    ranks = {"S1.F1": 0.4, "S2.F1": 0.4, "S3.F1": 0.8, "S4.F1": 1.9}
+    built = [claim.claim for claim in build_claims(rows, 10, ranks=ranks)]
+    assert built == [answers, widely, near]  # then more sources, then the higher rank
+    assert [claim.claim for claim in build_claims(rows, 1, ranks=ranks)] == [answers]
+    # Without ranks, the order is by sources alone, as before.
+    assert build_claims(rows, 10)[0].claim == widely
+
+
 # --- one brief name for both drivers ---------------------------------------------------------
 
 

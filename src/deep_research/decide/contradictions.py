@@ -47,6 +47,7 @@ from deep_research.decide.figures import (
     same_slot,
     subject,
 )
+from deep_research.decide.relevance_votes import is_off_question
 from deep_research.decide.samefact import claim_key, overlap
 from deep_research.gates.literals.extraction import literals_of
 from deep_research.gates.overlap import content_tokens
@@ -183,9 +184,8 @@ def entry(
 
 
 def emitted(claim: Claim) -> bool:
-    return claim.support_class == "Supported" and not (
-        claim.votes is not None and claim.votes.outcome == "killed"
-    )
+    killed = claim.votes is not None and claim.votes.outcome == "killed"
+    return claim.support_class == "Supported" and not killed and not is_off_question(claim)
 
 
 def find_contradictions(

@@ -12,11 +12,12 @@ one voice when any of these holds (checked pairwise, then closed transitively):
 * ``same_paper`` — the same arXiv id or DOI, from the URL or, for academic sources, the text.
 
 From the groups follow ``independent_count``, τ, ``dissemination_score`` and ``confidence``. At
-full depth a load-bearing claim is ``high`` only once the skeptic panel has upheld it: breadth of
-sources says nothing about whether the quotes, read in context, say what the claim says. The
-command also moves claims that may not be emitted (unsupported, uncertain, refuted by the skeptic
-panel) to ``stripped``, drops citations that failed from kept claims, flags vendor monocultures
-and logs URL-set overlap between sub-question workers.
+full depth a load-bearing claim is ``high`` only once the skeptic panel has upheld it: breadth
+of sources says nothing about whether the quotes, read in context, say what the claim says. The
+command also moves claims that may not be emitted (unsupported, uncertain, refuted by the
+skeptic panel, or judged by it not to answer its sub-question) to ``stripped``, drops citations
+that failed from kept claims, flags vendor monocultures and logs URL-set overlap between
+sub-question workers.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from deep_research.brief import Brief
+from deep_research.decide import relevance_votes
 from deep_research.decide.freshness import evidence_freshness
 from deep_research.errors import InputError
 from deep_research.gaps import VENDOR_MONOCULTURE
@@ -467,6 +469,9 @@ def strip_reason(claim: Claim) -> str | None:
     """Why ``claim`` may not stay in the brief, or None if it stays."""
     if claim.votes is not None and claim.votes.outcome == "killed":
         return f"refuted by the skeptic panel ({claim.votes.tally})"
+    off_question = relevance_votes.strip_reason(claim)
+    if off_question is not None:
+        return off_question
     if claim.support_class == "Uncertain":
         return "uncertain: only infrastructure failures (not evidence against the claim)"
     if claim.support_class == "Unsupported":

@@ -84,6 +84,7 @@ from deep_research.decide.audit import (
 )
 from deep_research.decide.ciber import skip_problem
 from deep_research.decide.counters import fetched_sources
+from deep_research.decide.relevance_votes import is_off_question
 from deep_research.decide.seal import seal
 from deep_research.decide.triangulate import awaiting_panel
 from deep_research.errors import InconsistentArtifacts, InputError
@@ -450,6 +451,12 @@ def check_consistency(
         # Votes recorded after triangulate: the refuted claims were never stripped.
         problems.append(
             f"{', '.join(refuted)} refuted by the skeptic panel but still in claims "
+            "(votes recorded after triangulate: re-run triangulate)"
+        )
+    off = [c.id for c in document.claims if is_off_question(c)]
+    if off:
+        problems.append(
+            f"{', '.join(off)} judged not to answer their sub-question but still in claims "
             "(votes recorded after triangulate: re-run triangulate)"
         )
     if problems:

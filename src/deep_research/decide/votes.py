@@ -9,6 +9,9 @@ panel whose votes all abstain in silence looks exactly like one that ran. With `
 * **survives** iff at least ``v`` votes are valid and fewer than ``k`` refute;
 * **unverified** otherwise (too many abstentions to decide — reported as such).
 
+A vote also says whether the evidence answers the claim's sub-question; those words are counted
+by :mod:`deep_research.decide.relevance_votes` (``off_question``).
+
 :func:`settled` says whether the votes cast so far already fix the outcome whatever the
 remaining votes turn out to be, so the panel can stop early; the tests prove over every vote
 sequence that stopping early never changes an outcome. Only claims that passed the trace gate
@@ -26,6 +29,7 @@ from typing import Any, Literal, get_args
 from pydantic import ValidationError
 
 from deep_research.brief import parse_json, read_text
+from deep_research.decide import relevance_votes
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.models import ClaimsFile, SkepticVote, VoteRecord, Votes
 from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
@@ -52,6 +56,9 @@ def check_vote(raw: object) -> SkepticVote | str:
     if "error" in raw:
         return f"the skeptic call errored: {str(raw['error'])[:200]}"
     payload = dict(raw)
+    # Whether the evidence answers the sub-question is read on its own: a malformed value
+    # abstains on that alone, the rest of the vote still counts.
+    payload[relevance_votes.FIELD] = relevance_votes.read_answers(raw)
     confidence = payload.get("confidence")
     if isinstance(confidence, int | float) and not isinstance(confidence, bool):
         # A model-provided number is clamped, not trusted: confidence lives in [0, 1].
@@ -79,6 +86,7 @@ def read_vote(raw: object) -> tuple[VoteRecord, str | None]:
         confidence=vote.confidence,
         counter_source=vote.counter_source,
         status="valid",
+        answers=vote.answers,
     )
     return record, None
 
@@ -99,7 +107,10 @@ def outcome(votes: Sequence[VoteRecord], settings: Settings) -> Outcome:
 
 
 def settled(votes: Sequence[VoteRecord], settings: Settings) -> Outcome | None:
-    """The outcome if no remaining vote can change it, else None (cast another vote)."""
+    """The outcome if no remaining vote can change it nor whether the claim is off its
+    question (:mod:`~deep_research.decide.relevance_votes`), else None (cast another vote)."""
+    if not relevance_votes.settled([vote.answers for vote in votes], settings):
+        return None
     remaining = max(0, settings.panel_size - len(votes))
     outcomes = {
         outcome([*votes, *rest], settings)
@@ -118,7 +129,12 @@ def tally(votes: Sequence[VoteRecord]) -> str:
 def panel(raw_votes: Sequence[object], settings: Settings) -> Votes:
     """Aggregate the votes cast for one claim (at most ``panel_size`` are read)."""
     records = [parse_vote(raw) for raw in raw_votes[: settings.panel_size]]
-    return Votes(tally=tally(records), outcome=outcome(records, settings), records=records)
+    return Votes(
+        tally=tally(records),
+        outcome=outcome(records, settings),
+        records=records,
+        off_question=relevance_votes.off_question([r.answers for r in records], settings),
+    )
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import PurePosixPath
@@ -525,6 +525,41 @@ def relevant_rows(
     claims are built from, whichever reasoner wrote the findings. ``sub_questions`` (id → text):
     a plan a model wrote, whose sub-questions word the question's parts in their own words — a
     finding that answers the sub-question it was found for answers the question too."""
+    judge = _finding_judge(question, texts, sub_questions)
+    kept = []
+    for row in rows:
+        findings = [f for f in row.findings if any(r.answers for r in judge(f.claim, row))]
+        if len(findings) != len(row.findings):
+            row = row.model_copy(update={"findings": findings})
+        kept.append(row)
+    return kept
+
+
+def relevance_ranks(
+    rows: Sequence[SourceRow],
+    question: str,
+    texts: Iterable[str] = (),
+    sub_questions: Mapping[str, str] | None = None,
+) -> dict[str, float]:
+    """Each finding's rank (by finding id) under the rule :func:`relevant_rows` applies, higher
+    first: half the share of the question's — or its sub-question's — weight its claim names,
+    plus 1 when that answers it (so 1 or more exactly for the findings it keeps). For a run
+    whose judges decide relevance: it orders, it drops nothing."""
+    judge = _finding_judge(question, texts, sub_questions)
+    return {
+        finding.id: max(
+            float(r.answers) + (1.0 - r.missing_share) / 2 for r in judge(finding.claim, row)
+        )
+        for row in rows
+        for finding in row.findings
+    }
+
+
+def _finding_judge(
+    question: str, texts: Iterable[str], sub_questions: Mapping[str, str] | None
+) -> Callable[[str, SourceRow], list[Relevance]]:
+    """The rule for a finding's claim in its row: against ``question``, then each of the row's
+    sub-questions ``sub_questions`` words, every concept weighed by the retained ``texts``."""
     corpus = list(texts)
     asked = Question(question)
     weights = asked.weigh(corpus) if corpus else None
@@ -533,23 +568,15 @@ def relevant_rows(
         for sq, text in (sub_questions or {}).items()
     }
 
-    def answers(claim: str, row: SourceRow) -> bool:
-        if asked.answers(claim, weights, row.url):
-            return True
-        return any(
-            part.answers(claim, weighed, row.url)
+    def judge(claim: str, row: SourceRow) -> list[Relevance]:
+        return [asked.judge(claim, weights, row.url)] + [
+            part.judge(claim, weighed, row.url)
             for sq in row.sub_questions
             if sq in parts
             for part, weighed in [parts[sq]]
-        )
+        ]
 
-    kept = []
-    for row in rows:
-        findings = [f for f in row.findings if answers(f.claim, row)]
-        if len(findings) != len(row.findings):
-            row = row.model_copy(update={"findings": findings})
-        kept.append(row)
-    return kept
+    return judge
 
 
 def retained_texts(brief: Brief, rows: Sequence[SourceRow]) -> list[str]:

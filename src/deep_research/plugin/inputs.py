@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from deep_research.brief import Brief, atomic_write_text
+from deep_research.decide.relevance_votes import sub_question_texts
 from deep_research.fetch.fetcher import wrap_untrusted
 from deep_research.models import Claim, ClaimsFile, Evidence, SourceRow
 from deep_research.plugin.tasks import (
@@ -69,7 +70,8 @@ def input_text(brief: Brief, task: JudgingTask, document: ClaimsFile | None = No
     if isinstance(task, VerifyTask):
         return _verify(brief, claims[task.claim_id], task.source_id, sources)
     if isinstance(task, SkepticTask):
-        return _skeptic(brief, claims[task.claim_id], sources)
+        asked = sub_question_texts(document)
+        return _skeptic(brief, claims[task.claim_id], sources, asked)
     if isinstance(task, CiberTask):
         return _ciber(brief, top_ciber_claims(document, task.top_n), sources)
     raise TypeError(f"no input file for a {task.agent} task")
@@ -96,9 +98,13 @@ def _verify(brief: Brief, claim: Claim, source: str, sources: dict[str, SourceRo
     return _joined(lines)
 
 
-def _skeptic(brief: Brief, claim: Claim, sources: dict[str, SourceRow]) -> str:
+def _skeptic(
+    brief: Brief, claim: Claim, sources: dict[str, SourceRow], asked: dict[str, str]
+) -> str:
     cited = _cited(claim)
-    lines = [f"# Skeptic input: claim {claim.id}", "", DATA_RULE, "", *_claim_lines(claim)]
+    # The sub-question's words, so the vote can say whether the evidence answers it.
+    own = _claim_lines(claim, asked.get(claim.sq or "", ""))
+    lines = [f"# Skeptic input: claim {claim.id}", "", DATA_RULE, "", *own]
     for source in cited:
         lines += _source_lines(sources.get(source), source)
         lines += _evidence_lines(brief, [e for e in claim.evidence if e.source == source], sources)
@@ -150,9 +156,10 @@ def _triangulate(brief: Brief, task: TriangulateTask, rows: list[SourceRow]) -> 
 # --- the pieces -----------------------------------------------------------------------------
 
 
-def _claim_lines(claim: Claim) -> list[str]:
+def _claim_lines(claim: Claim, sub_question: str = "") -> list[str]:
     lines = [f"## Claim {claim.id}", "", claim.claim, ""]
-    lines.append(f"- sub-question: {claim.sq or 'none'}")
+    asked = f": {sub_question}" if sub_question else ""
+    lines.append(f"- sub-question: {claim.sq or 'none'}{asked}")
     lines.append(f"- supporting: {', '.join(claim.supporting) or 'none'}")
     lines.append(f"- traced: {claim.support_class}")
     return [*lines, ""]

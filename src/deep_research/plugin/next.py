@@ -663,7 +663,7 @@ def _panel_tasks(view: View, document: ClaimsFile) -> list[Task]:
         votes = [replies.skeptic_path(view.root, claim.id, n) for n in range(1, PANEL_MAX + 1)]
         have = [path for path in votes if path.exists()]
         wanted = PANEL_FIRST
-        if len(have) >= PANEL_FIRST and _split(have[:PANEL_FIRST]):
+        if len(have) >= PANEL_FIRST and _split(have[:PANEL_FIRST], view.settings):
             wanted = PANEL_MAX
         for path in votes[:wanted]:
             if not path.exists():
@@ -672,14 +672,21 @@ def _panel_tasks(view: View, document: ClaimsFile) -> list[Task]:
     return tasks
 
 
-def _split(paths: list[Path]) -> bool:
+def _split(paths: list[Path], settings: Settings) -> bool:
+    """Whether the votes saved at ``paths`` leave a claim's panel open: they differ on
+    ``refuted``, one cannot be read, or a vote to come could still find the evidence off its
+    sub-question."""
+    from deep_research.decide.relevance_votes import read_answers, settled
+
     verdicts = set()
+    answers = []
     for path in paths:
         value = replies.read_reply(path)
         if not isinstance(value, dict):
             return True  # an unreadable vote settles nothing: ask a third skeptic
         verdicts.add(value.get("refuted"))
-    return len(verdicts) > 1
+        answers.append(read_answers(value))
+    return len(verdicts) > 1 or not settled(answers, settings)
 
 
 def phase_panel(view: View) -> Action | None:

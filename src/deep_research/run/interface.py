@@ -212,9 +212,22 @@ class Panels:
     stopped: Exception | None = None
 
 
+@dataclass(frozen=True)
+class PanelItem:
+    """What a skeptic reads of one claim: the claim, its located evidence, and the text of the
+    sub-question it answers ("" when the plan has none for it)."""
+
+    claim: Claim
+    evidence: Sequence[EvidenceText]
+    sub_question: str = ""
+
+
 @runtime_checkable
 class PanelBatch(Protocol):
-    """A reasoner that sits every claim's panel at once — several claims per call, rounds of
-    votes, Message Batches if the run asked for them — instead of claim by claim."""
+    """A model's panel that sits every claim at once — several claims per call, rounds of
+    votes, Message Batches if the run asked for them — instead of claim by claim. Shown each
+    claim's sub-question, its votes also say whether the evidence answers it
+    (:mod:`deep_research.decide.relevance_votes`): in its runs the word-level relevance gate
+    ranks findings and drops none."""
 
-    def judge_all(self, items: Sequence[tuple[Claim, Sequence[EvidenceText]]]) -> Panels: ...
+    def judge_all(self, items: Sequence[PanelItem]) -> Panels: ...

@@ -14,6 +14,7 @@ claim has passed them, and the brief is marked partial (``coverage_gaps`` entrie
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,10 +29,11 @@ from deep_research.brief import (
     model_dump,
 )
 from deep_research.decide.counters import MAX_UNREAD_HOSTS
+from deep_research.decide.relevance_votes import sub_question_texts
 from deep_research.decide.samefact import FactGroups, claim_key
 from deep_research.errors import InputError
 from deep_research.gaps import INCOMPLETE, NOT_FOUND
-from deep_research.gates.relevance import relevant_rows, retained_texts
+from deep_research.gates.relevance import relevance_ranks, relevant_rows, retained_texts
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
 from deep_research.models import (
     Claim,
@@ -73,6 +75,7 @@ from deep_research.run.interface import (
     EvidenceText,
     FindingDraft,
     PanelBatch,
+    PanelItem,
     Reasoner,
     SearchAdapter,
     Skipped,
@@ -513,10 +516,16 @@ def finders_of(reports: Sequence[WorkerRecord]) -> dict[str, list[str]]:
 
 
 def build_claims(
-    rows: Sequence[SourceRow], limit: int, finders: dict[str, list[str]] | None = None
+    rows: Sequence[SourceRow],
+    limit: int,
+    finders: dict[str, list[str]] | None = None,
+    ranks: Mapping[str, float] | None = None,
 ) -> list[Claim]:
     """One claim per fact (:mod:`deep_research.decide.samefact`: findings that state the same
-    fact, however worded, are one claim); every source offering it supports it.
+    fact, however worded, are one claim); every source offering it supports it. Given ``ranks``
+    (finding id → :func:`~deep_research.gates.relevance.relevance_ranks`), the claims the words
+    say answer come first; then those with more sources, then the higher ranked: the first
+    ``limit`` are kept.
 
     A claim found by several sub-questions goes to the one holding the fewest claims so far
     (plan order breaks ties): each sub-question that found something reports something, rather
@@ -541,7 +550,14 @@ def build_claims(
             if row.id not in entry["supporting"]:
                 entry["supporting"].append(row.id)
             entry["findings"].append(finding.id)
-    ordered = sorted(grouped.values(), key=lambda e: -len(e["supporting"]))[:limit]
+
+    def rank(entry: dict[str, Any]) -> float:
+        return max((ranks or {}).get(finding, 0.0) for finding in entry["findings"])
+
+    ordered = sorted(
+        grouped.values(),
+        key=lambda e: (-math.floor(rank(e)), -len(e["supporting"]), -rank(e)),
+    )[:limit]
     held: dict[str, int] = {}
     claims = []
     for number, e in enumerate(ordered, start=1):
@@ -590,12 +606,19 @@ def phase_claims(ctx: Context) -> None:
     # The extractive reasoner applies the gate itself, to each sentence with the subject it
     # carries (the name it documents, its heading, the sentence quoted with it) and above a
     # score threshold; judged again bare, a docstring's sentence loses the name it documents.
+    # A model's panel, shown each claim's sub-question, votes on whether it answers it
+    # (decide/relevance_votes): then the words only rank the findings, and drop none.
+    ranks = None
     if ctx.reasoner.name != "extractive":
         planned = {sq.id: sq.question for sq in load_plan(ctx.brief)}
-        rows = relevant_rows(rows, ctx.state.question, retained_texts(ctx.brief, rows), planned)
+        texts = retained_texts(ctx.brief, rows)
+        if isinstance(ctx.reasoner, PanelBatch):
+            ranks = relevance_ranks(rows, ctx.state.question, texts, planned)
+        else:
+            rows = relevant_rows(rows, ctx.state.question, texts, planned)
     kept = {claim_key(f.claim) for row in rows for f in row.findings}
     reports = _worker_reports(ctx.brief, "cast") + _worker_reports(ctx.brief, "round2")
-    claims = build_claims(rows, ctx.limits.claims, finders_of(reports))
+    claims = build_claims(rows, ctx.limits.claims, finders_of(reports), ranks)
     document = ctx.brief.load_claims()
     gaps = _gaps(ctx, _worker_reports(ctx.brief, "cast"), kept)
     updated = document.model_copy(update={"claims": claims, "coverage_gaps": gaps})
@@ -644,7 +667,10 @@ def phase_panel(ctx: Context) -> None:
         panels = None
         if isinstance(ctx.reasoner, PanelBatch):
             # Every claim's panel at once: several claims per call, round by round.
-            panels = ctx.reasoner.judge_all([(c, evidence(c)) for c in candidates])
+            asked = sub_question_texts(document)
+            panels = ctx.reasoner.judge_all(
+                [PanelItem(c, evidence(c), asked.get(c.sq or "", "")) for c in candidates]
+            )
         for claim in candidates:
             ctx.budget.charge_call(ctx.reasoner.price)
             votes = (

@@ -1,18 +1,19 @@
 """The skeptic panel and CIBER on Claude: rounds of votes, several claims per call, each claim
 voted on until its outcome is settled.
 
-A claim reaches the panel only after the mechanical gates passed it (the phase sends only traced
-``Supported`` claims). A skeptic call judges up to :data:`MAX_CLAIMS_PER_SKEPTIC_CALL` claims at
-once, each shown with its own located evidence (the text the trace gate found in the retained
-pages, never a summary), and answers one vote per claim id (:class:`PanelReply`: a list of the
-contract's per-claim vote objects, each tagged with its claim's id). Round 1 asks every claim's
-first vote, round 2 every second vote, and a third round only the claims whose votes are still
-split: after each round :func:`deep_research.decide.votes.settled` says, claim by claim, whether
-the remaining votes could still change the outcome (the tests of that function prove stopping
-early never changes an outcome). Each call is a fresh request, so the votes of one claim stay
-independent of each other. A call's prefix — the skeptic contract, then its claims and their
-evidence — is marked for prompt caching; a round asking the same claims as the one before reads
-it from the cache, and only a short vote-specific angle follows it.
+A claim reaches the panel only after the mechanical gates passed it (the phase sends only
+traced ``Supported`` claims). A skeptic call judges up to :data:`MAX_CLAIMS_PER_SKEPTIC_CALL`
+claims at once, each shown with its sub-question and its own located evidence (the text the
+trace gate found in the retained pages, never a summary), and answers one vote per claim id
+(:class:`PanelReply`: a list of the contract's per-claim vote objects, each tagged with its
+claim's id). Round 1 asks every claim's first vote, round 2 every second vote, and a third
+round only the claims whose votes are still split: after each round
+:func:`deep_research.decide.votes.settled` says, claim by claim, whether the remaining votes
+could still change the outcome (the tests of that function prove stopping early never changes
+an outcome). Each call is a fresh request, so the votes of one claim stay independent of each
+other. A call's prefix — the skeptic contract, then its claims and their evidence — is marked
+for prompt caching; a round asking the same claims as the one before reads it from the cache,
+and only a short vote-specific angle follows it.
 
 A call that fails (after its retries), refuses, is cut short or does not validate is an
 :class:`~deep_research.run.interface.Abstained` vote for every claim it carried: it neither
@@ -37,7 +38,7 @@ from deep_research.models import CiberOutput, Claim, SkepticVote, VoteRecord
 from deep_research.run.claude.client import Answer, ClaudeClient, Failed, read_structured
 from deep_research.run.claude.roles import MAX_OUTPUT_TOKENS, instructions
 from deep_research.run.governor import CapReached
-from deep_research.run.interface import Abstained, EvidenceText, Panels
+from deep_research.run.interface import Abstained, PanelItem, Panels
 from deep_research.settings import Settings
 
 MAX_EVIDENCE_ITEMS = 4
@@ -54,7 +55,6 @@ CIBER_QUOTES = 4
 ANGLES_SECTION = "Vote angles"
 
 Vote = SkepticVote | Abstained
-Item = tuple[Claim, Sequence[EvidenceText]]
 
 
 class ClaimVote(BaseModel):
@@ -79,22 +79,28 @@ def _cached(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}
 
 
-def evidence_text(claim: Claim, evidence: Sequence[EvidenceText]) -> str:
-    """The claim, then each located quote between «» in its page context (the skeptic
-    contract's headless section says how to read it)."""
-    lines = [f"Claim {claim.id}: {claim.claim}", "", "Located evidence:"]
-    for item in evidence[:MAX_EVIDENCE_ITEMS]:
-        quote = item.quote[:MAX_EVIDENCE_CHARS]
-        page = wrap_untrusted(f"source:{item.source}", f"…{item.before}«{quote}»{item.after}…")
-        lines.append(f"[{item.source}] {page}")
+def evidence_text(item: PanelItem) -> str:
+    """The claim, its sub-question, then each located quote between «» in its page context (the
+    skeptic contract's headless section says how to read it)."""
+    claim, evidence = item.claim, item.evidence
+    lines = [f"Claim {claim.id}: {claim.claim}"]
+    if item.sub_question:
+        lines.append(f"Sub-question {claim.sq}: {item.sub_question}")
+    lines += ["", "Located evidence:"]
+    for located in evidence[:MAX_EVIDENCE_ITEMS]:
+        quote = located.quote[:MAX_EVIDENCE_CHARS]
+        page = wrap_untrusted(
+            f"source:{located.source}", f"…{located.before}«{quote}»{located.after}…"
+        )
+        lines.append(f"[{located.source}] {page}")
     if not evidence:
         lines.append("(none located)")
     return "\n".join(lines)
 
 
-def claims_text(items: Sequence[Item]) -> str:
+def claims_text(items: Sequence[PanelItem]) -> str:
     """The claims of one call, each with its own evidence."""
-    return "\n\n".join(evidence_text(claim, evidence) for claim, evidence in items)
+    return "\n\n".join(evidence_text(item) for item in items)
 
 
 def angle(number: int) -> str:
@@ -103,9 +109,9 @@ def angle(number: int) -> str:
     return angles[number % len(angles)]
 
 
-def vote_request(items: Sequence[Item], number: int, size: int) -> dict[str, Any]:
+def vote_request(items: Sequence[PanelItem], number: int, size: int) -> dict[str, Any]:
     """Vote ``number`` (from 0) of each of ``items``: the cached prefix, then this vote's angle."""
-    ids = ", ".join(claim.id for claim, _ in items)
+    ids = ", ".join(item.claim.id for item in items)
     ask = f"Vote {number + 1} of {size}\n{angle(number)}\nVote on: {ids}"
     return {
         "max_tokens": MAX_OUTPUT_TOKENS["skeptic"] * len(items),
@@ -122,13 +128,13 @@ def vote_request(items: Sequence[Item], number: int, size: int) -> dict[str, Any
     }
 
 
-def chunks(items: Sequence[Item]) -> list[list[Item]]:
+def chunks(items: Sequence[PanelItem]) -> list[list[PanelItem]]:
     """``items`` grouped by sub-question (in order of first appearance), then cut into calls of
     at most :data:`MAX_CLAIMS_PER_SKEPTIC_CALL` claims."""
     first: dict[str | None, int] = {}
-    for claim, _ in items:
-        first.setdefault(claim.sq, len(first))
-    ordered = sorted(items, key=lambda item: first[item[0].sq])
+    for item in items:
+        first.setdefault(item.claim.sq, len(first))
+    ordered = sorted(items, key=lambda item: first[item.claim.sq])
     size = MAX_CLAIMS_PER_SKEPTIC_CALL
     return [ordered[start : start + size] for start in range(0, len(ordered), size)]
 
@@ -176,10 +182,10 @@ def _batched(client: ClaudeClient, requests: Sequence[dict[str, Any]]) -> list[P
 def _cast(
     client: ClaudeClient,
     votes: dict[str, list[Vote]],
-    chunk: Sequence[Item],
+    chunk: Sequence[PanelItem],
     reply: PanelReply | Failed,
 ) -> None:
-    cast, ignored = read_votes(reply, [claim.id for claim, _ in chunk])
+    cast, ignored = read_votes(reply, [item.claim.id for item in chunk])
     if ignored:
         client.ledger.count("skeptic_votes_ignored", ignored)
     for claim_id, vote in cast.items():
@@ -187,17 +193,17 @@ def _cast(
 
 
 def run_panels(
-    client: ClaudeClient, items: Sequence[Item], settings: Settings, *, batch: bool = False
+    client: ClaudeClient, items: Sequence[PanelItem], settings: Settings, *, batch: bool = False
 ) -> Panels:
     """Every claim's panel, round by round, each round only for the claims the earlier votes
     left unsettled; with ``batch`` each round is one Message Batch."""
-    votes: dict[str, list[Vote]] = {claim.id: [] for claim, _ in items}
+    votes: dict[str, list[Vote]] = {item.claim.id: [] for item in items}
     try:
         for number in range(settings.panel_size):
             open_items = [
-                (claim, evidence)
-                for claim, evidence in items
-                if settled([_record(v) for v in votes[claim.id]], settings) is None
+                item
+                for item in items
+                if settled([_record(v) for v in votes[item.claim.id]], settings) is None
             ]
             if not open_items:
                 break

@@ -46,6 +46,7 @@ from deep_research.run.interface import (
     CitedClaim,
     EvidenceText,
     FindingDraft,
+    PanelItem,
     Panels,
     Plan,
     Retained,
@@ -293,12 +294,12 @@ class ClaudeReasoner:
     def judge(
         self, claim: Claim, evidence: Sequence[EvidenceText]
     ) -> Sequence[SkepticVote | Abstained] | Skipped:
-        panels = self.judge_all([(claim, evidence)])
+        panels = self.judge_all([PanelItem(claim, evidence)])
         if panels.stopped is not None:
             raise panels.stopped
         return panels.votes[claim.id]
 
-    def judge_all(self, items: Sequence[tuple[Claim, Sequence[EvidenceText]]]) -> Panels:
+    def judge_all(self, items: Sequence[PanelItem]) -> Panels:
         """Every claim's panel, several claims per call (as Message Batches under ``--batch``)."""
         return run_panels(self.client, items, self.settings, batch=self.batch)
 
