@@ -413,3 +413,47 @@ def test_a_role_contract_names_only_the_writers_tools(path: Path) -> None:
 def test_a_skill_names_only_the_tools_it_allows(path: Path) -> None:
     has = frontmatter_list(path, "allowed-tools")
     assert tools_named(body(path)) - has == set()
+
+
+def keys_in(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {key for item in value.values() for key in keys_in(item)}
+    if isinstance(value, list):
+        return {key for item in value for key in keys_in(item)}
+    return set()
+
+
+def fields_of(schema: dict[str, Any]) -> set[str]:
+    """Every property name the schema admits, at any depth."""
+    return {
+        name
+        for node in _nodes(schema)
+        if isinstance(node, dict) and isinstance(node.get("properties"), dict)
+        for name in node["properties"]
+    }
+
+
+def _nodes(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [value, *(node for item in value.values() for node in _nodes(item))]
+    if isinstance(value, list):
+        return [node for item in value for node in _nodes(item)]
+    return []
+
+
+def fields_shown(path: Path) -> set[str]:
+    """The fields a contract shows: keys of its examples and names it sets in backticks."""
+    named = {span for span in _CODE_SPAN.findall(body(path)) if span.isidentifier()}
+    return named | {key for example in examples(path) for key in keys_in(example)}
+
+
+def test_the_field_check_names_a_field_the_contract_never_shows() -> None:
+    schema = {"properties": {"url": {}, "cites": {}}, "$defs": {"F": {"properties": {"quote": {}}}}}
+    assert fields_of(schema) == {"url", "cites", "quote"}
+    assert fields_of(schema) - {"url", "quote"} == {"cites"}
+
+
+@pytest.mark.parametrize("name", sorted(CONSUMED))
+def test_a_contract_shows_every_field_its_reply_schema_keeps(name: str) -> None:
+    path = AGENTS / f"{name}.md"
+    assert fields_of(schema_of(path)) - fields_shown(path) == set()
