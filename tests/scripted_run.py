@@ -336,11 +336,19 @@ def written(action: Action, brief: Path, current: str | None = None) -> str:
 
 
 def _top_up_field(action: Action) -> str | None:
-    """The plan field a top-up write asks for (its example shows it), or None."""
+    """The plan field a top-up write asks for (its example shows the plan's fields, the one to
+    fill ending in "…"), or None."""
     if action.phase not in ("cast", "round2") or not isinstance(action.example, dict):
         return None
     shown = action.example.get("sub_questions") or [{}]
-    return next((name for name in shown[0] if name.startswith("more_")), None)
+    return next(
+        (
+            name
+            for name, value in shown[0].items()
+            if name.startswith("more_") and value[-1:] == ["…"]
+        ),
+        None,
+    )
 
 
 def _claims(action: Action, brief: Path) -> dict[str, Any]:

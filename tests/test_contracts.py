@@ -22,13 +22,9 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
 from briefs import (
+    PageSpec,
     build,
-    page,
     read_claims,
-    ready_claims,
-    ready_document,
-    ready_pages,
-    ready_trace,
     retain_page,
     write_brief,
 )
@@ -46,12 +42,29 @@ from deep_research.urls import canonicalize, mcp_identity
 AGENTS = REPO / "agents"
 SKILL = REPO / "skills" / "deep-research" / "SKILL.md"
 _CODE_SPAN = re.compile(r"`([^`]+)`")
-#: What the MCP example's tool call returned, as mcp-fetch keeps it.
-MCP_TEXT = (
-    "Search results for: heat pump sales 2023\n\n"
-    "1. Northern Energy Agency, market review: Heat pump sales in the twelve member states "
-    "reached 2.9 million units in 2023, up from 2.4 million a year earlier."
+#: The examples' world: a topic no test, benchmark or evaluation set uses, so a model copying an
+#: example copies no case it is measured on. A growers' cooperative's own report (S1), a trade
+#: paper that reprints it (S2, naming it in ``cites``) and a board that counts the crop apart (S3).
+COOP_URL = "https://www.brenvale-hazelnuts.example/reports/harvest-2024"
+COOP_TEXT = (
+    "Brenvale Hazelnut Cooperative: harvest report 2024.\n\n"
+    "Members of the Brenvale cooperative delivered 41,300 tonnes of in-shell hazelnuts in 2024, "
+    "up from 36,800 tonnes the year before. Drying capacity was extended in June."
 )
+WEEKLY_URL = "https://orchard-weekly.example/news/brenvale-harvest"
+WEEKLY_TEXT = (
+    "Orchard Weekly. Reprinted from the cooperative's harvest report.\n\n"
+    "This autumn members of the Brenvale cooperative delivered 41,300 tonnes of in-shell "
+    "hazelnuts in 2024, up from 36,800 tonnes the year before, the report says."
+)
+BOARD_URL = "https://growers-board.example/brenvale/crop-estimate-2024"
+BOARD_TEXT = (
+    "Crop estimates, December 2024.\n\n"
+    "The Brenvale growers' board put the 2024 hazelnut crop at 38,900 tonnes, counting "
+    "orchards outside the cooperative."
+)
+#: What the MCP example's tool call returned, as mcp-fetch keeps it.
+MCP_TEXT = "Search results for: hazelnut harvest 2024\n\n1. " + COOP_TEXT
 
 
 def body(path: Path) -> str:
@@ -143,17 +156,19 @@ def test_fetcher_examples_become_rows_the_trace_gate_resolves(
     digest = retain_page(
         root,
         source["url"],
-        page("heat-pumps-trade.txt"),
-        title="Installers struggle to keep up as heat pump demand climbs",
-        published_at=date(2024, 4, 2),
+        WEEKLY_TEXT,
+        title="Brenvale growers bring in a record hazelnut harvest",
+        published_at=date(2024, 11, 2),
     )
     err = normalize(root, tmp_path, output, capsys)
     assert "warning:" not in err and "rejected:" not in err
     new = rows(root)[-1]
     assert (new.id, new.url, new.sub_questions) == ("S31", source["url"], ["sq1"])
     assert (new.tier, new.status, new.content_hash) == ("raw", 200, digest)
-    assert new.title == "Installers struggle to keep up as heat pump demand climbs"
-    assert new.published_at == date(2024, 4, 2)
+    assert new.title == "Brenvale growers bring in a record hazelnut harvest"
+    assert new.published_at == date(2024, 11, 2)
+    # The syndicated copy names its original: independence reads it (decide/triangulate.py).
+    assert new.source_type == "news" and new.cites == [COOP_URL] == source["cites"]
     assert [f.quote for f in new.findings] == [source["findings"][0]["quote"]]
     assert new.findings[0].importance == "central"
     assert supported(root, new)
@@ -168,7 +183,7 @@ def test_mcp_fetcher_examples_become_rows_the_trace_gate_resolves(
     output, failed = examples(AGENTS / "mcp-fetcher.md")
     root = build(tmp_path / "brief")
     (source,) = output["sources"]
-    identity = mcp_identity("docs", "search", {"q": "heat pump sales 2023"})
+    identity = mcp_identity("docs", "search", {"q": "hazelnut harvest 2024"})
     assert canonicalize(source["url"]) == identity  # the url mcp-fetch --json prints
     stored, _ = retain_document(
         Brief(root),
@@ -229,14 +244,43 @@ def test_the_ciber_example_is_applied(tmp_path: Path, capsys: pytest.CaptureFixt
     ]
 
 
+def hazelnut_pages() -> list[PageSpec]:
+    """The examples' world as a brief's sources, S1–S3, each finding the examples quote."""
+    (output, _) = examples(AGENTS / "fetcher.md")
+    weekly_quote = output["sources"][0]["findings"][0]["quote"]
+    coop_quote = examples(AGENTS / "verifier.md")[0]["quoted_span"]
+    board_quote = "The Brenvale growers' board put the 2024 hazelnut crop at 38,900 tonnes"
+    return [
+        PageSpec(COOP_URL, COOP_TEXT, [("Delivered", coop_quote)], source_type="primary"),
+        PageSpec(WEEKLY_URL, WEEKLY_TEXT, [("Delivered", weekly_quote)], cites=[COOP_URL]),
+        PageSpec(BOARD_URL, BOARD_TEXT, [("Estimate", board_quote)], source_type="government"),
+    ]
+
+
+def hazelnut_brief(root: Path, claims: list[dict[str, Any]], **document: Any) -> Path:
+    return write_brief(
+        root,
+        hazelnut_pages(),
+        claims,
+        {"topic": "brenvale-hazelnuts-2024", "depth": "full", **document},
+        {"topic": "brenvale-hazelnuts-2024", "depth": "full"},
+    )
+
+
+def verifier_world(tmp_path: Path) -> Path:
+    """The examples' world with the verifier's claim C1 traced."""
+    (graph,) = examples(AGENTS / "triangulator.md")
+    claim = {key: graph["claims"][0][key] for key in ("claim", "supporting", "importance")}
+    root = hazelnut_brief(tmp_path / "brief", [claim])
+    run_trace(TraceOptions(brief=root))
+    return root
+
+
 def test_the_verifier_example_is_admitted_on_its_span(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (verdict,) = examples(AGENTS / "verifier.md")
-    root = write_brief(
-        tmp_path / "brief", ready_pages(), ready_claims(), ready_document(), ready_trace()
-    )
-    run_trace(TraceOptions(brief=root))
+    root = verifier_world(tmp_path)
     given = tmp_path / "verdicts.json"
     given.write_text(json.dumps(verdict), encoding="utf-8")
     assert main(["entail", str(root), "--input", str(given)]) == 0
@@ -254,10 +298,7 @@ def test_the_verifier_example_saved_where_next_asks_is_checked_by_ingest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (verdict,) = examples(AGENTS / "verifier.md")
-    root = write_brief(
-        tmp_path / "brief", ready_pages(), ready_claims(), ready_document(), ready_trace()
-    )
-    run_trace(TraceOptions(brief=root))
+    root = verifier_world(tmp_path)
     saved = replies.verifier_path(root, verdict["claim_id"], verdict["source_id"])
     saved.parent.mkdir(exist_ok=True)
     saved.write_text(json.dumps(verdict), encoding="utf-8")
@@ -268,15 +309,14 @@ def test_the_verifier_example_saved_where_next_asks_is_checked_by_ingest(
 
 def test_the_triangulator_graph_goes_into_claims_json_as_it_is(tmp_path: Path) -> None:
     (graph,) = examples(AGENTS / "triangulator.md")
-    root = write_brief(tmp_path / "brief", ready_pages(), [], ready_document(), ready_trace())
-    document = {
-        "topic": "heat-pumps-2023",
-        "depth": "full",
-        "claims": graph["claims"],
-        "unresolved_contradictions": graph["contradictions"],
-        "coverage_gaps": graph["coverage_gaps"],
-    }
-    (root / "claims.json").write_text(json.dumps(document), encoding="utf-8")
+    root = hazelnut_brief(
+        tmp_path / "brief",
+        graph["claims"],
+        unresolved_contradictions=graph["contradictions"],
+        coverage_gaps=graph["coverage_gaps"],
+    )
+    document = read_claims(root)
+    assert [c["claim"] for c in document["claims"]] == [c["claim"] for c in graph["claims"]]
     assert validate_brief(root).ok, validate_brief(root).problems
     run_trace(TraceOptions(brief=root))
     traced = read_claims(root)["claims"]
@@ -291,7 +331,10 @@ def test_the_plan_next_shows_is_read_by_counters(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["start", "How many heat pumps were sold in 2023?", "--state", "state"]) == 0
+    assert (
+        main(["start", "How large was the 2024 Brenvale hazelnut harvest?", "--state", "state"])
+        == 0
+    )
     root = Path(json.loads(capsys.readouterr().out)["brief"])
     action = next_action(root)
     assert (action.action, action.phase) == ("write", "plan")
@@ -302,3 +345,117 @@ def test_the_plan_next_shows_is_read_by_counters(
     assert set(counters["queries_per_sub_question"]) == {
         sq["id"] for sq in action.example["sub_questions"]
     }
+
+
+# --- each contract names only the tools its reader has --------------------------------------
+
+#: Claude Code's tool names, matched as written, and the words a contract may use for one.
+TOOL_NAMES = (
+    "Agent Bash Edit Glob Grep LS MultiEdit NotebookEdit Read SendMessage Skill StructuredOutput "
+    "Task TodoWrite ToolSearch WebFetch WebSearch Workflow Write"
+).split()
+_TOOL = re.compile(r"\b(" + "|".join(TOOL_NAMES) + r")\b")
+_TOOL_WORDS = {
+    "WebSearch": re.compile(r"\bweb[ _-]?search", re.IGNORECASE),
+    "WebFetch": re.compile(r"\bweb[ _-]?fetch", re.IGNORECASE),
+}
+#: What the workflow gives every agent it starts, whatever its frontmatter lists: its answer.
+WORKFLOW_GIVES = {"StructuredOutput"}
+ROLES = REPO / "roles"
+
+
+def tools_named(text: str) -> set[str]:
+    """The tools ``text`` names; a ``##`` heading is a section's name for code, not an
+    instruction, so it names none."""
+    prose = "\n".join(line for line in text.splitlines() if not line.startswith("## "))
+    named = set(_TOOL.findall(prose))
+    return named | {tool for tool, words in _TOOL_WORDS.items() if words.search(prose)}
+
+
+def frontmatter_list(path: Path, key: str) -> set[str]:
+    head = path.read_text(encoding="utf-8").split("\n---", 1)[0]
+    (line,) = [line for line in head.splitlines() if line.startswith(f"{key}:")]
+    # "Bash(deep-research *)" grants Bash, narrowed.
+    return {item.strip().split("(")[0] for item in line.split(":", 1)[1].split(",")}
+
+
+@pytest.mark.parametrize(
+    ("has", "text", "outside"),
+    [
+        ({"Read"}, "Read `input`. Then answer through StructuredOutput.", set()),
+        ({"Read"}, "## Workflow task\nAnswer as your contract says.", set()),
+        ({"Read"}, "Fetch it with WebFetch if the quote is cut.", {"WebFetch"}),
+        ({"Read", "Grep"}, "Scout first: at most 2 broad web searches.", {"WebSearch"}),
+        ({"Bash"}, "Write 3 re-framings, then Read the page.", {"Read", "Write"}),
+    ],
+)
+def test_the_tool_check_names_a_tool_the_reader_lacks(
+    has: set[str], text: str, outside: set[str]
+) -> None:
+    assert tools_named(text) - has - WORKFLOW_GIVES == outside
+
+
+@pytest.mark.parametrize("path", sorted(AGENTS.glob("*.md")), ids=lambda p: p.stem)
+def test_an_agent_contract_names_only_the_tools_its_frontmatter_gives(path: Path) -> None:
+    has = frontmatter_list(path, "tools")
+    assert tools_named(body(path)) - has - WORKFLOW_GIVES == set()
+
+
+@pytest.mark.parametrize("path", sorted(ROLES.glob("*.md")), ids=lambda p: p.stem)
+def test_a_role_contract_names_only_the_writers_tools(path: Path) -> None:
+    # next hands a role's rules to the workflow's writer (and to the loop's own session, which
+    # has more): the writer's tools are the ones they may name.
+    has = frontmatter_list(AGENTS / "writer.md", "tools")
+    assert tools_named(body(path)) - has - WORKFLOW_GIVES == set()
+
+
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "skills").glob("*/SKILL.md")), ids=lambda p: p.parent.name
+)
+def test_a_skill_names_only_the_tools_it_allows(path: Path) -> None:
+    has = frontmatter_list(path, "allowed-tools")
+    assert tools_named(body(path)) - has == set()
+
+
+def keys_in(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {key for item in value.values() for key in keys_in(item)}
+    if isinstance(value, list):
+        return {key for item in value for key in keys_in(item)}
+    return set()
+
+
+def fields_of(schema: dict[str, Any]) -> set[str]:
+    """Every property name the schema admits, at any depth."""
+    return {
+        name
+        for node in _nodes(schema)
+        if isinstance(node, dict) and isinstance(node.get("properties"), dict)
+        for name in node["properties"]
+    }
+
+
+def _nodes(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [value, *(node for item in value.values() for node in _nodes(item))]
+    if isinstance(value, list):
+        return [node for item in value for node in _nodes(item)]
+    return []
+
+
+def fields_shown(path: Path) -> set[str]:
+    """The fields a contract shows: keys of its examples and names it sets in backticks."""
+    named = {span for span in _CODE_SPAN.findall(body(path)) if span.isidentifier()}
+    return named | {key for example in examples(path) for key in keys_in(example)}
+
+
+def test_the_field_check_names_a_field_the_contract_never_shows() -> None:
+    schema = {"properties": {"url": {}, "cites": {}}, "$defs": {"F": {"properties": {"quote": {}}}}}
+    assert fields_of(schema) == {"url", "cites", "quote"}
+    assert fields_of(schema) - {"url", "quote"} == {"cites"}
+
+
+@pytest.mark.parametrize("name", sorted(CONSUMED))
+def test_a_contract_shows_every_field_its_reply_schema_keeps(name: str) -> None:
+    path = AGENTS / f"{name}.md"
+    assert fields_of(schema_of(path)) - fields_shown(path) == set()

@@ -169,6 +169,12 @@ def test_a_full_run_that_does_only_what_next_says_reaches_ready(full_run: Shared
     kinds = [a.action for a in full_run.actions]
     assert kinds.count("done") == 1 and full_run.agent_calls > 0
     assert scripted_run.futile_dispatches(brief) == []
+    # The counter-queries write shows every field plan.json holds, beside the one to add.
+    (counter,) = [a for a in full_run.actions if a.phase == "round2" and a.action == "write"]
+    assert all(
+        {"id", "question", "scope", "queries"} <= set(sq) and sq["counter_queries"] == ["…"]
+        for sq in counter.example["sub_questions"]
+    )
     # Every prompt printed is the task the guard admits for the agent it names.
     dispatched = [(a.agent or "", t.prompt) for a in full_run.actions for t in a.tasks]
     assert {agent for agent, _ in dispatched} == set(TASKS) - {McpFetchTask.agent_type()}
@@ -209,6 +215,11 @@ def test_a_round_short_of_its_floor_is_topped_up_once_with_new_queries(
     done = orchestrator.run()
     asked = [a for a in orchestrator.actions if a.phase == "cast" and a.action == "write"]
     assert len(asked) == 1 and asked[0].why.startswith("round 1 fetched 15 source(s)")
+    # "Keep every field already in plan.json": the example shows them, not the new one alone.
+    assert all(
+        {"id", "question", "scope", "queries"} <= set(sq) and sq["more_queries"][-1] == "…"
+        for sq in asked[0].example["sub_questions"]
+    )
     top_ups = [t for a in orchestrator.actions if a.phase == "cast" for t in a.tasks]
     assert sum(t.save_to.endswith("-more.json") for t in top_ups) == 5  # once per sub-question
     assert done.verdict == "READY", done.reasons  # the floor was met by work, not waived

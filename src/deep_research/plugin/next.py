@@ -180,6 +180,17 @@ def _plan(view: View) -> Any:
     return load_plan(view.root / "plan.json")
 
 
+def _plan_with(plan: Any, field: str) -> dict[str, Any]:
+    """The plan as it stands with ``field`` to fill in each sub-question: the example of a write
+    that adds to plan.json shows every field the write must keep, not only the new one."""
+    return {
+        "sub_questions": [
+            {**sq.model_dump(exclude_defaults=True), field: [*getattr(sq, field), "…"]}
+            for sq in plan.sub_questions
+        ]
+    }
+
+
 def _plan_problem(view: View) -> str | None:
     from deep_research.decide.counters import distinct
 
@@ -490,13 +501,12 @@ def _top_up(view: View, phase: str, round_: int) -> Action | None:
     if not started:
         lacking = [sq.id for sq in plan.sub_questions if not _new_queries(sq, round_)]
         if lacking:
-            example_sq = {"id": plan.sub_questions[0].id, field: ["…"]}
             return Action(
                 action="write",
                 phase=phase,
                 why=f"{short}: a top-up needs new queries for {', '.join(lacking)}",
                 path=str(view.root / "plan.json"),
-                example={"sub_questions": [example_sq]},
+                example=_plan_with(plan, field),
                 rules=role_contracts.filled(
                     ORCHESTRATOR, "Top-up queries", field=field, sources=view.brief.sources_path
                 ),
@@ -536,7 +546,7 @@ def phase_round2(view: View) -> Action | None:
             phase="round2",
             why=f"round 2 needs counter-queries for {', '.join(short)}",
             path=str(view.root / "plan.json"),
-            example={"sub_questions": [{"id": "sq1", "counter_queries": ["…"]}]},
+            example=_plan_with(plan, "counter_queries"),
             rules=role_contracts.filled(
                 ORCHESTRATOR, "Counter-queries", need=need_counter, sources=view.brief.sources_path
             ),
