@@ -44,6 +44,7 @@ from deep_research.fetch.fetchlog import succeeded
 from deep_research.gates.joint import joined
 from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck
 from deep_research.gates.locate import Document, Located
+from deep_research.gates.pair import PairOutcome, PairResult
 from deep_research.gates.support import (
     PLAIN,
     SourceFacts,
@@ -70,9 +71,6 @@ from deep_research.trace_phases import TracePhase
 from deep_research.urls import canonical_or_none, source_urls
 
 Mode = Literal["claims", "dossier"]
-PairOutcome = Literal[
-    "supported", "partially_supported", "unsupported", "unresolvable", "uncertain"
-]
 
 UNKNOWN_SOURCE = "unknown_source"
 NOT_FETCHED = "not_fetched"
@@ -251,31 +249,6 @@ class StepMemo:
 
 
 # --- per-pair results -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PairResult:
-    """The trace verdict for one (claim, source) pair."""
-
-    unit: str  # claim id, or "sentence N" in dossier mode
-    source: str
-    outcome: PairOutcome
-    reasons: tuple[str, ...]
-    evidence: tuple[Evidence, ...] = ()
-    stated_kinds: frozenset[str] = frozenset()  # kinds of literal the located text states
-
-    @property
-    def violation(self) -> Violation | None:
-        if self.outcome == "supported":
-            return None
-        finding = next((item.finding for item in self.evidence if item.finding), None)
-        return Violation(
-            claim=self.unit if self.unit.startswith("C") else None,
-            source=self.source,
-            finding=finding,
-            reason=self.reasons[0] if self.reasons else self.outcome,
-            detail=f"{self.unit} cites {self.source}: {self.outcome} ({', '.join(self.reasons)})",
-        )
 
 
 def _literals_report(support: Support | None) -> LiteralsReport:
