@@ -17,11 +17,11 @@ import tempfile
 import threading
 import unicodedata
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from deep_research.errors import (
     BriefBusy,
@@ -42,9 +42,6 @@ if TYPE_CHECKING:
 
 #: Largest artifact we read whole. Bigger files are refused rather than exhausting memory.
 MAX_ARTIFACT_BYTES = 512 * 1024 * 1024
-
-ModelT = TypeVar("ModelT", bound="BaseModel")
-
 
 # --- naming ---------------------------------------------------------------------------------
 
@@ -337,26 +334,6 @@ def printable_text(text: str) -> str:
     return _INVISIBLE.sub(lambda found: f"\\u{ord(found.group()):04x}", cleaned)
 
 
-def json_path(location: Iterable[int | str]) -> str:
-    """``('claims', 3, 'id')`` → ``$.claims[3].id``."""
-    path = "$"
-    for part in location:
-        path += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return path
-
-
-def validate_model(model: type[ModelT], value: Any, *, what: str, prefix: str = "$") -> ModelT:
-    """Validate ``value`` as ``model`` or raise SchemaViolation naming the first bad path."""
-    from pydantic import ValidationError
-
-    try:
-        return model.model_validate(value)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = json_path(first["loc"]).replace("$", prefix, 1)
-        raise SchemaViolation(first["msg"], json_path=loc, source=what) from None
-
-
 # --- the brief ------------------------------------------------------------------------------
 
 
@@ -448,7 +425,7 @@ class Brief:
         return load_sources(path or self.sources_path)
 
     def load_claims(self, path: Path | None = None) -> ClaimsFile:
-        from deep_research.models import ClaimsFile
+        from deep_research.models import ClaimsFile, validate_model
 
         target = path or self.claims_path
         raw = parse_json(read_text(target, what="claims.json"), what=str(target))
@@ -456,7 +433,7 @@ class Brief:
             return validate_model(ClaimsFile, raw, what=str(target))
 
     def load_trace(self) -> TraceFile:
-        from deep_research.models import TraceFile
+        from deep_research.models import TraceFile, validate_model
 
         raw = parse_json(read_text(self.trace_path, what="trace.json"), what=str(self.trace_path))
         return validate_model(TraceFile, raw, what=str(self.trace_path))
@@ -477,7 +454,7 @@ class Brief:
 
     def load_fetch_log(self) -> list[FetchLogEntry]:
         """Every attempt in fetch-log.jsonl; an absent log means nothing was fetched."""
-        from deep_research.models import FetchLogEntry
+        from deep_research.models import FetchLogEntry, validate_model
 
         if not self.fetch_log_path.exists():
             return []
@@ -635,7 +612,7 @@ def _remove_stale_temps(root: Path) -> None:
 
 
 def load_sources(path: Path) -> list[SourceRow]:
-    from deep_research.models import SourceRow
+    from deep_research.models import SourceRow, validate_model
 
     what = str(path)
     # An empty file is a search that found nothing: a legitimate, reportable outcome.

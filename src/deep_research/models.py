@@ -10,6 +10,7 @@ ignored key. Agent returns are strict too — drift is the normalizer's job, not
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
@@ -21,9 +22,11 @@ from pydantic import (
     JsonValue,
     NonNegativeInt,
     PositiveInt,
+    ValidationError,
 )
 
 from deep_research.depth import Depth as Depth
+from deep_research.errors import SchemaViolation
 
 SourceId = Annotated[str, Field(pattern=r"^S[1-9][0-9]*$", examples=["S7"])]
 ClaimId = Annotated[str, Field(pattern=r"^C[1-9][0-9]*$", examples=["C3"])]
@@ -45,6 +48,27 @@ SupportClass = Literal["Supported", "Partially Supported", "Unsupported", "Uncer
 Verdict = Literal["READY", "PARTIAL", "PARTIAL_QUICK", "HOLD", "FAIL"]
 LocateMethod = Literal["exact", "normalized", "ellipsis", "fuzzy"]
 FetchPurpose = Literal["page", "robots", "archive_lookup"]
+
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def json_path(location: Iterable[int | str]) -> str:
+    """``('claims', 3, 'id')`` → ``$.claims[3].id``."""
+    path = "$"
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def validate_model(model: type[ModelT], value: Any, *, what: str, prefix: str = "$") -> ModelT:
+    """Validate ``value`` as ``model`` or raise SchemaViolation naming the first bad path."""
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = json_path(first["loc"]).replace("$", prefix, 1)
+        raise SchemaViolation(first["msg"], json_path=loc, source=what) from None
 
 
 class Strict(BaseModel):
@@ -490,8 +514,6 @@ class TraceFile(Strict):
     def phase(self, name: PhaseName, record: type[PhaseT]) -> PhaseT | None:
         """The entry ``name`` as ``record``; None when that phase left none. A malformed entry
         is a SchemaViolation naming its path."""
-        from deep_research.brief import validate_model
-
         entry = self.phases.get(name)
         if entry is None:
             return None

@@ -42,7 +42,6 @@ from deep_research.brief import (
     model_dump,
     parse_json,
     read_text,
-    validate_model,
 )
 from deep_research.errors import SchemaViolation
 from deep_research.fetch.fetchlog import succeeded
@@ -52,6 +51,7 @@ from deep_research.models import (
     SearchesExhausted,
     SourceRow,
     TraceFile,
+    validate_model,
 )
 from deep_research.record import load_trace_or_empty, open_brief, writes_brief
 from deep_research.trace_phases import CountersPhase, RefetchPhase
