@@ -22,8 +22,16 @@ from typing import Any, Literal, get_args
 from pydantic import ValidationError
 
 from conftest import FIXTURES, REPO
-from deep_research import trace_phases as tp
-from deep_research.brief import Brief
+from deep_research.brief import trace_phases as tp
+from deep_research.brief.layout import Brief
+from deep_research.brief.start_record import (
+    StartRecord,
+    clamp_caps,
+)
+from deep_research.brief.trace_phases import (
+    RefetchedSource,
+    RefetchPhase,
+)
 from deep_research.decide.ciber import run_ciber_apply
 from deep_research.decide.triangulate import run_triangulate
 from deep_research.decide.verdict import run_verdict
@@ -34,8 +42,6 @@ from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
 from deep_research.models import CorpusMeta, FetchLogEntry, PhaseName, PhaseRecord
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
-from deep_research.start_record import StartRecord, clamp_caps
-from deep_research.trace_phases import RefetchedSource, RefetchPhase
 
 FetchOutcome = Literal["ok", "error", "refused", "never"]
 
@@ -468,7 +474,7 @@ def assert_verified(brief: Path) -> None:
 HOLD_LOCK = """
 import sys
 from pathlib import Path
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 with Brief(Path(sys.argv[1])).lock():
     print("held", flush=True)
     sys.stdin.read()  # hold until the test closes our stdin

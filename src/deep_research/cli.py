@@ -165,9 +165,9 @@ def _cmd_refetch(args: argparse.Namespace) -> int:
 
 
 def _cmd_counters(args: argparse.Namespace) -> int:
+    from deep_research.brief.record import open_brief
     from deep_research.decide.counters import run_counters
     from deep_research.plugin.runstate import fetcher_rounds, round_searches
-    from deep_research.record import open_brief
 
     # The guard's ledger is the plugin's record: it reaches the counters as numbers.
     brief = open_brief(Path(args.brief))
@@ -182,7 +182,7 @@ def _cmd_counters(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from deep_research.brief import Brief
+    from deep_research.brief.layout import Brief
     from deep_research.decide.verify import run_verify
     from deep_research.plugin.runstate import fetcher_rounds, round_searches
 
@@ -218,7 +218,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     for line in report.describe_violations():
         print(f"violation: {line}", file=sys.stderr)
     if args.report:
-        from deep_research.brief import atomic_write_json
+        from deep_research.brief.writers import atomic_write_json
 
         atomic_write_json(Path(args.report), report.as_dict())
     if not report.violations:
@@ -230,7 +230,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
 
 
 def _cmd_locate(args: argparse.Namespace) -> int:
-    from deep_research.brief import read_text
+    from deep_research.brief.readers import read_text
     from deep_research.gates.locate import locate
 
     if not args.quote.strip():
@@ -387,9 +387,9 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
 
 def _cmd_answer(args: argparse.Namespace) -> int:
-    from deep_research.brief import read_text
+    from deep_research.brief.readers import read_text
+    from deep_research.brief.record import open_brief
     from deep_research.gates.answer import check_answer
-    from deep_research.record import open_brief
 
     brief = open_brief(Path(args.brief))
     document = brief.load_claims()
@@ -540,7 +540,7 @@ def _cmd_mcp_gate(args: argparse.Namespace) -> int:
 
 
 def _cmd_mcp_fetch(args: argparse.Namespace) -> int:
-    from deep_research.brief import Brief
+    from deep_research.brief.layout import Brief
     from deep_research.fetch.fetcher import agent_view
     from deep_research.plugin.mcpfetch import parse_arguments, run_mcp_fetch
     from deep_research.plugin.runstate import state_dir

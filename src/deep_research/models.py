@@ -475,8 +475,8 @@ PhaseName = Literal[
 
 class PhaseRecord(BaseModel):
     """One entry of trace.json ``phases``, written and read only as its typed record (the
-    records are in :mod:`deep_research.trace_phases`; the file's schema keeps ``phases`` a map of
-    JSON objects, so an entry is these fields, key for key, in the order declared).
+    records are in :mod:`deep_research.brief.trace_phases`; the file's schema keeps ``phases`` a
+    map of JSON objects, so an entry is these fields, key for key, in the order declared).
 
     A *sparse* record takes more than one shape (a phase that ran or was skipped, a gate that
     passed or failed): it writes only the fields its writer set, and reads back as just those.

@@ -14,17 +14,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, TextIO, TypeVar
 
-from deep_research.brief import (
-    Brief,
-    atomic_write_json,
-    atomic_write_text,
+from deep_research.brief.layout import Brief
+from deep_research.brief.readers import (
     decode_utf8,
-    escape_line_breaks,
-    jsonl_line,
     jsonl_records,
     load_sources,
-    model_dump,
     read_text,
+)
+from deep_research.brief.writers import (
+    atomic_write_json,
+    atomic_write_text,
+    escape_line_breaks,
+    jsonl_line,
+    model_dump,
 )
 from deep_research.errors import InputError, MissingArtifact, UnreadableInput
 from deep_research.models import SourceRow

@@ -19,14 +19,14 @@ from jsonschema.exceptions import ValidationError, best_match
 from pydantic import BaseModel
 
 from deep_research import models
-from deep_research.brief import (
-    Brief,
+from deep_research.brief.layout import Brief
+from deep_research.brief.readers import (
     acyclic_build,
-    atomic_write_text,
     iter_jsonl,
     parse_json,
     read_text,
 )
+from deep_research.brief.writers import atomic_write_text
 from deep_research.errors import InputError, MissingArtifact
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"

@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import Brief, atomic_write_json
+from deep_research.brief.layout import Brief
+from deep_research.brief.start_record import HARD_MAX_FETCHES
+from deep_research.brief.writers import atomic_write_json
 from deep_research.decide.counters import MAX_QUERIES, counted, load_plan
 from deep_research.errors import SchemaViolation
 from deep_research.plugin import guard, workflow
 from deep_research.plugin.progress import STEP_FILE
 from deep_research.plugin.tasks import COUNTER_EVIDENCE, MAX_PROMPT, FetchTask, parse
-from deep_research.start_record import HARD_MAX_FETCHES
 from guard_events import FETCHER, Run, event, start_run
 
 TASKS = ("fetcher-sq1-r1", "fetcher-sq2-r1")

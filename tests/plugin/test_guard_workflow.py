@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import Brief, atomic_write_json
+from deep_research.brief.layout import Brief
+from deep_research.brief.writers import atomic_write_json
 from deep_research.plugin import guard, runstate, workflow
 from deep_research.plugin.guard.workflow import WORKFLOW_IDLE_S, WORKFLOW_NAME
 from deep_research.plugin.progress import STEP_FILE

@@ -22,7 +22,7 @@ import pytest
 
 import scripted_run
 from conftest import REPO
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.decide import refetch_rate as refetch_module
 from deep_research.plugin import progress, runstate, workflow

@@ -37,11 +37,22 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deep_research.brief import (
-    atomic_write_json,
-    model_dump,
+from deep_research.brief.readers import (
     parse_json,
     read_text,
+)
+from deep_research.brief.record import (
+    load_trace_or_empty,
+    open_brief,
+    writes_brief,
+)
+from deep_research.brief.trace_phases import (
+    CountersPhase,
+    RefetchPhase,
+)
+from deep_research.brief.writers import (
+    atomic_write_json,
+    model_dump,
 )
 from deep_research.errors import SchemaViolation
 from deep_research.fetch.fetchlog import succeeded
@@ -53,8 +64,6 @@ from deep_research.models import (
     TraceFile,
     validate_model,
 )
-from deep_research.record import load_trace_or_empty, open_brief, writes_brief
-from deep_research.trace_phases import CountersPhase, RefetchPhase
 from deep_research.urls import canonical_or_none, host_of, source_urls
 
 #: A plan longer than this is clamped: no run within the hard caps does more.

@@ -32,11 +32,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
-from deep_research.brief import (
-    Brief,
+from deep_research.brief.layout import Brief
+from deep_research.brief.readers import read_text
+from deep_research.brief.trace_phases import TracePhase
+from deep_research.brief.writers import (
     atomic_write_json,
     model_dump,
-    read_text,
     write_claims,
 )
 from deep_research.errors import InputError, MissingArtifact
@@ -67,7 +68,6 @@ from deep_research.models import (
     Violation,
 )
 from deep_research.shown_urls import without_links
-from deep_research.trace_phases import TracePhase
 from deep_research.urls import canonical_or_none, source_urls
 
 Mode = Literal["claims", "dossier"]

@@ -39,11 +39,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from deep_research.brief import (
+from deep_research.brief.layout import (
     Brief,
+    sha256_bytes,
+)
+from deep_research.brief.record import (
+    load_trace_or_empty,
+    open_brief,
+)
+from deep_research.brief.trace_phases import IngestPhase
+from deep_research.brief.writers import (
     atomic_write_json,
     model_dump,
-    sha256_bytes,
     write_claims,
 )
 from deep_research.errors import DeepResearchError
@@ -57,8 +64,6 @@ from deep_research.plugin.replies import (
     synthesis_path,
     triangulator_path,
 )
-from deep_research.record import load_trace_or_empty, open_brief
-from deep_research.trace_phases import IngestPhase
 
 INGEST: PhaseName = "ingest"
 #: The name a claims.json draft's drop note goes by.

@@ -27,7 +27,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from deep_research import role_contracts
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
+from deep_research.brief.record import (
+    load_trace_or_empty,
+    open_brief,
+)
+from deep_research.brief.start_record import (
+    RunCaps,
+    StartRecord,
+)
+from deep_research.brief.trace_phases import McpGatePhase
 from deep_research.decide.verdict import read_reason
 from deep_research.depth import Depth
 from deep_research.errors import DeepResearchError
@@ -49,11 +58,8 @@ from deep_research.plugin.tasks import (
     TriangulateTask,
     VerifyTask,
 )
-from deep_research.record import load_trace_or_empty, open_brief
 from deep_research.run.pipeline import phases_for
 from deep_research.settings import Settings, settings_for
-from deep_research.start_record import RunCaps, StartRecord
-from deep_research.trace_phases import McpGatePhase
 
 ActionKind = Literal["run", "write", "dispatch", "done"]
 #: Skeptics per claim: two in parallel, a third only when they split.

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import atomic_write_json
+from deep_research.brief.writers import atomic_write_json
 from deep_research.depth import normalize_depth
 from deep_research.errors import InputError
 from deep_research.run.pipeline import phase_names

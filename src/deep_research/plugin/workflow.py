@@ -36,7 +36,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research import role_contracts
-from deep_research.brief import Brief, atomic_write_bytes, atomic_write_json, atomic_write_text
+from deep_research.brief.layout import Brief
+from deep_research.brief.writers import (
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_write_text,
+)
 from deep_research.errors import DeepResearchError
 from deep_research.normalize.own_fields import claims_draft
 from deep_research.plugin import replies
@@ -169,7 +174,7 @@ def step(root: Path, failed: Sequence[str] = ()) -> Step:
     """Run every ``run`` action ``next`` asks for, then return (and keep) the first step that
     needs a model. ``failed`` names the tasks of the previous step whose agents ended without an
     answer: each is recorded as an unusable reply, so the run goes on as ``next`` rules."""
-    from deep_research.record import open_brief
+    from deep_research.brief.record import open_brief
 
     brief = open_brief(root)
     previous = load_step(root)

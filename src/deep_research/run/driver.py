@@ -25,13 +25,17 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from deep_research.brief import (
+from deep_research.brief.layout import (
     Brief,
     brief_dir,
     question_key,
     slugify,
     state_lock,
     supersede,
+)
+from deep_research.brief.trace_phases import (
+    LedgerRecord,
+    RunRecord,
 )
 from deep_research.decide.freshness import decide as freshness_decide
 from deep_research.errors import InputError
@@ -57,7 +61,6 @@ from deep_research.run.phases import PHASE_FUNCTIONS, Context, brief_rows
 from deep_research.run.pipeline import Phase, phase_names, phases_for
 from deep_research.run.progress import Progress
 from deep_research.settings import Settings
-from deep_research.trace_phases import LedgerRecord, RunRecord
 
 PHASES_FULL = phase_names("full")
 PHASES_QUICK = phase_names("quick")
@@ -454,7 +457,7 @@ def run_command(
 
     A resumed run takes its question, depth and corpus from its record; a command line that
     asks for another one is refused rather than silently ignored. Runs on one state folder take
-    turns (:func:`~deep_research.brief.state_lock`).
+    turns (:func:`~deep_research.brief.layout.state_lock`).
     """
     from deep_research.run.claude.roles import parse_model_options
     from deep_research.run.governor import default_limits

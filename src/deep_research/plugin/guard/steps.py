@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from deep_research.brief import atomic_write_json
+from deep_research.brief.writers import atomic_write_json
 
 STEP_FILE = "next-step.json"
 

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.plugin.drivers import WORKFLOW_NAME
 from deep_research.plugin.guard.agents import CONTRACTS, resolve_agent
 from deep_research.plugin.guard.decision import (

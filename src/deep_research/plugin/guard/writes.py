@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-from deep_research.brief import RUN_FILE
+from deep_research.brief.layout import RUN_FILE
 from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny, resolved
 from deep_research.plugin.guard.steps import STEP_FILE, named_paths
 from deep_research.plugin.runstate import pointer_path, sessions_dir

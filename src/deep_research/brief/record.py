@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
-from deep_research.brief import (
-    Brief,
+from deep_research.brief.layout import Brief
+from deep_research.brief.writers import (
     atomic_write_json,
     model_dump,
     write_claims,
