@@ -7,7 +7,9 @@ artifacts, and a test fails when the committed files drift from the models.
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -27,6 +29,7 @@ from deep_research.brief.readers import (
     read_text,
 )
 from deep_research.brief.writers import atomic_write_text
+from deep_research.console import EXIT_OK, EXIT_VIOLATIONS, print_json
 from deep_research.errors import InputError, MissingArtifact
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -366,6 +369,29 @@ def _decided_from_the_log(document: dict[str, Any]) -> bool:
 def _claims(document: Any) -> Iterator[dict[str, Any]]:
     if isinstance(document, dict) and isinstance(document.get("claims"), list):
         yield from (claim for claim in document["claims"] if isinstance(claim, dict))
+
+
+# --- the commands ---------------------------------------------------------------------------
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    report = validate_brief(Path(args.brief))
+    print_json(report.as_dict())
+    for problem in report.problems:
+        print(f"invalid: {problem}", file=sys.stderr)
+    return EXIT_OK if report.ok else EXIT_VIOLATIONS
+
+
+def cmd_schemas(args: argparse.Namespace) -> int:
+    target = Path(args.dir)
+    if args.check:
+        stale = check_schemas(target)
+        for name in stale:
+            print(f"stale: {target / name} (run: deep-research schemas)", file=sys.stderr)
+        return EXIT_VIOLATIONS if stale else EXIT_OK
+    for path in write_schemas(target):
+        print(path)
+    return EXIT_OK
 
 
 __all__ = [
