@@ -93,7 +93,7 @@ class PlanSubQuestion(BaseModel):
     more_counter_queries: list[Query] = Field(default_factory=list)
 
 
-class Plan(BaseModel):
+class PlanFile(BaseModel):
     """plan.json as the orchestrator writes it in phase 1 and extends in phase 4."""
 
     model_config = ConfigDict(extra="ignore", defer_build=True)
@@ -101,9 +101,9 @@ class Plan(BaseModel):
     sub_questions: list[PlanSubQuestion] = Field(min_length=1)
 
 
-def load_plan(path: Path) -> Plan:
+def load_plan(path: Path) -> PlanFile:
     plan = validate_model(
-        Plan, parse_json(read_text(path, what="plan.json"), what=str(path)), what=str(path)
+        PlanFile, parse_json(read_text(path, what="plan.json"), what=str(path)), what=str(path)
     )
     ids = [sq.id for sq in plan.sub_questions]
     if len(set(ids)) != len(ids):
@@ -252,7 +252,7 @@ class CountersReport:
 
 
 def compute(
-    plan: Plan,
+    plan: PlanFile,
     sources: Sequence[SourceRow],
     log: Sequence[FetchLogEntry],
     trace: TraceFile,

@@ -360,12 +360,12 @@ def _count_fetcher(brief: Brief, agent: str, save_to: str, prompt: str) -> None:
 
 
 def _write_step(brief: Brief, action: Action, log: list[str]) -> Step:
-    from deep_research.decide.counters import Plan
+    from deep_research.decide.counters import PlanFile
 
     path = Path(action.path or "")
     kind: WriteKind
     if path.name == "plan.json":
-        kind, schema = "plan", Plan.model_json_schema()
+        kind, schema = "plan", PlanFile.model_json_schema()
     elif path.name == "claims.json":
         # The draft's shape only: what claims.json holds beyond it is computed by code, and
         # next checks the draft as the loop's Write of it is checked (schemas/claims).
