@@ -39,7 +39,7 @@ from deep_research.decide.votes import run_votes
 from deep_research.fetch.corpus import retain
 from deep_research.gates.locate import locate
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
-from deep_research.models import CorpusMeta, FetchLogEntry, PhaseName, PhaseRecord
+from deep_research.models import CorpusMeta, FetchLogEntry, PhaseRecord, TraceEntryName
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
 
@@ -246,7 +246,7 @@ def assert_phases_read_back(brief: Brief) -> set[str]:
         "mcp_gate": (tp.McpGatePhase,),
         "ingest": (tp.IngestPhase,),
     }
-    assert set(records) == set(get_args(PhaseName))
+    assert set(records) == set(get_args(TraceEntryName))
     phases = json.loads(brief.trace_path.read_text(encoding="utf-8"))["phases"]
     for name, entry in phases.items():
         written = json.dumps(entry, ensure_ascii=False)

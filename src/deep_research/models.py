@@ -452,7 +452,7 @@ class Counters(Strict):
 
 
 #: Every entry trace.json ``phases`` may hold, by the name it is recorded under.
-PhaseName = Literal[
+TraceEntryName = Literal[
     "run",
     "plan",
     "cast",
@@ -511,7 +511,7 @@ class TraceFile(Strict):
     #: Read with :meth:`phase` and written with :meth:`with_phase`, never by hand.
     phases: dict[str, dict[str, JsonValue]] = Field(default_factory=dict)
 
-    def phase(self, name: PhaseName, record: type[PhaseT]) -> PhaseT | None:
+    def phase(self, name: TraceEntryName, record: type[PhaseT]) -> PhaseT | None:
         """The entry ``name`` as ``record``; None when that phase left none. A malformed entry
         is a SchemaViolation naming its path."""
         entry = self.phases.get(name)
@@ -519,7 +519,7 @@ class TraceFile(Strict):
             return None
         return validate_model(record, entry, what="trace.json", prefix=f"$.phases.{name}")
 
-    def with_phase(self, name: PhaseName, record: PhaseRecord) -> TraceFile:
+    def with_phase(self, name: TraceEntryName, record: PhaseRecord) -> TraceFile:
         """This trace with the entry ``name`` replaced by ``record`` (added last if new)."""
         return self.model_copy(update={"phases": {**self.phases, name: record.entry()}})
 

@@ -55,7 +55,7 @@ from deep_research.brief.writers import (
 )
 from deep_research.errors import DeepResearchError
 from deep_research.gaps import INCOMPLETE
-from deep_research.models import ClaimsFile, Contradiction, PhaseName
+from deep_research.models import ClaimsFile, Contradiction, TraceEntryName
 from deep_research.normalize.own_fields import Owned, claims_draft
 from deep_research.plugin.replies import (
     Return,
@@ -65,7 +65,7 @@ from deep_research.plugin.replies import (
     triangulator_path,
 )
 
-INGEST: PhaseName = "ingest"
+INGEST: TraceEntryName = "ingest"
 #: The name a claims.json draft's drop note goes by.
 CLAIMS = "claims.json"
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from mcp import ClientSession
 
     from deep_research.brief.trace_phases import McpGatePhase
-    from deep_research.models import PhaseName
+    from deep_research.models import TraceEntryName
 
 #: A server that has not listed its tools by then fails the manifest audit instead of hanging us.
 DEFAULT_TIMEOUT_S = 30.0
@@ -444,7 +444,7 @@ def print_review(result: GateResult) -> None:
 
 
 #: Where a run's gate result is recorded (trace.json phases): code writes it, never a model.
-GATE_PHASE: PhaseName = "mcp_gate"
+GATE_PHASE: TraceEntryName = "mcp_gate"
 
 
 def record_gate(root: Path, result: GateResult) -> None:

@@ -19,7 +19,7 @@ from deep_research.brief.writers import (
     atomic_write_json,
     model_dump,
 )
-from deep_research.models import PhaseName, PhasePart, PhaseRecord, PhaseT
+from deep_research.models import PhasePart, PhaseRecord, PhaseT, TraceEntryName
 from deep_research.normalize import SourceDraft
 from deep_research.run.interface import SubQuestionPlan
 
@@ -100,13 +100,13 @@ class SkipRecord(PhaseRecord):
     skipped: str
 
 
-def write_phase(brief: Brief, name: PhaseName, record: PhaseRecord) -> None:
+def write_phase(brief: Brief, name: TraceEntryName, record: PhaseRecord) -> None:
     """Replace one ``phases`` entry of trace.json, keeping everything else as it is."""
     with brief.lock():
         trace = load_trace_or_empty(brief).with_phase(name, record)
         atomic_write_json(brief.trace_path, model_dump(trace))
 
 
-def read_record(brief: Brief, name: PhaseName, model: type[PhaseT]) -> PhaseT | None:
+def read_record(brief: Brief, name: TraceEntryName, model: type[PhaseT]) -> PhaseT | None:
     """The ``phases`` entry as ``model``, or None when the phase left none."""
     return load_trace_or_empty(brief).phase(name, model)
