@@ -438,7 +438,7 @@ def test_wait_says_each_finished_phase_once_and_whether_the_run_ended(
 def test_wait_says_a_stopped_workflow_ended_and_hands_over_to_next(project: Path) -> None:
     brief = start("quick")
     stopped = workflow.Step(action="stop", phase="claims", why="the writer failed twice")
-    (brief / workflow.STEP_FILE).write_text(stopped.model_dump_json(by_alias=True))
+    (brief / workflow.WORKFLOW_STEP_FILE).write_text(stopped.model_dump_json(by_alias=True))
     ended, lines = waited(brief)
     assert ended and lines[-1].startswith("ended: the workflow stopped (the writer failed twice)")
     assert [line.split(":")[0] for line in lines[:-1]] == [

@@ -47,7 +47,12 @@ from deep_research.normalize.own_fields import claims_draft
 from deep_research.plugin import replies
 from deep_research.plugin.ingest import CLAIMS, note_dropped
 from deep_research.plugin.next import ORCHESTRATOR, Action, next_action
-from deep_research.plugin.progress import STEP_FILE, finished_between, phase_line, run_phases
+from deep_research.plugin.progress import (
+    WORKFLOW_STEP_FILE,
+    finished_between,
+    phase_line,
+    run_phases,
+)
 from deep_research.plugin.tasks import PLUGIN, FetchTask, parse
 
 #: The two agents only the workflow starts (agents/stepper.md, agents/writer.md).
@@ -408,13 +413,13 @@ def _keep(root: Path, value: Step) -> Step:
     )
     ticks = [Tick(phase=name, line=phase_line(root, name, phases)) for name in finished]
     value = value.model_copy(update={"finished": ticks})
-    atomic_write_json(root / STEP_FILE, value.model_dump(by_alias=True))
+    atomic_write_json(root / WORKFLOW_STEP_FILE, value.model_dump(by_alias=True))
     return value
 
 
 def load_step(root: Path) -> Step | None:
     try:
-        return Step.model_validate_json((root / STEP_FILE).read_text(encoding="utf-8"))
+        return Step.model_validate_json((root / WORKFLOW_STEP_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError, ValidationError):
         return None
 
@@ -481,7 +486,7 @@ def _serve(root: Path, current: Step | None) -> Verdict:
     serial = secrets.token_hex(8)
     served = served.model_copy(update={"serial": serial})
     kept = current.model_copy(update={"served": True, "seals": served.seals, "serial": serial})
-    atomic_write_json(root / STEP_FILE, kept.model_dump(by_alias=True))
+    atomic_write_json(root / WORKFLOW_STEP_FILE, kept.model_dump(by_alias=True))
     return Verdict(True, "the step, from `deep-research step`", replace=served.for_script())
 
 
