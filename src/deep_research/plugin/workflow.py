@@ -428,7 +428,7 @@ def load_step(root: Path) -> Step | None:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class HookAnswer:
     """What the hook answers a StructuredOutput call: allow (with the object ``agent()`` gets
     instead, for the stepper) or refuse with the reason the agent reads."""
 
@@ -439,19 +439,19 @@ class Verdict:
 
 def accept(
     root: Path, agent: str, answer: Mapping[str, Any], agent_id: str | None = None
-) -> Verdict:
+) -> HookAnswer:
     """Check and keep one agent's answer in the brief at ``root``; ``agent`` is its resolved
     type (``fetcher``, ``stepper``, …), ``agent_id`` the id Claude Code gives that agent."""
     current = load_step(root)
     if agent == STEPPER:
         return _serve(root, current)
     if current is None:
-        return Verdict(
+        return HookAnswer(
             False, f"no workflow step is open for {root}; the script asks the stepper first"
         )
     size = len(json.dumps(dict(answer), ensure_ascii=False, default=str))
     if size > MAX_REPLY_CHARS:
-        return Verdict(
+        return HookAnswer(
             False,
             f"the answer is {size:,} characters; at most {MAX_REPLY_CHARS:,} are kept — quote "
             "only the passages that carry each finding and answer again",
@@ -465,12 +465,12 @@ def accept(
     if agent in REPLY_SCHEMA:
         with locked(brief):  # two answers to one task: one is kept, the other refused
             return _accept_reply(brief, current, agent, answer, agent_id or "")
-    return Verdict(False, f"StructuredOutput: {agent!r} is no agent of this workflow")
+    return HookAnswer(False, f"StructuredOutput: {agent!r} is no agent of this workflow")
 
 
-def _serve(root: Path, current: Step | None) -> Verdict:
+def _serve(root: Path, current: Step | None) -> HookAnswer:
     if current is None or current.served:
-        return Verdict(
+        return HookAnswer(
             False,
             f"run `deep-research step {shlex.quote(str(root))} --json` with Bash first (the "
             "command your prompt gives), then call StructuredOutput",
@@ -487,7 +487,7 @@ def _serve(root: Path, current: Step | None) -> Verdict:
     served = served.model_copy(update={"serial": serial})
     kept = current.model_copy(update={"served": True, "seals": served.seals, "serial": serial})
     atomic_write_json(root / WORKFLOW_STEP_FILE, kept.model_dump(by_alias=True))
-    return Verdict(True, "the step, from `deep-research step`", replace=served.for_script())
+    return HookAnswer(True, "the step, from `deep-research step`", replace=served.for_script())
 
 
 def _sealed(task: ScriptTask) -> tuple[ScriptTask, str]:
@@ -506,26 +506,26 @@ def _digest(value: str) -> str:
 
 def _accept_reply(
     brief: Brief, current: Step, agent: str, answer: Mapping[str, Any], agent_id: str
-) -> Verdict:
+) -> HookAnswer:
     from deep_research.schemas import best_error
 
     given = answer.get("task")
     task_id = given.partition(SEAL_MARK)[0] if isinstance(given, str) else ""
     refused = _not_yours(brief, current, agent, task_id, given, agent_id)
     if refused is not None:
-        return Verdict(False, refused)
+        return HookAnswer(False, refused)
     target = Path(current.saves[task_id])
     reply = {key: value for key, value in answer.items() if key != "task"}
     error = best_error(REPLY_SCHEMA[agent], reply)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "the answer"
-        return Verdict(False, f"{where}: {error.message[:300]}")
+        return HookAnswer(False, f"{where}: {error.message[:300]}")
     expected = _expected_sub_question(target)
     if expected is not None and reply.get("sub_question") not in (None, expected):
-        return Verdict(False, f'"sub_question" must be "{expected}", this task\'s sub-question')
+        return HookAnswer(False, f'"sub_question" must be "{expected}", this task\'s sub-question')
     atomic_write_bytes(target, (json.dumps(reply, ensure_ascii=False, indent=1) + "\n").encode())
     _record_answer(brief, current, task_id, agent_id)
-    return Verdict(True, f"{task_id}: saved to {target}")
+    return HookAnswer(True, f"{task_id}: saved to {target}")
 
 
 def _record_answer(brief: Brief, current: Step, task_id: str, agent_id: str) -> None:
@@ -580,16 +580,20 @@ def resolve(agent_type: str) -> str:
     return resolve_agent(agent_type)
 
 
-def _accept_write(brief: Brief, current: Step, answer: Mapping[str, Any], agent_id: str) -> Verdict:
+def _accept_write(
+    brief: Brief, current: Step, answer: Mapping[str, Any], agent_id: str
+) -> HookAnswer:
     root = brief.root
     if current.action != "write" or current.write_path is None or current.write_kind is None:
-        return Verdict(False, "no file is to be written at this step; the script asks the stepper")
+        return HookAnswer(
+            False, "no file is to be written at this step; the script asks the stepper"
+        )
     path = Path(current.write_path)
     dropped: str | None = None
     if current.write_kind == "synthesis":
         text = answer.get("text")
         if not isinstance(text, str) or not text.strip():
-            return Verdict(False, '"text" must hold the answer\'s text')
+            return HookAnswer(False, '"text" must hold the answer\'s text')
         data = text.rstrip("\n").encode("utf-8") + b"\n"
     else:
         kept = dict(answer)
@@ -605,14 +609,14 @@ def _accept_write(brief: Brief, current: Step, answer: Mapping[str, Any], agent_
         _record_answer(brief, current, current.tasks[0].id if current.tasks else "", agent_id)
         if dropped is not None:
             note_dropped(Brief(root), dropped)
-            return Verdict(True, f"saved {path}; {dropped}")
-        return Verdict(True, f"saved {path}")
+            return HookAnswer(True, f"saved {path}; {dropped}")
+        return HookAnswer(True, f"saved {path}")
     if before is None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
     else:
         atomic_write_bytes(path, before)
-    return Verdict(False, f"{path.name} is not accepted: {problem}")
+    return HookAnswer(False, f"{path.name} is not accepted: {problem}")
 
 
 def _still_asked(root: Path, current: Step) -> str | None:
