@@ -24,14 +24,8 @@ from pydantic import ValidationError
 from conftest import FIXTURES, REPO
 from deep_research.brief import trace_phases as tp
 from deep_research.brief.layout import Brief
-from deep_research.brief.start_record import (
-    StartRecord,
-    clamp_caps,
-)
-from deep_research.brief.trace_phases import (
-    RefetchedSource,
-    RefetchPhase,
-)
+from deep_research.brief.start_record import StartRecord, clamp_caps
+from deep_research.brief.trace_phases import RefetchedSource, RefetchPhase
 from deep_research.decide.ciber import run_ciber_apply
 from deep_research.decide.triangulate import run_triangulate
 from deep_research.decide.verdict import run_verdict

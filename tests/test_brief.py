@@ -14,20 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from briefs import EXAMPLE, held_elsewhere
-from deep_research.brief.layout import (
-    Brief,
-    sha256_text,
-    slugify,
-)
-from deep_research.brief.readers import (
-    load_sources,
-    parse_json,
-)
-from deep_research.brief.writers import (
-    atomic_write_text,
-    claims_chunks,
-    write_claims,
-)
+from deep_research.brief.layout import Brief, sha256_text, slugify
+from deep_research.brief.readers import load_sources, parse_json
+from deep_research.brief.writers import atomic_write_text, claims_chunks, write_claims
 from deep_research.errors import (
     BriefBusy,
     InputError,

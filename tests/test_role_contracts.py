@@ -31,10 +31,7 @@ from claude_world import role_of
 from conftest import REPO
 from deep_research import role_contracts
 from deep_research.brief.layout import Brief
-from deep_research.brief.start_record import (
-    StartRecord,
-    clamp_caps,
-)
+from deep_research.brief.start_record import StartRecord, clamp_caps
 from deep_research.cli import main
 from deep_research.errors import InputError
 from deep_research.gates.answer import check_answer

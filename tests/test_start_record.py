@@ -12,11 +12,7 @@ from typing import Any
 import pytest
 
 from deep_research.brief.layout import Brief
-from deep_research.brief.start_record import (
-    DEFAULT_CAPS,
-    HARD_MAX_FANOUT,
-    StartRecord,
-)
+from deep_research.brief.start_record import DEFAULT_CAPS, HARD_MAX_FANOUT, StartRecord
 from deep_research.errors import MissingArtifact, SchemaViolation, UnreadableInput
 from deep_research.plugin import runstate
 
@@ -49,10 +45,7 @@ def test_start_writes_the_fields_in_their_order_and_reading_gives_them_back(star
 
 
 def test_optional_fields_round_trip(tmp_path: Path) -> None:
-    from deep_research.brief.layout import (
-        brief_dir,
-        slugify,
-    )
+    from deep_research.brief.layout import brief_dir, slugify
 
     runstate.start_run(TOPIC, depth="quick", state=tmp_path, requested={}, static_hosts=[])
     root = brief_dir(tmp_path, slugify(TOPIC))

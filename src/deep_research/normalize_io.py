@@ -16,12 +16,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol, TextIO, TypeVar
 
 from deep_research.brief.layout import Brief
-from deep_research.brief.readers import (
-    decode_utf8,
-    jsonl_records,
-    load_sources,
-    read_text,
-)
+from deep_research.brief.readers import decode_utf8, jsonl_records, load_sources, read_text
 from deep_research.brief.writers import (
     atomic_write_json,
     atomic_write_text,

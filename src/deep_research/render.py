@@ -23,10 +23,7 @@ from pydantic import BaseModel, Field
 from deep_research.brief.layout import Brief
 from deep_research.brief.record import open_brief
 from deep_research.brief.trace_phases import RunRecord
-from deep_research.brief.writers import (
-    atomic_write_text,
-    printable_text,
-)
+from deep_research.brief.writers import atomic_write_text, printable_text
 from deep_research.errors import InputError
 from deep_research.gaps import NOT_FOUND, describe
 from deep_research.models import (

@@ -22,12 +22,7 @@ from pydantic import BaseModel
 
 from deep_research import models
 from deep_research.brief.layout import Brief
-from deep_research.brief.readers import (
-    acyclic_build,
-    iter_jsonl,
-    parse_json,
-    read_text,
-)
+from deep_research.brief.readers import acyclic_build, iter_jsonl, parse_json, read_text
 from deep_research.brief.writers import atomic_write_text
 from deep_research.console import EXIT_OK, EXIT_VIOLATIONS, print_json
 from deep_research.errors import InputError, MissingArtifact

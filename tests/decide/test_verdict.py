@@ -820,10 +820,7 @@ def test_complete_run_record_fires_nothing(ready: Path) -> None:
 
 
 def test_a_refetch_sample_of_unreachable_pages_has_no_rate_and_that_is_consistent() -> None:
-    from deep_research.brief.trace_phases import (
-        RefetchedSource,
-        RefetchPhase,
-    )
+    from deep_research.brief.trace_phases import RefetchedSource, RefetchPhase
     from deep_research.decide.verdict import check_consistency
     from deep_research.errors import DeepResearchError
     from deep_research.models import ClaimsFile, Counters, TraceFile

@@ -9,10 +9,7 @@ from pathlib import Path
 
 from briefs import edit
 from deep_research.brief.layout import Brief
-from deep_research.brief.start_record import (
-    StartRecord,
-    clamp_caps,
-)
+from deep_research.brief.start_record import StartRecord, clamp_caps
 from deep_research.gates.answer import check_answer
 from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.plugin.ingest import run_ingest

@@ -14,11 +14,7 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 from deep_research.brief.layout import Brief
-from deep_research.brief.writers import (
-    atomic_write_json,
-    model_dump,
-    write_claims,
-)
+from deep_research.brief.writers import atomic_write_json, model_dump, write_claims
 from deep_research.errors import MissingArtifact
 from deep_research.models import ClaimsFile, PhaseRecord, TraceEntryName, TraceFile, Verdict
 from deep_research.settings import Settings, settings_hash

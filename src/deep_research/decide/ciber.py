@@ -18,10 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from deep_research.brief.readers import (
-    parse_json,
-    read_text,
-)
+from deep_research.brief.readers import parse_json, read_text
 from deep_research.brief.record import (
     load_trace_or_empty,
     open_brief,

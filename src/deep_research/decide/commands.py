@@ -9,13 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from deep_research.console import (
-    EXIT_OK,
-    EXIT_VIOLATIONS,
-    print_json,
-    settings_from,
-    verdict_exit,
-)
+from deep_research.console import EXIT_OK, EXIT_VIOLATIONS, print_json, settings_from, verdict_exit
 from deep_research.errors import InputError
 
 

@@ -46,10 +46,7 @@ from deep_research.brief.record import (
     save,
     writes_brief,
 )
-from deep_research.brief.trace_phases import (
-    ContradictionsPhase,
-    FoundContradiction,
-)
+from deep_research.brief.trace_phases import ContradictionsPhase, FoundContradiction
 from deep_research.decide.figures import (
     DIMENSION_WORDS,
     Figure,

@@ -37,23 +37,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deep_research.brief.readers import (
-    parse_json,
-    read_text,
-)
-from deep_research.brief.record import (
-    load_trace_or_empty,
-    open_brief,
-    writes_brief,
-)
-from deep_research.brief.trace_phases import (
-    CountersPhase,
-    RefetchPhase,
-)
-from deep_research.brief.writers import (
-    atomic_write_json,
-    model_dump,
-)
+from deep_research.brief.readers import parse_json, read_text
+from deep_research.brief.record import load_trace_or_empty, open_brief, writes_brief
+from deep_research.brief.trace_phases import CountersPhase, RefetchPhase
+from deep_research.brief.writers import atomic_write_json, model_dump
 from deep_research.errors import SchemaViolation
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.models import (

@@ -29,21 +29,9 @@ from typing import Any
 from pydantic import JsonValue, ValidationError
 
 from deep_research.brief.layout import Brief
-from deep_research.brief.readers import (
-    parse_json,
-    read_text,
-)
-from deep_research.brief.record import (
-    load_trace_or_empty,
-    open_brief,
-    save,
-    writes_brief,
-)
-from deep_research.brief.trace_phases import (
-    EntailPhase,
-    IgnoredVerdict,
-    JudgedPair,
-)
+from deep_research.brief.readers import parse_json, read_text
+from deep_research.brief.record import load_trace_or_empty, open_brief, save, writes_brief
+from deep_research.brief.trace_phases import EntailPhase, IgnoredVerdict, JudgedPair
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.gates.locate import MIN_SUPPORT_CHARS, locate
 from deep_research.models import (

@@ -17,15 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from deep_research.brief.layout import Brief
-from deep_research.brief.trace_phases import (
-    RefetchedSource,
-    RefetchPhase,
-)
-from deep_research.brief.writers import (
-    atomic_write_json,
-    atomic_write_text,
-    model_dump,
-)
+from deep_research.brief.trace_phases import RefetchedSource, RefetchPhase
+from deep_research.brief.writers import atomic_write_json, atomic_write_text, model_dump
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.archive import archive_base
 from deep_research.fetch.fetcher import Fetcher, FetchPolicy, policy_from_env

@@ -19,10 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief.layout import (
-    Brief,
-    sha256_bytes,
-)
+from deep_research.brief.layout import Brief, sha256_bytes
 
 _LOG = "fetch-log.jsonl"
 _SOURCES = "sources.jsonl"

@@ -39,12 +39,7 @@ from deep_research.brief.record import (
     save,
     writes_brief,
 )
-from deep_research.brief.trace_phases import (
-    CiberPhase,
-    SourceLink,
-    TriangulatePhase,
-    WorkerOverlap,
-)
+from deep_research.brief.trace_phases import CiberPhase, SourceLink, TriangulatePhase, WorkerOverlap
 from deep_research.decide.freshness import evidence_freshness
 from deep_research.errors import InputError
 from deep_research.gaps import VENDOR_MONOCULTURE

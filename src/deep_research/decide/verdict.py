@@ -82,12 +82,7 @@ from deep_research.brief.record import (
     save,
     writes_brief,
 )
-from deep_research.brief.trace_phases import (
-    RefetchPhase,
-    RunRecord,
-    TriangulatePhase,
-    VerdictPhase,
-)
+from deep_research.brief.trace_phases import RefetchPhase, RunRecord, TriangulatePhase, VerdictPhase
 from deep_research.decide.audit import build_audit, prove_audit, write_audit
 from deep_research.decide.ciber import skip_problem
 from deep_research.decide.counters import fetched_sources

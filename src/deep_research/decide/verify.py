@@ -37,20 +37,9 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
-from deep_research.brief.layout import (
-    Brief,
-    sha256_text,
-)
-from deep_research.brief.readers import (
-    parse_json,
-    read_text,
-)
-from deep_research.brief.trace_phases import (
-    CountersPhase,
-    RefetchPhase,
-    VerdictPhase,
-    VotesPhase,
-)
+from deep_research.brief.layout import Brief, sha256_text
+from deep_research.brief.readers import parse_json, read_text
+from deep_research.brief.trace_phases import CountersPhase, RefetchPhase, VerdictPhase, VotesPhase
 from deep_research.decide.audit import build_audit
 from deep_research.decide.counters import RoundSearches, compute, load_plan
 from deep_research.decide.provenance import corpus_meta_mismatches, owner_mismatches

@@ -25,10 +25,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
-from deep_research.brief.readers import (
-    parse_json,
-    read_text,
-)
+from deep_research.brief.readers import parse_json, read_text
 from deep_research.brief.record import (
     load_trace_or_empty,
     open_brief,
@@ -36,10 +33,7 @@ from deep_research.brief.record import (
     save,
     writes_brief,
 )
-from deep_research.brief.trace_phases import (
-    DiscardedVote,
-    VotesPhase,
-)
+from deep_research.brief.trace_phases import DiscardedVote, VotesPhase
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.models import ClaimsFile, SkepticVote, VoteRecord, Votes
 from deep_research.settings import Settings, require_run_settings

@@ -7,11 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from deep_research.console import (
-    EXIT_OK,
-    EXIT_VIOLATIONS,
-    print_json,
-)
+from deep_research.console import EXIT_OK, EXIT_VIOLATIONS, print_json
 from deep_research.errors import InputError
 
 

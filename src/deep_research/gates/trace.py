@@ -35,11 +35,7 @@ from typing import Any, Literal
 from deep_research.brief.layout import Brief
 from deep_research.brief.readers import read_text
 from deep_research.brief.trace_phases import TracePhase
-from deep_research.brief.writers import (
-    atomic_write_json,
-    model_dump,
-    write_claims,
-)
+from deep_research.brief.writers import atomic_write_json, model_dump, write_claims
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.gates.joint import joined

@@ -6,10 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from deep_research.console import (
-    EXIT_OK,
-    print_capped,
-)
+from deep_research.console import EXIT_OK, print_capped
 
 
 def cmd_normalize(args: argparse.Namespace) -> int:

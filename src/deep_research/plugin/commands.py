@@ -10,12 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deep_research.console import (
-    EXIT_INPUT,
-    EXIT_OK,
-    EXIT_VIOLATIONS,
-    print_json,
-)
+from deep_research.console import EXIT_INPUT, EXIT_OK, EXIT_VIOLATIONS, print_json
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:

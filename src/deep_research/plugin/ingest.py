@@ -39,20 +39,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from deep_research.brief.layout import (
-    Brief,
-    sha256_bytes,
-)
-from deep_research.brief.record import (
-    load_trace_or_empty,
-    open_brief,
-)
+from deep_research.brief.layout import Brief, sha256_bytes
+from deep_research.brief.record import load_trace_or_empty, open_brief
 from deep_research.brief.trace_phases import IngestPhase
-from deep_research.brief.writers import (
-    atomic_write_json,
-    model_dump,
-    write_claims,
-)
+from deep_research.brief.writers import atomic_write_json, model_dump, write_claims
 from deep_research.errors import DeepResearchError
 from deep_research.gaps import INCOMPLETE
 from deep_research.models import ClaimsFile, Contradiction, TraceEntryName

@@ -36,10 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from deep_research.brief.readers import (
-    parse_json,
-    read_text,
-)
+from deep_research.brief.readers import parse_json, read_text
 from deep_research.brief.writers import atomic_write_json
 from deep_research.errors import InputError
 
@@ -449,10 +446,7 @@ GATE_PHASE: TraceEntryName = "mcp_gate"
 
 def record_gate(root: Path, result: GateResult) -> None:
     """Put the gate's result into the run's trace.json, so ``next`` decides from it."""
-    from deep_research.brief.record import (
-        load_trace_or_empty,
-        open_brief,
-    )
+    from deep_research.brief.record import load_trace_or_empty, open_brief
     from deep_research.brief.writers import model_dump
 
     brief = open_brief(root)

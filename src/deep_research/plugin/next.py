@@ -28,14 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from deep_research import role_contracts
 from deep_research.brief.layout import Brief
-from deep_research.brief.record import (
-    load_trace_or_empty,
-    open_brief,
-)
-from deep_research.brief.start_record import (
-    RunCaps,
-    StartRecord,
-)
+from deep_research.brief.record import load_trace_or_empty, open_brief
+from deep_research.brief.start_record import RunCaps, StartRecord
 from deep_research.brief.trace_phases import McpGatePhase
 from deep_research.decide.verdict import read_reason
 from deep_research.depth import Depth

@@ -24,17 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deep_research.brief.layout import (
-    Brief,
-    brief_dir,
-    slugify,
-    supersede,
-)
-from deep_research.brief.readers import (
-    jsonl_records,
-    parse_json,
-    read_text,
-)
+from deep_research.brief.layout import Brief, brief_dir, slugify, supersede
+from deep_research.brief.readers import jsonl_records, parse_json, read_text
 from deep_research.brief.start_record import (
     HARD_MAX_ROUNDS,
     Replaced,
@@ -42,10 +33,7 @@ from deep_research.brief.start_record import (
     StartRecord,
     clamp_caps,
 )
-from deep_research.brief.writers import (
-    atomic_write_json,
-    jsonl_line,
-)
+from deep_research.brief.writers import atomic_write_json, jsonl_line
 from deep_research.depth import Depth, normalize_depth
 from deep_research.errors import DeepResearchError, InputError, MissingArtifact, SchemaViolation
 from deep_research.fetch.hosts import add_hosts

@@ -37,11 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research import role_contracts
 from deep_research.brief.layout import Brief
-from deep_research.brief.writers import (
-    atomic_write_bytes,
-    atomic_write_json,
-    atomic_write_text,
-)
+from deep_research.brief.writers import atomic_write_bytes, atomic_write_json, atomic_write_text
 from deep_research.errors import DeepResearchError
 from deep_research.normalize.own_fields import claims_draft
 from deep_research.plugin import replies

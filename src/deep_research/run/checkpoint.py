@@ -15,10 +15,7 @@ from pydantic import Field
 
 from deep_research.brief.layout import Brief
 from deep_research.brief.record import load_trace_or_empty
-from deep_research.brief.writers import (
-    atomic_write_json,
-    model_dump,
-)
+from deep_research.brief.writers import atomic_write_json, model_dump
 from deep_research.models import PhasePart, PhaseRecord, PhaseT, TraceEntryName
 from deep_research.normalize import SourceDraft
 from deep_research.run.interface import SubQuestionPlan

@@ -5,11 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from deep_research.console import (
-    print_json,
-    settings_from,
-    verdict_exit,
-)
+from deep_research.console import print_json, settings_from, verdict_exit
 
 
 def _terminate(signum: int, frame: object) -> None:

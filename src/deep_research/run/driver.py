@@ -33,10 +33,7 @@ from deep_research.brief.layout import (
     state_lock,
     supersede,
 )
-from deep_research.brief.trace_phases import (
-    LedgerRecord,
-    RunRecord,
-)
+from deep_research.brief.trace_phases import LedgerRecord, RunRecord
 from deep_research.decide.freshness import decide as freshness_decide
 from deep_research.errors import InputError
 from deep_research.gaps import NOT_FOUND

@@ -21,21 +21,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from deep_research.brief.layout import Brief
-from deep_research.brief.record import (
-    load_trace_or_empty,
-    record_phase,
-    save,
-)
-from deep_research.brief.trace_phases import (
-    RunRecord,
-    VotesPhase,
-)
-from deep_research.brief.writers import (
-    atomic_write_json,
-    atomic_write_text,
-    jsonl_line,
-    model_dump,
-)
+from deep_research.brief.record import load_trace_or_empty, record_phase, save
+from deep_research.brief.trace_phases import RunRecord, VotesPhase
+from deep_research.brief.writers import atomic_write_json, atomic_write_text, jsonl_line, model_dump
 from deep_research.decide.counters import MAX_UNREAD_HOSTS
 from deep_research.decide.samefact import FactGroups, claim_key
 from deep_research.errors import InputError
