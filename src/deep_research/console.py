@@ -12,6 +12,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from deep_research.errors import InputError
+
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
 EXIT_INPUT = 2
@@ -71,3 +73,20 @@ def one_line_warnings(command: str) -> Iterator[None]:
         yield
     finally:
         warnings.showwarning = previous
+
+
+def made_folder(path: Path, *, option: str, what: str) -> Path:
+    """``path`` (given as ``option``) as a folder, made when missing; a file there, or a folder
+    that cannot be made, is an input error before anything is written."""
+    if path.exists() and not path.is_dir():
+        raise InputError(
+            f"{option} {path} is a file, not a folder; pass a folder (made if missing)"
+        )
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(
+            f"cannot make {what} {path} ({exc.strerror or exc}); pass {option} DIR, a folder you "
+            "can write"
+        ) from None
+    return path

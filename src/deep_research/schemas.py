@@ -24,7 +24,7 @@ from deep_research import models
 from deep_research.brief.layout import Brief
 from deep_research.brief.readers import acyclic_build, iter_jsonl, parse_json, read_text
 from deep_research.brief.writers import atomic_write_text
-from deep_research.console import EXIT_OK, EXIT_VIOLATIONS, print_json
+from deep_research.console import EXIT_OK, EXIT_VIOLATIONS, made_folder, print_json
 from deep_research.errors import InputError, MissingArtifact
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -59,14 +59,7 @@ def render_schema(name: str) -> str:
 
 
 def write_schemas(directory: Path) -> list[Path]:
-    if directory.exists() and not directory.is_dir():
-        raise InputError(f"--dir {directory} is a file, not a folder; pass a folder")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(
-            f"cannot make {directory} ({exc.strerror or exc}); pass --dir DIR"
-        ) from None
+    made_folder(directory, option="--dir", what="the schemas folder")
     written = []
     for name in SCHEMA_MODELS:
         path = directory / f"{name}.schema.json"

@@ -34,6 +34,7 @@ from deep_research.brief.layout import (
     supersede,
 )
 from deep_research.brief.trace_phases import LedgerRecord, RunRecord
+from deep_research.console import made_folder
 from deep_research.decide.freshness import decide as freshness_decide
 from deep_research.errors import InputError
 from deep_research.gaps import NOT_FOUND
@@ -397,15 +398,7 @@ def state_root(state: Path | None) -> Path:
     """The state folder (``--state``, else ``$DEEP_RESEARCH_STATE``, else ``./state``), created
     when missing; one that cannot be a folder is an input error, before anything is written."""
     root = state if state is not None else Path(os.environ.get("DEEP_RESEARCH_STATE") or "state")
-    if root.exists() and not root.is_dir():
-        raise InputError(f"--state {root} is a file, not a folder; pass a folder (made if missing)")
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(
-            f"cannot make the state folder {root} ({exc.strerror or exc}); pass --state DIR, a "
-            "folder you can write"
-        ) from None
+    made_folder(root, option="--state", what="the state folder")
     if not os.access(root, os.W_OK | os.X_OK):
         raise InputError(f"cannot write in the state folder {root}; pass --state DIR you can write")
     return root
