@@ -332,29 +332,22 @@ def trace_pair(
     unknown = [fid for fid in finding_ids if fid not in known]
     if unknown:
         return PairResult(unit, source_id, "unsupported", (UNKNOWN_FINDING,))
-    if finding_ids:
-        chosen = [(fid, known[fid].quote) for fid in finding_ids]
-        support = check_support(
-            claim_text,
-            [q for _, q in chosen],
-            resolution.document,
-            derived=derived,
-            facts=facts,
-            steps=index.steps,
-        )
+    if finding_ids:  # the cited findings are judged together
+        candidates, judge = [(fid, known[fid].quote) for fid in finding_ids], check_support
+    elif source.findings:  # none cited: the best single finding decides
+        candidates, judge = [(f.id, f.quote) for f in source.findings], best_support
     else:
-        if not source.findings:
-            return PairResult(unit, source_id, "unsupported", (NO_FINDINGS,))
-        candidates = [(finding.id, finding.quote) for finding in source.findings]
-        support = best_support(
-            claim_text,
-            [q for _, q in candidates],
-            resolution.document,
-            derived=derived,
-            facts=facts,
-            steps=index.steps,
-        )
-        chosen = [pair for pair in candidates if pair[1] in {p.quote for p in support.quotes}]
+        return PairResult(unit, source_id, "unsupported", (NO_FINDINGS,))
+    support = judge(
+        claim_text,
+        [q for _, q in candidates],
+        resolution.document,
+        derived=derived,
+        facts=facts,
+        steps=index.steps,
+    )
+    used = {p.quote for p in support.quotes}
+    chosen = candidates if finding_ids else [pair for pair in candidates if pair[1] in used]
     found = _evidence_from(source, chosen, support, index.steps)
     return PairResult(
         unit, source_id, support.outcome, support.reasons, found, support.stated_kinds
