@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.run.checkpoint import RunRecord
 from deep_research.run.governor import default_limits, fan_out, new_budget
 from deep_research.run.interface import FindingDraft, Retained, SubQuestionPlan

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main as cli_main
 from deep_research.gates.trace import emitted_claims
 from deep_research.run import reasoners

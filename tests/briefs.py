@@ -22,8 +22,10 @@ from typing import Any, Literal, get_args
 from pydantic import ValidationError
 
 from conftest import FIXTURES, REPO
-from deep_research import trace_phases as tp
-from deep_research.brief import Brief
+from deep_research.brief import trace_phases as tp
+from deep_research.brief.layout import Brief
+from deep_research.brief.start_record import StartRecord, clamp_caps
+from deep_research.brief.trace_phases import RefetchedSource, RefetchPhase
 from deep_research.decide.ciber import run_ciber_apply
 from deep_research.decide.triangulate import run_triangulate
 from deep_research.decide.verdict import run_verdict
@@ -31,11 +33,9 @@ from deep_research.decide.votes import run_votes
 from deep_research.fetch.corpus import retain
 from deep_research.gates.locate import locate
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
-from deep_research.models import CorpusMeta, FetchLogEntry, PhaseName, PhaseRecord
+from deep_research.models import CorpusMeta, FetchLogEntry, PhaseRecord, TraceEntryName
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
-from deep_research.start_record import StartRecord, clamp_caps
-from deep_research.trace_phases import RefetchedSource, RefetchPhase
 
 FetchOutcome = Literal["ok", "error", "refused", "never"]
 
@@ -240,7 +240,7 @@ def assert_phases_read_back(brief: Brief) -> set[str]:
         "mcp_gate": (tp.McpGatePhase,),
         "ingest": (tp.IngestPhase,),
     }
-    assert set(records) == set(get_args(PhaseName))
+    assert set(records) == set(get_args(TraceEntryName))
     phases = json.loads(brief.trace_path.read_text(encoding="utf-8"))["phases"]
     for name, entry in phases.items():
         written = json.dumps(entry, ensure_ascii=False)
@@ -468,7 +468,7 @@ def assert_verified(brief: Path) -> None:
 HOLD_LOCK = """
 import sys
 from pathlib import Path
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 with Brief(Path(sys.argv[1])).lock():
     print("held", flush=True)
     sys.stdin.read()  # hold until the test closes our stdin

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import REPO
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.plugin import guard, runstate
 from deep_research.plugin.tasks import FetchTask
 

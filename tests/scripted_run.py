@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.fetch.fetcher import FetchPolicy
 from deep_research.plugin import runstate

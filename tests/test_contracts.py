@@ -29,7 +29,7 @@ from briefs import (
     write_brief,
 )
 from conftest import REPO
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.fetch.corpus import retain_document
 from deep_research.gates.trace import SourceIndex, TraceOptions, run_trace, trace_pair

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.plugin import runstate
 from deep_research.plugin.tasks import FetchTask

@@ -1,10 +1,10 @@
 """Rooms by concept, as a checked rule: which part of the package may import which.
 
-From the bottom up: the shared core (the top-level modules — models, brief, urls, settings,
-render, record and the rest, all but cli.py) is what every wing stands on; ``fetch`` reads and
-keeps what was read; ``gates`` judge retained text against a claim; ``decide`` turns verdicts
-into a brief's decisions; ``normalize`` turns agent output into canonical rows; ``run`` (the
-headless driver) and ``plugin`` (the Claude Code side) drive them all, and ``cli.py`` wires
+From the bottom up: the shared core (the top-level modules — models, urls, settings, render
+and the rest, all but cli.py — and the brief/ package) is what every wing stands on; ``fetch``
+reads and keeps what was read; ``gates`` judge retained text against a claim; ``decide`` turns
+verdicts into a brief's decisions; ``normalize`` turns agent output into canonical rows; ``run``
+(the headless driver) and ``plugin`` (the Claude Code side) drive them all, and ``cli.py`` wires
 everything to commands. Each room's rule names the rooms it may never import.
 
 An import is every ``import x`` and ``from x import y`` in a module, absolute or relative, at the
@@ -26,6 +26,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "deep_research"
 CORE = "core"
 CLI = "cli"
 WINGS = ("fetch", "gates", "decide", "normalize", "run", "plugin")
+#: Packages that are part of the core: the brief on disk (its layout, readers, writers, records).
+CORE_PACKAGES = ("brief",)
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ def room_of(module: str, package: Path) -> str | None:
         return None
     if len(parts) == 1:
         return CORE  # the package's own __init__
-    if (package / parts[1]).is_dir():
+    if (package / parts[1]).is_dir() and parts[1] not in CORE_PACKAGES:
         return parts[1]
     return CLI if parts[1] == "cli" else CORE
 
@@ -163,8 +165,8 @@ def imports_of(package: Path, file: Path) -> Iterator[Import]:
             # `from pkg import sub` imports the submodule when there is one, else names of pkg.
             candidates = (f"{base}.{alias.name}" for alias in node.names)
             named = [c if _is_module(package, c) else base for c in candidates]
-            for target in dict.fromkeys(named):
-                yield Import(path, node.lineno, importer, target)
+            for each in dict.fromkeys(named):
+                yield Import(path, node.lineno, importer, each)
         elif isinstance(node, ast.Call) and (target := _dynamic_target(node)) is not None:
             yield Import(path, node.lineno, importer, target)
 
@@ -188,6 +190,94 @@ def check(package: Path) -> list[Violation]:
     return found
 
 
+#: Import edges (importer, imported) of the one circle still being opened: the plugin's workflow
+#: step and the guard's argument reader import cli.py, which imports them back. The plugin is to
+#: stop importing cli.py; when it does, this empties (a stale edge fails the test below).
+CIRCLE_BEING_OPENED: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("deep_research.plugin.guard.cliargs", "deep_research.cli"),
+        ("deep_research.plugin.workflow", "deep_research.cli"),
+    }
+)
+
+
+def _module_of(package: Path, dotted: str) -> str:
+    """The package's module a dotted import target names: ``pkg.mod.Name`` → ``pkg.mod``."""
+    while "." in dotted and not _is_module(package, dotted):
+        dotted = dotted.rsplit(".", 1)[0]
+    return dotted
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Every module of ``package`` and the package modules it imports, anywhere in its body."""
+    graph: dict[str, set[str]] = {}
+    for file in sorted(package.rglob("*.py")):
+        importer = module_name(package, file)
+        targets = graph.setdefault(importer, set())
+        for item in imports_of(package, file):
+            if room_of(item.target, package) is None:
+                continue
+            target = _module_of(package, item.target)
+            if target != importer:
+                targets.add(target)
+    return graph
+
+
+def _groups(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected groups of ``graph`` (Tarjan): modules that import each other."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = set()
+            while (member := stack.pop()) != node:
+                group.add(member)
+            groups.append({*group, node})
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One circle (``a → b → … → a``, shortest from its first module) through each group of
+    modules that import each other, in name order."""
+    found = []
+    for group in _groups(graph):
+        if len(group) < 2:
+            continue
+        start = min(group)
+        came_from: dict[str, str] = {}
+        queue = [start]
+        while start not in came_from:
+            node = queue.pop(0)
+            for target in sorted(graph.get(node, set()) & group):
+                if target not in came_from:
+                    came_from[target] = node
+                    queue.append(target)
+        path = [start]
+        while (step := came_from[path[-1]]) != start:
+            path.append(step)
+        found.append([start, *reversed(path)])
+    return sorted(found)
+
+
+def without(graph: dict[str, set[str]], edges: frozenset[tuple[str, str]]) -> dict[str, set[str]]:
+    return {node: {t for t in targets if (node, t) not in edges} for node, targets in graph.items()}
+
+
 # --- the package ----------------------------------------------------------------------------
 
 
@@ -198,7 +288,9 @@ def test_the_package_keeps_its_layers() -> None:
 
 def test_every_wing_has_a_rule() -> None:
     folders = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
-    assert folders == set(WINGS), "a new wing needs its row in RULES (and a place in WINGS)"
+    assert folders == {*WINGS, *CORE_PACKAGES}, (
+        "a new wing needs its row in RULES (and a place in WINGS)"
+    )
     assert set(RULES) == {*WINGS, CORE, CLI}
 
 
@@ -211,6 +303,17 @@ def test_every_allowance_is_still_used() -> None:
     }
     stale = sorted(set(ALLOWED) - used)
     assert not stale, f"allowed imports nobody makes any more; remove them: {stale}"
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    found = circles(without(import_graph(SRC), CIRCLE_BEING_OPENED))
+    assert not found, "import circles:\n" + "\n".join(" → ".join(c) for c in found)
+
+
+def test_the_circle_being_opened_is_still_there() -> None:
+    graph = import_graph(SRC)
+    stale = sorted((a, b) for a, b in CIRCLE_BEING_OPENED if b not in graph.get(a, set()))
+    assert not stale, f"these imports are gone; remove them from CIRCLE_BEING_OPENED: {stale}"
 
 
 # --- the checker itself -------------------------------------------------------------------
@@ -285,3 +388,63 @@ def test_a_room_without_a_rule_is_an_error(synthetic: Path) -> None:
     (synthetic / "report" / "__init__.py").write_text("", encoding="utf-8")
     with pytest.raises(AssertionError, match="room 'report' has no rule"):
         check(synthetic)
+
+
+#: Synthetic import graphs and the circles the finder must report in each.
+CIRCLE_CASES: list[tuple[dict[str, set[str]], list[list[str]]]] = [
+    ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+    ({"a": {"b"}, "b": {"a"}}, [["a", "b", "a"]]),
+    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c", "a"]]),
+    ({"a": {"b", "c"}, "b": {"d"}, "c": {"d"}, "d": set()}, []),  # a diamond is no circle
+    ({"a": {"b"}, "b": {"a"}, "x": {"y"}, "y": {"x"}}, [["a", "b", "a"], ["x", "y", "x"]]),
+]
+
+
+@pytest.mark.parametrize(("graph", "expected"), CIRCLE_CASES)
+def test_the_circle_finder_names_each_circle(
+    graph: dict[str, set[str]], expected: list[list[str]]
+) -> None:
+    assert circles(graph) == expected
+
+
+#: A small package (file → source) and the circles the graph of each variant must show: an
+#: import inside a function and one under ``if TYPE_CHECKING:`` each close a circle.
+CIRCLE_PACKAGE = {
+    "__init__.py": "",
+    "models.py": "X = 1\n",
+    "gates/__init__.py": "",
+    "gates/judge.py": "from . import rules\n",
+    "gates/rules.py": "import deep_research.models\n",
+}
+LATE = "\n\ndef late() -> None:\n    from deep_research.gates.judge import judge\n"
+TYPE_ONLY = (
+    "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .gates.rules import R\n"
+)
+JUDGE, RULES_MODULE, MODELS = (
+    "deep_research.gates.judge",
+    "deep_research.gates.rules",
+    "deep_research.models",
+)
+
+
+@pytest.mark.parametrize(
+    ("changed", "expected"),
+    [
+        ({}, []),
+        ({"gates/rules.py": "import deep_research.models" + LATE}, [[JUDGE, RULES_MODULE, JUDGE]]),
+        ({"models.py": TYPE_ONLY}, [[RULES_MODULE, MODELS, RULES_MODULE]]),
+    ],
+)
+def test_the_graph_reads_function_level_and_type_only_imports(
+    tmp_path: Path, changed: dict[str, str], expected: list[list[str]]
+) -> None:
+    package = tmp_path / "deep_research"
+    for name, source in {**CIRCLE_PACKAGE, **changed}.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(source, encoding="utf-8")
+    assert circles(import_graph(package)) == expected
+
+
+def test_an_allowed_edge_opens_only_its_own_circle() -> None:
+    graph = {"a": {"b"}, "b": {"a", "c"}, "c": {"b"}}
+    assert circles(without(graph, frozenset({("b", "a")}))) == [["b", "c", "b"]]

@@ -12,7 +12,7 @@ import pytest
 
 from briefs import AGENCY_URL, build, build_example, edit
 from conftest import REPO
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.decide.verdict import run_verdict
 from deep_research.gates.answer import check_answer

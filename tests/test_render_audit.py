@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.brief import Brief, printable_text, slugify
+from deep_research.brief.layout import Brief, slugify
+from deep_research.brief.writers import printable_text
 from deep_research.cli import main
 from deep_research.gaps import INCOMPLETE, NOT_FOUND, VENDOR_MONOCULTURE, describe
 from deep_research.gates.answer import CheckedSentence

@@ -30,7 +30,8 @@ from briefs import PageSpec, write_brief
 from claude_world import role_of
 from conftest import REPO
 from deep_research import role_contracts
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
+from deep_research.brief.start_record import StartRecord, clamp_caps
 from deep_research.cli import main
 from deep_research.errors import InputError
 from deep_research.gates.answer import check_answer
@@ -53,7 +54,6 @@ from deep_research.run.interface import (
     SurveyDoc,
 )
 from deep_research.settings import Settings
-from deep_research.start_record import StartRecord, clamp_caps
 from fakeapi import Block, FakeAnthropic, system_text, text, user_text
 
 SRC = REPO / "src" / "deep_research"

@@ -17,7 +17,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from deep_research.brief import Brief
+    from deep_research.brief.layout import Brief
     from deep_research.errors import (
         BriefBusy,
         DeepResearchError,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 # Loaded on first use: the hook guard starts a process for every tool call and needs none of
 # the gates, so `import deep_research` must stay cheap.
 _WHERE: dict[str, tuple[str, str]] = {
-    "Brief": ("brief", "Brief"),
+    "Brief": ("brief.layout", "Brief"),
     **{
         name: ("errors", name)
         for name in (

@@ -1,6 +1,9 @@
-"""The ``deep-research`` command line: each command parses arguments, calls one function, prints.
+"""The ``deep-research`` command line: the parser, and a dispatcher to each command's handler,
+which lives with its concept (``cmd_<name>`` in schemas.py, normalize/, gates/, decide/, plugin/
+and run/ ``commands.py``; the few that wire rooms the others may not import stay here).
 
-Exit codes (the only place errors become numbers):
+Exit codes (errors become numbers here, in :func:`exit_code_for`; the codes are
+:mod:`deep_research.console`'s):
   0  success (for checks: clean)
   1  the check ran and found violations
   2  input error: missing, unreadable or invalid input, refused evidence (see errors.py)
@@ -11,24 +14,58 @@ Exit codes (the only place errors become numbers):
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
+from importlib import import_module
 from pathlib import Path
-from typing import Any
 
 from deep_research import __version__
+from deep_research.console import (
+    EXIT_BUSY,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_VIOLATIONS,
+    one_line_warnings,
+)
+from deep_research.console import print_json as _print_json
+from deep_research.decide.commands import unusable_says_next as _unusable_says_next
 from deep_research.errors import BriefBusy, DeepResearchError, InputError
 
-EXIT_OK = 0
-EXIT_VIOLATIONS = 1
-EXIT_INPUT = 2
-EXIT_BUSY = 3
-EXIT_INTERRUPTED = 130
-
 Handler = Callable[[argparse.Namespace], int]
+
+
+def _handlers(module: str, *names: str) -> tuple[Handler, ...]:
+    """The handlers ``cmd_<name>`` of ``deep_research.<module>``, each imported when it runs:
+    building the parser (the hook guard does, on every tool call) imports nothing else."""
+
+    def handler(name: str) -> Handler:
+        def handle(args: argparse.Namespace) -> int:
+            command: Handler = getattr(import_module(f"deep_research.{module}"), f"cmd_{name}")
+            return command(args)
+
+        return handle
+
+    return tuple(handler(name) for name in names)
+
+
+_cmd_validate, _cmd_schemas = _handlers("schemas", "validate", "schemas")
+(_cmd_normalize,) = _handlers("normalize.commands", "normalize")
+_cmd_gate, _cmd_locate, _cmd_eval, _cmd_answer = _handlers(
+    "gates.commands", "gate", "locate", "eval", "answer"
+)
+_cmd_trace, _cmd_refetch, _cmd_triangulate, _cmd_votes, _cmd_entail = _handlers(
+    "decide.commands", "trace", "refetch", "triangulate", "votes", "entail"
+)
+_cmd_ciber, _cmd_verdict, _cmd_fresh = _handlers("decide.commands", "ciber", "verdict", "fresh")
+_cmd_fetch, _cmd_hosts, _cmd_counters, _cmd_verify, _cmd_finish, _cmd_next = _handlers(
+    "plugin.commands", "fetch", "hosts", "counters", "verify", "finish", "next"
+)
+_cmd_wait, _cmd_ingest, _cmd_guard, _cmd_mcp_gate, _cmd_mcp_fetch = _handlers(
+    "plugin.commands", "wait", "ingest", "guard", "mcp_gate", "mcp_fetch"
+)
+(_cmd_run,) = _handlers("run.commands", "run")
 
 
 def exit_code_for(error: DeepResearchError) -> int:
@@ -37,338 +74,7 @@ def exit_code_for(error: DeepResearchError) -> int:
     return EXIT_INPUT if isinstance(error, InputError) else EXIT_VIOLATIONS
 
 
-def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
-
-
 # --- commands -------------------------------------------------------------------------------
-
-
-def _cmd_validate(args: argparse.Namespace) -> int:
-    from deep_research.schemas import validate_brief
-
-    report = validate_brief(Path(args.brief))
-    _print_json(report.as_dict())
-    for problem in report.problems:
-        print(f"invalid: {problem}", file=sys.stderr)
-    return EXIT_OK if report.ok else EXIT_VIOLATIONS
-
-
-def _cmd_schemas(args: argparse.Namespace) -> int:
-    from deep_research.schemas import check_schemas, write_schemas
-
-    target = Path(args.dir)
-    if args.check:
-        stale = check_schemas(target)
-        for name in stale:
-            print(f"stale: {target / name} (run: deep-research schemas)", file=sys.stderr)
-        return EXIT_VIOLATIONS if stale else EXIT_OK
-    for path in write_schemas(target):
-        print(path)
-    return EXIT_OK
-
-
-def _cmd_normalize(args: argparse.Namespace) -> int:
-    from deep_research.normalize import normalize_payload
-    from deep_research.normalize.enrich import BriefNormalizer
-    from deep_research.normalize_io import NormalizeOptions, run_normalize
-
-    options = NormalizeOptions(
-        input=None if args.input in (None, "-") else Path(args.input),
-        brief=Path(args.brief) if args.brief else None,
-        output=Path(args.output) if args.output else None,
-        report=Path(args.report) if args.report else None,
-        start_id=args.start_id,
-        sub_question=args.sub_question,
-        round=args.round,
-    )
-    # Into a brief, new rows take their fetch fields from its record (normalize.enrich).
-    normalizer = normalize_payload if options.brief is None else BriefNormalizer(options.brief)
-    result = run_normalize(options, normalizer, stdin=sys.stdin.buffer)
-    _print_capped("rejected", [rejection.describe() for rejection in result.rejections])
-    _print_capped("warning", result.warnings)
-    print(result.summary(), file=sys.stderr)
-    return EXIT_OK
-
-
-#: Lines of one kind a command prints on stderr, and characters of each: a file whose every
-#: line is rejected gets a sample and a count, not its own size again on the terminal.
-MAX_REPORTED_LINES = 20
-MAX_REPORTED_CHARS = 300
-
-
-def _print_capped(kind: str, lines: Sequence[str]) -> None:
-    for line in lines[:MAX_REPORTED_LINES]:
-        cut = line if len(line) <= MAX_REPORTED_CHARS else line[: MAX_REPORTED_CHARS - 1] + "…"
-        print(f"{kind}: {cut}", file=sys.stderr)
-    if len(lines) > MAX_REPORTED_LINES:
-        print(
-            f"{kind}: … and {len(lines) - MAX_REPORTED_LINES:,} more (--report FILE lists all)",
-            file=sys.stderr,
-        )
-
-
-def _cmd_gate(args: argparse.Namespace) -> int:
-    from deep_research.gates.batch import run_gate_file
-
-    summary = run_gate_file(
-        Path(args.input) if args.input != "-" else None,
-        Path(args.output) if args.output else None,
-        stdin=sys.stdin.buffer,
-        stdout=sys.stdout,
-    )
-    print(summary, file=sys.stderr)
-    return EXIT_OK
-
-
-def _cmd_fetch(args: argparse.Namespace) -> int:
-    from deep_research.fetch.fetcher import run_fetch
-
-    result, view = run_fetch(args.url, Path(args.brief), max_chars=args.max_chars)
-    return _print_fetched("fetch", result, view, as_json=args.json)
-
-
-def _print_fetched(command: str, result: Any, view: dict[str, Any], *, as_json: bool) -> int:
-    """A fetch's agent view (JSON, or the corpus path and the wrapped text) and its exit code."""
-    if as_json:
-        _print_json(view)
-    elif view["text"] is not None:
-        print(f"corpus: {view['corpus_path']}")
-        print(view["text"])
-    if not result.ok:
-        from deep_research.decide.next_step import AFTER_FETCH
-
-        print(f"{command} {result.entry.outcome}: {result.entry.reason}", file=sys.stderr)
-        print(AFTER_FETCH, file=sys.stderr)
-    return EXIT_OK if result.ok else EXIT_VIOLATIONS
-
-
-def _cmd_hosts(args: argparse.Namespace) -> int:
-    from deep_research.fetch.hosts import run_hosts
-
-    allowed = run_hosts(Path(args.brief), args.action, args.urls, static=args.static)
-    _print_json(allowed)
-    if all(allowed.values()):
-        return EXIT_OK
-    from deep_research.decide.next_step import AFTER_HOSTS
-
-    print(AFTER_HOSTS, file=sys.stderr)
-    return EXIT_VIOLATIONS
-
-
-def _cmd_refetch(args: argparse.Namespace) -> int:
-    from deep_research.decide.refetch_rate import run_refetch
-
-    report = run_refetch(Path(args.brief), archive=args.archive_base)
-    _print_json(report.summary())
-    return EXIT_OK
-
-
-def _cmd_counters(args: argparse.Namespace) -> int:
-    from deep_research.decide.counters import run_counters
-    from deep_research.plugin.runstate import fetcher_rounds, round_searches
-    from deep_research.record import open_brief
-
-    # The guard's ledger is the plugin's record: it reaches the counters as numbers.
-    brief = open_brief(Path(args.brief))
-    report = run_counters(
-        brief.root,
-        Path(args.plan) if args.plan else None,
-        fetcher_rounds=fetcher_rounds(brief),
-        searched=round_searches(brief),
-    )
-    _print_json(report.as_dict())
-    return EXIT_OK
-
-
-def _cmd_verify(args: argparse.Namespace) -> int:
-    from deep_research.brief import Brief
-    from deep_research.decide.verify import run_verify
-    from deep_research.plugin.runstate import fetcher_rounds, round_searches
-
-    root = Path(args.brief)
-    # The counters are checked as `counters` computed them: with the guard ledger's records.
-    brief = Brief(root)
-    report = run_verify(
-        root,
-        offline=args.offline,
-        fetcher_rounds=fetcher_rounds(brief),
-        searched=round_searches(brief) if root.is_dir() else (),
-    )
-    _print_json(report.as_dict())
-    for line in report.mismatches + report.problems:
-        print(f"differs: {line}", file=sys.stderr)
-    return EXIT_OK if report.identical else EXIT_VIOLATIONS
-
-
-def _cmd_trace(args: argparse.Namespace) -> int:
-    from deep_research.gates.trace import TraceOptions, run_trace
-
-    options = TraceOptions(
-        brief=Path(args.brief) if args.brief else None,
-        mode=args.mode,
-        claims=Path(args.claims) if args.claims else None,
-        sources=Path(args.sources) if args.sources else None,
-        dossier=Path(args.dossier) if args.dossier else None,
-        corpus_file=Path(args.corpus_file) if args.corpus_file else None,
-        write=not args.no_write,
-    )
-    report = run_trace(options)
-    _print_json(report.as_dict())
-    for line in report.describe_violations():
-        print(f"violation: {line}", file=sys.stderr)
-    if args.report:
-        from deep_research.brief import atomic_write_json
-
-        atomic_write_json(Path(args.report), report.as_dict())
-    if not report.violations:
-        return EXIT_OK
-    from deep_research.decide.next_step import after_trace
-
-    print(after_trace(report.mode), file=sys.stderr)
-    return EXIT_VIOLATIONS
-
-
-def _cmd_locate(args: argparse.Namespace) -> int:
-    from deep_research.brief import read_text
-    from deep_research.gates.locate import locate
-
-    if not args.quote.strip():
-        raise InputError("--quote is empty; give the words to locate")
-    text = read_text(Path(args.text_file), what="text file")
-    found = locate(args.quote, text)
-    if found is None:
-        _print_json(None)
-        print(f"not found: the quote is not in {args.text_file}", file=sys.stderr)
-        return EXIT_VIOLATIONS
-    _print_json(
-        {
-            "hash": found.hash,
-            "start": found.start,
-            "end": found.end,
-            "method": found.method,
-            "score": found.score,
-        }
-    )
-    return EXIT_OK
-
-
-def _cmd_eval(args: argparse.Namespace) -> int:
-    from deep_research.gates.evaluate import (
-        DEFAULT_EVAL_DIR,
-        load_rows,
-        measure_literals,
-        measure_location,
-        report_lines,
-    )
-
-    directory = Path(args.eval_dir) if args.eval_dir else DEFAULT_EVAL_DIR
-    location = measure_location(load_rows(directory / args.quotes)) if args.quotes else None
-    literals = measure_literals(load_rows(directory / args.literals)) if args.literals else None
-    if args.json:
-        _print_json(
-            {
-                "quote_location": location.as_dict() if location else None,
-                "literal_fidelity": literals.as_dict() if literals else None,
-            }
-        )
-    else:
-        print("\n".join(report_lines(location, literals, show=args.show)))
-    return EXIT_OK
-
-
-def _settings(args: argparse.Namespace) -> Any:
-    from deep_research.settings import settings_for
-
-    # A plugin run's brief carries the settings `start` fixed; an override there is refused.
-    brief = getattr(args, "brief", None)
-    return settings_for(Path(brief) if brief else None, args.set or ())
-
-
-def _cmd_triangulate(args: argparse.Namespace) -> int:
-    from deep_research.decide.contradictions import run_contradictions
-    from deep_research.decide.triangulate import run_triangulate
-
-    # The one contradiction finder, as the headless driver runs it before triangulating: a
-    # plugin run's contradicted claims are contested and listed in the report the same way.
-    settings = _settings(args)
-    run_contradictions(Path(args.brief), settings)
-    report = run_triangulate(Path(args.brief), settings)
-    _print_json(report.as_dict())
-    return EXIT_OK
-
-
-def _cmd_votes(args: argparse.Namespace) -> int:
-    from deep_research.decide.votes import run_votes
-
-    result = run_votes(Path(args.brief), Path(args.input), _settings(args))
-    _print_json(result)
-    for item in result["discarded"]:
-        print(f"discarded: {item['claim']} vote {item['vote']}: {item['reason']}", file=sys.stderr)
-    return EXIT_OK
-
-
-def _cmd_entail(args: argparse.Namespace) -> int:
-    from deep_research.decide.entail import run_entail
-
-    report = run_entail(Path(args.brief), Path(args.input))
-    _print_json(report.as_dict())
-    for item in report.ignored:
-        print(f"ignored: {item.line()}", file=sys.stderr)
-    return EXIT_OK
-
-
-def _cmd_ciber(args: argparse.Namespace) -> int:
-    from deep_research.decide.ciber import run_ciber_apply
-
-    result = run_ciber_apply(
-        Path(args.brief),
-        Path(args.input) if args.input else None,
-        args.skip,
-        _settings(args),
-    )
-    _print_json(result)
-    return EXIT_OK
-
-
-def _verdict_exit(verdict: str | None) -> int:
-    """The exit code of a command that reports a verdict: 0 when the brief is usable."""
-    from deep_research.verdict_meanings import is_usable
-
-    return EXIT_OK if is_usable(verdict) else EXIT_VIOLATIONS
-
-
-def _cmd_verdict(args: argparse.Namespace) -> int:
-    from deep_research.decide.verdict import run_verdict
-
-    report = run_verdict(Path(args.brief), _settings(args))
-    _print_json(report.as_dict())
-    return _unusable_says_next(report.verdict, report.reasons)
-
-
-def _unusable_says_next(verdict: str, reasons: Sequence[str]) -> int:
-    """:func:`_verdict_exit`, printing what to do next when the brief is not usable."""
-    code = _verdict_exit(verdict)
-    if code != EXIT_OK:
-        from deep_research.decide.next_step import after_verdict
-
-        print(after_verdict(verdict, reasons), file=sys.stderr)
-    return code
-
-
-def _cmd_fresh(args: argparse.Namespace) -> int:
-    from datetime import date
-
-    from deep_research.decide.freshness import run_fresh
-
-    try:
-        today = date.fromisoformat(args.today) if args.today else None
-    except ValueError:
-        raise InputError(f"--today {args.today!r} is not a YYYY-MM-DD date") from None
-    decision = run_fresh(Path(args.brief), today, _settings(args))
-    _print_json(decision.as_dict())
-    print(f"{decision.decision}: {decision.reason}", file=sys.stderr)
-    return EXIT_OK if decision.decision == "reuse" else EXIT_VIOLATIONS
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
@@ -384,29 +90,6 @@ def _cmd_render(args: argparse.Namespace) -> int:
     else:
         print(Path(args.brief) / "report.md")
     return EXIT_OK
-
-
-def _cmd_answer(args: argparse.Namespace) -> int:
-    from deep_research.brief import read_text
-    from deep_research.gates.answer import check_answer
-    from deep_research.record import open_brief
-
-    brief = open_brief(Path(args.brief))
-    document = brief.load_claims()
-    text = read_text(Path(args.synthesis), what="synthesis") if args.synthesis else None
-    if text is None:
-        text = document.synthesis or ""
-    if not text.strip():
-        raise InputError("no synthesis to check: give --synthesis FILE, or write one first")
-    checked = check_answer(brief, text, document)
-    _print_json(checked.as_dict())
-    for sentence in checked.sentences:
-        if not sentence.passed:
-            print(f"stripped: {sentence.text} — {sentence.reason}", file=sys.stderr)
-    if checked.accepted:
-        return EXIT_OK
-    print(f"next: {checked.next_step()}", file=sys.stderr)
-    return EXIT_VIOLATIONS
 
 
 def _cmd_handoff(args: argparse.Namespace) -> int:
@@ -446,37 +129,11 @@ def _cmd_start(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_finish(args: argparse.Namespace) -> int:
-    from deep_research.plugin.runstate import cli_state_dir, finish_run, forget_session
-
-    state = cli_state_dir(args.state)
-    cleared = finish_run(state, Path(args.brief))
-    if cleared:
-        forget_session(state)
-    _print_json({"brief": args.brief, "active_run_cleared": cleared})
-    return EXIT_OK
-
-
 def _cmd_resume(args: argparse.Namespace) -> int:
     from deep_research.plugin.runstate import cli_state_dir, resume_run
 
     moved = resume_run(cli_state_dir(args.state), Path(args.brief))
     _print_json({"brief": args.brief, "session_changed": moved})
-    return EXIT_OK
-
-
-def _cmd_next(args: argparse.Namespace) -> int:
-    from deep_research.plugin.guard.steps import remember_step
-    from deep_research.plugin.next import next_action
-
-    action = next_action(Path(args.brief))
-    # The files this step names are the only ones the guard lets the write tools write.
-    named = [action.path] if action.path else []
-    remember_step(Path(args.brief), [*named, *(task.save_to for task in action.tasks)])
-    if args.json:
-        _print_json(action.model_dump(exclude_defaults=True))
-    else:
-        print(action.text())
     return EXIT_OK
 
 
@@ -494,113 +151,6 @@ def _cmd_step(args: argparse.Namespace) -> int:
         for task in done.tasks:
             print(f"  {task.agent}: {task.id}")
     return EXIT_OK
-
-
-def _cmd_wait(args: argparse.Namespace) -> int:
-    from deep_research.plugin.progress import wait
-
-    wait(Path(args.brief), args.seconds, lambda line: print(line, flush=True))
-    return EXIT_OK
-
-
-def _cmd_ingest(args: argparse.Namespace) -> int:
-    from deep_research.plugin.ingest import run_ingest
-
-    _print_json(run_ingest(Path(args.brief)).as_dict())
-    return EXIT_OK
-
-
-def _cmd_guard(args: argparse.Namespace) -> int:
-    from deep_research.plugin.guard import hook_output, run_guard
-
-    decision = run_guard(sys.stdin.read(), args.phase, Path(args.state) if args.state else None)
-    if decision.allow:
-        # An explicit allow (our own CLI call that passed every check) is JSON on stdout.
-        sys.stdout.write(hook_output(decision))
-        return EXIT_OK
-    print(decision.reason, file=sys.stderr)
-    return EXIT_INPUT  # 2: Claude Code blocks the tool call and shows the reason
-
-
-def _cmd_mcp_gate(args: argparse.Namespace) -> int:
-    from deep_research.plugin.mcpgate import print_review, run_mcp_gate
-    from deep_research.plugin.runstate import state_dir
-
-    result = run_mcp_gate(
-        args.name, state_dir(args.state), record=args.record, timeout=args.timeout
-    )
-    if args.record or result.gate == "manifest-audit":
-        print_review(result)  # the tool list a human reviews before (re-)recording
-    if args.brief:
-        from deep_research.plugin.mcpgate import record_gate
-
-        record_gate(Path(args.brief), result)
-    _print_json(result.as_dict())
-    return EXIT_OK if result.ok else EXIT_VIOLATIONS
-
-
-def _cmd_mcp_fetch(args: argparse.Namespace) -> int:
-    from deep_research.brief import Brief
-    from deep_research.fetch.fetcher import agent_view
-    from deep_research.plugin.mcpfetch import parse_arguments, run_mcp_fetch
-    from deep_research.plugin.runstate import state_dir
-
-    result, failed = run_mcp_fetch(
-        args.name,
-        args.tool,
-        parse_arguments(args.arguments),
-        Path(args.brief),
-        state_dir(args.state),
-        timeout=args.timeout,
-    )
-    if failed is not None:
-        from deep_research.decide.next_step import AFTER_FETCH
-
-        _print_json({"error": f"{failed.gate}-failed", "reason": failed.reason})
-        print(AFTER_FETCH, file=sys.stderr)
-        return EXIT_VIOLATIONS
-    view = agent_view(result, Brief(Path(args.brief)), args.max_chars)
-    return _print_fetched("mcp-fetch", result, view, as_json=args.json)
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-def _cmd_run(args: argparse.Namespace) -> int:
-    import signal
-    import threading
-
-    from deep_research.run.driver import run_command
-
-    # A scheduler's SIGTERM (timeouts, shutdown) stops a run the way Ctrl-C does: the phase
-    # under way is not recorded as done, so the brief stays valid and resumable.
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        result = run_command(
-            args.question,
-            depth=args.depth,
-            corpus=args.corpus,
-            search=args.search,
-            reasoner=args.reasoner,
-            models=args.model,
-            batch=args.batch,
-            max_usd=args.max_usd,
-            resume=args.resume,
-            refresh=args.refresh,
-            state=Path(args.state) if args.state else None,
-            settings=_settings(args),
-        )
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-    if args.json:
-        _print_json(result.as_dict())
-    else:
-        print("\n".join(result.summary_lines()))
-    return _verdict_exit(result.verdict)
 
 
 class _LazyHelp(str):
@@ -630,49 +180,18 @@ class _LazyHelp(str):
 COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "Using it",
-        (
-            "run",
-            "verify",
-            "render",
-            "handoff",
-            "fresh",
-            "gate",
-            "locate",
-            "validate",
-            "eval",
-            "schemas",
-        ),
+        tuple("run verify render handoff fresh gate locate validate eval schemas".split()),
     ),
     (
         "The plugin's run (Claude Code calls these)",
-        (
-            "start",
-            "next",
-            "step",
-            "wait",
-            "ingest",
-            "finish",
-            "resume",
-            "guard",
-            "fetch",
-            "hosts",
-            "mcp-gate",
-            "mcp-fetch",
+        tuple(
+            "start next step wait ingest finish resume guard fetch hosts mcp-gate mcp-fetch".split()
         ),
     ),
     (
         "Pipeline steps (run does them all; call one to redo its step on a brief)",
-        (
-            "normalize",
-            "trace",
-            "entail",
-            "votes",
-            "triangulate",
-            "refetch",
-            "ciber",
-            "counters",
-            "verdict",
-            "answer",
+        tuple(
+            "normalize trace entail votes triangulate refetch ciber counters verdict answer".split()
         ),
     ),
 )
@@ -1052,28 +571,12 @@ def build_parser(
     return parser
 
 
-@contextlib.contextmanager
-def _one_line_warnings(command: str) -> Iterator[None]:
-    """A warning on the command line is one line naming the command; Python's default shows
-    the library's source line under it, which says nothing to the person reading it."""
-    import warnings
-
-    def show(message: Warning | str, *_: object, **__: object) -> None:
-        print(f"deep-research {command}: warning: {message}", file=sys.stderr)
-
-    previous, warnings.showwarning = warnings.showwarning, show
-    try:
-        yield
-    finally:
-        warnings.showwarning = previous
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler = args.handler
     try:
-        with _one_line_warnings(args.command):
+        with one_line_warnings(args.command):
             return handler(args)
     except DeepResearchError as error:
         print(f"deep-research {args.command}: {error}", file=sys.stderr)

@@ -10,6 +10,7 @@ ignored key. Agent returns are strict too — drift is the normalizer's job, not
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
@@ -21,9 +22,11 @@ from pydantic import (
     JsonValue,
     NonNegativeInt,
     PositiveInt,
+    ValidationError,
 )
 
 from deep_research.depth import Depth as Depth
+from deep_research.errors import SchemaViolation
 
 SourceId = Annotated[str, Field(pattern=r"^S[1-9][0-9]*$", examples=["S7"])]
 ClaimId = Annotated[str, Field(pattern=r"^C[1-9][0-9]*$", examples=["C3"])]
@@ -47,6 +50,27 @@ SupportClass = Literal["Supported", "Partially Supported", "Unsupported", "Uncer
 Verdict = Literal["READY", "PARTIAL", "PARTIAL_QUICK", "HOLD", "FAIL"]
 LocateMethod = Literal["exact", "normalized", "ellipsis", "fuzzy"]
 FetchPurpose = Literal["page", "robots", "archive_lookup"]
+
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def json_path(location: Iterable[int | str]) -> str:
+    """``('claims', 3, 'id')`` → ``$.claims[3].id``."""
+    path = "$"
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def validate_model(model: type[ModelT], value: Any, *, what: str, prefix: str = "$") -> ModelT:
+    """Validate ``value`` as ``model`` or raise SchemaViolation naming the first bad path."""
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = json_path(first["loc"]).replace("$", prefix, 1)
+        raise SchemaViolation(first["msg"], json_path=loc, source=what) from None
 
 
 class Strict(BaseModel):
@@ -434,7 +458,7 @@ class Counters(Strict):
 
 
 #: Every entry trace.json ``phases`` may hold, by the name it is recorded under.
-PhaseName = Literal[
+TraceEntryName = Literal[
     "run",
     "plan",
     "cast",
@@ -457,8 +481,8 @@ PhaseName = Literal[
 
 class PhaseRecord(BaseModel):
     """One entry of trace.json ``phases``, written and read only as its typed record (the
-    records are in :mod:`deep_research.trace_phases`; the file's schema keeps ``phases`` a map of
-    JSON objects, so an entry is these fields, key for key, in the order declared).
+    records are in :mod:`deep_research.brief.trace_phases`; the file's schema keeps ``phases`` a
+    map of JSON objects, so an entry is these fields, key for key, in the order declared).
 
     A *sparse* record takes more than one shape (a phase that ran or was skipped, a gate that
     passed or failed): it writes only the fields its writer set, and reads back as just those.
@@ -493,17 +517,15 @@ class TraceFile(Strict):
     #: Read with :meth:`phase` and written with :meth:`with_phase`, never by hand.
     phases: dict[str, dict[str, JsonValue]] = Field(default_factory=dict)
 
-    def phase(self, name: PhaseName, record: type[PhaseT]) -> PhaseT | None:
+    def phase(self, name: TraceEntryName, record: type[PhaseT]) -> PhaseT | None:
         """The entry ``name`` as ``record``; None when that phase left none. A malformed entry
         is a SchemaViolation naming its path."""
-        from deep_research.brief import validate_model
-
         entry = self.phases.get(name)
         if entry is None:
             return None
         return validate_model(record, entry, what="trace.json", prefix=f"$.phases.{name}")
 
-    def with_phase(self, name: PhaseName, record: PhaseRecord) -> TraceFile:
+    def with_phase(self, name: TraceEntryName, record: PhaseRecord) -> TraceFile:
         """This trace with the entry ``name`` replaced by ``record`` (added last if new)."""
         return self.model_copy(update={"phases": {**self.phases, name: record.entry()}})
 

@@ -3,7 +3,8 @@
 :mod:`deep_research.normalize` is pure (text or typed drafts in, rows out); this module is where
 files are read — the input (a path or stdin), the brief's ``sources.jsonl`` — and written, under
 the brief's lock, every write atomic. It is part of the core, so it does not import the
-normalize wing: the command hands it the normalizer (``cli._cmd_normalize``).
+normalize wing: the command hands it the normalizer
+(:func:`deep_research.normalize.commands.cmd_normalize`).
 """
 
 from __future__ import annotations
@@ -14,17 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, TextIO, TypeVar
 
-from deep_research.brief import (
-    Brief,
+from deep_research.brief.layout import Brief
+from deep_research.brief.readers import decode_utf8, jsonl_records, load_sources, read_text
+from deep_research.brief.writers import (
     atomic_write_json,
     atomic_write_text,
-    decode_utf8,
     escape_line_breaks,
     jsonl_line,
-    jsonl_records,
-    load_sources,
     model_dump,
-    read_text,
 )
 from deep_research.errors import InputError, MissingArtifact, UnreadableInput
 from deep_research.models import SourceRow
@@ -61,7 +59,8 @@ class Normalizer(Protocol[_Result_co]):
 
 @dataclass(frozen=True)
 class NormalizeOptions:
-    """What the ``normalize`` command was asked to do (see ``cli._cmd_normalize``)."""
+    """What the ``normalize`` command was asked to do (see
+    :func:`deep_research.normalize.commands.cmd_normalize`)."""
 
     input: Path | None = None
     brief: Path | None = None

@@ -20,7 +20,10 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from deep_research.brief import Brief, atomic_write_text, printable_text
+from deep_research.brief.layout import Brief
+from deep_research.brief.record import open_brief
+from deep_research.brief.trace_phases import RunRecord
+from deep_research.brief.writers import atomic_write_text, printable_text
 from deep_research.errors import InputError
 from deep_research.gaps import NOT_FOUND, describe
 from deep_research.models import (
@@ -31,9 +34,7 @@ from deep_research.models import (
     FetchLogEntry,
     SourceRow,
 )
-from deep_research.record import open_brief
 from deep_research.shown_urls import WITHHELD, fetched_urls, may_show, withhold, withhold_all
-from deep_research.trace_phases import RunRecord
 from deep_research.urls import is_web, source_urls, urls_in
 
 SUPPORT_RANK = {"Supported": 3, "Partially Supported": 2, "Uncertain": 1, "Unsupported": 0}

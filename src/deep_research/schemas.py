@@ -7,7 +7,9 @@ artifacts, and a test fails when the committed files drift from the models.
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -19,14 +21,10 @@ from jsonschema.exceptions import ValidationError, best_match
 from pydantic import BaseModel
 
 from deep_research import models
-from deep_research.brief import (
-    Brief,
-    acyclic_build,
-    atomic_write_text,
-    iter_jsonl,
-    parse_json,
-    read_text,
-)
+from deep_research.brief.layout import Brief
+from deep_research.brief.readers import acyclic_build, iter_jsonl, parse_json, read_text
+from deep_research.brief.writers import atomic_write_text
+from deep_research.console import EXIT_OK, EXIT_VIOLATIONS, made_folder, print_json
 from deep_research.errors import InputError, MissingArtifact
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -61,14 +59,7 @@ def render_schema(name: str) -> str:
 
 
 def write_schemas(directory: Path) -> list[Path]:
-    if directory.exists() and not directory.is_dir():
-        raise InputError(f"--dir {directory} is a file, not a folder; pass a folder")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(
-            f"cannot make {directory} ({exc.strerror or exc}); pass --dir DIR"
-        ) from None
+    made_folder(directory, option="--dir", what="the schemas folder")
     written = []
     for name in SCHEMA_MODELS:
         path = directory / f"{name}.schema.json"
@@ -366,6 +357,29 @@ def _decided_from_the_log(document: dict[str, Any]) -> bool:
 def _claims(document: Any) -> Iterator[dict[str, Any]]:
     if isinstance(document, dict) and isinstance(document.get("claims"), list):
         yield from (claim for claim in document["claims"] if isinstance(claim, dict))
+
+
+# --- the commands ---------------------------------------------------------------------------
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    report = validate_brief(Path(args.brief))
+    print_json(report.as_dict())
+    for problem in report.problems:
+        print(f"invalid: {problem}", file=sys.stderr)
+    return EXIT_OK if report.ok else EXIT_VIOLATIONS
+
+
+def cmd_schemas(args: argparse.Namespace) -> int:
+    target = Path(args.dir)
+    if args.check:
+        stale = check_schemas(target)
+        for name in stale:
+            print(f"stale: {target / name} (run: deep-research schemas)", file=sys.stderr)
+        return EXIT_VIOLATIONS if stale else EXIT_OK
+    for path in write_schemas(target):
+        print(path)
+    return EXIT_OK
 
 
 __all__ = [

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from deep_research.brief import RUN_FILE, Brief
+from deep_research.brief.layout import RUN_FILE, Brief
 from deep_research.errors import InputError, SchemaViolation
 
 ENV_PREFIX = "DEEP_RESEARCH_"

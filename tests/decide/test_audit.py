@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deep_research.brief import model_dump
+from deep_research.brief.writers import model_dump
 from deep_research.decide import audit as audit_module
 from deep_research.decide.audit import (
     LEAK_WINDOW,

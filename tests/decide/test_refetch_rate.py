@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from briefs import PageSpec, read_claims, write_brief
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.decide.refetch_rate import run_refetch
 from deep_research.fetch.archive import fetch_archived
 from deep_research.fetch.fetcher import Fetcher

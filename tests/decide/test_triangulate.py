@@ -13,7 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from briefs import PageSpec, page, read_claims, write_brief
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.decide.triangulate import (
     SKETCH_SIZE,
     Corpus,

@@ -24,7 +24,7 @@ from briefs import (
     write_brief,
 )
 from conftest import REPO
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.decide.audit import URL_WITHHELD
 from deep_research.decide.triangulate import run_triangulate
@@ -823,10 +823,10 @@ def test_complete_run_record_fires_nothing(ready: Path) -> None:
 
 
 def test_a_refetch_sample_of_unreachable_pages_has_no_rate_and_that_is_consistent() -> None:
+    from deep_research.brief.trace_phases import RefetchedSource, RefetchPhase
     from deep_research.decide.verdict import check_consistency
     from deep_research.errors import DeepResearchError
     from deep_research.models import ClaimsFile, Counters, TraceFile
-    from deep_research.trace_phases import RefetchedSource, RefetchPhase
 
     def refetched(excluded: int) -> TraceFile:
         records = [

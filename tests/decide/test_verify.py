@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from briefs import PageSpec, write_brief
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.decide.verify import run_verify
 from deep_research.fetch import netguard, netpolicy

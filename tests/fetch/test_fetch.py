@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.fetch.fetcher import USER_AGENT, Fetcher, wrap_untrusted
 from deep_research.fetch.hosts import add_hosts

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.fetch.fetcher import Fetcher
 from localhttp import LocalServer, Route, article, loopback_policy, words
 
@@ -22,7 +22,7 @@ CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from deep_research import brief as brief_module
+    from deep_research.brief import writers as brief_module
     from deep_research.fetch import fetchlog
     from deep_research.fetch.fetcher import run_fetch
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.fetch.fetcher import MAX_BODY_BYTES, Fetcher, FetchPolicy, agent_view
 from deep_research.fetch.hosts import add_hosts

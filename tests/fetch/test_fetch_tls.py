@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import trustme
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.fetch.fetcher import Fetcher, FetchResult
 from localhttp import LocalServer, Route, loopback_policy, words
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.fetch.hosts import add_hosts, allowlist_path, learnable, load
 from deep_research.plugin import runstate

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.errors import TargetRefused
 from deep_research.fetch import netguard, netpolicy
 from deep_research.fetch.fetcher import Fetcher, FetchPolicy

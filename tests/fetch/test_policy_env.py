@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.fetch.fetcher import Fetcher, policy_from_env
 from localhttp import LocalServer, Route, article, words

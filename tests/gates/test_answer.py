@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from briefs import PageSpec, edit, write_brief
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.gates.answer import CheckedAnswer, check_answer, clauses
 from deep_research.gates.trace import TraceOptions, run_trace

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from briefs import PageSpec, read_claims, write_brief
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.gates.answer import check_answer
 from deep_research.gates.trace import TraceOptions, emitted_claims, run_trace
 

@@ -12,7 +12,7 @@ import pytest
 
 from briefs import PageSpec, write_brief
 from conftest import FIXTURES
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.gates.batch import check_pair
 from deep_research.gates.locate import Document
 from deep_research.gates.negation import disagreement

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from briefs import PageSpec, edit, write_brief
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.gates.answer import check_answer
 from deep_research.gates.overtaken import NOTE, overtaken
 from deep_research.gates.trace import TraceOptions, run_trace

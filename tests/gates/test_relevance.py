@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.fetch.corpus import retain_document
 from deep_research.gates.relevance import (
     Question,

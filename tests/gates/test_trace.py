@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from briefs import PageSpec, page, read_claims, write_brief
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.gates import trace as trace_module
 from deep_research.gates.literals import Derivation, DocumentContext, check

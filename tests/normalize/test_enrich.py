@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from briefs import FETCHED_AT, content_hash, page, retain_page
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.fetch import fetchlog
 from deep_research.fetch.fetcher import Fetcher

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 import deep_research.normalize_io as normalize_io
 from conftest import FIXTURES, REPO
-from deep_research.brief import model_dump
+from deep_research.brief.writers import model_dump
 from deep_research.cli import main
 from deep_research.errors import InputError, SchemaViolation, UnreadableInput
 from deep_research.models import SourceRow, Via

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from conftest import REPO, fake_launcher_env
-from deep_research import start_record
-from deep_research.brief import Brief
+from deep_research.brief import start_record
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.plugin import guard, runstate
 from deep_research.plugin.guard import agents, deadline, steps, tools

@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import Brief, atomic_write_json
+from deep_research.brief.layout import Brief
+from deep_research.brief.start_record import HARD_MAX_FETCHES
+from deep_research.brief.writers import atomic_write_json
 from deep_research.decide.counters import MAX_QUERIES, counted, load_plan
 from deep_research.errors import SchemaViolation
 from deep_research.plugin import guard, workflow
-from deep_research.plugin.progress import STEP_FILE
+from deep_research.plugin.progress import WORKFLOW_STEP_FILE
 from deep_research.plugin.tasks import COUNTER_EVIDENCE, MAX_PROMPT, FetchTask, parse
-from deep_research.start_record import HARD_MAX_FETCHES
 from guard_events import FETCHER, Run, event, start_run
 
 TASKS = ("fetcher-sq1-r1", "fetcher-sq2-r1")
@@ -37,7 +38,7 @@ def open_step(run: Run, ids: tuple[str, ...] = TASKS) -> dict[str, str]:
     ]
     saves = {task_id: str(run.brief / "returns" / f"{task_id}.json") for task_id in ids}
     step = workflow.Step(action="dispatch", phase="cast", why="round 1", tasks=tasks, saves=saves)
-    atomic_write_json(run.brief / STEP_FILE, step.model_dump(by_alias=True))
+    atomic_write_json(run.brief / WORKFLOW_STEP_FILE, step.model_dump(by_alias=True))
     served = answer(run, "stepper", "deep-research:stepper", {})
     assert served.allow and served.updated_input is not None
     sealed = {
@@ -46,7 +47,7 @@ def open_step(run: Run, ids: tuple[str, ...] = TASKS) -> dict[str, str]:
     for task in served.updated_input["tasks"]:
         assert f'"task": "{sealed[task["id"]]}"' in task["prompt"]
     # The sealed values are in no file the agents could read: only their digests are kept.
-    kept = (run.brief / STEP_FILE).read_text()
+    kept = (run.brief / WORKFLOW_STEP_FILE).read_text()
     assert not any(value in kept for value in sealed.values())
     return sealed
 

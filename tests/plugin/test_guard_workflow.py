@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import Brief, atomic_write_json
+from deep_research.brief.layout import Brief
+from deep_research.brief.writers import atomic_write_json
 from deep_research.plugin import guard, runstate, workflow
 from deep_research.plugin.guard.workflow import WORKFLOW_IDLE_S, WORKFLOW_NAME
-from deep_research.plugin.progress import STEP_FILE
+from deep_research.plugin.progress import WORKFLOW_STEP_FILE
 from guard_events import Run, event, start_run
 
 
@@ -70,7 +71,7 @@ def test_a_second_launch_on_a_brief_with_a_running_workflow_is_refused(run: Run)
     # Resuming the stopped one passes; so does a launch once the run has ended.
     assert launch(run, {**ours, "resumeFromRunId": "wf_x1y2z3"}).allow
     ended = workflow.Step(action="done", phase="verdict", why="READY")
-    atomic_write_json(run.brief / STEP_FILE, ended.model_dump(by_alias=True))
+    atomic_write_json(run.brief / WORKFLOW_STEP_FILE, ended.model_dump(by_alias=True))
     assert launch(run, ours).allow
 
 

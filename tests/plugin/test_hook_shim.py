@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, STUB_GUARD, fake_launcher_env
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.errors import DeepResearchError
 from deep_research.fetch.hosts import load as load_allowlist
 from deep_research.plugin import guard, runstate

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from briefs import edit
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
+from deep_research.brief.start_record import StartRecord, clamp_caps
 from deep_research.gates.answer import check_answer
 from deep_research.gates.trace import TraceOptions, run_trace
 from deep_research.plugin.ingest import run_ingest
@@ -16,7 +17,6 @@ from deep_research.plugin.next import View, next_action, phase_synthesize, phase
 from deep_research.plugin.replies import synthesis_path, triangulator_path
 from deep_research.render import render_brief
 from deep_research.settings import Settings
-from deep_research.start_record import StartRecord, clamp_caps
 from outage import MARCH, OPEN, SEPTEMBER, outage
 
 ONE_SIDED = f"{MARCH[:-1]} [S1]."

@@ -21,7 +21,7 @@ from briefs import (
     run_gates_before_verdict,
     write_brief,
 )
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.plugin.inputs import DATA_RULE, input_text, write_input
 from deep_research.plugin.tasks import (
     CiberTask,

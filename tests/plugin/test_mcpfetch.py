@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import write_config
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.urls import canonicalize, mcp_identity, registrable_domain
 

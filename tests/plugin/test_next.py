@@ -32,7 +32,7 @@ import pytest
 import scripted_run
 from briefs import assert_phases_read_back
 from conftest import REPO, away_from_the_user
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.decide import refetch_rate as refetch_module
 from deep_research.decide.audit import URL_WITHHELD
@@ -580,7 +580,7 @@ def test_the_plugins_triangulate_runs_the_one_contradiction_finder(
 ) -> None:
     """The step `next` prints for the triangulate phase records the contradictions the headless
     driver's finder records (decide/contradictions.py), so report.md lists them in both drivers."""
-    from deep_research.brief import write_claims
+    from deep_research.brief.writers import write_claims
 
     root = full_run.resume("triangulate", resumed)
     document = Brief(root).load_claims()

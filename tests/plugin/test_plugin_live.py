@@ -46,7 +46,7 @@ from conftest import (
     package_version,
     write_config,
 )
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.fetch.hosts import load as load_allowlist
 from deep_research.normalize.json_recovery import extract_json
 from deep_research.plugin import runstate

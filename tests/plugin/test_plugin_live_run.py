@@ -58,7 +58,7 @@ import pytest
 
 import scripted_run
 from conftest import REPO, claude_binary, claude_env, install_launcher_env
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.fetch.hosts import load as load_allowlist
 from deep_research.plugin import next as next_module

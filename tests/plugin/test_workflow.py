@@ -22,7 +22,7 @@ import pytest
 
 import scripted_run
 from conftest import REPO
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.decide import refetch_rate as refetch_module
 from deep_research.plugin import progress, runstate, workflow
@@ -438,7 +438,7 @@ def test_wait_says_each_finished_phase_once_and_whether_the_run_ended(
 def test_wait_says_a_stopped_workflow_ended_and_hands_over_to_next(project: Path) -> None:
     brief = start("quick")
     stopped = workflow.Step(action="stop", phase="claims", why="the writer failed twice")
-    (brief / workflow.STEP_FILE).write_text(stopped.model_dump_json(by_alias=True))
+    (brief / workflow.WORKFLOW_STEP_FILE).write_text(stopped.model_dump_json(by_alias=True))
     ended, lines = waited(brief)
     assert ended and lines[-1].startswith("ended: the workflow stopped (the writer failed twice)")
     assert [line.split(":")[0] for line in lines[:-1]] == [

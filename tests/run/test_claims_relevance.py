@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from briefs import assert_verified
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.gates.trace import emitted_claims
 from deep_research.gates.vocabulary import sentences
 from deep_research.run.driver import RunRequest, RunResult, start

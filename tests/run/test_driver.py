@@ -11,7 +11,7 @@ import pytest
 
 from briefs import assert_verified, held_elsewhere, read_phase
 from conftest import REPO
-from deep_research.brief import Brief, slugify
+from deep_research.brief.layout import Brief, slugify
 from deep_research.cli import main
 from deep_research.errors import BriefBusy, InputError
 from deep_research.gates.trace import emitted_claims

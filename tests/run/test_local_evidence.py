@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from briefs import assert_verified, read_phase
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.gates.trace import emitted_claims
 from deep_research.run.driver import Progress, RunRequest, RunResult, start
 from deep_research.run.governor import default_limits

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.gates.trace import SourceIndex
 from deep_research.models import SourceRow

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from briefs import assert_verified
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.gates.trace import emitted_claims
 from deep_research.run.answering import Asked
 from deep_research.run.driver import RunRequest, start

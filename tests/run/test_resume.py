@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from briefs import read_phase
-from deep_research.brief import Brief, slugify, state_lock
+from deep_research.brief.layout import Brief, slugify, state_lock
 from deep_research.cli import main
 from deep_research.run.driver import RunRequest, RunResult, start
 from deep_research.run.governor import default_limits

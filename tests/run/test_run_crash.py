@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.brief import Brief, slugify
+from deep_research.brief.layout import Brief, slugify
 from deep_research.cli import main
 from deep_research.gates.trace import emitted_claims
 from deep_research.run.crashpoint import TEST_PAUSE_ENV

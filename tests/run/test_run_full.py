@@ -20,7 +20,7 @@ import pytest
 
 from briefs import assert_phases_read_back, assert_verified, read_phase
 from conftest import REPO
-from deep_research.brief import Brief, slugify
+from deep_research.brief.layout import Brief, slugify
 from deep_research.gates.trace import emitted_claims
 from deep_research.run.driver import PHASES_FULL, Progress, RunRequest, RunResult, start
 from deep_research.run.governor import default_limits

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import Brief, slugify
+from deep_research.brief.layout import Brief, slugify
 from deep_research.cli import main
 from deep_research.decide.audit import URL_WITHHELD
 from deep_research.run.driver import RunRequest, start

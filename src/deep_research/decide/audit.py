@@ -22,7 +22,8 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from itertools import chain
 from urllib.parse import unquote_plus
 
-from deep_research.brief import Brief, atomic_write_json, model_dump
+from deep_research.brief.layout import Brief
+from deep_research.brief.writers import atomic_write_json, model_dump
 from deep_research.errors import InconsistentArtifacts
 from deep_research.models import (
     AuditFetch,

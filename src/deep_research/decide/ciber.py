@@ -18,12 +18,25 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from deep_research.brief import parse_json, read_text, validate_model
+from deep_research.brief.readers import parse_json, read_text
+from deep_research.brief.record import (
+    load_trace_or_empty,
+    open_brief,
+    record_phase,
+    save,
+    writes_brief,
+)
+from deep_research.brief.trace_phases import CiberPhase
 from deep_research.errors import InputError
-from deep_research.models import CiberOutput, ClaimsFile, Contradiction, SourceRow, TimelineEntry
-from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
+from deep_research.models import (
+    CiberOutput,
+    ClaimsFile,
+    Contradiction,
+    SourceRow,
+    TimelineEntry,
+    validate_model,
+)
 from deep_research.settings import Settings, require_run_settings
-from deep_research.trace_phases import CiberPhase
 
 SkipReason = Literal["depth-quick", "insufficient-high-confidence-claims", "refetch-hard-fail"]
 SKIP_REASONS: tuple[str, ...] = get_args(SkipReason)

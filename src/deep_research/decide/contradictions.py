@@ -39,6 +39,14 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
+from deep_research.brief.record import (
+    load_trace_or_empty,
+    open_brief,
+    record_phase,
+    save,
+    writes_brief,
+)
+from deep_research.brief.trace_phases import ContradictionsPhase, FoundContradiction
 from deep_research.decide.figures import (
     DIMENSION_WORDS,
     Figure,
@@ -52,9 +60,7 @@ from deep_research.decide.samefact import claim_key, overlap
 from deep_research.gates.literals.extraction import literals_of
 from deep_research.gates.overlap import content_tokens
 from deep_research.models import Claim, ClaimsFile, Contradiction, SourceRow
-from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
 from deep_research.settings import Settings, require_run_settings
-from deep_research.trace_phases import ContradictionsPhase, FoundContradiction
 
 MIN_SUBJECT_TERMS = 2
 #: ... and at least this share of the smaller claim's subject words.

@@ -37,13 +37,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deep_research.brief import (
-    atomic_write_json,
-    model_dump,
-    parse_json,
-    read_text,
-    validate_model,
-)
+from deep_research.brief.readers import parse_json, read_text
+from deep_research.brief.record import load_trace_or_empty, open_brief, writes_brief
+from deep_research.brief.trace_phases import CountersPhase, RefetchPhase
+from deep_research.brief.writers import atomic_write_json, model_dump
 from deep_research.errors import SchemaViolation
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.models import (
@@ -52,9 +49,8 @@ from deep_research.models import (
     SearchesExhausted,
     SourceRow,
     TraceFile,
+    validate_model,
 )
-from deep_research.record import load_trace_or_empty, open_brief, writes_brief
-from deep_research.trace_phases import CountersPhase, RefetchPhase
 from deep_research.urls import canonical_or_none, host_of, source_urls
 
 #: A plan longer than this is clamped: no run within the hard caps does more.
@@ -84,7 +80,7 @@ class PlanSubQuestion(BaseModel):
     more_counter_queries: list[Query] = Field(default_factory=list)
 
 
-class Plan(BaseModel):
+class PlanFile(BaseModel):
     """plan.json as the orchestrator writes it in phase 1 and extends in phase 4."""
 
     model_config = ConfigDict(extra="ignore", defer_build=True)
@@ -92,9 +88,9 @@ class Plan(BaseModel):
     sub_questions: list[PlanSubQuestion] = Field(min_length=1)
 
 
-def load_plan(path: Path) -> Plan:
+def load_plan(path: Path) -> PlanFile:
     plan = validate_model(
-        Plan, parse_json(read_text(path, what="plan.json"), what=str(path)), what=str(path)
+        PlanFile, parse_json(read_text(path, what="plan.json"), what=str(path)), what=str(path)
     )
     ids = [sq.id for sq in plan.sub_questions]
     if len(set(ids)) != len(ids):
@@ -243,7 +239,7 @@ class CountersReport:
 
 
 def compute(
-    plan: Plan,
+    plan: PlanFile,
     sources: Sequence[SourceRow],
     log: Sequence[FetchLogEntry],
     trace: TraceFile,

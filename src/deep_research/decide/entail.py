@@ -28,7 +28,10 @@ from typing import Any
 
 from pydantic import JsonValue, ValidationError
 
-from deep_research.brief import Brief, parse_json, read_text
+from deep_research.brief.layout import Brief
+from deep_research.brief.readers import parse_json, read_text
+from deep_research.brief.record import load_trace_or_empty, open_brief, save, writes_brief
+from deep_research.brief.trace_phases import EntailPhase, IgnoredVerdict, JudgedPair
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.gates.locate import MIN_SUPPORT_CHARS, locate
 from deep_research.models import (
@@ -40,8 +43,6 @@ from deep_research.models import (
     TraceFile,
     VerifierVerdict,
 )
-from deep_research.record import load_trace_or_empty, open_brief, save, writes_brief
-from deep_research.trace_phases import EntailPhase, IgnoredVerdict, JudgedPair
 
 NOT_A_VERDICT = "not_a_verdict"
 NO_LOCATED_EVIDENCE = "no_located_evidence"

@@ -113,7 +113,7 @@ def decide(document: ClaimsFile, today: date, settings: Settings) -> FreshnessDe
 
 
 def run_fresh(root: Path, today: date | None, settings: Settings) -> FreshnessDecision:
-    from deep_research.record import open_brief
+    from deep_research.brief.record import open_brief
 
     brief = open_brief(root)
     require_run_settings(brief.root, settings)

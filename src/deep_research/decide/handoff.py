@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from deep_research.brief.record import open_brief
 from deep_research.decide.triangulate import awaiting_panel
 from deep_research.errors import InputError
 from deep_research.models import (
@@ -27,7 +28,6 @@ from deep_research.models import (
     HandoffPosition,
     HandoffVotes,
 )
-from deep_research.record import open_brief
 from deep_research.verdict_meanings import is_usable
 
 CONTEXT_CONFIDENCE = frozenset({"high", "medium"})

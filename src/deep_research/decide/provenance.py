@@ -21,7 +21,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from deep_research.brief import Brief, parse_json, read_text
+from deep_research.brief.layout import Brief
+from deep_research.brief.readers import parse_json, read_text
 from deep_research.errors import InputError
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.models import CorpusMeta, FetchLogEntry, SourceRow

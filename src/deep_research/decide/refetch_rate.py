@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import Brief, atomic_write_json, atomic_write_text, model_dump
+from deep_research.brief.layout import Brief
+from deep_research.brief.trace_phases import RefetchedSource, RefetchPhase
+from deep_research.brief.writers import atomic_write_json, atomic_write_text, model_dump
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.archive import archive_base
 from deep_research.fetch.fetcher import Fetcher, FetchPolicy, policy_from_env
@@ -31,7 +33,6 @@ from deep_research.fetch.refetch_sample import (
 )
 from deep_research.gates.locate import locate
 from deep_research.models import TraceFile
-from deep_research.trace_phases import RefetchedSource, RefetchPhase
 from deep_research.urls import canonical_or_none, source_urls
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import Brief, sha256_bytes
+from deep_research.brief.layout import Brief, sha256_bytes
 
 _LOG = "fetch-log.jsonl"
 _SOURCES = "sources.jsonl"
@@ -28,7 +28,7 @@ _NEWLINE = b"\n"
 
 def seal(brief: Brief) -> dict[str, Any]:
     """Digests of the fetch log's complete lines and of sources.jsonl, as they are now (kept in
-    ``phases.verdict.sealed``: :class:`deep_research.trace_phases.VerdictPhase`)."""
+    ``phases.verdict.sealed``: :class:`deep_research.brief.trace_phases.VerdictPhase`)."""
     log = _read(brief.fetch_log_path)
     complete = log[: log.rfind(_NEWLINE) + 1]
     return {

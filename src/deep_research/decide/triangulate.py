@@ -32,7 +32,15 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
+from deep_research.brief.record import (
+    load_trace_or_empty,
+    open_brief,
+    record_phase,
+    save,
+    writes_brief,
+)
+from deep_research.brief.trace_phases import CiberPhase, SourceLink, TriangulatePhase, WorkerOverlap
 from deep_research.decide import relevance_votes
 from deep_research.decide.freshness import evidence_freshness
 from deep_research.errors import InputError
@@ -49,9 +57,7 @@ from deep_research.models import (
     StrippedClaim,
     TraceFile,
 )
-from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
 from deep_research.settings import Settings, require_run_settings
-from deep_research.trace_phases import CiberPhase, SourceLink, TriangulatePhase, WorkerOverlap
 from deep_research.urls import canonical_or_none, registrable_domain, source_urls
 
 #: Tiers whose text is the page itself (or its archived copy), as ``high`` requires.

@@ -75,6 +75,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from deep_research.brief.record import (
+    load_trace_or_empty,
+    open_brief,
+    record_phase,
+    save,
+    writes_brief,
+)
+from deep_research.brief.trace_phases import RefetchPhase, RunRecord, TriangulatePhase, VerdictPhase
 from deep_research.decide.audit import (
     bodies_of,
     build_audit,
@@ -99,7 +107,6 @@ from deep_research.models import (
     TraceFile,
     Verdict,
 )
-from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
 from deep_research.settings import (
     Settings,
     changed_settings,
@@ -108,7 +115,6 @@ from deep_research.settings import (
     settings_hash,
 )
 from deep_research.shown_urls import may_show, withheld_places, withhold_all
-from deep_research.trace_phases import RefetchPhase, RunRecord, TriangulatePhase, VerdictPhase
 from deep_research.urls import is_web
 
 RANK: dict[str, int] = {"FAIL": 0, "HOLD": 1, "PARTIAL": 2, "READY": 3, "PARTIAL_QUICK": 3}

@@ -37,7 +37,9 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import to_jsonable_python
 
-from deep_research.brief import Brief, parse_json, read_text, sha256_text
+from deep_research.brief.layout import Brief, sha256_text
+from deep_research.brief.readers import parse_json, read_text
+from deep_research.brief.trace_phases import CountersPhase, RefetchPhase, VerdictPhase, VotesPhase
 from deep_research.decide.audit import bodies_of, build_audit, urls_quoting_text
 from deep_research.decide.counters import RoundSearches, compute, load_plan
 from deep_research.decide.provenance import corpus_meta_mismatches, owner_mismatches
@@ -53,7 +55,6 @@ from deep_research.models import AuditFile, ClaimsFile, FetchLogEntry, SourceRow
 from deep_research.render import render_brief
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
-from deep_research.trace_phases import CountersPhase, RefetchPhase, VerdictPhase, VotesPhase
 
 #: Differences named per artifact; past this one line says how many more there are.
 MAX_NAMED = 8

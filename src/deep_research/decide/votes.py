@@ -28,13 +28,19 @@ from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
-from deep_research.brief import parse_json, read_text
+from deep_research.brief.readers import parse_json, read_text
+from deep_research.brief.record import (
+    load_trace_or_empty,
+    open_brief,
+    record_phase,
+    save,
+    writes_brief,
+)
+from deep_research.brief.trace_phases import DiscardedVote, VotesPhase
 from deep_research.decide import relevance_votes
 from deep_research.errors import InputError, SchemaViolation
 from deep_research.models import ClaimsFile, SkepticVote, VoteRecord, Votes
-from deep_research.record import load_trace_or_empty, open_brief, record_phase, save, writes_brief
 from deep_research.settings import Settings, require_run_settings
-from deep_research.trace_phases import DiscardedVote, VotesPhase
 
 Outcome = Literal["survives", "killed", "unverified"]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)

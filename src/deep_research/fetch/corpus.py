@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from deep_research.brief import Brief, atomic_write_bytes, atomic_write_text, sha256_bytes
+from deep_research.brief.layout import Brief, sha256_bytes
+from deep_research.brief.writers import atomic_write_bytes, atomic_write_text
 from deep_research.fetch import fetchlog
 from deep_research.models import CorpusMeta, FetchLogEntry
 

@@ -50,7 +50,7 @@ import httpcore2
 import httpx2
 
 from deep_research import __version__
-from deep_research.brief import Brief, sha256_bytes
+from deep_research.brief.layout import Brief, sha256_bytes
 from deep_research.errors import InputError, TargetRefused
 from deep_research.fetch.corpus import retain
 from deep_research.fetch.extract import (

@@ -17,7 +17,8 @@ import logging
 import os
 from pathlib import Path
 
-from deep_research.brief import Brief, escape_line_breaks
+from deep_research.brief.layout import Brief
+from deep_research.brief.writers import escape_line_breaks
 from deep_research.models import FetchLogEntry
 
 log = logging.getLogger(__name__)

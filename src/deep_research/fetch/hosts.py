@@ -19,7 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from deep_research.brief import Brief, atomic_write_json, parse_json, read_text
+from deep_research.brief.layout import Brief
+from deep_research.brief.readers import parse_json, read_text
+from deep_research.brief.writers import atomic_write_json
 from deep_research.errors import InputError, MissingArtifact, SchemaViolation
 from deep_research.urls import host_matches, host_of, registrable_domain
 

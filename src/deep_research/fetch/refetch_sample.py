@@ -16,7 +16,7 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.fetch.archive import fetch_archived
 from deep_research.fetch.fetcher import Fetcher, FetchResult
 from deep_research.models import ClaimsFile, SourceRow

@@ -18,7 +18,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from protego import Protego
 
-from deep_research.brief import Brief, atomic_write_json
+from deep_research.brief.layout import Brief
+from deep_research.brief.writers import atomic_write_json
 
 #: The product token robots.txt groups are matched against (the user agent's first word).
 ROBOTS_TOKEN = "deep-research"

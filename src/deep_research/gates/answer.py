@@ -29,13 +29,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.gates.joint import JOINED, joined
 from deep_research.gates.literals import check
 from deep_research.gates.overtaken import overtaken
+from deep_research.gates.pair import PairResult
 from deep_research.gates.trace import (
     CitedSentence,
-    PairResult,
     SourceIndex,
     cited_sentence,
     emitted_claims,

@@ -33,7 +33,8 @@ from typing import IO, BinaryIO
 
 from pydantic import ValidationError
 
-from deep_research.brief import atomic_writer, decode_utf8, jsonl_line, lone_surrogate_at
+from deep_research.brief.readers import decode_utf8, lone_surrogate_at
+from deep_research.brief.writers import atomic_writer, jsonl_line
 from deep_research.errors import InputError, MissingArtifact, UnreadableInput
 from deep_research.gates.locate import Document
 from deep_research.gates.support import SourceFacts, Support, check_support

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import iter_jsonl, read_text
+from deep_research.brief.readers import iter_jsonl, read_text
 from deep_research.errors import SchemaViolation, UnreadableInput
 from deep_research.gates.locate import Document
 from deep_research.gates.support import SourceFacts, Support, check_support

@@ -22,12 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
+from deep_research.gates.pair import PairResult
 from deep_research.gates.support import LITERAL_MISSING
-
-if TYPE_CHECKING:
-    from deep_research.gates.trace import PairResult
 
 JOINED = "literals_joined"
 

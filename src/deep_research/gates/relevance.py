@@ -34,7 +34,7 @@ from functools import cached_property
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.errors import InputError
 from deep_research.gates.vocabulary import STOP_WORDS, term_stem
 from deep_research.models import SourceRow

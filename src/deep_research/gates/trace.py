@@ -32,18 +32,16 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
-from deep_research.brief import (
-    Brief,
-    atomic_write_json,
-    model_dump,
-    read_text,
-    write_claims,
-)
+from deep_research.brief.layout import Brief
+from deep_research.brief.readers import read_text
+from deep_research.brief.trace_phases import TracePhase
+from deep_research.brief.writers import atomic_write_json, model_dump, write_claims
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.gates.joint import joined
 from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck
 from deep_research.gates.locate import Document, Located
+from deep_research.gates.pair import PairOutcome, PairResult
 from deep_research.gates.support import (
     PLAIN,
     SourceFacts,
@@ -66,13 +64,9 @@ from deep_research.models import (
     Violation,
 )
 from deep_research.shown_urls import without_links
-from deep_research.trace_phases import TracePhase
 from deep_research.urls import canonical_or_none, source_urls
 
 Mode = Literal["claims", "dossier"]
-PairOutcome = Literal[
-    "supported", "partially_supported", "unsupported", "unresolvable", "uncertain"
-]
 
 UNKNOWN_SOURCE = "unknown_source"
 NOT_FETCHED = "not_fetched"
@@ -253,31 +247,6 @@ class StepMemo:
 # --- per-pair results -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PairResult:
-    """The trace verdict for one (claim, source) pair."""
-
-    unit: str  # claim id, or "sentence N" in dossier mode
-    source: str
-    outcome: PairOutcome
-    reasons: tuple[str, ...]
-    evidence: tuple[Evidence, ...] = ()
-    stated_kinds: frozenset[str] = frozenset()  # kinds of literal the located text states
-
-    @property
-    def violation(self) -> Violation | None:
-        if self.outcome == "supported":
-            return None
-        finding = next((item.finding for item in self.evidence if item.finding), None)
-        return Violation(
-            claim=self.unit if self.unit.startswith("C") else None,
-            source=self.source,
-            finding=finding,
-            reason=self.reasons[0] if self.reasons else self.outcome,
-            detail=f"{self.unit} cites {self.source}: {self.outcome} ({', '.join(self.reasons)})",
-        )
-
-
 def _literals_report(support: Support | None) -> LiteralsReport:
     if support is None or support.literals is None:
         return LiteralsReport()
@@ -363,29 +332,22 @@ def trace_pair(
     unknown = [fid for fid in finding_ids if fid not in known]
     if unknown:
         return PairResult(unit, source_id, "unsupported", (UNKNOWN_FINDING,))
-    if finding_ids:
-        chosen = [(fid, known[fid].quote) for fid in finding_ids]
-        support = check_support(
-            claim_text,
-            [q for _, q in chosen],
-            resolution.document,
-            derived=derived,
-            facts=facts,
-            steps=index.steps,
-        )
+    if finding_ids:  # the cited findings are judged together
+        candidates, judge = [(fid, known[fid].quote) for fid in finding_ids], check_support
+    elif source.findings:  # none cited: the best single finding decides
+        candidates, judge = [(f.id, f.quote) for f in source.findings], best_support
     else:
-        if not source.findings:
-            return PairResult(unit, source_id, "unsupported", (NO_FINDINGS,))
-        candidates = [(finding.id, finding.quote) for finding in source.findings]
-        support = best_support(
-            claim_text,
-            [q for _, q in candidates],
-            resolution.document,
-            derived=derived,
-            facts=facts,
-            steps=index.steps,
-        )
-        chosen = [pair for pair in candidates if pair[1] in {p.quote for p in support.quotes}]
+        return PairResult(unit, source_id, "unsupported", (NO_FINDINGS,))
+    support = judge(
+        claim_text,
+        [q for _, q in candidates],
+        resolution.document,
+        derived=derived,
+        facts=facts,
+        steps=index.steps,
+    )
+    used = {p.quote for p in support.quotes}
+    chosen = candidates if finding_ids else [pair for pair in candidates if pair[1] in used]
     found = _evidence_from(source, chosen, support, index.steps)
     return PairResult(
         unit, source_id, support.outcome, support.reasons, found, support.stated_kinds

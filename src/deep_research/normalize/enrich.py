@@ -28,7 +28,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from deep_research.brief import Brief, parse_json, read_text
+from deep_research.brief.layout import Brief
+from deep_research.brief.readers import parse_json, read_text
 from deep_research.errors import InputError
 from deep_research.fetch.corpus import meta_path
 from deep_research.fetch.fetchlog import succeeded

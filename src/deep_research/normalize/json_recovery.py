@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from deep_research.brief import jsonl_records
+from deep_research.brief.readers import jsonl_records
 from deep_research.normalize.describe import excerpt
 
 #: How many false starts of embedded JSON are tried in prose (bounds the work on garbage).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from deep_research.brief import lone_surrogate_at
+from deep_research.brief.readers import lone_surrogate_at
 from deep_research.errors import SchemaViolation, UnreadableInput
 from deep_research.models import SourceRow
 from deep_research.normalize.coerce import coerce_source

@@ -39,16 +39,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from deep_research.brief import (
-    Brief,
-    atomic_write_json,
-    model_dump,
-    sha256_bytes,
-    write_claims,
-)
+from deep_research.brief.layout import Brief, sha256_bytes
+from deep_research.brief.record import load_trace_or_empty, open_brief
+from deep_research.brief.trace_phases import IngestPhase
+from deep_research.brief.writers import atomic_write_json, model_dump, write_claims
 from deep_research.errors import DeepResearchError
 from deep_research.gaps import INCOMPLETE
-from deep_research.models import ClaimsFile, Contradiction, PhaseName
+from deep_research.models import ClaimsFile, Contradiction, TraceEntryName
 from deep_research.normalize.own_fields import Owned, claims_draft
 from deep_research.plugin.replies import (
     Return,
@@ -57,10 +54,8 @@ from deep_research.plugin.replies import (
     synthesis_path,
     triangulator_path,
 )
-from deep_research.record import load_trace_or_empty, open_brief
-from deep_research.trace_phases import IngestPhase
 
-INGEST: PhaseName = "ingest"
+INGEST: TraceEntryName = "ingest"
 #: The name a claims.json draft's drop note goes by.
 CLAIMS = "claims.json"
 

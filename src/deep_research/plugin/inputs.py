@@ -25,7 +25,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from deep_research.brief import Brief, atomic_write_text
+from deep_research.brief.layout import Brief
+from deep_research.brief.writers import atomic_write_text
 from deep_research.decide.relevance_votes import sub_question_texts
 from deep_research.fetch.fetcher import wrap_untrusted
 from deep_research.models import Claim, ClaimsFile, Evidence, SourceRow

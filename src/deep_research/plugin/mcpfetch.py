@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.errors import InputError
 from deep_research.fetch import fetchlog
 from deep_research.fetch.corpus import retain_document

@@ -36,14 +36,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from deep_research.brief import atomic_write_json, parse_json, read_text
+from deep_research.brief.readers import parse_json, read_text
+from deep_research.brief.writers import atomic_write_json
 from deep_research.errors import InputError
 
 if TYPE_CHECKING:
     from mcp import ClientSession
 
-    from deep_research.models import PhaseName
-    from deep_research.trace_phases import McpGatePhase
+    from deep_research.brief.trace_phases import McpGatePhase
+    from deep_research.models import TraceEntryName
 
 #: A server that has not listed its tools by then fails the manifest audit instead of hanging us.
 DEFAULT_TIMEOUT_S = 30.0
@@ -107,7 +108,7 @@ class GateResult:
 
     def record(self) -> McpGatePhase:
         """The result as trace.json ``phases.mcp_gate`` holds it (and the command prints it)."""
-        from deep_research.trace_phases import McpGatePhase
+        from deep_research.brief.trace_phases import McpGatePhase
 
         if not self.ok:
             return McpGatePhase(error=f"{self.gate}-failed", reason=self.reason)
@@ -440,13 +441,13 @@ def print_review(result: GateResult) -> None:
 
 
 #: Where a run's gate result is recorded (trace.json phases): code writes it, never a model.
-GATE_PHASE: PhaseName = "mcp_gate"
+GATE_PHASE: TraceEntryName = "mcp_gate"
 
 
 def record_gate(root: Path, result: GateResult) -> None:
     """Put the gate's result into the run's trace.json, so ``next`` decides from it."""
-    from deep_research.brief import model_dump
-    from deep_research.record import load_trace_or_empty, open_brief
+    from deep_research.brief.record import load_trace_or_empty, open_brief
+    from deep_research.brief.writers import model_dump
 
     brief = open_brief(root)
     with brief.lock():

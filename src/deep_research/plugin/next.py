@@ -27,7 +27,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from deep_research import role_contracts
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
+from deep_research.brief.record import load_trace_or_empty, open_brief
+from deep_research.brief.start_record import RunCaps, StartRecord
+from deep_research.brief.trace_phases import McpGatePhase
 from deep_research.decide.verdict import read_reason
 from deep_research.depth import Depth
 from deep_research.errors import DeepResearchError
@@ -49,11 +52,8 @@ from deep_research.plugin.tasks import (
     TriangulateTask,
     VerifyTask,
 )
-from deep_research.record import load_trace_or_empty, open_brief
 from deep_research.run.pipeline import phases_for
 from deep_research.settings import Settings, settings_for
-from deep_research.start_record import RunCaps, StartRecord
-from deep_research.trace_phases import McpGatePhase
 
 ActionKind = Literal["run", "write", "dispatch", "done"]
 #: Skeptics per claim: two in parallel, a third only when they split.
@@ -68,7 +68,7 @@ SYNTHESIZER = "synthesizer"
 ORCHESTRATOR = "orchestrator"
 
 
-class Task(BaseModel):
+class Dispatch(BaseModel):
     """One agent to start: its prompt (a :mod:`deep_research.plugin.tasks` record, as text)."""
 
     model_config = ConfigDict(defer_build=True)
@@ -91,7 +91,7 @@ class Action(BaseModel):
     rules: list[str] = Field(default_factory=list)
     bounds: dict[str, int] = Field(default_factory=dict)
     agent: str | None = None
-    tasks: list[Task] = Field(default_factory=list)
+    tasks: list[Dispatch] = Field(default_factory=list)
     verdict: str | None = None
     reasons: list[str] = Field(default_factory=list)
     then: list[str] = Field(default_factory=list)
@@ -151,13 +151,13 @@ class View:
 
 def _issued(
     view: View, task: JudgingTask, save_to: Path, document: ClaimsFile | None = None
-) -> Task:
+) -> Dispatch:
     """A judging task as dispatched: its input file written first (the one file its agent
     reads, :mod:`deep_research.plugin.inputs`), then its prompt, which names that file."""
     from deep_research.plugin.inputs import write_input
 
     write_input(view.brief, task, document)
-    return Task(prompt=task.prompt(), save_to=str(save_to))
+    return Dispatch(prompt=task.prompt(), save_to=str(save_to))
 
 
 # --- the plan -------------------------------------------------------------------------------
@@ -273,8 +273,8 @@ def _fetches_needed(view: View, round_: int) -> list[tuple[FetchTask, Path]]:
     return needed
 
 
-def _fetch_tasks(view: View, round_: int) -> list[Task]:
-    return [Task(prompt=t.prompt(), save_to=str(to)) for t, to in _fetches_needed(view, round_)]
+def _fetch_tasks(view: View, round_: int) -> list[Dispatch]:
+    return [Dispatch(prompt=t.prompt(), save_to=str(to)) for t, to in _fetches_needed(view, round_)]
 
 
 def _fetch_task(
@@ -348,7 +348,7 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
             question=sq.question,
             purpose=COUNTER_EVIDENCE if round_ >= 2 else "",
         )
-        tasks.append(Task(prompt=task.prompt(), save_to=str(target)))
+        tasks.append(Dispatch(prompt=task.prompt(), save_to=str(target)))
     left = _dispatches_left(view)
     if not tasks or left <= 0:
         return None
@@ -361,7 +361,7 @@ def _dispatch(
     phase: str,
     why: str,
     agent: str,
-    tasks: list[Task],
+    tasks: list[Dispatch],
     *,
     left: int | None = None,
     then_next: bool = False,
@@ -518,7 +518,7 @@ def _top_up(view: View, phase: str, round_: int) -> Action | None:
         if target.exists():
             continue
         task = _fetch_task(view, sq, round_, _new_queries(sq, round_), exclude)
-        tasks.append(Task(prompt=task.prompt(), save_to=str(target)))
+        tasks.append(Dispatch(prompt=task.prompt(), save_to=str(target)))
     if not tasks or left <= 0:
         return None  # topped up once (or out of dispatches): the round is done
     why = f"round {round_} top-up: {len(tasks)} fetcher(s) with new queries"
@@ -663,7 +663,7 @@ def phase_entail(view: View) -> Action | None:
 # --- the skeptic panel ----------------------------------------------------------------------
 
 
-def _panel_tasks(view: View, document: ClaimsFile) -> list[Task]:
+def _panel_tasks(view: View, document: ClaimsFile) -> list[Dispatch]:
     from deep_research.decide.triangulate import load_bearing
 
     traced = [claim for claim in document.claims if claim.support_class == "Supported"]

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import atomic_write_json
+from deep_research.brief.writers import atomic_write_json
 from deep_research.depth import normalize_depth
 from deep_research.errors import InputError
 from deep_research.run.pipeline import phase_names
@@ -37,7 +37,7 @@ POLL_S = 2.0
 RESUME = "/deep-research:deep-research --resume {brief}"
 #: The phases ``wait`` has printed, so a phase finished between two calls is printed once.
 SHOWN_FILE = "wait-progress.json"
-STEP_FILE = "workflow-step.json"
+WORKFLOW_STEP_FILE = "workflow-step.json"
 
 
 def _json(path: Path) -> Any:
@@ -216,7 +216,7 @@ def run_phases(root: Path) -> tuple[str, ...]:
 
 def _step(root: Path) -> tuple[str, str, str]:
     """(action, phase, why) of the workflow's current step; none yet: it is planning."""
-    step = _json(root / STEP_FILE)
+    step = _json(root / WORKFLOW_STEP_FILE)
     if not isinstance(step, dict):
         return "dispatch", "plan", ""
     return str(step.get("action") or ""), str(step.get("phase") or ""), str(step.get("why") or "")

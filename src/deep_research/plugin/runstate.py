@@ -24,27 +24,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deep_research.brief import (
-    Brief,
-    atomic_write_json,
-    brief_dir,
-    jsonl_line,
-    jsonl_records,
-    parse_json,
-    read_text,
-    slugify,
-    supersede,
-)
-from deep_research.depth import Depth, normalize_depth
-from deep_research.errors import DeepResearchError, InputError, MissingArtifact, SchemaViolation
-from deep_research.fetch.hosts import add_hosts
-from deep_research.start_record import (
+from deep_research.brief.layout import Brief, brief_dir, slugify, supersede
+from deep_research.brief.readers import jsonl_records, parse_json, read_text
+from deep_research.brief.start_record import (
     HARD_MAX_ROUNDS,
     Replaced,
     RunCaps,
     StartRecord,
     clamp_caps,
 )
+from deep_research.brief.writers import atomic_write_json, jsonl_line
+from deep_research.depth import Depth, normalize_depth
+from deep_research.errors import DeepResearchError, InputError, MissingArtifact, SchemaViolation
+from deep_research.fetch.hosts import add_hosts
 
 if TYPE_CHECKING:
     from deep_research.decide.counters import RoundSearches
@@ -247,7 +239,7 @@ def _decided_record(brief: Brief) -> dict[str, Any] | None:
 
 def _verdict_of(brief: Brief) -> str | None:
     try:
-        from deep_research.record import decided_verdict
+        from deep_research.brief.record import decided_verdict
 
         if not brief.claims_path.exists():
             return None

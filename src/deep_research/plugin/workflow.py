@@ -36,13 +36,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research import role_contracts
-from deep_research.brief import Brief, atomic_write_bytes, atomic_write_json, atomic_write_text
+from deep_research.brief.layout import Brief
+from deep_research.brief.writers import atomic_write_bytes, atomic_write_json, atomic_write_text
 from deep_research.errors import DeepResearchError
 from deep_research.normalize.own_fields import claims_draft
 from deep_research.plugin import replies
 from deep_research.plugin.ingest import CLAIMS, note_dropped
 from deep_research.plugin.next import ORCHESTRATOR, Action, next_action
-from deep_research.plugin.progress import STEP_FILE, finished_between, phase_line, run_phases
+from deep_research.plugin.progress import (
+    WORKFLOW_STEP_FILE,
+    finished_between,
+    phase_line,
+    run_phases,
+)
 from deep_research.plugin.tasks import PLUGIN, FetchTask, parse
 
 #: The two agents only the workflow starts (agents/stepper.md, agents/writer.md).
@@ -169,7 +175,7 @@ def step(root: Path, failed: Sequence[str] = ()) -> Step:
     """Run every ``run`` action ``next`` asks for, then return (and keep) the first step that
     needs a model. ``failed`` names the tasks of the previous step whose agents ended without an
     answer: each is recorded as an unusable reply, so the run goes on as ``next`` rules."""
-    from deep_research.record import open_brief
+    from deep_research.brief.record import open_brief
 
     brief = open_brief(root)
     previous = load_step(root)
@@ -355,12 +361,12 @@ def _count_fetcher(brief: Brief, agent: str, save_to: str, prompt: str) -> None:
 
 
 def _write_step(brief: Brief, action: Action, log: list[str]) -> Step:
-    from deep_research.decide.counters import Plan
+    from deep_research.decide.counters import PlanFile
 
     path = Path(action.path or "")
     kind: WriteKind
     if path.name == "plan.json":
-        kind, schema = "plan", Plan.model_json_schema()
+        kind, schema = "plan", PlanFile.model_json_schema()
     elif path.name == "claims.json":
         # The draft's shape only: what claims.json holds beyond it is computed by code, and
         # next checks the draft as the loop's Write of it is checked (schemas/claims).
@@ -403,13 +409,13 @@ def _keep(root: Path, value: Step) -> Step:
     )
     ticks = [Tick(phase=name, line=phase_line(root, name, phases)) for name in finished]
     value = value.model_copy(update={"finished": ticks})
-    atomic_write_json(root / STEP_FILE, value.model_dump(by_alias=True))
+    atomic_write_json(root / WORKFLOW_STEP_FILE, value.model_dump(by_alias=True))
     return value
 
 
 def load_step(root: Path) -> Step | None:
     try:
-        return Step.model_validate_json((root / STEP_FILE).read_text(encoding="utf-8"))
+        return Step.model_validate_json((root / WORKFLOW_STEP_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError, ValidationError):
         return None
 
@@ -418,7 +424,7 @@ def load_step(root: Path) -> Step | None:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class HookAnswer:
     """What the hook answers a StructuredOutput call: allow (with the object ``agent()`` gets
     instead, for the stepper) or refuse with the reason the agent reads."""
 
@@ -429,19 +435,19 @@ class Verdict:
 
 def accept(
     root: Path, agent: str, answer: Mapping[str, Any], agent_id: str | None = None
-) -> Verdict:
+) -> HookAnswer:
     """Check and keep one agent's answer in the brief at ``root``; ``agent`` is its resolved
     type (``fetcher``, ``stepper``, …), ``agent_id`` the id Claude Code gives that agent."""
     current = load_step(root)
     if agent == STEPPER:
         return _serve(root, current)
     if current is None:
-        return Verdict(
+        return HookAnswer(
             False, f"no workflow step is open for {root}; the script asks the stepper first"
         )
     size = len(json.dumps(dict(answer), ensure_ascii=False, default=str))
     if size > MAX_REPLY_CHARS:
-        return Verdict(
+        return HookAnswer(
             False,
             f"the answer is {size:,} characters; at most {MAX_REPLY_CHARS:,} are kept — quote "
             "only the passages that carry each finding and answer again",
@@ -455,12 +461,12 @@ def accept(
     if agent in REPLY_SCHEMA:
         with locked(brief):  # two answers to one task: one is kept, the other refused
             return _accept_reply(brief, current, agent, answer, agent_id or "")
-    return Verdict(False, f"StructuredOutput: {agent!r} is no agent of this workflow")
+    return HookAnswer(False, f"StructuredOutput: {agent!r} is no agent of this workflow")
 
 
-def _serve(root: Path, current: Step | None) -> Verdict:
+def _serve(root: Path, current: Step | None) -> HookAnswer:
     if current is None or current.served:
-        return Verdict(
+        return HookAnswer(
             False,
             f"run `deep-research step {shlex.quote(str(root))} --json` with Bash first (the "
             "command your prompt gives), then call StructuredOutput",
@@ -476,8 +482,8 @@ def _serve(root: Path, current: Step | None) -> Verdict:
     serial = secrets.token_hex(8)
     served = served.model_copy(update={"serial": serial})
     kept = current.model_copy(update={"served": True, "seals": served.seals, "serial": serial})
-    atomic_write_json(root / STEP_FILE, kept.model_dump(by_alias=True))
-    return Verdict(True, "the step, from `deep-research step`", replace=served.for_script())
+    atomic_write_json(root / WORKFLOW_STEP_FILE, kept.model_dump(by_alias=True))
+    return HookAnswer(True, "the step, from `deep-research step`", replace=served.for_script())
 
 
 def _sealed(task: ScriptTask) -> tuple[ScriptTask, str]:
@@ -496,26 +502,26 @@ def _digest(value: str) -> str:
 
 def _accept_reply(
     brief: Brief, current: Step, agent: str, answer: Mapping[str, Any], agent_id: str
-) -> Verdict:
+) -> HookAnswer:
     from deep_research.schemas import best_error
 
     given = answer.get("task")
     task_id = given.partition(SEAL_MARK)[0] if isinstance(given, str) else ""
     refused = _not_yours(brief, current, agent, task_id, given, agent_id)
     if refused is not None:
-        return Verdict(False, refused)
+        return HookAnswer(False, refused)
     target = Path(current.saves[task_id])
     reply = {key: value for key, value in answer.items() if key != "task"}
     error = best_error(REPLY_SCHEMA[agent], reply)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "the answer"
-        return Verdict(False, f"{where}: {error.message[:300]}")
+        return HookAnswer(False, f"{where}: {error.message[:300]}")
     expected = _expected_sub_question(target)
     if expected is not None and reply.get("sub_question") not in (None, expected):
-        return Verdict(False, f'"sub_question" must be "{expected}", this task\'s sub-question')
+        return HookAnswer(False, f'"sub_question" must be "{expected}", this task\'s sub-question')
     atomic_write_bytes(target, (json.dumps(reply, ensure_ascii=False, indent=1) + "\n").encode())
     _record_answer(brief, current, task_id, agent_id)
-    return Verdict(True, f"{task_id}: saved to {target}")
+    return HookAnswer(True, f"{task_id}: saved to {target}")
 
 
 def _record_answer(brief: Brief, current: Step, task_id: str, agent_id: str) -> None:
@@ -570,16 +576,20 @@ def resolve(agent_type: str) -> str:
     return resolve_agent(agent_type)
 
 
-def _accept_write(brief: Brief, current: Step, answer: Mapping[str, Any], agent_id: str) -> Verdict:
+def _accept_write(
+    brief: Brief, current: Step, answer: Mapping[str, Any], agent_id: str
+) -> HookAnswer:
     root = brief.root
     if current.action != "write" or current.write_path is None or current.write_kind is None:
-        return Verdict(False, "no file is to be written at this step; the script asks the stepper")
+        return HookAnswer(
+            False, "no file is to be written at this step; the script asks the stepper"
+        )
     path = Path(current.write_path)
     dropped: str | None = None
     if current.write_kind == "synthesis":
         text = answer.get("text")
         if not isinstance(text, str) or not text.strip():
-            return Verdict(False, '"text" must hold the answer\'s text')
+            return HookAnswer(False, '"text" must hold the answer\'s text')
         data = text.rstrip("\n").encode("utf-8") + b"\n"
     else:
         kept = dict(answer)
@@ -595,14 +605,14 @@ def _accept_write(brief: Brief, current: Step, answer: Mapping[str, Any], agent_
         _record_answer(brief, current, current.tasks[0].id if current.tasks else "", agent_id)
         if dropped is not None:
             note_dropped(Brief(root), dropped)
-            return Verdict(True, f"saved {path}; {dropped}")
-        return Verdict(True, f"saved {path}")
+            return HookAnswer(True, f"saved {path}; {dropped}")
+        return HookAnswer(True, f"saved {path}")
     if before is None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
     else:
         atomic_write_bytes(path, before)
-    return Verdict(False, f"{path.name} is not accepted: {problem}")
+    return HookAnswer(False, f"{path.name} is not accepted: {problem}")
 
 
 def _still_asked(root: Path, current: Step) -> str | None:

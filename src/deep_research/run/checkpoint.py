@@ -1,7 +1,7 @@
 """What a headless run keeps in ``trace.json`` ``phases`` so it can resume: typed records.
 
 Each completed phase's record is written atomically under the brief's lock before the phase is
-marked done in the run record's ``completed`` (:class:`deep_research.trace_phases.RunRecord`:
+marked done in the run record's ``completed`` (:class:`deep_research.brief.trace_phases.RunRecord`:
 the verdict and the report read it too), so a run killed anywhere resumes from artifacts
 that are whole. The records are pydantic models: what is written is validated on the way in and
 read back by the same definition, never converted to and from dicts by hand.
@@ -13,10 +13,11 @@ from typing import Any
 
 from pydantic import Field
 
-from deep_research.brief import Brief, atomic_write_json, model_dump
-from deep_research.models import PhaseName, PhasePart, PhaseRecord, PhaseT
+from deep_research.brief.layout import Brief
+from deep_research.brief.record import load_trace_or_empty
+from deep_research.brief.writers import atomic_write_json, model_dump
+from deep_research.models import PhasePart, PhaseRecord, PhaseT, TraceEntryName
 from deep_research.normalize import SourceDraft
-from deep_research.record import load_trace_or_empty
 from deep_research.run.interface import SubQuestionPlan
 
 
@@ -96,13 +97,13 @@ class SkipRecord(PhaseRecord):
     skipped: str
 
 
-def write_phase(brief: Brief, name: PhaseName, record: PhaseRecord) -> None:
+def write_phase(brief: Brief, name: TraceEntryName, record: PhaseRecord) -> None:
     """Replace one ``phases`` entry of trace.json, keeping everything else as it is."""
     with brief.lock():
         trace = load_trace_or_empty(brief).with_phase(name, record)
         atomic_write_json(brief.trace_path, model_dump(trace))
 
 
-def read_record(brief: Brief, name: PhaseName, model: type[PhaseT]) -> PhaseT | None:
+def read_record(brief: Brief, name: TraceEntryName, model: type[PhaseT]) -> PhaseT | None:
     """The ``phases`` entry as ``model``, or None when the phase left none."""
     return load_trace_or_empty(brief).phase(name, model)

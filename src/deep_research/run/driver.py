@@ -25,7 +25,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from deep_research.brief import (
+from deep_research.brief.layout import (
     Brief,
     brief_dir,
     question_key,
@@ -33,6 +33,8 @@ from deep_research.brief import (
     state_lock,
     supersede,
 )
+from deep_research.brief.trace_phases import LedgerRecord, RunRecord
+from deep_research.console import made_folder
 from deep_research.decide.freshness import decide as freshness_decide
 from deep_research.errors import InputError
 from deep_research.gaps import NOT_FOUND
@@ -57,7 +59,6 @@ from deep_research.run.phases import PHASE_FUNCTIONS, Context, brief_rows
 from deep_research.run.pipeline import Phase, phase_names, phases_for
 from deep_research.run.progress import Progress
 from deep_research.settings import Settings
-from deep_research.trace_phases import LedgerRecord, RunRecord
 
 PHASES_FULL = phase_names("full")
 PHASES_QUICK = phase_names("quick")
@@ -397,15 +398,7 @@ def state_root(state: Path | None) -> Path:
     """The state folder (``--state``, else ``$DEEP_RESEARCH_STATE``, else ``./state``), created
     when missing; one that cannot be a folder is an input error, before anything is written."""
     root = state if state is not None else Path(os.environ.get("DEEP_RESEARCH_STATE") or "state")
-    if root.exists() and not root.is_dir():
-        raise InputError(f"--state {root} is a file, not a folder; pass a folder (made if missing)")
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(
-            f"cannot make the state folder {root} ({exc.strerror or exc}); pass --state DIR, a "
-            "folder you can write"
-        ) from None
+    made_folder(root, option="--state", what="the state folder")
     if not os.access(root, os.W_OK | os.X_OK):
         raise InputError(f"cannot write in the state folder {root}; pass --state DIR you can write")
     return root
@@ -454,7 +447,7 @@ def run_command(
 
     A resumed run takes its question, depth and corpus from its record; a command line that
     asks for another one is refused rather than silently ignored. Runs on one state folder take
-    turns (:func:`~deep_research.brief.state_lock`).
+    turns (:func:`~deep_research.brief.layout.state_lock`).
     """
     from deep_research.run.claude.roles import parse_model_options
     from deep_research.run.governor import default_limits

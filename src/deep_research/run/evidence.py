@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.errors import DeepResearchError
 from deep_research.gates.locate import Document
 from deep_research.gates.support import place_quote

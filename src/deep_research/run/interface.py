@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.models import CiberOutput, Claim, Depth, Importance, SkepticVote
 
 

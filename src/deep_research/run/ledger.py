@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from deep_research.trace_phases import LedgerEntry, LedgerRecord
+from deep_research.brief.trace_phases import LedgerEntry, LedgerRecord
 
 
 @dataclass

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.corpus import retain_document
 from deep_research.fetch.extract import decode, extract, pdf_text

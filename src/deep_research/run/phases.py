@@ -21,13 +21,10 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from deep_research.brief import (
-    Brief,
-    atomic_write_json,
-    atomic_write_text,
-    jsonl_line,
-    model_dump,
-)
+from deep_research.brief.layout import Brief
+from deep_research.brief.record import load_trace_or_empty, record_phase, save
+from deep_research.brief.trace_phases import RunRecord, VotesPhase
+from deep_research.brief.writers import atomic_write_json, atomic_write_text, jsonl_line, model_dump
 from deep_research.decide.counters import MAX_UNREAD_HOSTS
 from deep_research.decide.relevance_votes import sub_question_texts
 from deep_research.decide.samefact import FactGroups, claim_key
@@ -45,7 +42,6 @@ from deep_research.models import (
 )
 from deep_research.normalize import FindingDraft as IntakeFinding
 from deep_research.normalize import SourceDraft, merge_sources
-from deep_research.record import load_trace_or_empty, record_phase, save
 from deep_research.run.checkpoint import (
     PlanRecord,
     RoundRecord,
@@ -85,7 +81,6 @@ from deep_research.run.pipeline import BY_NAME
 from deep_research.run.progress import Progress
 from deep_research.run.reasoners import ExtractiveReasoner, clauses
 from deep_research.settings import Settings
-from deep_research.trace_phases import RunRecord, VotesPhase
 from deep_research.urls import host_of
 
 # --- the run's shared context ------------------------------------------------------------

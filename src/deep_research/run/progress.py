@@ -12,7 +12,7 @@ import threading
 import time
 from typing import TextIO
 
-from deep_research.brief import printable_text
+from deep_research.brief.writers import printable_text
 from deep_research.run.governor import Budget
 
 CLEAR_LINE = "\r\x1b[K"  # carriage return, then erase to the end of the line

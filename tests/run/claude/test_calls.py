@@ -12,7 +12,7 @@ import pytest
 
 from briefs import read_phase
 from claude_calls import BUNDLED, MISREAD, REFUTED, measure
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.run.claude.panel import MAX_CLAIMS_PER_SKEPTIC_CALL
 
 

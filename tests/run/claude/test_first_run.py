@@ -17,7 +17,7 @@ import pytest
 
 from briefs import read_phase
 from claude_world import claude_world, role_of
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.run.claude.catalog import THINKING_HEADROOM
 from deep_research.run.claude.roles import MAX_OUTPUT_TOKENS

@@ -14,7 +14,7 @@ import pytest
 
 from briefs import PAGE_WORDING, misquoted_brief
 from claude_world import asked_claims, vote, vote_number, votes_reply
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.decide.votes import panel
 from deep_research.models import Checks, Claim, Evidence, SkepticVote
 from deep_research.run.claude.client import ClaudeClient

@@ -20,13 +20,13 @@ import pytest
 
 from briefs import assert_verified, read_phase
 from claude_world import OVERLOADED, claude_world, role_of
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
+from deep_research.brief.trace_phases import LedgerRecord
 from deep_research.cli import main
 from deep_research.decide.verify import run_verify
 from deep_research.gates.trace import emitted_claims
 from deep_research.run.claude.panel import MAX_CLAIMS_PER_SKEPTIC_CALL
 from deep_research.run.claude.prices import usd
-from deep_research.trace_phases import LedgerRecord
 from fakeapi import FakeAnthropic, document_text
 from fakeapi import text as fakeapi_text
 from scripted_run import FACTS, TOPIC

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.fetch.hosts import load as load_hosts
 from deep_research.run.claude.client import CallFailed, ClaudeClient
 from deep_research.run.claude.roles import SEARCH_USES, choose_models

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.plugin.guard.budgets import append
 from deep_research.plugin.guard.decision import (
     ALLOW,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.errors import TargetRefused
 from deep_research.fetch.hosts import load as load_allowlist
 from deep_research.plugin.guard.deadline import uninterrupted

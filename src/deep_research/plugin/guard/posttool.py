@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.errors import TargetRefused
 from deep_research.fetch.hosts import add_hosts
 from deep_research.plugin.guard.budgets import append

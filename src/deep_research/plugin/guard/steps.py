@@ -14,22 +14,22 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from deep_research.brief import atomic_write_json
+from deep_research.brief.writers import atomic_write_json
 
-STEP_FILE = "next-step.json"
+NEXT_STEP_FILE = "next-step.json"
 
 
 def remember_step(brief: Path, paths: Iterable[str]) -> None:
     """Record the files the step just printed names for writing (absolute, as the shell that
     ran ``next`` reads them)."""
-    atomic_write_json(brief / STEP_FILE, {"writes": [os.path.abspath(p) for p in paths]})
+    atomic_write_json(brief / NEXT_STEP_FILE, {"writes": [os.path.abspath(p) for p in paths]})
 
 
 def named_paths(brief: Path) -> list[str]:
     """The files the last step named; none when there is no readable record (nothing is then
     writable until ``next`` is called)."""
     try:
-        value = json.loads((brief / STEP_FILE).read_text(encoding="utf-8"))
+        value = json.loads((brief / NEXT_STEP_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
     writes = value.get("writes") if isinstance(value, dict) else None

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.plugin.drivers import WORKFLOW_NAME
 from deep_research.plugin.guard.agents import CONTRACTS, resolve_agent
 from deep_research.plugin.guard.decision import (
@@ -95,7 +95,7 @@ def _running(brief: Brief, rows: list[dict[str, Any]], now: float) -> dict[str, 
     if resumed and rows.index(resumed[-1]) > rows.index(launches[-1]):
         return None
     # Imported here: the hook's common path loads no pydantic (tests/plugin/test_guard.py).
-    from deep_research.plugin.progress import STEP_FILE
+    from deep_research.plugin.progress import WORKFLOW_STEP_FILE
     from deep_research.plugin.workflow import load_step
 
     step = load_step(brief.root)
@@ -103,7 +103,7 @@ def _running(brief: Brief, rows: list[dict[str, Any]], now: float) -> dict[str, 
         return None
     last = max(float(row.get("at", 0.0)) for row in rows)
     with contextlib.suppress(OSError):  # no step yet: the rows alone say when it was busy
-        last = max(last, (brief.root / STEP_FILE).stat().st_mtime)
+        last = max(last, (brief.root / WORKFLOW_STEP_FILE).stat().st_mtime)
     return launches[-1] if now - last < WORKFLOW_IDLE_S else None
 
 

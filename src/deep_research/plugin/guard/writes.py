@@ -19,9 +19,9 @@ import os
 import sys
 from pathlib import Path
 
-from deep_research.brief import RUN_FILE
+from deep_research.brief.layout import RUN_FILE
 from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny, resolved
-from deep_research.plugin.guard.steps import STEP_FILE, named_paths
+from deep_research.plugin.guard.steps import NEXT_STEP_FILE, named_paths
 from deep_research.plugin.runstate import pointer_path, sessions_dir
 from deep_research.plugin.tasks import INPUTS
 
@@ -36,7 +36,7 @@ CLI_RECORDS = frozenset(
         "sources.jsonl",
         "fetch-log.jsonl",
         "audit.json",
-        STEP_FILE,
+        NEXT_STEP_FILE,
     }
 )
 

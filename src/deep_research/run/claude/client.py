@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from deep_research.brief.trace_phases import LedgerEntry
 from deep_research.errors import InputError
 from deep_research.run.claude.catalog import cacheable, thinking_for
 from deep_research.run.claude.prices import (
@@ -64,7 +65,6 @@ from deep_research.run.claude.roles import SEARCH_RESULT_TOKENS, THINKS, Models,
 from deep_research.run.governor import Budget
 from deep_research.run.interface import CallFailed, CallPrice
 from deep_research.run.ledger import Ledger
-from deep_research.trace_phases import LedgerEntry
 
 if TYPE_CHECKING:
     import anthropic

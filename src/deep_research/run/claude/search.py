@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.fetch.fetcher import Fetcher, FetchPolicy, policy_from_env
 from deep_research.fetch.hosts import add_hosts
 from deep_research.run.claude.catalog import model

@@ -13,14 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
-from deep_research.brief import (
-    Brief,
-    atomic_write_json,
-    model_dump,
-    write_claims,
-)
+from deep_research.brief.layout import Brief
+from deep_research.brief.writers import atomic_write_json, model_dump, write_claims
 from deep_research.errors import MissingArtifact
-from deep_research.models import ClaimsFile, PhaseName, PhaseRecord, TraceFile, Verdict
+from deep_research.models import ClaimsFile, PhaseRecord, TraceEntryName, TraceFile, Verdict
 from deep_research.settings import Settings, settings_hash
 
 
@@ -58,7 +54,7 @@ def decided_verdict(brief: Brief, document: ClaimsFile) -> Verdict | None:
 
 
 def record_phase(
-    trace: TraceFile, phase: PhaseName, record: PhaseRecord, settings: Settings
+    trace: TraceFile, phase: TraceEntryName, record: PhaseRecord, settings: Settings
 ) -> TraceFile:
     """trace.json with ``phase`` replaced by ``record`` — its ``settings_hash`` the settings in
     force — and those settings recorded beside it."""

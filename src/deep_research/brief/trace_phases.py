@@ -1,12 +1,13 @@
 """The entries of trace.json ``phases``: one typed record per shape a phase writes.
 
 Each command that records a phase builds its record and writes it with
-:meth:`~deep_research.models.TraceFile.with_phase` (through :func:`deep_research.record.
-record_phase` when the settings it decided under are recorded beside it); each reader asks
-:meth:`~deep_research.models.TraceFile.phase` for the record. The JSON is what the writers wrote
-before there were records, key for key: the field order below is the file's. The headless run's
-own checkpoints (plan, rounds, skipped steps) are in :mod:`deep_research.run.checkpoint`; its
-``run`` record is here, because the verdict and the report read it too.
+:meth:`~deep_research.models.TraceFile.with_phase` (through
+:func:`deep_research.brief.record.record_phase` when the settings it decided under are recorded
+beside it); each reader asks :meth:`~deep_research.models.TraceFile.phase` for the record. The
+JSON is what the writers wrote before there were records, key for key: the field order below is
+the file's. The headless run's own checkpoints (plan, rounds, skipped steps) are in
+:mod:`deep_research.run.checkpoint`; its ``run`` record is here, because the verdict and the
+report read it too.
 """
 
 from __future__ import annotations

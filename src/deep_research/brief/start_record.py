@@ -1,6 +1,6 @@
 """run.json: what ``deep-research start`` fixed for a plugin run — its question, depth, clock,
 caps and settings — defined once, written by ``start`` and read only by
-:meth:`deep_research.brief.Brief.load_run`.
+:meth:`deep_research.brief.layout.Brief.load_run`.
 
 A plain dataclass checked by hand, not a pydantic model, and deliberately so: the hook guard
 reads this record on every tool call of a run, in a process of its own, and importing pydantic

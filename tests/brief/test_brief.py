@@ -14,16 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from briefs import EXAMPLE, held_elsewhere
-from deep_research.brief import (
-    Brief,
-    atomic_write_text,
-    claims_chunks,
-    load_sources,
-    parse_json,
-    sha256_text,
-    slugify,
-    write_claims,
-)
+from deep_research.brief.layout import Brief, sha256_text, slugify
+from deep_research.brief.readers import load_sources, parse_json
+from deep_research.brief.writers import atomic_write_text, claims_chunks, write_claims
 from deep_research.errors import (
     BriefBusy,
     InputError,
@@ -173,7 +166,7 @@ def test_a_lock_nobody_holds_is_taken_over_whatever_it_says(
 KILLED_MID_WRITE = """
 import os, sys, tempfile, time
 from pathlib import Path
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 root = Path(sys.argv[1])
 with Brief(root).lock():
     for name in ("claims.json", "trace.json", "sources.jsonl"):
@@ -209,7 +202,7 @@ def test_a_writer_killed_mid_write_leaves_a_lock_that_is_taken_over_and_its_temp
 TRY_LOCK = """
 import sys
 from pathlib import Path
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
 from deep_research.errors import BriefBusy
 try:
     with Brief(Path(sys.argv[1])).lock():

@@ -9,12 +9,8 @@ from typing import Any
 import pytest
 
 from briefs import build_example
-from deep_research.cli import main
-from deep_research.errors import SchemaViolation
-from deep_research.models import TraceFile
-from deep_research.record import record_phase
-from deep_research.settings import Settings, settings_hash
-from deep_research.trace_phases import (
+from deep_research.brief.record import record_phase
+from deep_research.brief.trace_phases import (
     CiberPhase,
     CountersPhase,
     IngestPhase,
@@ -23,6 +19,10 @@ from deep_research.trace_phases import (
     TracePhase,
     VotesPhase,
 )
+from deep_research.cli import main
+from deep_research.errors import SchemaViolation
+from deep_research.models import TraceFile
+from deep_research.settings import Settings, settings_hash
 
 SETTINGS = Settings()
 TRACED = TracePhase(

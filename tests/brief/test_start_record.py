@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from deep_research.brief import Brief
+from deep_research.brief.layout import Brief
+from deep_research.brief.start_record import DEFAULT_CAPS, HARD_MAX_FANOUT, StartRecord
 from deep_research.errors import MissingArtifact, SchemaViolation, UnreadableInput
 from deep_research.plugin import runstate
-from deep_research.start_record import DEFAULT_CAPS, HARD_MAX_FANOUT, StartRecord
 
 TOPIC = "Heat pump shipments in Europe, 2023"
 
@@ -45,7 +45,7 @@ def test_start_writes_the_fields_in_their_order_and_reading_gives_them_back(star
 
 
 def test_optional_fields_round_trip(tmp_path: Path) -> None:
-    from deep_research.brief import brief_dir, slugify
+    from deep_research.brief.layout import brief_dir, slugify
 
     runstate.start_run(TOPIC, depth="quick", state=tmp_path, requested={}, static_hosts=[])
     root = brief_dir(tmp_path, slugify(TOPIC))
@@ -116,7 +116,7 @@ def test_a_missing_or_unparseable_record_is_an_input_error(started: Path) -> Non
 def test_reading_the_record_loads_no_models(started: Path) -> None:
     # The hook guard reads run.json on every tool call of a run: no pydantic on that path.
     probe = (
-        "import sys; from pathlib import Path; from deep_research.brief import Brief; "
+        "import sys; from pathlib import Path; from deep_research.brief.layout import Brief; "
         f"Brief(Path({str(started)!r})).load_run(); "
         "print('pydantic' in sys.modules)"
     )

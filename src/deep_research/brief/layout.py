@@ -1,49 +1,40 @@
-"""The brief directory: where each artifact lives, how it is read, and how it is written.
-
-Every write is atomic (temp file in the same directory, fsync, rename), so a crash leaves either
-the old file or the new one — never half of either. Every read turns a malformed file into an
-:class:`~deep_research.errors.InputError` that names the file and says what to do.
-"""
+"""The brief directory: its name, where each artifact lives, how each is loaded, and its lock
+(docs/contracts.md §1)."""
 
 from __future__ import annotations
 
 import fcntl
-import gc
 import hashlib
-import json
 import os
-import re
-import tempfile
 import threading
 import unicodedata
-import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING
 
+from deep_research.brief.readers import (
+    acyclic_build,
+    complete_lines,
+    load_sources,
+    parse_json,
+    read_text,
+)
 from deep_research.errors import (
     BriefBusy,
     InputError,
     MissingArtifact,
     NotACorpusFile,
-    SchemaViolation,
     UnreadableInput,
 )
 
 if TYPE_CHECKING:
     # Imported where used: building the models costs more than the hook guard's whole decision,
     # and the guard reads paths and small JSON files only.
-    from pydantic import BaseModel
 
+    from deep_research.brief.start_record import StartRecord
     from deep_research.models import ClaimsFile, FetchLogEntry, SourceRow, TraceFile
-    from deep_research.start_record import StartRecord
-
-#: Largest artifact we read whole. Bigger files are refused rather than exhausting memory.
-MAX_ARTIFACT_BYTES = 512 * 1024 * 1024
-
-ModelT = TypeVar("ModelT", bound="BaseModel")
 
 
 # --- naming ---------------------------------------------------------------------------------
@@ -100,263 +91,6 @@ def supersede(root: Path) -> Path:
     return target
 
 
-# --- atomic writes --------------------------------------------------------------------------
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so readers see the old file or the new one, never a mix."""
-    with atomic_writer(path) as handle:
-        handle.write(data)
-
-
-@contextmanager
-def atomic_writer(path: Path) -> Iterator[BinaryIO]:
-    """A file to write ``path``'s new content into as it is made: a temporary file beside it,
-    renamed over ``path`` when the block ends, removed if it raises (``path`` is then untouched)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    # The rename is durable only once the directory entry is on disk.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-#: Where the claims go in claims.json as a model with none writes it: the document's only
-#: line that opens with two spaces and its ``"claims"`` key (a string cannot hold a newline).
-_NO_CLAIMS = '\n  "claims": []'
-
-
-def claims_chunks(document: ClaimsFile) -> Iterator[str]:
-    """claims.json's text — exactly ``model_dump_json(by_alias=True, indent=2)`` and a newline
-    — in pieces: the document around its claims, then each claim. Writing a brief of 50,000
-    claims then holds one claim's JSON at a time, not the whole file's twice (text and bytes)."""
-    shell = document.model_copy(update={"claims": []}).model_dump_json(by_alias=True, indent=2)
-    if not document.claims:
-        yield shell + "\n"
-        return
-    before, found, after = shell.partition(_NO_CLAIMS)
-    if not found:  # pragma: no cover - only if the serializer's layout changed
-        raise AssertionError("claims.json's layout has no top-level claims list")
-    yield before + '\n  "claims": ['
-    for position, claim in enumerate(document.claims):
-        item = claim.model_dump_json(by_alias=True, indent=2).replace("\n", "\n    ")
-        yield ("\n    " if position == 0 else ",\n    ") + item
-    yield "\n  ]" + after + "\n"
-
-
-def write_claims(path: Path, document: ClaimsFile) -> None:
-    """claims.json written atomically, claim by claim (:func:`claims_chunks`)."""
-    with atomic_writer(path) as handle:
-        for chunk in claims_chunks(document):
-            handle.write(chunk.encode("utf-8"))
-
-
-def dump_json(value: Any) -> str:
-    """The one JSON style of every artifact: UTF-8, two-space indent, trailing newline."""
-    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
-
-
-def atomic_write_json(path: Path, value: Any) -> None:
-    atomic_write_text(path, dump_json(value))
-
-
-# --- JSON Lines -----------------------------------------------------------------------------
-
-#: Line boundaries of ``str.splitlines()`` that JSON leaves raw inside a string. The others
-#: (\r, \x0b, \x0c, \x1c–\x1e) are control characters every JSON encoder escapes already. A raw
-#: one would split a record for any reader that splits lines the way Python does.
-_RAW_LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
-
-
-def escape_line_breaks(json_text: str) -> str:
-    """``json_text`` with every raw line boundary escaped; the JSON value is unchanged, because
-    outside a string these characters are not valid JSON at all."""
-    return json_text.translate(_RAW_LINE_BREAKS)
-
-
-def jsonl_line(value: Any, *, sort_keys: bool = False) -> str:
-    """The one JSON Lines record style: compact UTF-8 JSON on exactly one line, newline-ended.
-
-    Every ``.jsonl`` artifact is written through here (or :func:`escape_line_breaks` for JSON
-    already serialized), so no reader's line splitting can cut a record in two.
-    """
-    return escape_line_breaks(json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)) + "\n"
-
-
-def jsonl_records(text: str) -> list[str]:
-    """The lines of a JSON Lines text, split at ``\n`` only (JSON Lines' one separator), so a
-    record holding a raw U+2028 or U+0085 written by another tool stays one record."""
-    return text.split("\n")
-
-
-def model_dump(model: BaseModel) -> Any:
-    """JSON-ready dict of a model, by alias, without unset-equivalent noise."""
-    return model.model_dump(mode="json", by_alias=True, exclude_none=False)
-
-
-# --- reads ----------------------------------------------------------------------------------
-
-
-def read_text(path: Path, *, what: str) -> str:
-    """Text of a UTF-8 file, or an InputError that says which file and why."""
-    if not path.exists():
-        raise MissingArtifact(f"{what} not found: {path}")
-    if not path.is_file():
-        raise UnreadableInput(f"{what} is not a regular file: {path}")
-    size = path.stat().st_size
-    if size > MAX_ARTIFACT_BYTES:
-        raise UnreadableInput(
-            f"{what} is {size} bytes, over the {MAX_ARTIFACT_BYTES}-byte limit: {path}"
-        )
-    return decode_utf8(path.read_bytes(), what=f"{what} {path}")
-
-
-def decode_utf8(data: bytes, *, what: str) -> str:
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UnreadableInput(
-            f"{what} is not UTF-8 text (byte {exc.start}); pass the JSON file, not a binary"
-        ) from None
-    if "\x00" in text:
-        raise UnreadableInput(f"{what} contains NUL bytes; it looks binary, not JSON")
-    return text
-
-
-@contextmanager
-def acyclic_build() -> Iterator[None]:
-    """The cyclic collector paused while a JSON value or its models are built.
-
-    Parsed JSON is a tree, and the models validated from it hold no cycles either, so a
-    collection can find nothing in them — yet the collector's full passes over the growing tree
-    were a third of the time a 20 MB claims.json took to load. Collection resumes afterwards.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def parse_json(text: str, *, what: str) -> Any:
-    if not text.strip():
-        raise UnreadableInput(f"{what} is empty; expected a JSON document")
-    try:
-        with acyclic_build():
-            return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UnreadableInput(
-            f"{what} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    except RecursionError:
-        raise UnreadableInput(f"{what} nests too deeply to be a brief artifact") from None
-
-
-def iter_jsonl(text: str, *, what: str) -> Iterator[tuple[int, Any]]:
-    """(line number, value) for every non-blank line; a bad line raises with its number."""
-    for number, line in enumerate(jsonl_records(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UnreadableInput(
-                f"{what} line {number} is not valid JSON (column {exc.colno}: {exc.msg})"
-            ) from None
-        except RecursionError:
-            raise UnreadableInput(f"{what} line {number} nests too deeply") from None
-
-
-def lone_surrogate_at(value: Any, where: str = "$") -> str | None:
-    """Path of the first string (or key) in a parsed JSON value holding a lone surrogate.
-
-    JSON's ``\\ud800`` escapes decode to code points that are not text: no UTF-8 file can hold
-    them, so a value carrying one is refused where it enters, never written.
-    """
-    if isinstance(value, str):
-        return where if _has_surrogate(value) else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if _has_surrogate(key):
-                return where
-            if (found := lone_surrogate_at(item, f"{where}.{key}")) is not None:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            if (found := lone_surrogate_at(item, f"{where}[{index}]")) is not None:
-                return found
-    return None
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _has_surrogate(text: str) -> bool:
-    return _SURROGATE.search(text) is not None
-
-
-#: Characters that change how the text around them shows without being seen: C0 and C1
-#: controls but tab and newline, bidirectional overrides, embeddings and isolates (U+202E makes
-#: "txt.exe" read "exe.txt"), zero-width spaces and joiners of words, line separators, the BOM.
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e"
-    "\u2060-\u2064\u2066-\u2069\ufeff]"
-)
-
-
-def printable_text(text: str) -> str:
-    """``text`` safe to print or write in a report: lone surrogates as ``?``, and every
-    invisible control or direction override as its visible code point (``\\u202e``)."""
-    cleaned = text.encode("utf-8", "replace").decode("utf-8")
-    return _INVISIBLE.sub(lambda found: f"\\u{ord(found.group()):04x}", cleaned)
-
-
-def json_path(location: Iterable[int | str]) -> str:
-    """``('claims', 3, 'id')`` → ``$.claims[3].id``."""
-    path = "$"
-    for part in location:
-        path += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return path
-
-
-def validate_model(model: type[ModelT], value: Any, *, what: str, prefix: str = "$") -> ModelT:
-    """Validate ``value`` as ``model`` or raise SchemaViolation naming the first bad path."""
-    from pydantic import ValidationError
-
-    try:
-        return model.model_validate(value)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = json_path(first["loc"]).replace("$", prefix, 1)
-        raise SchemaViolation(first["msg"], json_path=loc, source=what) from None
-
-
 # --- the brief ------------------------------------------------------------------------------
 
 
@@ -369,7 +103,8 @@ def sha256_text(text: str) -> str:
     return sha256_bytes(text.encode("utf-8"))
 
 
-#: A plugin run's record, written by ``deep-research start`` (:mod:`deep_research.start_record`).
+#: A plugin run's record, written by ``deep-research start``
+#: (:mod:`deep_research.brief.start_record`).
 RUN_FILE = "run.json"
 
 
@@ -448,7 +183,7 @@ class Brief:
         return load_sources(path or self.sources_path)
 
     def load_claims(self, path: Path | None = None) -> ClaimsFile:
-        from deep_research.models import ClaimsFile
+        from deep_research.models import ClaimsFile, validate_model
 
         target = path or self.claims_path
         raw = parse_json(read_text(target, what="claims.json"), what=str(target))
@@ -456,7 +191,7 @@ class Brief:
             return validate_model(ClaimsFile, raw, what=str(target))
 
     def load_trace(self) -> TraceFile:
-        from deep_research.models import TraceFile
+        from deep_research.models import TraceFile, validate_model
 
         raw = parse_json(read_text(self.trace_path, what="trace.json"), what=str(self.trace_path))
         return validate_model(TraceFile, raw, what=str(self.trace_path))
@@ -465,7 +200,7 @@ class Brief:
         """The plugin run's record — the one reader of run.json: its caps re-clamped to the
         hard limits, any fault a one-line InputError. Light (no models): the hook guard reads
         it on every tool call of a run."""
-        from deep_research.start_record import StartRecord
+        from deep_research.brief.start_record import StartRecord
 
         path = self.run_path
         if not path.exists():
@@ -477,7 +212,7 @@ class Brief:
 
     def load_fetch_log(self) -> list[FetchLogEntry]:
         """Every attempt in fetch-log.jsonl; an absent log means nothing was fetched."""
-        from deep_research.models import FetchLogEntry
+        from deep_research.models import FetchLogEntry, validate_model
 
         if not self.fetch_log_path.exists():
             return []
@@ -486,7 +221,7 @@ class Brief:
         with acyclic_build():
             return [
                 validate_model(FetchLogEntry, value, what=what, prefix=f"line {number}: $")
-                for number, value in _complete_lines(text, what=what)
+                for number, value in complete_lines(text, what=what)
             ]
 
     def read_corpus(self, content_hash: str) -> str:
@@ -632,33 +367,3 @@ def _remove_stale_temps(root: Path) -> None:
     for name in LOCKED_ARTIFACTS:
         for stale in root.glob(f".{name}.*.tmp"):
             stale.unlink(missing_ok=True)
-
-
-def load_sources(path: Path) -> list[SourceRow]:
-    from deep_research.models import SourceRow
-
-    what = str(path)
-    # An empty file is a search that found nothing: a legitimate, reportable outcome.
-    text = read_text(path, what="sources.jsonl")
-    with acyclic_build():
-        rows = [
-            validate_model(SourceRow, value, what=what, prefix=f"line {number}: $")
-            for number, value in iter_jsonl(text, what=what)
-        ]
-    seen: set[str] = set()
-    for row in rows:
-        if row.id in seen:
-            raise SchemaViolation(f"duplicate source id {row.id}", source=what)
-        seen.add(row.id)
-    return rows
-
-
-def _complete_lines(text: str, *, what: str) -> Iterator[tuple[int, Any]]:
-    # The fetch log is append-only: a crash may truncate the last line and nothing else.
-    complete, _, torn = text.rpartition("\n")
-    if torn:
-        warnings.warn(
-            f"{what}: skipping a torn last line ({len(torn)} chars) left by a crash",
-            stacklevel=3,
-        )
-    yield from iter_jsonl(complete, what=what)
