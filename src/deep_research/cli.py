@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from deep_research import __version__
+from deep_research.check import command as check_command
 from deep_research.errors import BriefBusy, DeepResearchError, InputError
 
 EXIT_OK = 0
@@ -183,10 +184,17 @@ def _cmd_counters(args: argparse.Namespace) -> int:
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from deep_research.brief import Brief
+    from deep_research.check.folder import is_check_folder, verify_check
     from deep_research.decide.verify import run_verify
     from deep_research.plugin.runstate import fetcher_rounds, round_searches
 
     root = Path(args.brief)
+    if is_check_folder(root):
+        report = verify_check(root)
+        _print_json(report.as_dict())
+        for line in report.mismatches:
+            print(f"differs: {line}", file=sys.stderr)
+        return EXIT_OK if report.identical else EXIT_VIOLATIONS
     # The counters are checked as `counters` computed them: with the guard ledger's records.
     brief = Brief(root)
     report = run_verify(
@@ -632,6 +640,7 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "Using it",
         (
             "run",
+            "check",
             "verify",
             "render",
             "handoff",
@@ -793,6 +802,8 @@ def build_parser(
     )
     sub.add_argument("brief", help="brief directory")
     sub.add_argument("--plan", help="the orchestrator's plan (default: <brief>/plan.json)")
+
+    check_command.add_arguments(add("check", check_command.handle, check_command.HELP))
 
     sub = add("verify", _cmd_verify, "re-run the mechanical gates from the retained corpus")
     sub.add_argument("brief", help="brief directory")

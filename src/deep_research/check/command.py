@@ -1,0 +1,70 @@
+"""``deep-research check REPORT [--json] [--state DIR] [--reasoner extractive|claude]``.
+
+Its arguments, and its handler. Building the arguments imports nothing beyond argparse (the
+hook guard builds the whole parser on every call); the handler imports the check when it runs.
+Exit 0 when no sentence is flagged, 1 when one is, 2 for a bad report or option (one line on
+stderr, nothing written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from pathlib import Path
+
+HELP = "check a report's cited sentences against their pages (exit 1: a sentence is flagged)"
+
+
+def add_arguments(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("report", help="the report: Markdown, HTML or plain text")
+    sub.add_argument("--json", action="store_true", help="print the result as JSON")
+    sub.add_argument(
+        "--state",
+        metavar="DIR",
+        help="the check folder: the pages fetched and the result (default: a new folder under "
+        "$DEEP_RESEARCH_STATE or ./state, named on stderr)",
+    )
+    sub.add_argument(
+        "--reasoner",
+        choices=["extractive", "claude"],
+        default="extractive",
+        help="claude: a model judges the sentences the literal checks cannot decide "
+        "(needs ANTHROPIC_API_KEY)",
+    )
+
+
+def handle(args: argparse.Namespace) -> int:
+    from deep_research.check.folder import Voter, run_check
+    from deep_research.check.output import flagged_line, summary_line
+    from deep_research.errors import InputError
+
+    voter: Voter | None = None
+    if args.reasoner == "claude":
+        from deep_research.run.claude.client import key_problem
+
+        problem = key_problem()
+        if problem is not None:
+            raise InputError(f"--reasoner claude: {problem}; set it, or use --reasoner extractive")
+        from deep_research.check.votes import cast_votes, claude_client
+
+        voter = functools.partial(cast_votes, claude_client())
+    path = Path(args.report)
+    folder = Path(args.state) if args.state else None
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr)
+
+    checked = run_check(path, folder, reasoner=args.reasoner, voter=voter, progress=progress)
+    if not args.state:
+        print(f"check folder: {checked.folder}", file=sys.stderr)
+    counts = checked.result["summary"]
+    if args.json:
+        sys.stdout.write(json.dumps(checked.result, ensure_ascii=False, indent=2) + "\n")
+    else:
+        for row in checked.rows:
+            if row.flagged:
+                print(flagged_line(row))
+        print(summary_line(counts, str(checked.folder)))
+    return 1 if counts["flagged"] else 0
