@@ -337,7 +337,8 @@ def test_a_report_without_citations_says_so(
 def test_citations_past_the_cap_are_not_checked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(check_folder, "MAX_CHECKED_URLS", 30)
+    monkeypatch.delenv("DEEP_RESEARCH_TEST_PRIVATE_CIDRS", raising=False)
+    cap = check_folder.MAX_CHECKED_URLS
     report = tmp_path / "report.md"
     report.write_text(
         "\n".join(
@@ -348,9 +349,25 @@ def test_citations_past_the_cap_are_not_checked(
     )
     result = check_json(report, tmp_path / "check", capsys)
     verdicts = [(r["verdict"], r["reasons"]) for r in result["sentences"]]
-    assert verdicts[:30] == [("unreachable", ["private_address"])] * 30
-    assert verdicts[30:] == [("not_checked", ["over_citation_cap"])] * 1970
-    assert result["summary"]["cited"] == 2000 and result["summary"]["not_checked"] == 1970
+    assert verdicts[:cap] == [("unreachable", ["private_address"])] * cap
+    assert verdicts[cap:] == [("not_checked", ["over_citation_cap"])] * (2000 - cap)
+    assert result["summary"]["cited"] == 2000
+    assert result["summary"]["not_checked"] == 2000 - cap
+    log = (tmp_path / "check" / "fetch-log.jsonl").read_text().splitlines()
+    assert len(log) == cap  # each refused before any socket, and logged
+
+
+def test_a_folder_holding_other_files_is_not_written_into(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report.md"
+    report.write_text("Nothing is cited in this report at all.\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "report.md").write_text("my own report\n")
+    assert main(["check", str(report), "--state", str(project)]) == 2
+    assert "holds other files" in capsys.readouterr().err
+    assert (project / "report.md").read_text() == "my own report\n"
 
 
 # --- the report's shapes, read alone -------------------------------------------------------

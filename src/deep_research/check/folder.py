@@ -105,6 +105,12 @@ def _open_folder(folder: Path) -> Brief:
         )
     if (folder / "claims.json").exists():
         raise InputError(f"--state {folder} is a research brief; give a folder of its own")
+    ours = (folder / RESULT_FILE).exists() or (folder / "fetch-log.jsonl").exists()
+    if folder.is_dir() and not ours and any(folder.iterdir()):
+        # The check writes report.md and annotated.md: never over someone's own files.
+        raise InputError(
+            f"--state {folder} holds other files; give a new or empty folder, or a check folder"
+        )
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -99,6 +99,8 @@ CANDIDATES = 3
 MIN_COVERAGE = 0.5
 #: The most neighbouring sentences one passage spans.
 WINDOW = 4
+#: The best-scoring sentences of a page whose neighbourhoods are searched for wider windows.
+WINDOW_SEEDS = 64
 #: Characters of page text shown around a passage to a model.
 CONTEXT_CHARS = 300
 
@@ -282,6 +284,7 @@ def passages(claim: str, text: str, limit: int = CANDIDATES) -> list[tuple[float
         return []
     wanted = content_tokens(claim)
     figures, kinds = _figures(claim)
+    stated = _unit_figures(text) if figures else None
     frequency: Counter[str] = Counter()
     for unit in units:
         frequency.update(unit.tokens & wanted)
@@ -289,34 +292,44 @@ def passages(claim: str, text: str, limit: int = CANDIDATES) -> list[tuple[float
     weight = {token: math.log(1 + total / count) for token, count in frequency.items()}
     rarest = math.log(1 + total)
 
-    def stated(unit: _Unit) -> tuple[frozenset[str], frozenset[str]]:
-        return _figures(unit.text) if figures else (frozenset(), frozenset())
+    def score(first: int, last: int) -> float:
+        """The window of sentences ``first`` to ``last``, both included."""
+        part = range(first, last + 1)
+        words = math.fsum(
+            weight[t] for t in frozenset().union(*(units[i].tokens for i in part)) & wanted
+        )
+        if stated is None:
+            return words
+        said = frozenset().union(*(stated[i][0] for i in part))
+        said_kinds = frozenset().union(*(stated[i][1] for i in part))
+        return words + rarest * len(said & figures) + rarest / 2 * len(said_kinds & kinds)
 
-    def score(tokens: frozenset[str], found: tuple[frozenset[str], frozenset[str]]) -> float:
-        words = math.fsum(weight[t] for t in tokens & wanted)
-        return words + rarest * len(found[0] & figures) + rarest / 2 * len(found[1] & kinds)
-
-    found = [stated(unit) for unit in units]
-    # best[length - 1][i]: the score of the window of ``length`` sentences from sentence i.
-    best = [[score(unit.tokens, held) for unit, held in zip(units, found, strict=True)]]
-    scored = [(value, unit.start, unit.end) for value, unit in zip(best[0], units, strict=True)]
-    for length in range(2, min(WINDOW, len(units)) + 1):
-        row = []
-        for index in range(len(units) - length + 1):
-            part = range(index, index + length)
-            tokens = frozenset().union(*(units[i].tokens for i in part))
-            held = (
-                frozenset().union(*(found[i][0] for i in part)),
-                frozenset().union(*(found[i][1] for i in part)),
-            )
-            value = score(tokens, held)
-            row.append(value)
-            if value > max(best[-1][index], best[-1][index + 1]):
-                scored.append((value, units[index].start, units[index + length - 1].end))
-        best.append(row)
-    scored = [item for item in scored if item[0] > 0]
+    singles = [score(index, index) for index in range(total)]
+    # A window whose first or last sentence scores nothing scores what the window inside it
+    # does, so only windows between two sentences that score are worth a look.
+    live = [index for index, value in enumerate(singles) if value > 0]
+    scored = [(singles[index], units[index].start, units[index].end) for index in live]
+    # Windows around the best-scoring sentences only: on a page where every sentence shares a
+    # word with the claim, windows everywhere would cost the page's length again per window size.
+    best = sorted(live, key=lambda index: -singles[index])[:WINDOW_SEEDS]
+    firsts = sorted({f for seed in best for f in range(max(0, seed - WINDOW + 1), seed + 1)})
+    for first in firsts:
+        if not singles[first]:
+            continue
+        for last in range(first + 1, min(first + WINDOW, total)):
+            if not singles[last]:
+                continue
+            value = score(first, last)
+            if value > max(score(first, last - 1), score(first + 1, last)):
+                scored.append((value, units[first].start, units[last].end))
     scored.sort(key=lambda item: (-item[0], item[1], item[2]))
     return scored[:limit]
+
+
+@lru_cache(maxsize=32)
+def _unit_figures(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """Each of the page's sentences' figures and their kinds (:func:`_figures`), read once."""
+    return tuple(_figures(unit.text) for unit in _units(text))
 
 
 def _covering(text: str, start: int, end: int) -> tuple[int, int]:

@@ -198,11 +198,14 @@ class _Converter(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self.skipping:
             return
-        self._write(" ".join(data.split()) if not data.strip() else _squeeze(data))
+        self._write(_squeeze(data))
 
 
 def _squeeze(text: str) -> str:
-    """Runs of white space as one space, keeping a space at either edge the text had."""
+    """Runs of white space as one space, keeping a space at either edge the text had (white
+    space alone is one space: it parts the words of the elements around it)."""
+    if not text.strip():
+        return " "
     lead = " " if text[:1].isspace() else ""
     tail = " " if text[-1:].isspace() else ""
     return f"{lead}{' '.join(text.split())}{tail}"

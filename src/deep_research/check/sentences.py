@@ -64,6 +64,9 @@ _TRAILING = re.compile(
     rf"|<https?://[^\s<>]+>)"
 )
 _STOP = re.compile(r"[.!?]+")
+_LAST_WORD = re.compile(r"[\w.]+$")
+#: Characters before a full stop read for the word it ends: longer than any abbreviation.
+ABBREVIATION_CHARS = 24
 _CLOSERS = re.compile(r"[\"'”’)\]*_]*")
 _NEXT_START = re.compile(r"\s+(?=[A-Z0-9\"“‘'(\[*_`¿¡])")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
@@ -299,10 +302,10 @@ def _ends(joined: str) -> list[int]:
 
 
 def _abbreviated(text: str, dot: int) -> bool:
-    word = re.search(r"([\w.]+)$", text[:dot])
+    word = _LAST_WORD.search(text, max(0, dot - ABBREVIATION_CHARS), dot)
     if word is None:
         return False
-    token = word[1]
+    token = word[0]
     if len(token) == 1 and token.isupper():
         return True  # an initial: "G. van Rossum"
     return token.lower().rstrip(".") in ABBREVIATIONS
