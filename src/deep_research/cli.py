@@ -806,7 +806,7 @@ def build_parser(
     check_command.add_arguments(add("check", check_command.handle, check_command.HELP))
 
     sub = add("verify", _cmd_verify, "re-run the mechanical gates from the retained corpus")
-    sub.add_argument("brief", help="brief directory")
+    sub.add_argument("brief", help="brief directory, or a check folder (deep-research check)")
     sub.add_argument("--offline", action="store_true", help="switch the network off (refused)")
 
     sub = add("eval", _cmd_eval, "measure the gate on labelled quote and literal data")

@@ -17,7 +17,7 @@ from deep_research.check import folder as check_folder
 from deep_research.check.folder import verify_check
 from deep_research.check.sentences import split_sentences
 from deep_research.cli import main
-from fakeapi import FakeAnthropic
+from fakeapi import FakeAnthropic, text
 from localhttp import LocalServer, Route
 
 FIXTURES = REPO / "tests" / "fixtures" / "check"
@@ -457,6 +457,58 @@ def test_a_model_votes_only_on_what_the_literal_checks_cannot_decide(
     assert code == 1
     # Offline, the recorded votes are applied again without a model.
     assert verify_check(tmp_path / "check").identical
+
+
+MODEL_REPLIES: list[tuple[str, Any, str, list[str], str]] = [
+    ("refuted", votes_reply({"C1": vote(True)}), "unsupported", ["model_refuted"], "valid"),
+    ("upheld", votes_reply({"C1": vote(False)}), "supported", [], "valid"),
+    ("not JSON", [text("I think it is fine.")], "supported", [], "abstained"),
+    (
+        "a confidence that is no number",
+        votes_reply({"C1": {"refuted": True, "evidence": "x", "confidence": "high"}}),
+        "supported",
+        [],
+        "abstained",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict", "reasons", "status"),
+    [case[1:] for case in MODEL_REPLIES],
+    ids=[case[0] for case in MODEL_REPLIES],
+)
+def test_the_models_vote_is_data_and_a_malformed_one_abstains(
+    reply: Any,
+    verdict: str,
+    reasons: list[str],
+    status: str,
+    web: LocalServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    report = tmp_path / "report.md"
+    report.write_text(
+        f"Python disallows mixing tabs and spaces for indentation [1].\n\n## Sources\n\n"
+        f"1. {url(web, 'pep-0008')}\n",
+        encoding="utf-8",
+    )
+    with FakeAnthropic(lambda body: reply) as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        main(
+            ["check", str(report), "--state", str(tmp_path / "c"), "--reasoner", "claude", "--json"]
+        )
+    captured = capsys.readouterr()
+    (row,) = json.loads(captured.out)["sentences"]
+    assert (row["verdict"], row["reasons"], row["evidence"]["vote"]["status"]) == (
+        verdict,
+        reasons,
+        status,
+    )
+    assert "spend: $" in captured.err
+    assert verify_check(tmp_path / "c").identical
 
 
 def test_claude_without_a_key_is_refused_before_anything_is_fetched(

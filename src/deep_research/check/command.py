@@ -9,7 +9,6 @@ stderr, nothing written).
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import sys
 from pathlib import Path
@@ -36,20 +35,14 @@ def add_arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from deep_research.check.folder import Voter, run_check
+    from deep_research.check.folder import run_check
     from deep_research.check.output import flagged_line, summary_line
-    from deep_research.errors import InputError
 
-    voter: Voter | None = None
+    voter = None
     if args.reasoner == "claude":
-        from deep_research.run.claude.client import key_problem
+        from deep_research.check.votes import ModelVoter
 
-        problem = key_problem()
-        if problem is not None:
-            raise InputError(f"--reasoner claude: {problem}; set it, or use --reasoner extractive")
-        from deep_research.check.votes import cast_votes, claude_client
-
-        voter = functools.partial(cast_votes, claude_client())
+        voter = ModelVoter.from_environment()
     path = Path(args.report)
     folder = Path(args.state) if args.state else None
 
@@ -57,6 +50,8 @@ def handle(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
 
     checked = run_check(path, folder, reasoner=args.reasoner, voter=voter, progress=progress)
+    for line in voter.spend() if voter is not None else []:
+        print(line, file=sys.stderr)
     if not args.state:
         print(f"check folder: {checked.folder}", file=sys.stderr)
     counts = checked.result["summary"]

@@ -13,12 +13,14 @@ reason, is recorded beside the passage, so ``verify --offline`` re-applies it wi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from deep_research.check.judge import CONTEXT_CHARS, Row
 from deep_research.check.pages import Page
 from deep_research.decide.votes import read_vote
+from deep_research.errors import InputError
 from deep_research.models import Claim, VoteRecord
-from deep_research.run.claude.client import ClaudeClient
+from deep_research.run.claude.client import ClaudeClient, key_problem
 from deep_research.run.claude.panel import (
     MAX_CLAIMS_PER_SKEPTIC_CALL,
     PanelReply,
@@ -27,6 +29,7 @@ from deep_research.run.claude.panel import (
 )
 from deep_research.run.claude.roles import choose_models
 from deep_research.run.interface import Abstained, EvidenceText
+from deep_research.run.ledger import spend_lines
 
 #: The most sentences one check asks a model about; the rest keep the literal checks' verdict.
 MAX_JUDGED = 200
@@ -34,9 +37,27 @@ MAX_JUDGED = 200
 MAX_VOTE_EVIDENCE = 500
 
 
-def claude_client() -> ClaudeClient:
-    """The client a run uses, its models chosen as a run's are (``DEEP_RESEARCH_MODEL_SKEPTIC``)."""
-    return ClaudeClient(choose_models())
+@dataclass(frozen=True)
+class ModelVoter:
+    """The votes of one check, through one metered client."""
+
+    client: ClaudeClient
+
+    @classmethod
+    def from_environment(cls) -> ModelVoter:
+        """The client a run uses, its models chosen as a run's are
+        (``DEEP_RESEARCH_MODEL_SKEPTIC``); no key is an input error, before anything is read."""
+        problem = key_problem()
+        if problem is not None:
+            raise InputError(f"--reasoner claude: {problem}; set it, or use --reasoner extractive")
+        return cls(ClaudeClient(choose_models()))
+
+    def __call__(self, rows: Sequence[Row], pages: dict[str, Page]) -> dict[int, VoteRecord]:
+        return cast_votes(self.client, rows, pages)
+
+    def spend(self) -> list[str]:
+        """What the votes cost, as a run's summary states it."""
+        return spend_lines(self.client.ledger.as_record())
 
 
 def cast_votes(
