@@ -332,6 +332,10 @@ def test_a_report_without_citations_says_so(
     report.write_text("# Notes\n\nPython is a programming language. It is popular.\n")
     assert main(["check", str(report), "--state", str(tmp_path / "check")]) == 0
     assert "no sentence of the report cites anything" in capsys.readouterr().out
+    assert main(["check", str(report), "--state", str(tmp_path / "check"), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["summary"]["cited"] == 0
+    assert "no sentence of the report cites anything" in err
 
 
 def test_citations_past_the_cap_are_not_checked(

@@ -57,6 +57,8 @@ def handle(args: argparse.Namespace) -> int:
     counts = checked.result["summary"]
     if args.json:
         sys.stdout.write(json.dumps(checked.result, ensure_ascii=False, indent=2) + "\n")
+        if not counts["cited"]:
+            print(summary_line(counts, str(checked.folder)), file=sys.stderr)
     else:
         for row in checked.rows:
             if row.flagged:
