@@ -407,7 +407,7 @@ READING: list[tuple[str, list[tuple[str, list[str]]]]] = [
 def test_sentences_and_their_citations_are_read(
     markdown: str, expected: list[tuple[str, list[str]]]
 ) -> None:
-    found, _ = split_sentences(markdown)
+    found = split_sentences(markdown)
     assert [(s.text, [c.target for c in s.cites]) for s in found] == expected
     for sentence in found:
         assert markdown[sentence.start : sentence.end].strip()

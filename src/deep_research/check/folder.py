@@ -40,7 +40,6 @@ REPORT_COPIES = {"markdown": "report.md", "html": "report.html"}
 MAX_CHECKED_URLS = 100
 #: Sentences one check judges at most.
 MAX_CHECKED_SENTENCES = 2000
-REASONERS = ("extractive", "claude")
 
 Progress = Callable[[str], None]
 Voter = Callable[[Sequence[Row], dict[str, Page]], dict[int, VoteRecord]]
@@ -72,7 +71,7 @@ def derive(
 ) -> tuple[list[Row], dict[str, Page]]:
     """Every sentence's row, from the report and the folder's fetched pages alone, with the
     recorded votes applied; and the pages read."""
-    sentences, _ = split_sentences(report.markdown)
+    sentences = split_sentences(report.markdown)
     urls, judged = plan(sentences)
     fetched = read_pages(folder, urls)
     rows = []
@@ -139,7 +138,7 @@ def run_check(
     with brief.lock():
         copy = REPORT_COPIES[report.format]
         atomic_write_text(folder / copy, report.data.decode("utf-8-sig"))
-        sentences, _ = split_sentences(report.markdown)
+        sentences = split_sentences(report.markdown)
         urls, _ = plan(sentences)
         fetch_missing(brief, urls, policy=policy, progress=progress)
         rows, pages = derive(brief, report, {})

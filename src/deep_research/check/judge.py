@@ -56,13 +56,6 @@ from deep_research.gates.vocabulary import sentences as page_sentences
 from deep_research.models import VoteRecord
 
 Verdict = Literal["supported", "partially_supported", "unsupported", "unreachable", "not_checked"]
-VERDICTS: tuple[Verdict, ...] = (
-    "supported",
-    "partially_supported",
-    "unsupported",
-    "unreachable",
-    "not_checked",
-)
 #: Verdicts a reader must look at: each is a line on stdout and a row of the annotated table.
 FLAGGED: frozenset[Verdict] = frozenset({"partially_supported", "unsupported", "unreachable"})
 _RANK = {"unsupported": 0, "partially_supported": 1, "supported": 2}

@@ -311,7 +311,7 @@ def _abbreviated(text: str, dot: int) -> bool:
     return token.lower().rstrip(".") in ABBREVIATIONS
 
 
-def split_sentences(text: str) -> tuple[list[Sentence], _Definitions]:
+def split_sentences(text: str) -> list[Sentence]:
     """Every prose sentence of a Markdown report, in order, with what it cites."""
     blocks, definitions = _read_structure(text)
     found: list[Sentence] = []
@@ -349,7 +349,7 @@ def split_sentences(text: str) -> tuple[list[Sentence], _Definitions]:
                     unresolved,
                 )
             )
-    return found, definitions
+    return found
 
 
 def _has_words(text: str) -> bool:
