@@ -25,7 +25,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "deep_research"
 
 CORE = "core"
 CLI = "cli"
-WINGS = ("fetch", "gates", "decide", "normalize", "run", "plugin")
+WINGS = ("fetch", "gates", "decide", "normalize", "run", "plugin", "check")
 #: Packages that are part of the core: the brief on disk (its layout, readers, writers, records).
 CORE_PACKAGES = ("brief",)
 
@@ -69,6 +69,12 @@ RULES = {
             "canonical rows come before anything is decided about them",
         ),
         Rule("run", frozenset(), "the headless driver: it drives every wing"),
+        Rule(
+            "check",
+            frozenset({"plugin"}),
+            "checking another tool's report reuses the fetcher, the gates and the Claude "
+            "client; it runs outside any plugin run",
+        ),
         Rule("plugin", frozenset(), "the Claude Code side: it drives every wing"),
         Rule(CLI, frozenset(), "the commands: each one wires wings together"),
     )

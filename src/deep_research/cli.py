@@ -21,6 +21,7 @@ from importlib import import_module
 from pathlib import Path
 
 from deep_research import __version__
+from deep_research.check import command as check_command
 from deep_research.console import (
     EXIT_BUSY,
     EXIT_INPUT,
@@ -30,7 +31,6 @@ from deep_research.console import (
     one_line_warnings,
 )
 from deep_research.console import print_json as _print_json
-from deep_research.decide.commands import unusable_says_next as _unusable_says_next
 from deep_research.errors import BriefBusy, DeepResearchError, InputError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -58,14 +58,25 @@ _cmd_gate, _cmd_locate, _cmd_eval, _cmd_answer = _handlers(
 _cmd_trace, _cmd_refetch, _cmd_triangulate, _cmd_votes, _cmd_entail = _handlers(
     "decide.commands", "trace", "refetch", "triangulate", "votes", "entail"
 )
-_cmd_ciber, _cmd_verdict, _cmd_fresh = _handlers("decide.commands", "ciber", "verdict", "fresh")
-_cmd_fetch, _cmd_hosts, _cmd_counters, _cmd_verify, _cmd_finish, _cmd_next = _handlers(
-    "plugin.commands", "fetch", "hosts", "counters", "verify", "finish", "next"
+_cmd_ciber, _cmd_verdict, _cmd_fresh, _cmd_handoff = _handlers(
+    "decide.commands", "ciber", "verdict", "fresh", "handoff"
+)
+_cmd_fetch, _cmd_hosts, _cmd_counters, _cmd_finish, _cmd_next = _handlers(
+    "plugin.commands", "fetch", "hosts", "counters", "finish", "next"
 )
 _cmd_wait, _cmd_ingest, _cmd_guard, _cmd_mcp_gate, _cmd_mcp_fetch = _handlers(
     "plugin.commands", "wait", "ingest", "guard", "mcp_gate", "mcp_fetch"
 )
 (_cmd_run,) = _handlers("run.commands", "run")
+(_cmd_check,) = _handlers("check.command", "check")
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    """A check folder is re-derived by the check, a brief by the gates."""
+    from deep_research.check.folder import is_check_folder
+
+    owner = "check.command" if is_check_folder(Path(args.brief)) else "plugin.commands"
+    return _handlers(owner, "verify")[0](args)
 
 
 def exit_code_for(error: DeepResearchError) -> int:
@@ -90,15 +101,6 @@ def _cmd_render(args: argparse.Namespace) -> int:
     else:
         print(Path(args.brief) / "report.md")
     return EXIT_OK
-
-
-def _cmd_handoff(args: argparse.Namespace) -> int:
-    from deep_research.decide.handoff import handoff_reasons, run_handoff
-
-    project = args.project or os.environ.get("CLAUDE_PROJECT_DIR")
-    handoff = run_handoff(Path(args.brief), Path(project) if project else None)
-    sys.stdout.write(handoff.model_dump_json(indent=2) + "\n")
-    return _unusable_says_next(handoff.verdict, handoff_reasons(Path(args.brief)))
 
 
 def _cmd_start(args: argparse.Namespace) -> int:
@@ -180,7 +182,7 @@ class _LazyHelp(str):
 COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "Using it",
-        tuple("run verify render handoff fresh gate locate validate eval schemas".split()),
+        tuple("run check verify render handoff fresh gate locate validate eval schemas".split()),
     ),
     (
         "The plugin's run (Claude Code calls these)",
@@ -313,8 +315,10 @@ def build_parser(
     sub.add_argument("brief", help="brief directory")
     sub.add_argument("--plan", help="the orchestrator's plan (default: <brief>/plan.json)")
 
+    check_command.add_arguments(add("check", _cmd_check, check_command.HELP))
+
     sub = add("verify", _cmd_verify, "re-run the mechanical gates from the retained corpus")
-    sub.add_argument("brief", help="brief directory")
+    sub.add_argument("brief", help="brief directory, or a check folder (deep-research check)")
     sub.add_argument("--offline", action="store_true", help="switch the network off (refused)")
 
     sub = add("eval", _cmd_eval, "measure the gate on labelled quote and literal data")

@@ -30,6 +30,7 @@ def test_the_plugin_has_its_parts() -> None:
     assert {p.parent.name for p in REPO.glob("skills/*/SKILL.md")} == {
         "deep-research",
         "research-render",
+        "check",  # a cited report from any tool, against its pages
     }
     assert {p.stem for p in REPO.glob("agents/*.md")} == {
         "fetcher",

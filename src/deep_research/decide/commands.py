@@ -5,6 +5,7 @@ the entailment judge, CIBER, the verdict and freshness."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -126,3 +127,12 @@ def cmd_fresh(args: argparse.Namespace) -> int:
     print_json(decision.as_dict())
     print(f"{decision.decision}: {decision.reason}", file=sys.stderr)
     return EXIT_OK if decision.decision == "reuse" else EXIT_VIOLATIONS
+
+
+def cmd_handoff(args: argparse.Namespace) -> int:
+    from deep_research.decide.handoff import handoff_reasons, run_handoff
+
+    project = args.project or os.environ.get("CLAUDE_PROJECT_DIR")
+    handoff = run_handoff(Path(args.brief), Path(project) if project else None)
+    sys.stdout.write(handoff.model_dump_json(indent=2) + "\n")
+    return unusable_says_next(handoff.verdict, handoff_reasons(Path(args.brief)))
