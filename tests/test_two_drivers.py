@@ -22,6 +22,7 @@ import io
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from deep_research.decide import refetch_rate as refetch_module
 from deep_research.fetch.fetcher import FetchPolicy
 from deep_research.plugin.next import Action, next_action
 from deep_research.plugin.tasks import CiberTask, FetchTask, SkepticTask
-from fakeapi import Block, text, user_text
+from fakeapi import Block, FakeAnthropic, text, user_text
 from scripted_run import FACTS, TOPIC, Orchestrator, Web, task
 
 #: The two sub-questions of the world both drivers research.
@@ -99,30 +100,36 @@ def _texts(brief: Path) -> dict[str, str]:
     return {c.id: c.claim for c in Brief(brief).load_claims().claims}
 
 
+def _sub_questions() -> list[dict[str, Any]]:
+    """The plan both drivers run: the kept sub-questions, four queries each."""
+    return [
+        {
+            "id": sq,
+            "question": FACTS[sq][0],
+            "scope": f"only {FACTS[sq][0].lower()}",
+            "queries": [f"harbourton {sq} query {n}" for n in range(1, 5)],
+        }
+        for sq in KEPT
+    ]
+
+
 def _plan(body: dict[str, Any]) -> list[Block]:
-    """The headless planner's plan: the kept sub-questions, as the plugin's orchestrator writes."""
+    """The headless planner's answer: :func:`_sub_questions`, as the plugin's orchestrator
+    writes them."""
     plan = {
         "depth": "full",
         "depth_reason": "two facts, each needing independent sources",
         "rationale": "one sub-question per fact",
-        "sub_questions": [
-            {
-                "id": sq,
-                "question": FACTS[sq][0],
-                "scope": f"only {FACTS[sq][0].lower()}",
-                "queries": [f"harbourton {sq} query {n}" for n in range(1, 5)],
-                "max_searches": 4,
-            }
-            for sq in KEPT
-        ],
+        "sub_questions": [{**sq, "max_searches": 4} for sq in _sub_questions()],
     }
     return [text(json.dumps(plan))]
 
 
-def headless(row: Row, api: Any) -> Dispatched:
+def headless(row: Row, api: FakeAnthropic) -> Dispatched:
     words = ["run", TOPIC, "--reasoner", "claude", "--search", "web", "--json"]
     with contextlib.redirect_stdout(io.StringIO()) as printed:
-        main([*words, "--depth", row.depth, "--state", "headless-state"])
+        code = main([*words, "--depth", row.depth, "--state", "headless-state"])
+    assert code in (0, 1), code  # a usable brief, or one held or failed: never an error
     brief = Path(json.loads(printed.getvalue())["brief"])
     texts = _texts(brief)
     trace = json.loads((brief / "trace.json").read_text(encoding="utf-8"))["phases"]
@@ -158,30 +165,19 @@ class PluginRun(Orchestrator):
         self.ciber_inputs: list[str] = []
 
     def do_write(self, action: Action) -> None:
-        if action.phase != "plan":
-            return super().do_write(action)
-        plan = {
-            "sub_questions": [
-                {
-                    "id": sq,
-                    "question": FACTS[sq][0],
-                    "scope": f"only {FACTS[sq][0].lower()}",
-                    "queries": [f"harbourton {sq} query {n}" for n in range(1, 5)],
-                }
-                for sq in KEPT
-            ]
-        }
-        Path(action.path or "").write_text(json.dumps(plan))
-        return None
+        if action.phase == "plan":
+            Path(action.path or "").write_text(json.dumps({"sub_questions": _sub_questions()}))
+        else:
+            super().do_write(action)
 
-    def run(self, limit: int = 200, *, until: str | None = None) -> Action:
+    def to_the_verdict(self, limit: int = 200) -> None:
+        brief = Brief(self.brief)
         for _ in range(limit):
             action = next_action(self.brief)
             self.actions.append(action)
-            claims = Brief(self.brief).claims_path
-            failed = claims.exists() and Brief(self.brief).load_claims().verdict == "FAIL"
+            failed = brief.claims_path.exists() and brief.load_claims().verdict == "FAIL"
             if action.action == "done" or failed:
-                return action
+                return
             getattr(self, f"do_{action.action}")(action)
         raise AssertionError(f"no verdict after {limit} actions: {self.actions[-3:]}")
 
@@ -195,7 +191,7 @@ def plugin(web: Web, row: Row) -> Dispatched:
         assert main(["start", TOPIC, "--depth", row.depth, "--state", "plugin-state"]) == 0
     brief = Path(json.loads(printed.getvalue())["brief"])
     orchestrator = PluginRun(web, brief, row.depth)
-    orchestrator.run()
+    orchestrator.to_the_verdict()
     texts = _texts(brief)
     workers: Counter[str] = Counter()
     votes: Counter[str] = Counter()
@@ -216,7 +212,7 @@ def plugin(web: Web, row: Row) -> Dispatched:
     )
 
 
-def _blanking(web: Web) -> Any:
+def _blanking(web: Web) -> Callable[[], FetchPolicy]:
     """The re-fetch's policy, after every page lost the text it was fetched with."""
 
     def policy() -> FetchPolicy:

@@ -119,7 +119,7 @@ PIPELINE: tuple[Phase, ...] = (
     ),
     Phase(
         "panel",
-        "the skeptic panel votes on every Supported claim",
+        "the skeptic panel votes on every traced load-bearing claim",
         needs=("claims.json", "trace.json"),
         writes=("claims.json", "trace.json#phases.votes"),
         skips=(SkipRule("no-supported-claim", "no claim reached the panel"),),
