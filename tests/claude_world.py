@@ -40,6 +40,9 @@ _SQ_LINE = re.compile(r"^(sq\d+): ", re.MULTILINE)
 _CLAIM = re.compile(r"^Claim (C\d+): (.*)$", re.MULTILINE)
 
 
+_EXTRACT_SQ = re.compile(r"^Sub-question (sq\d+):", re.MULTILINE)
+
+
 def asked_claims(body: dict[str, Any]) -> dict[str, str]:
     """The claims a skeptic call carries: claim id → its text, as the message lists them."""
     return dict(_CLAIM.findall(user_text(body)))
@@ -141,7 +144,12 @@ class World:
     def _extract(self, body: dict[str, Any]) -> list[Block]:
         document = document_text(body)
         blocks: list[Block] = []
-        for _, variants, claim in FACTS.values():
+        # A model asked about one sub-question cites what answers it, not every fact the page
+        # holds (the plugin's scripted fetchers report the same way).
+        asked = _EXTRACT_SQ.search(user_text(body))
+        for sq, (_, variants, claim) in FACTS.items():
+            if asked is not None and sq != asked.group(1):
+                continue
             for variant in variants:
                 if variant in document:
                     if blocks:

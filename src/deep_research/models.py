@@ -301,7 +301,8 @@ class VoteRecord(Strict):
 
 
 class Votes(Strict):
-    tally: str = Field(pattern=r"^[0-3]-[0-3]$", examples=["2-0", "1-2"])
+    # One digit each: a panel holds at most 9 votes (the setting panel_size).
+    tally: str = Field(pattern=r"^[0-9]-[0-9]$", examples=["2-0", "1-2"])
     outcome: Literal["survives", "killed", "unverified"]
     records: list[VoteRecord] = Field(default_factory=list)
     # The judges' majority says the evidence does not answer the claim's sub-question.
@@ -584,7 +585,8 @@ class AuditFile(Strict):
 class HandoffVotes(Strict):
     """The skeptic panel's result for a claim, as claims.json ``votes`` records it."""
 
-    tally: str = Field(pattern=r"^[0-3]-[0-3]$", examples=["2-0", "1-2"])
+    # One digit each: a panel holds at most 9 votes (the setting panel_size).
+    tally: str = Field(pattern=r"^[0-9]-[0-9]$", examples=["2-0", "1-2"])
     outcome: Literal["survives", "killed", "unverified"]
 
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from deep_research.brief.layout import RUN_FILE, Brief
 from deep_research.errors import InputError, SchemaViolation
@@ -84,6 +84,9 @@ class Settings(BaseModel):
     ciber_max_failures_per_claim: int = Field(
         3, ge=1, le=20, description="failures counted per claim (one per re-framing)"
     )
+    ciber_top_n: int = Field(
+        10, ge=1, le=100, description="high claims CIBER re-frames, the first in claims.json"
+    )
     # --- re-fetch and verdict (docs/contracts.md §8, §10)
     refetch_fail: float = Field(0.7, ge=0, le=1, description="re-fetch pass rate below → FAIL")
     refetch_ready: float = Field(
@@ -114,6 +117,17 @@ class Settings(BaseModel):
     freshness_days: int = Field(
         30, ge=0, le=3650, description="a brief younger than this is reused"
     )
+
+    @model_validator(mode="after")
+    def _panel_can_decide(self) -> Settings:
+        # A panel smaller than the votes that kill or uphold a claim can decide nothing: every
+        # claim would be unverified, whatever the skeptics said.
+        if self.panel_size < max(self.kill_votes, self.survive_valid_votes):
+            raise ValueError(
+                f"panel_size {self.panel_size} is below kill_votes ({self.kill_votes}) or "
+                f"survive_valid_votes ({self.survive_valid_votes}); no claim could be decided"
+            )
+        return self
 
     def refetch_floor(self, cited: int) -> int:
         """Smallest acceptable re-fetch sample for ``cited`` cited sources."""
@@ -150,7 +164,7 @@ def load_settings(
         return Settings.model_validate(values)
     except ValidationError as exc:
         first = exc.errors()[0]
-        name = ".".join(str(part) for part in first["loc"])
+        name = ".".join(str(part) for part in first["loc"]) or "panel"
         raise InputError(f"setting {name}: {first['msg']}; fix the override or unset it") from None
 
 

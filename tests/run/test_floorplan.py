@@ -3,7 +3,8 @@ in code when a reasoner plans fewer — never past the governor's caps, never by
 
 from __future__ import annotations
 
-from deep_research.run.floorplan import PlanFloors, counter_queries, meet_floors
+from deep_research.decide.phase_rules import PlanFloors
+from deep_research.run.floorplan import counter_queries, meet_floors
 from deep_research.run.governor import Limits
 from deep_research.run.interface import SubQuestionPlan, SurveyDoc
 from deep_research.settings import Settings

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import product
+from itertools import combinations_with_replacement
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -118,9 +118,10 @@ def settled(votes: Sequence[VoteRecord], settings: Settings) -> Outcome | None:
     if not relevance_votes.settled([vote.answers for vote in votes], settings):
         return None
     remaining = max(0, settings.panel_size - len(votes))
+    # An outcome counts votes, never their order: each multiset of remaining votes once.
     outcomes = {
         outcome([*votes, *rest], settings)
-        for rest in product((REFUTE, UPHOLD, ABSTAIN), repeat=remaining)
+        for rest in combinations_with_replacement((REFUTE, UPHOLD, ABSTAIN), remaining)
     }
     return outcomes.pop() if len(outcomes) == 1 else None
 

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from deep_research.brief.layout import Brief
 from deep_research.brief.writers import atomic_write_text
+from deep_research.decide.phase_rules import ciber_claims
 from deep_research.decide.relevance_votes import sub_question_texts
 from deep_research.fetch.fetcher import wrap_untrusted
 from deep_research.models import Claim, ClaimsFile, Evidence, SourceRow
@@ -74,13 +75,8 @@ def input_text(brief: Brief, task: JudgingTask, document: ClaimsFile | None = No
         asked = sub_question_texts(document)
         return _skeptic(brief, claims[task.claim_id], sources, asked)
     if isinstance(task, CiberTask):
-        return _ciber(brief, top_ciber_claims(document, task.top_n), sources)
+        return _ciber(brief, ciber_claims(document, task.top_n), sources)
     raise TypeError(f"no input file for a {task.agent} task")
-
-
-def top_ciber_claims(document: ClaimsFile, top_n: int) -> list[Claim]:
-    """The claims a CIBER task re-frames: the first ``top_n`` of confidence ``high``."""
-    return [claim for claim in document.claims if claim.confidence == "high"][:top_n]
 
 
 # --- the tasks ------------------------------------------------------------------------------

@@ -31,6 +31,12 @@ from deep_research.brief.layout import Brief
 from deep_research.brief.record import load_trace_or_empty, open_brief
 from deep_research.brief.start_record import RunCaps, StartRecord
 from deep_research.brief.trace_phases import McpGatePhase
+from deep_research.decide.phase_rules import (
+    PlanFloors,
+    ciber_skip,
+    panel_claims,
+    votes_wanted,
+)
 from deep_research.decide.verdict import read_reason
 from deep_research.depth import Depth
 from deep_research.errors import DeepResearchError
@@ -56,11 +62,6 @@ from deep_research.run.pipeline import phases_for
 from deep_research.settings import Settings, settings_for
 
 ActionKind = Literal["run", "write", "dispatch", "done"]
-#: Skeptics per claim: two in parallel, a third only when they split.
-PANEL_FIRST = 2
-PANEL_MAX = 3
-#: The CIBER pass reads at most this many high-confidence claims.
-CIBER_TOP_N = 10
 #: The contracts of the files the orchestrator writes itself (roles/*.md): their steps are the
 #: rules ``next`` prints, the same text the headless planner and synthesizer are sent.
 PLANNER = "planner"
@@ -164,14 +165,8 @@ def _issued(
 
 
 def _floors(view: View) -> tuple[int, int, int]:
-    s = view.settings
-    if view.depth == "full":
-        return (
-            s.full_sub_questions,
-            s.full_queries_per_sub_question,
-            s.full_counter_queries_per_sub_question,
-        )
-    return s.quick_sub_questions, s.quick_queries_per_sub_question, 0
+    floors = PlanFloors.of(view.settings, view.depth)
+    return floors.sub_questions, floors.queries, floors.counter_queries
 
 
 def _plan(view: View) -> Any:
@@ -664,39 +659,19 @@ def phase_entail(view: View) -> Action | None:
 
 
 def _panel_tasks(view: View, document: ClaimsFile) -> list[Dispatch]:
-    from deep_research.decide.triangulate import load_bearing
+    from deep_research.decide.votes import parse_vote
 
-    traced = [claim for claim in document.claims if claim.support_class == "Supported"]
     tasks = []
-    # The claims the verdict needs the panel's word on: the same set the panel gate reads.
-    for claim in load_bearing(traced):
-        votes = [replies.skeptic_path(view.root, claim.id, n) for n in range(1, PANEL_MAX + 1)]
-        have = [path for path in votes if path.exists()]
-        wanted = PANEL_FIRST
-        if len(have) >= PANEL_FIRST and _split(have[:PANEL_FIRST], view.settings):
-            wanted = PANEL_MAX
-        for path in votes[:wanted]:
-            if not path.exists():
-                task = SkepticTask(brief=str(view.root), claim_id=claim.id)
-                tasks.append(_issued(view, task, path, document))
+    size = view.settings.panel_size
+    for claim in panel_claims(document):
+        votes = [replies.skeptic_path(view.root, claim.id, n) for n in range(1, size + 1)]
+        # A saved reply is read as ingest reads it: an unreadable one abstains.
+        cast = [parse_vote(replies.read_reply(path)) for path in votes if path.exists()]
+        missing = [path for path in votes if not path.exists()]
+        for path in missing[: votes_wanted(cast, view.settings)]:
+            task = SkepticTask(brief=str(view.root), claim_id=claim.id)
+            tasks.append(_issued(view, task, path, document))
     return tasks
-
-
-def _split(paths: list[Path], settings: Settings) -> bool:
-    """Whether the votes saved at ``paths`` leave a claim's panel open: they differ on
-    ``refuted``, one cannot be read, or a vote to come could still find the evidence off its
-    sub-question."""
-    from deep_research.decide.relevance_votes import read_answers, settled
-
-    verdicts = set()
-    answers = []
-    for path in paths:
-        value = replies.read_reply(path)
-        if not isinstance(value, dict):
-            return True  # an unreadable vote settles nothing: ask a third skeptic
-        verdicts.add(value.get("refuted"))
-        answers.append(read_answers(value))
-    return len(verdicts) > 1 or not settled(answers, settings)
 
 
 def phase_panel(view: View) -> Action | None:
@@ -728,35 +703,14 @@ def phase_refetch(view: View) -> Action | None:
 
 
 def phase_ciber(view: View) -> Action | None:
-    from deep_research.decide.ciber import skip_problem
-
     document = view.claims()
     if document is None or "ciber" in view.phases():
         return None
     root = str(view.root)
-    if view.depth == "quick":
-        return _command(
-            view,
-            "ciber",
-            "CIBER does not run at quick depth",
-            "ciber",
-            "apply",
-            root,
-            "--skip",
-            "depth-quick",
-        )
-    for reason in ("refetch-hard-fail", "insufficient-high-confidence-claims"):
-        if skip_problem(reason, document, view.settings) is None:
-            return _command(
-                view,
-                "ciber",
-                f"CIBER is validly skipped: {reason}",
-                "ciber",
-                "apply",
-                root,
-                "--skip",
-                reason,
-            )
+    skip = ciber_skip(document, view.settings)
+    if skip is not None:
+        why = f"CIBER is validly skipped: {skip}"
+        return _command(view, "ciber", why, "ciber", "apply", root, "--skip", skip)
     diagnoses = [r for r in replies.saved(view.root) if r.kind == "ciber"]
     if diagnoses and pending(view.brief, diagnoses):
         return _command(view, "ciber", "the CIBER diagnosis is applied", "ingest", root)
@@ -773,7 +727,7 @@ def phase_ciber(view: View) -> Action | None:
         tasks=[
             _issued(
                 view,
-                CiberTask(brief=str(view.root), top_n=CIBER_TOP_N, k_per_claim=3),
+                CiberTask(brief=str(view.root), top_n=view.settings.ciber_top_n, k_per_claim=3),
                 saved_to,
                 document,
             )

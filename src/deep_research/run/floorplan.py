@@ -23,33 +23,13 @@ floor, within the governor's constant). Every query is run and counted like the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from deep_research.decide.phase_rules import PlanFloors
 from deep_research.gates.relevance import key_terms
-from deep_research.models import Depth
 from deep_research.run.governor import Limits
 from deep_research.run.interface import SubQuestionPlan, SurveyDoc
 from deep_research.run.reasoners import ExtractiveReasoner, key_phrases
-from deep_research.settings import Settings
-
-
-@dataclass(frozen=True)
-class PlanFloors:
-    sub_questions: int
-    queries: int
-    counter_queries: int
-
-    @staticmethod
-    def of(settings: Settings, depth: Depth) -> PlanFloors:
-        if depth == "quick":
-            return PlanFloors(
-                settings.quick_sub_questions, settings.quick_queries_per_sub_question, 0
-            )
-        return PlanFloors(
-            settings.full_sub_questions,
-            settings.full_queries_per_sub_question,
-            settings.full_counter_queries_per_sub_question,
-        )
 
 
 def _norm(query: str) -> str:

@@ -26,6 +26,7 @@ from deep_research.brief.record import load_trace_or_empty, record_phase, save
 from deep_research.brief.trace_phases import RunRecord, VotesPhase
 from deep_research.brief.writers import atomic_write_json, atomic_write_text, jsonl_line, model_dump
 from deep_research.decide.counters import MAX_UNREAD_HOSTS
+from deep_research.decide.phase_rules import PlanFloors, ciber_claims, ciber_skip, panel_claims
 from deep_research.decide.relevance_votes import sub_question_texts
 from deep_research.decide.samefact import FactGroups, claim_key
 from deep_research.errors import InputError
@@ -53,7 +54,7 @@ from deep_research.run.checkpoint import (
     write_phase,
 )
 from deep_research.run.evidence import as_judged, panel_evidence
-from deep_research.run.floorplan import PlanFloors, counter_queries, meet_floors
+from deep_research.run.floorplan import counter_queries, meet_floors
 from deep_research.run.governor import (
     Budget,
     CapReached,
@@ -651,7 +652,7 @@ def phase_panel(ctx: Context) -> None:
     from deep_research.decide.votes import apply_votes
 
     document = ctx.brief.load_claims()
-    candidates = [c for c in document.claims if c.support_class == "Supported"]
+    candidates = panel_claims(document)
     raw: dict[str, list[object]] = {}
     skipped: str | None = None
 
@@ -681,7 +682,7 @@ def phase_panel(ctx: Context) -> None:
                 continue  # a cap stopped the panel before this claim's first vote
             raw[claim.id] = [
                 v.model_dump(by_alias=True) if isinstance(v, SkepticVote) else {"error": v.reason}
-                for v in votes[:3]
+                for v in votes[: ctx.settings.panel_size]
             ]
         if panels is not None and panels.stopped is not None:
             raise panels.stopped
@@ -734,7 +735,7 @@ def phase_refetch(ctx: Context) -> None:
 
 
 def phase_ciber(ctx: Context) -> None:
-    from deep_research.decide.ciber import run_ciber_apply, skip_problem
+    from deep_research.decide.ciber import run_ciber_apply
 
     document = ctx.brief.load_claims()
     if "ciber" in load_trace_or_empty(ctx.brief).phases or document.ciber_passed is not None:
@@ -742,20 +743,14 @@ def phase_ciber(ctx: Context) -> None:
         # takes one diagnosis per brief and refuses a second, and the first one stands.
         ctx.progress("ciber", "already applied before the interruption")
         return
-    phase = BY_NAME["ciber"]
-    if ctx.state.depth == "quick":
-        reason = phase.skip_reason("depth-quick")
-        run_ciber_apply(ctx.brief.root, None, reason, ctx.settings)
-        ctx.progress("ciber", f"skipped: {reason}")
-        return
     # The gate decides whether the skip is valid; only a valid one is taken.
-    reason = phase.skip_reason("insufficient-high-confidence-claims")
-    if skip_problem(reason, document, ctx.settings) is None:
+    reason = ciber_skip(document, ctx.settings)
+    if reason is not None:
         run_ciber_apply(ctx.brief.root, None, reason, ctx.settings)
         ctx.progress("ciber", f"skipped: {reason}")
         return
     # CIBER reads each claim's located evidence as the page has it, never a quote as written.
-    high = [c for c in document.claims if c.confidence == "high"][:10]
+    high = ciber_claims(document, ctx.settings.ciber_top_n)
     high = [as_judged(ctx.brief, claim) for claim in high]
     ctx.budget.charge_call(ctx.reasoner.price)
     output = ctx.reasoner.reframe(high)

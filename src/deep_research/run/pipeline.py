@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from deep_research.decide.phase_rules import CIBER_SKIPS
 from deep_research.models import Depth
 
 PhaseName = Literal[
@@ -37,6 +38,7 @@ SkipCondition = Literal[
     "local-corpus",  # no web source: nothing to re-fetch
     "nothing-cited",  # no claim cites a source this run fetched: nothing to re-fetch
     "depth-quick",  # CIBER does not run at quick depth
+    "refetch-hard-fail",  # the re-fetch failed: the brief is FAIL whatever CIBER finds
     "insufficient-high-confidence-claims",  # CIBER needs at least two high-confidence claims
     "verdict-fail",  # a FAIL brief is not rendered
 ]
@@ -117,7 +119,7 @@ PIPELINE: tuple[Phase, ...] = (
     ),
     Phase(
         "panel",
-        "the skeptic panel votes on every Supported claim",
+        "the skeptic panel votes on every traced load-bearing claim",
         needs=("claims.json", "trace.json"),
         writes=("claims.json", "trace.json#phases.votes"),
         skips=(SkipRule("no-supported-claim", "no claim reached the panel"),),
@@ -144,10 +146,8 @@ PIPELINE: tuple[Phase, ...] = (
         "CIBER re-frames the high-confidence claims; the diagnosis is applied mechanically",
         needs=("claims.json", "trace.json"),
         writes=("claims.json", "trace.json"),
-        skips=(
-            SkipRule("depth-quick", "depth-quick"),
-            SkipRule("insufficient-high-confidence-claims", "insufficient-high-confidence-claims"),
-        ),
+        # Recorded as the reason itself (``ciber_skipped``), in the order code checks them.
+        skips=tuple(SkipRule(reason, reason) for reason in CIBER_SKIPS),
     ),
     Phase(
         "synthesize",

@@ -1,16 +1,17 @@
 """The skeptic panel and CIBER on Claude: rounds of votes, several claims per call, each claim
 voted on until its outcome is settled.
 
-A claim reaches the panel only after the mechanical gates passed it (the phase sends only
-traced ``Supported`` claims). A skeptic call judges up to :data:`MAX_CLAIMS_PER_SKEPTIC_CALL`
-claims at once, each shown with its sub-question and its own located evidence (the text the
-trace gate found in the retained pages, never a summary), and answers one vote per claim id
+A claim reaches the panel only after the mechanical gates passed it (the phase sends only traced
+``Supported`` claims). A skeptic call judges up to :data:`MAX_CLAIMS_PER_SKEPTIC_CALL` claims at
+once, each shown with its sub-question and its own located evidence (the text the trace gate
+found in the retained pages, never a summary), and answers one vote per claim id
 (:class:`PanelReply`: a list of the contract's per-claim vote objects, each tagged with its
-claim's id). Round 1 asks every claim's first vote, round 2 every second vote, and a third
-round only the claims whose votes are still split: after each round
-:func:`deep_research.decide.votes.settled` says, claim by claim, whether the remaining votes
-could still change the outcome (the tests of that function prove stopping early never changes
-an outcome). Each call is a fresh request, so the votes of one claim stay independent of each
+claim's id). Round 1 asks every claim's first vote, round 2 every second vote, and a third round
+only the claims whose votes are still split: after each round
+:func:`deep_research.decide.phase_rules.votes_wanted` — the panel rule the plugin's step code
+calls too — says, claim by claim, whether the remaining votes could still change the outcome
+(the tests of :func:`~deep_research.decide.votes.settled` prove stopping early never changes an
+outcome). Each call is a fresh request, so the votes of one claim stay independent of each
 other. A call's prefix — the skeptic contract, then its claims and their evidence — is marked
 for prompt caching; a round asking the same claims as the one before reads it from the cache,
 and only a short vote-specific angle follows it.
@@ -32,7 +33,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from deep_research import role_contracts
-from deep_research.decide.votes import ABSTAIN, check_vote, read_vote, settled
+from deep_research.decide.phase_rules import votes_wanted
+from deep_research.decide.votes import ABSTAIN, check_vote, read_vote
 from deep_research.fetch.fetcher import wrap_untrusted
 from deep_research.models import CiberOutput, Claim, SkepticVote, VoteRecord
 from deep_research.run.claude.client import Answer, ClaudeClient, Failed, read_structured
@@ -47,8 +49,7 @@ MAX_EVIDENCE_CHARS = 1500
 MAX_CLAIMS_PER_SKEPTIC_CALL = 8
 #: The most items of a reply that are read (the list's length is the model's to choose).
 MAX_REPLY_ITEMS = 2 * MAX_CLAIMS_PER_SKEPTIC_CALL
-#: CIBER reads at most this many claims (the contract's ``top_n``) and quotes per claim.
-CIBER_TOP_N = 10
+#: CIBER reads at most this many quotes per claim (the phase chooses its claims).
 CIBER_QUOTES = 4
 
 #: Where the skeptic contract lists the angle each vote of a claim hunts first for.
@@ -203,7 +204,7 @@ def run_panels(
             open_items = [
                 item
                 for item in items
-                if settled([_record(v) for v in votes[item.claim.id]], settings) is None
+                if votes_wanted([_record(v) for v in votes[item.claim.id]], settings) > 0
             ]
             if not open_items:
                 break
@@ -228,7 +229,7 @@ def ciber_request(claims: Sequence[Claim]) -> dict[str, Any]:
     """The CIBER call on ``claims``: each claim, then its located quotes (the contract's
     headless section says what to do with them)."""
     lines = []
-    for claim in claims[:CIBER_TOP_N]:
+    for claim in claims:
         lines.append(f"{claim.id}: {claim.claim}")
         for item in claim.evidence[:CIBER_QUOTES]:
             quote = f"«{item.quote[:MAX_EVIDENCE_CHARS]}»"
