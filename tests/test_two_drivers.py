@@ -2,8 +2,9 @@
 run, under each row of settings, dispatches the same agents per phase and reaches one verdict.
 
 The world is tests/scripted_run.py's pages on a local server, cut to two sub-questions (sq1 and
-sq4) with the floors lowered to match; each driver's model reports only those two's facts. The headless run is ``deep-research run --reasoner claude --search web`` against the
-fake Messages API (tests/claude_world.py); the plugin run is the orchestrator that does only
+sq4) with the floors lowered to match; each driver's model reports only those two's facts.
+The headless run is ``deep-research run --reasoner claude --search web`` against the fake
+Messages API (tests/claude_world.py); the plugin run is the orchestrator that does only
 what ``deep-research next`` prints (tests/scripted_run.py). Settings reach both the same way:
 ``DEEP_RESEARCH_<FIELD>`` in the environment, read by ``run`` and fixed by ``start``.
 
