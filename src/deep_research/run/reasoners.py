@@ -115,6 +115,17 @@ _DEPENDENT = re.compile(
 )
 
 
+#: Openings whose subject is the document itself or its author: "This proposal", "This PEP",
+#: "We", "Our", "The company", "The project".
+_SELF_REFERENCE = re.compile(
+    r"^\(?(?:(?:this|the\s+present)\s+(?:document|proposal|pep|rfc|specification|spec|page"
+    r"|article|guide|report|paper|policy|standard|tutorial|manual)\b"
+    r"|(?:we|our)\b"
+    r"|the\s+(?:company|project|organi[sz]ation|firm|foundation|team)\b)",
+    re.IGNORECASE,
+)
+
+
 def key_phrases(text: str) -> list[str]:
     """Adjacent topic-word pairs, then single topic words (most specific first); a question
     of asking words only ("How does it work?") gives its content words."""
@@ -158,8 +169,15 @@ def stands_alone(
 
 def depends_on_context(sentence: Sentence) -> bool:
     """Whether the sentence opens by pointing back ("This is…", "However, if…", "In this
-    case…"): quoted alone it does not say what it is about."""
-    return _DEPENDENT.match(sentence.claim) is not None
+    case…"): quoted alone it does not say what it is about. One naming its own document
+    ("This proposal…", :func:`names_its_document`) points at the document, not back."""
+    return _DEPENDENT.match(sentence.claim) is not None and not names_its_document(sentence)
+
+
+def names_its_document(sentence: Sentence) -> bool:
+    """Whether the sentence's subject is its document or whoever wrote it ("This PEP
+    specifies…", "We are targeting…", "The company said…"): the document's title names it."""
+    return _SELF_REFERENCE.match(sentence.claim) is not None
 
 
 @dataclass(frozen=True)
@@ -436,9 +454,15 @@ def rank(
         # argument of the entry: the sentence naming it names what the question calls it.
         if asked.asked_parameters(candidate.declaration):
             kind |= question.words(_PARAMETER_WORDS)
-        own = candidate.words | named_for | carried | kind
+        own = candidate.words | kind
+        # The document's name, the heading and the entry a sentence is under name its subject
+        # when it does not; "This proposal" is the document titled so.
+        around = named_for | carried
+        if names_its_document(sentence):
+            around |= question.words(title or "")
         named = [stem for stem, words in namers.items() if own & words]
-        relevance = question.decide(named, weights)
+        by_context = [stem for stem, words in namers.items() if around & words]
+        relevance = question.decide(named, weights, by_context)
         if not relevance.answers:
             if missed is not None and relevance.matched:
                 missed(relevance, sentence)
@@ -463,8 +487,9 @@ def rank(
         # fsum is exact whatever the set's iteration order (which varies with the hash seed),
         # so equal scores stay equal and fall back to document order.
         points = math.fsum(
-            [FOCUS_WEIGHT * weights[stem] for stem in named + entitled]
-            + [_weight(t, document) for t in sorted((own & topic) - naming)]
+            [FOCUS_WEIGHT * weights[stem] for stem in dict.fromkeys(named + by_context)]
+            + [FOCUS_WEIGHT * weights[stem] for stem in entitled]
+            + [_weight(t, document) for t in sorted(((own | around) & topic) - naming)]
         )
         score = asked.score(
             sentence.claim,
