@@ -48,6 +48,7 @@ ASKING_WORDS = frozenset(
     """work works use uses used using run runs happen happens mean means meaning
     difference differences differ explain describe purpose affect affects effect effects impact
     relate relates related relationship versus way ways best example examples tell find know
+    become becomes became
     show need want possible get good idiomatic exactly actually really basically simply quickly
     easily efficiently safely properly correctly automatically manually programmatically
     dynamically""".split()
@@ -169,6 +170,7 @@ INITIALS = "^"
 #: A word in any script: a letter, then letters, digits, underscores, apostrophes, dashes.
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 _LETTERS = re.compile(r"[A-Za-z]+")
+_HYPHENATED = re.compile(r"\b[A-Za-z]{3,}(?:-[A-Za-z]{3,})+\b")
 _CAPITALS = re.compile(r"\b[A-Z]{3,6}s?\b")
 #: A version or a number of two digits or more; a lone digit ("Python 3") is filler.
 _FIGURE = re.compile(r"(?<![\w.])(?:\d+(?:\.\d+)+|\d{2,})(?![\w.]*\d)")
@@ -390,6 +392,9 @@ class Question:
             if text.count(",") >= _LIST_COMMAS:
                 text = _ENUMERATION.sub(" ", text)
             found = stems(text)
+        # A hyphenated compound names its words too: "strict-margins" names strict margins.
+        for compound in _HYPHENATED.findall(text):
+            found |= stems(compound.replace("-", " "))
         # Only code is split: "readline(…)" reads a line; "a readline history file" does not.
         compounds = _CALLED.findall(text) + _IDENTIFIER.findall(text)
         if compounds:

@@ -403,7 +403,9 @@ def rank(
         return []  # the question names code this document never writes
     # Words a sentence is credited with though it does not write them (the kind it states,
     # "argument" for the parameter it names) name their concept in any document.
-    vocabulary = frozenset(document.frequency) | question.words(_PARAMETER_WORDS)
+    vocabulary = (
+        frozenset(document.frequency) | question.words(_PARAMETER_WORDS) | asked.kind_concepts()
+    )
     namers = {c.stem: c.named_by(vocabulary) for c in question.concepts}
     named_for = name_words(document_name(source)) if source else frozenset()
     # "Carrick Point" written anywhere in the document is what every sentence of it is about.
