@@ -340,6 +340,10 @@ class Question:
         self.figures = frozenset(_FIGURE.findall(text))
         concepts += [Concept(f, frozenset({f}), figure=True) for f in sorted(self.figures)]
         self.concepts = tuple(c for c in concepts if c.abbreviation or c.stem not in spelled)
+        # A name the question writes with a capital past its first word ("the Loom
+        # proposal") is whom it asks about: a claim about another never answers it.
+        capitalised = {term_stem(w.lower()) for w in _WORD.findall(text)[1:] if w[:1].isupper()}
+        self.names = frozenset(c.stem for c in self.concepts if c.stem in capitalised)
         self.abbreviates = any(c.abbreviation for c in self.concepts)
         # The reverse: words the question spells out that a text may abbreviate ("end of
         # file", written "EOF"), by their initials.
@@ -464,7 +468,8 @@ class Question:
         names (``context``: its document's name or title, its heading), for any one of the
         question's :attr:`facets`: what the claim leaves unnamed weighs at most
         :data:`MAX_UNNAMED_SHARE` of the facet, a concept named by context alone counting
-        :data:`CONTEXT_CREDIT` of one named — a score, not a rule that every word appear; of a
+        :data:`CONTEXT_CREDIT` of one named — a score, not a rule that every word appear —
+        and a name the question capitalises (:attr:`names`) is named or in context; of a
         facet pointing back, at least half the subject's concepts too. A concept weighs what
         its frequency gives (1 without ``weights``) times :attr:`Concept.factor`."""
         named = frozenset(named)
@@ -476,7 +481,7 @@ class Question:
         # Unweighed, no concept is known to be more generic than another: the heaviest by
         # factor alone (each, when they tie) must be named, by the claim or its context.
         outcomes = [_facet_rule(facet, credit, weight, weights is None) for facet in self.facets]
-        answers = any(ok for ok, _ in outcomes)
+        answers = any(ok for ok, _ in outcomes) and self.names <= credit.keys()
         share = min((missed for _, missed in outcomes), default=1.0)
         return Relevance(answers, matched, missing, share)
 
@@ -492,6 +497,33 @@ class Question:
         self, claim: str, weights: Mapping[str, float] | None = None, source: str = ""
     ) -> bool:
         return self.judge(claim, weights, source).answers
+
+
+#: Where a document gives a thing another name: "glacier caves are often called ice caves",
+#: "the FIFA World Cup, also known as the World Cup", "Tsingtao, now called Qingdao".
+_ALIAS = re.compile(
+    r"(?P<left>(?:[\w'-]+\s+){0,2}[\w'-]+)[\s,()]+(?:(?:is|are|was|were|be)\s+)?"
+    r"(?:(?:also|often|sometimes|commonly|formerly|originally|popularly|usually|now)\s+)?"
+    r"(?:known\s+as|called|referred\s+to\s+as|termed|nicknamed|abbreviated(?:\s+as)?)\s+"
+    r"(?:the\s+|an?\s+)?[\"“']?(?P<right>[\w'-]+(?:\s+[\w'-]+){0,2})",
+    re.IGNORECASE,
+)
+
+
+def aliases(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """The other names ``text`` itself gives things, as pairs of stems told apart: "glacier
+    caves are often called ice caves" gives ({glacier}, {ic}) — the words the two names share
+    ("caves") are no alias of anything, unless one name is all shared ("floating figures …
+    called floats"). A near-synonym the corpus states, not one assumed."""
+    found = []
+    for match in _ALIAS.finditer(text):
+        # "historically known as": the adverb is no part of the name.
+        words = [w for w in match.group("left").split() if not w.lower().endswith("ly")]
+        left, right = stems(" ".join(words)), stems(match.group("right"))
+        # "Floating figures are often called floats": "floats" names the figures as well.
+        if left != right and left and right:
+            found.append((left - right or left, right - left or right))
+    return found
 
 
 def name_words(name: str) -> frozenset[str]:

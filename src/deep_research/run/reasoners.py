@@ -43,6 +43,7 @@ from deep_research.gates.relevance import (
     QUESTION_PARTS,
     Question,
     Relevance,
+    aliases,
     document_name,
     key_terms,
     name_words,
@@ -329,6 +330,11 @@ def _analyse(text: str, question: Question) -> _Analysed:
 
 
 @lru_cache(maxsize=64)
+def _aliases(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    return tuple(aliases(text))
+
+
+@lru_cache(maxsize=64)
 def _analysed(text: str, question: str) -> _Analysed:
     # Every sub-question's worker reads for the same research question, and many retain the
     # same document: it is read once.
@@ -407,6 +413,13 @@ def rank(
         frozenset(document.frequency) | question.words(_PARAMETER_WORDS) | asked.kind_concepts()
     )
     namers = {c.stem: c.named_by(vocabulary) for c in question.concepts}
+    # A name the document itself gives the concept ("often called ice caves") names it too.
+    for left, right in _aliases(text):
+        for stem, words in namers.items():
+            if words & left:
+                namers[stem] = words | right
+            elif words & right:
+                namers[stem] = words | left
     named_for = name_words(document_name(source)) if source else frozenset()
     # "Carrick Point" written anywhere in the document is what every sentence of it is about.
     about = " ".join(n for n in proper_names(question.text) if n in text)
