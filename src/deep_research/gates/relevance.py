@@ -13,15 +13,20 @@ version or number the question names ("Python 3.0", "in 2018") is a concept spel
 Concepts are weighed by how specific they are: by how few of the texts the run retained name
 them (log(1 + N / n), the inverse document frequency), a word in capitals or a figure counting
 double and a verb saying which side of the topic is asked ("evaluated", "handled") half, so
-"NFC" outweighs "Unicode" and "GIL" outweighs "thread". A claim answers when it names
-every concept of the question, except that of a question naming three or more it may leave out
-*generic* ones — each weighing at most half of the most specific concept, together at most a
-third of the question — never the most specific one. "All identifiers are converted into the
-normal form NFKC" answers "Unicode normalization, NFC/NFKD?" without the word Unicode; ".pdbrc
-is read from the home directory" does not answer "How do I read a file line by line?", whose
-three words are equally common. A sentence that matches only a sub-question's heading, or
-shares a common word or two with the question, is about something else: it is not emitted, and
-a question nothing answers ends ``not found`` rather than in off-topic claims.
+"NFC" outweighs "Unicode" and "GIL" outweighs "thread". A claim answers when what it leaves
+unnamed carries less than :data:`MAX_UNNAMED_SHARE` of the question's weight — a score whose
+"not found" threshold was calibrated on WikiQA train, not a rule that every word appear. A
+concept the claim's context names (its document's name or title, its heading) counts
+:data:`CONTEXT_CREDIT` of one it names; a word meets its inflected and derived forms
+("stable", "stabilized", "stability") and the other names the document itself gives a thing
+("often called floats", :func:`aliases`); a name the question capitalises is never left out.
+Unweighed, the heaviest concepts by factor must each be named. "All identifiers are converted
+into the normal form NFKC" answers "Unicode normalization, NFC/NFKD?" without the word
+Unicode; ".pdbrc is read from the home directory" does not answer "How do I read a file line
+by line?", whose three words weigh alike. A sentence that matches only a sub-question's
+heading, or shares a common word or two with the question, is about something else: it is
+not emitted, and a question nothing answers ends ``not found`` rather than in off-topic
+claims.
 """
 
 from __future__ import annotations
@@ -125,17 +130,17 @@ _DERIVATIONAL = (
     "ibl", "iz", "is", "al", "ic", "ion",
 )  # fmt: skip
 _ROOT_STRIPS = 2  # "stabilization" → "stabiliz" (the stemmer's) → "stabil"
-#: The "not found" threshold: the most of a question's weight the concepts a claim leaves
-#: unnamed may carry. Calibrated on WikiQA train (benchmarks/wikiqa_eval.py --split train,
-#: 2118 questions, with CONTEXT_CREDIT): 0.25 / 0.30 / 1/3 / 0.40 / 0.45 gave answer-triggering
-#: F1 0.364 / 0.367 / 0.373 / 0.378 / 0.379 at claim precision 0.425 / 0.414 / 0.410 / 0.396 /
-#: 0.379; 1/3 is the highest F1 that keeps claim precision within 0.01 of the rule it replaced
-#: (every concept named but a generic one: 0.366 at 0.419), since an off-topic claim is worse
-#: than "not found".
+#: The "not found" threshold: a claim answers when the concepts it leaves unnamed carry less
+#: than this share of the question's weight. Calibrated on WikiQA train (2118 questions, the
+#: extractive reasoner on each page as benchmarks/wikiqa_eval.py --split train runs it):
+#: 0.25 / 0.30 / 1/3 / 0.40 / 0.45 gave answer-triggering F1 0.368 / 0.371 / 0.373 / 0.379 /
+#: 0.384 at claim precision 0.420 / 0.411 / 0.405 / 0.395 / 0.382; 1/3 is the highest F1
+#: that keeps claim precision within 0.015 of the rule it replaced (every concept named but
+#: a generic one: F1 0.366 at 0.419), since an off-topic claim is worse than "not found".
 MAX_UNNAMED_SHARE = 1 / 3
 #: What a concept named only by a claim's context (its document's name or title, its heading,
-#: the entry it documents) counts against one the claim names. On the same calibration 1.0 /
-#: 0.7 / 0.5 gave F1 0.367 / 0.367 / 0.373 at claim precision 0.402 / 0.406 / 0.410: every
+#: the entry it documents) counts against one the claim names. On the same calibration (at a
+#: share of 0.3334) 1.0 / 0.7 / 0.5 gave F1 0.374 / 0.375 / 0.376 at claim precision 0.397 / 0.405 / 0.408: every
 #: sentence of a page shares its title, so the title alone tells none of them apart.
 CONTEXT_CREDIT = 0.5
 #: A word written in capitals or a figure names one thing exactly; it weighs this much more.
