@@ -139,9 +139,10 @@ _ROOT_STRIPS = 2  # "stabilization" → "stabiliz" (the stemmer's) → "stabil"
 #: a generic one: F1 0.366 at 0.419), since an off-topic claim is worse than "not found".
 MAX_UNNAMED_SHARE = 1 / 3
 #: What a concept named only by a claim's context (its document's name or title, its heading,
-#: the entry it documents) counts against one the claim names. On the same calibration (at a
-#: share of 0.3334) 1.0 / 0.7 / 0.5 gave F1 0.374 / 0.375 / 0.376 at claim precision 0.397 / 0.405 / 0.408: every
-#: sentence of a page shares its title, so the title alone tells none of them apart.
+#: the entry it documents) counts against one the claim names. On the same calibration, at a
+#: share of 0.3334, 1.0 / 0.7 / 0.5 gave F1 0.374 / 0.375 / 0.376 at claim precision 0.397 /
+#: 0.405 / 0.408: every sentence of a page shares its title, so the title alone tells none of
+#: them apart.
 CONTEXT_CREDIT = 0.5
 #: A word written in capitals or a figure names one thing exactly; it weighs this much more.
 PRECISE_WEIGHT = 2.0

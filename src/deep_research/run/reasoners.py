@@ -88,6 +88,7 @@ _DECLARATION = re.compile(
     r"^(?:async\s+)?(?:class\s+)?[A-Za-z_][\w.]*(?:\s+=\s+[\w.]+)?\(.*\)"
     r"(?:\s+->\s+\S.*)?(?:\s+(?:from|method of|unbound)\s+\S.*)?$"
 )
+_NAMES = re.compile(r"[A-Za-z_]\w*")
 _PARAGRAPH_BREAK = re.compile(r"[ \t]*\n[ \t]*\n\s*")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _HOW_TO = re.compile(
@@ -321,7 +322,11 @@ def _analyse(text: str, question: Question) -> _Analysed:
         if MIN_SENTENCE <= len(unit.claim) <= MAX_SENTENCE and alone:
             words = question.words(unit.text) if unit is not sentence else own
             if summary and previous is not None:
-                words |= question.words(previous.text, mentions=True)
+                # The declaration names what it declares and the parameters the question
+                # writes ("rel_tol"); its others ("with_pip", "system_site_packages") are the
+                # entry's context, mentioned in passing.
+                written = parameters(previous.text) & set(_NAMES.findall(question.text))
+                words = own | (owner or frozenset()) | question.words(" ".join(written))
             candidates.append(
                 _Candidate(unit, words, owner, summary, declaration, carried, within, heading)
             )
