@@ -326,7 +326,10 @@ def _analyse(text: str, question: Question) -> _Analysed:
                 # writes ("rel_tol"); its others ("with_pip", "system_site_packages") are the
                 # entry's context, mentioned in passing.
                 written = parameters(previous.text) & set(_NAMES.findall(question.text))
-                words = own | (owner or frozenset()) | question.words(" ".join(written))
+                name = previous.text.split("(", 1)[0]
+                words = (
+                    own | question.words(name, mentions=True) | question.words(" ".join(written))
+                )
             candidates.append(
                 _Candidate(unit, words, owner, summary, declaration, carried, within, heading)
             )
