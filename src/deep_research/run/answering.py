@@ -67,6 +67,8 @@ _PARAMETER = re.compile(r"[(,]\s*\*{0,2}([A-Za-z_]\w*)")
 #: What "how …" asks a measurement of: "How long does the crossing take?" is answered by
 #: "crosses the sound in twenty-five minutes", which says neither "long" nor "take".
 MEASURES = ("long", "tall", "large", "big", "high", "wide", "deep", "far", "heavy", "old", "often")
+#: What "which version" asks with, that "in the 1.65.0 release" answers without repeating.
+_VERSION_WORDS = ("version", "release")
 #: Verbs a measurement question asks with that its answer need not repeat.
 _MEASURE_VERBS = ("take", "takes", "last", "lasts")
 _NUMBER_WORDS = (
@@ -79,6 +81,10 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("default", re.compile(r"\bdefaults?\b", re.I)),
     ("raises", re.compile(r"\b(?:exceptions?|errors?|raised?|raises)\b", re.I)),
     ("count", re.compile(r"\bhow\s+many\b|\bnumber\s+of\b", re.I)),
+    (
+        "version",
+        re.compile(r"\b(?:what|which)\s+(?:version|release)\b|\bsince\s+(?:what|which)\b", re.I),
+    ),
     ("measure", re.compile(rf"\bhow\s+(?:{'|'.join(MEASURES)})\b", re.I)),
     ("date", re.compile(r"\bwhen\s+(?:was|were|did|is|are)\b|\b(?:what|which)\s+year\b", re.I)),
     # "Who is Bob Seger?" asks what he is ("… is an American singer"), not for a name.
@@ -101,11 +107,16 @@ _WHICH_EXCEPTION = re.compile(r"\b(?:what|which)\s+(?:exceptions?|errors?)\b", r
 _EXCEPTION_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration)\b")
 #: A capitalised word past a sentence's first: a name, for "who" and "where".
 _NAME = re.compile(r"(?<=\S)\s+[\"'(]?([A-Z][a-z]+)")
+#: A capitalised word that names a people or a language, not a person ("an English singer",
+#: "the American actress", "a French painter"): no answer to "who".
+_DEMONYM = re.compile(r"(?:[a-z]an|ese|ish|ch|[st]i)$")
+#: A version as a release names it: "1.65.0", "version 3.8", "release 2", "v2.1".
+VERSION = r"\b\d+\.\d+\.\d+\b|\b(?:[Vv]ersion|[Rr]elease|v)\s?\d+(?:\.\d+)*\b"
 #: A URL or a file path: where something is, on the web or on a disk.
 _LOCATOR = re.compile(r"\b\w+://\S|(?<![\w/])[~.]?/\w+/|\w/\w+/\w")
 #: Kinds whose answer a sentence must state to answer at all: a sentence about the subject
 #: that states no date does not say when, whatever words it shares with the question.
-STRICT_KINDS = frozenset({"count", "measure", "date", "person", "place", "reason"})
+STRICT_KINDS = frozenset({"count", "measure", "date", "version", "person", "place", "reason"})
 
 #: What a sentence answering each kind states.
 _CUES: dict[str, re.Pattern[str]] = {
@@ -113,9 +124,12 @@ _CUES: dict[str, re.Pattern[str]] = {
     "raises": re.compile(r"\brais(?:e|es|ed|ing)\b|\b[A-Z]\w*(?:Error|Exception|Warning)\b"),
     "count": re.compile(rf"\d|\b(?:{_NUMBER_WORDS}|single|both)\b", re.I),
     "measure": re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b", re.I),
+    # A software feature's "when" is often its release: "stabilized in the 1.65.0 release".
     "date": re.compile(
         rf"\b(?:1[5-9]|20)\d\d\b|{MONTH_PATTERN}|\b\d\d?(?:st|nd|rd|th)\s+century\b"
+        rf"|{VERSION}"
     ),
+    "version": re.compile(VERSION),
     # A name the question does not write: checked in :meth:`Asked.states_kind`.
     "person": _NAME,
     "place": _NAME,
@@ -238,6 +252,8 @@ class Asked:
         own = set(_KIND_STEMS)
         if self.kind == "measure":
             own |= {term_stem(w) for w in (*MEASURES, *_MEASURE_VERBS)}
+        if self.kind == "version":
+            own |= {term_stem(w) for w in _VERSION_WORDS}
         return frozenset(c.stem for c in self.question.concepts if c.stem in own)
 
     def key_named(self, text: str, key: str) -> bool:
@@ -319,11 +335,13 @@ class Asked:
             return 1.0  # "Where is it published?": at a URL or a path
         if self.kind in ("person", "place"):
             asked = self.question.vocabulary
-            return (
-                1.0
-                if any(term_stem(name.lower()) not in asked for name in cue.findall(sentence))
-                else 0.0
-            )
+            names = [
+                name
+                for name in cue.findall(sentence)
+                if term_stem(name.lower()) not in asked
+                and (self.kind == "place" or not _DEMONYM.search(name))
+            ]
+            return 1.0 if names else 0.0
         if self.kind == "raises" and _WHICH_EXCEPTION.search(self.text):
             # "What exception…" is answered by the exception's name, not by "raises".
             return 1.0 if _EXCEPTION_NAME.search(sentence) else 0.0

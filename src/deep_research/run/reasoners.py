@@ -43,6 +43,7 @@ from deep_research.gates.relevance import (
     QUESTION_PARTS,
     Question,
     Relevance,
+    aliases,
     document_name,
     key_terms,
     name_words,
@@ -87,6 +88,7 @@ _DECLARATION = re.compile(
     r"^(?:async\s+)?(?:class\s+)?[A-Za-z_][\w.]*(?:\s+=\s+[\w.]+)?\(.*\)"
     r"(?:\s+->\s+\S.*)?(?:\s+(?:from|method of|unbound)\s+\S.*)?$"
 )
+_NAMES = re.compile(r"[A-Za-z_]\w*")
 _PARAGRAPH_BREAK = re.compile(r"[ \t]*\n[ \t]*\n\s*")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _HOW_TO = re.compile(
@@ -111,6 +113,17 @@ _DEPENDENT = re.compile(
     r"|(?:where|when|if|because|since|although|so|while|and|but|or)\s+"
     r"(?:this|that|these|those|it|they|such)\b"
     r")",
+    re.IGNORECASE,
+)
+
+
+#: Openings whose subject is the document itself or its author: "This proposal", "This PEP",
+#: "We", "Our", "The company", "The project".
+_SELF_REFERENCE = re.compile(
+    r"^\(?(?:(?:this|the\s+present)\s+(?:document|proposal|pep|rfc|specification|spec|page"
+    r"|article|guide|report|paper|policy|standard|tutorial|manual)\b"
+    r"|(?:we|our)\b"
+    r"|the\s+(?:company|project|organi[sz]ation|firm|foundation|team)\b)",
     re.IGNORECASE,
 )
 
@@ -158,8 +171,15 @@ def stands_alone(
 
 def depends_on_context(sentence: Sentence) -> bool:
     """Whether the sentence opens by pointing back ("This is…", "However, if…", "In this
-    case…"): quoted alone it does not say what it is about."""
-    return _DEPENDENT.match(sentence.claim) is not None
+    case…"): quoted alone it does not say what it is about. One naming its own document
+    ("This proposal…", :func:`names_its_document`) points at the document, not back."""
+    return _DEPENDENT.match(sentence.claim) is not None and not names_its_document(sentence)
+
+
+def names_its_document(sentence: Sentence) -> bool:
+    """Whether the sentence's subject is its document or whoever wrote it ("This PEP
+    specifies…", "We are targeting…", "The company said…"): the document's title names it."""
+    return _SELF_REFERENCE.match(sentence.claim) is not None
 
 
 @dataclass(frozen=True)
@@ -302,12 +322,24 @@ def _analyse(text: str, question: Question) -> _Analysed:
         if MIN_SENTENCE <= len(unit.claim) <= MAX_SENTENCE and alone:
             words = question.words(unit.text) if unit is not sentence else own
             if summary and previous is not None:
-                words |= question.words(previous.text, mentions=True)
+                # The declaration names what it declares and the parameters the question
+                # writes ("rel_tol"); its others ("with_pip", "system_site_packages") are the
+                # entry's context, mentioned in passing.
+                written = parameters(previous.text) & set(_NAMES.findall(question.text))
+                name = previous.text.split("(", 1)[0]
+                words = (
+                    own | question.words(name, mentions=True) | question.words(" ".join(written))
+                )
             candidates.append(
                 _Candidate(unit, words, owner, summary, declaration, carried, within, heading)
             )
         previous = sentence
     return _Analysed(tuple(every), tuple(candidates), frequency)
+
+
+@lru_cache(maxsize=64)
+def _aliases(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    return tuple(aliases(text))
 
 
 @lru_cache(maxsize=64)
@@ -385,8 +417,17 @@ def rank(
         return []  # the question names code this document never writes
     # Words a sentence is credited with though it does not write them (the kind it states,
     # "argument" for the parameter it names) name their concept in any document.
-    vocabulary = frozenset(document.frequency) | question.words(_PARAMETER_WORDS)
+    vocabulary = (
+        frozenset(document.frequency) | question.words(_PARAMETER_WORDS) | asked.kind_concepts()
+    )
     namers = {c.stem: c.named_by(vocabulary) for c in question.concepts}
+    # A name the document itself gives the concept ("often called ice caves") names it too.
+    for left, right in _aliases(text):
+        for stem, words in namers.items():
+            if words & left:
+                namers[stem] = words | right
+            elif words & right:
+                namers[stem] = words | left
     named_for = name_words(document_name(source)) if source else frozenset()
     # "Carrick Point" written anywhere in the document is what every sentence of it is about.
     about = " ".join(n for n in proper_names(question.text) if n in text)
@@ -436,9 +477,15 @@ def rank(
         # argument of the entry: the sentence naming it names what the question calls it.
         if asked.asked_parameters(candidate.declaration):
             kind |= question.words(_PARAMETER_WORDS)
-        own = candidate.words | named_for | carried | kind
+        own = candidate.words | kind
+        # The document's name, the heading and the entry a sentence is under name its subject
+        # when it does not; "This proposal" is the document titled so.
+        around = named_for | carried
+        if names_its_document(sentence):
+            around |= question.words(title or "")
         named = [stem for stem, words in namers.items() if own & words]
-        relevance = question.decide(named, weights)
+        by_context = [stem for stem, words in namers.items() if around & words]
+        relevance = question.decide(named, weights, by_context)
         if not relevance.answers:
             if missed is not None and relevance.matched:
                 missed(relevance, sentence)
@@ -463,8 +510,9 @@ def rank(
         # fsum is exact whatever the set's iteration order (which varies with the hash seed),
         # so equal scores stay equal and fall back to document order.
         points = math.fsum(
-            [FOCUS_WEIGHT * weights[stem] for stem in named + entitled]
-            + [_weight(t, document) for t in sorted((own & topic) - naming)]
+            [FOCUS_WEIGHT * weights[stem] for stem in dict.fromkeys(named + by_context)]
+            + [FOCUS_WEIGHT * weights[stem] for stem in entitled]
+            + [_weight(t, document) for t in sorted(((own | around) & topic) - naming)]
         )
         score = asked.score(
             sentence.claim,
