@@ -511,9 +511,11 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def _cmd_guard(args: argparse.Namespace) -> int:
-    from deep_research.plugin.guard import hook_output, run_guard
+    from deep_research.plugin.guard import CliReader, hook_output, run_guard
 
-    decision = run_guard(sys.stdin.read(), args.phase, Path(args.state) if args.state else None)
+    # The guard reads a Bash line calling us with this parser, passed in: it never imports us.
+    state = Path(args.state) if args.state else None
+    decision = run_guard(sys.stdin.read(), args.phase, state, CliReader(build_parser))
     if decision.allow:
         # An explicit allow (our own CLI call that passed every check) is JSON on stdout.
         sys.stdout.write(hook_output(decision))

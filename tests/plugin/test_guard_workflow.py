@@ -13,7 +13,7 @@ from deep_research.brief import Brief, atomic_write_json
 from deep_research.plugin import guard, runstate, workflow
 from deep_research.plugin.guard.workflow import WORKFLOW_IDLE_S, WORKFLOW_NAME
 from deep_research.plugin.progress import STEP_FILE
-from guard_events import Run, event, start_run
+from guard_events import Run, event, run_guard, start_run
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def test_a_subagent_starts_no_workflow(run: Run) -> None:
 
 
 def test_outside_a_run_workflows_are_the_users(tmp_path: Path) -> None:
-    outside = guard.run_guard(
+    outside = run_guard(
         event("Workflow", {"script": "export const meta = {}"}, tmp_path), "pre", tmp_path / "s"
     )
     assert outside.allow and not outside.approve

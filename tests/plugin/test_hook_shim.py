@@ -27,7 +27,7 @@ from deep_research.errors import DeepResearchError
 from deep_research.fetch.hosts import load as load_allowlist
 from deep_research.plugin import guard, runstate
 from deep_research.plugin.drivers import WORKFLOW_NAME
-from guard_events import Run, event, fetch_prompt, start_run, use_plugin_env
+from guard_events import Run, event, fetch_prompt, run_guard, start_run, use_plugin_env
 from ordinary_calls import hook_event, session_events
 
 OWNER = "0b7d1c2e-run-session"  # the session that started the run
@@ -189,9 +189,9 @@ def test_ordinary_calls_beside_another_sessions_run_pass(
     assert hook.starts() == sum('"tool_name":"Agent"' in payload for payload in events) == 2
     # The guard compares sessions too: in process, every one of the hundred is allowed.
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(hook.project))
-    assert all(guard.run_guard(payload, "pre").allow for payload in events)
+    assert all(run_guard(payload, "pre").allow for payload in events)
     # The control: the run's own session is confined as before (its Bash, edits, MCP calls…).
-    own = [guard.run_guard(payload, "pre") for payload in session_events(OWNER, hook.project)]
+    own = [run_guard(payload, "pre") for payload in session_events(OWNER, hook.project)]
     assert sum(not decision.allow for decision in own) >= 50
     assert run.ledger()  # the run's own searches were counted against its budget
 
@@ -211,7 +211,7 @@ def test_the_runs_own_session_is_confined_as_before(
     assert counted.starts() == 100
     unbound = start_owned(tmp_path / "unbound", monkeypatch, None)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(counted.project))
-    owned = [guard.run_guard(payload, "pre") for payload in events]
+    owned = [run_guard(payload, "pre") for payload in events]
     before = [unbound.decide(payload.replace(OWNER, OTHER)) for payload in events]
     assert [d.allow for d in owned] == [d.allow for d in before]
     assert sum(not d.allow for d in owned) >= 50
@@ -268,7 +268,7 @@ def test_a_forged_or_missing_session_does_not_open_the_fast_path(
     answer = counted(text)
     assert (answer.returncode, answer.stderr.strip(), counted.starts()) == (2, STUB_GUARD, 1)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(counted.project))
-    assert guard.run_guard(text, "pre").allow is not the_runs
+    assert run_guard(text, "pre").allow is not the_runs
 
 
 def test_a_run_started_after_a_cd_still_reaches_the_guard(

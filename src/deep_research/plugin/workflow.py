@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 import secrets
@@ -43,6 +42,7 @@ from deep_research.plugin import replies
 from deep_research.plugin.ingest import CLAIMS, note_dropped
 from deep_research.plugin.next import ORCHESTRATOR, Action, next_action
 from deep_research.plugin.progress import STEP_FILE, finished_between, phase_line, run_phases
+from deep_research.plugin.runs import RUNNERS, run_in_process
 from deep_research.plugin.tasks import PLUGIN, FetchTask, parse
 
 #: The two agents only the workflow starts (agents/stepper.md, agents/writer.md).
@@ -64,6 +64,18 @@ MAX_REPLY_CHARS = 1_000_000
 SEAL_MARK = "#"
 #: The ledger row of an answer code kept: the task, and the agent it was kept from.
 ANSWER_EVENT = "answer"
+#: The field of an answer that hands the script its next step. The hook that keeps a step's
+#: last outstanding answer writes it (updatedInput); a model never does — an answer carrying it
+#: is refused. Claude Code checks the hook's replacement against the task's schema again (2.1.197
+#: and 2.1.332: an undeclared field is refused, the answer lost), so every task's schema declares
+#: it, optional.
+NEXT_FIELD = "next"
+NEXT_PROPERTY: dict[str, Any] = {
+    "type": "object",
+    "description": "the workflow's own field, filled in by code: never write it",
+}
+#: What the stepper is told when no answer carried the step (docs/plugin.md, agents/stepper.md).
+STEPPER_PROMPT = "Run this command with Bash, exactly as written:\n{command}"
 
 #: Each contract's reply schema, by agent (the schema files under schemas/).
 REPLY_SCHEMA = {
@@ -182,30 +194,16 @@ def step(root: Path, failed: Sequence[str] = ()) -> Step:
         if action.action != "run":
             return _keep(root, _convert(brief, action, log))
         command = action.command or ""
-        words = shlex.split(command)[1:]
-        if not words or words[0] in {"start", "finish"}:
+        if action.run is None or action.run.command not in RUNNERS:  # start, finish
             why = f"{action.why}: the main loop runs `deep-research next` and follows it"
             return _keep(root, Step(action="stop", phase=action.phase, why=why, log=log))
         if command in ran:
             why = f"`{command}` did not do its work (it is asked for again): {log[-1]}"
             return _keep(root, Step(action="stop", phase=action.phase, why=why, log=log))
         ran.add(command)
-        log.append(f"{action.phase}: {action.why} — `{command}` {_run_cli(words)}")
+        log.append(f"{action.phase}: {action.why} — `{command}` {run_in_process(action.run)}")
     why = f"more than {MAX_RUNS_PER_STEP} commands in one step"
     return _keep(root, Step(action="stop", phase="verdict", why=why, log=log))
-
-
-def _run_cli(words: list[str]) -> str:
-    """One of our commands, in this process; its outcome in a few words for the progress log."""
-    from deep_research.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(words)
-    if code == 0:
-        return "done"
-    said = (err.getvalue().strip().splitlines() or out.getvalue().strip().splitlines() or [""])[-1]
-    return f"exit {code}" + (f": {said[:300]}" if said else "")
 
 
 def _record_failures(
@@ -446,16 +444,45 @@ def accept(
             f"the answer is {size:,} characters; at most {MAX_REPLY_CHARS:,} are kept — quote "
             "only the passages that carry each finding and answer again",
         )
+    if NEXT_FIELD in answer:
+        return Verdict(
+            False, f'"{NEXT_FIELD}" is the workflow\'s own field: answer without it, as before'
+        )
+    if agent != WRITER and agent not in REPLY_SCHEMA:
+        return Verdict(False, f"StructuredOutput: {agent!r} is no agent of this workflow")
     from deep_research.plugin.runstate import locked
 
     brief = Brief(root)
-    if agent == WRITER:
-        with locked(brief):
-            return _accept_write(brief, current, answer, agent_id or "")
-    if agent in REPLY_SCHEMA:
-        with locked(brief):  # two answers to one task: one is kept, the other refused
-            return _accept_reply(brief, current, agent, answer, agent_id or "")
-    return Verdict(False, f"StructuredOutput: {agent!r} is no agent of this workflow")
+    with locked(brief):  # two answers to one task: one is kept, the other refused
+        if agent == WRITER:
+            verdict = _accept_write(brief, current, answer, agent_id or "")
+        else:
+            verdict = _accept_reply(brief, current, agent, answer, agent_id or "")
+        # Under the lock: of a step's answers, exactly one is the last to be kept.
+        last = verdict.allow and current.served and _all_answered(brief, current)
+    if not last:
+        return verdict
+    handed = _next_for_script(root)
+    if handed is None:
+        return verdict
+    return Verdict(
+        True,
+        f"{verdict.reason}; the step's last answer, so it carries the next step",
+        replace={**answer, NEXT_FIELD: handed},
+    )
+
+
+def _all_answered(brief: Brief, current: Step) -> bool:
+    return {task.id for task in current.tasks} <= _answered(brief, current.serial)
+
+
+def _next_for_script(root: Path) -> dict[str, Any] | None:
+    """The next step, handed out, for the script inside the last answer; None when it cannot
+    be computed here — the answer is kept all the same, and the script's stepper runs `step`."""
+    try:
+        return first_step(root)
+    except (DeepResearchError, OSError, ValueError):
+        return None
 
 
 def _serve(root: Path, current: Step | None) -> Verdict:
@@ -465,19 +492,40 @@ def _serve(root: Path, current: Step | None) -> Verdict:
             f"run `deep-research step {shlex.quote(str(root))} --json` with Bash first (the "
             "command your prompt gives), then call StructuredOutput",
         )
+    return Verdict(True, "the step, from `deep-research step`", replace=hand_out(root, current))
+
+
+def hand_out(root: Path, current: Step) -> dict[str, Any]:
+    """The step kept at ``root`` as the script gets it, marked handed out: each dispatched task
+    sealed for its agent alone, every task's schema declaring :data:`NEXT_FIELD`, and the
+    prompt of the stepper that runs only if no answer brings the step after it."""
     sealed = [_sealed(task) for task in current.tasks] if current.action == "dispatch" else []
-    served = current.model_copy(
-        update={
-            "served": True,
-            "seals": {task.id: _digest(value) for task, value in sealed},
-            "tasks": [task for task, _ in sealed] or current.tasks,
-        }
-    )
+    tasks = [task for task, _ in sealed] or current.tasks
+    seals = {task.id: _digest(value) for task, value in sealed}
     serial = secrets.token_hex(8)
-    served = served.model_copy(update={"serial": serial})
-    kept = current.model_copy(update={"served": True, "seals": served.seals, "serial": serial})
+    served = current.model_copy(update={"tasks": [_with_next(task) for task in tasks]})
+    script = served.for_script()
+    if current.action in ("dispatch", "write"):
+        # Every task of the step named as failed: `step` marks only those the ledger holds no
+        # kept answer for, so code, not the script, says which agents failed.
+        words = ["deep-research", "step", str(root), "--json", "--failed"]
+        command = shlex.join([*words, ",".join(task.id for task in current.tasks)])
+        script["fallback"] = STEPPER_PROMPT.format(command=command)
+    kept = current.model_copy(update={"served": True, "seals": seals, "serial": serial})
     atomic_write_json(root / STEP_FILE, kept.model_dump(by_alias=True))
-    return Verdict(True, "the step, from `deep-research step`", replace=served.for_script())
+    return script
+
+
+def first_step(root: Path) -> dict[str, Any]:
+    """The step computed now, handed out: what the hook puts in a launch's ``args`` and in a
+    step's last answer."""
+    return hand_out(root, step(root))
+
+
+def _with_next(task: ScriptTask) -> ScriptTask:
+    schema = json.loads(json.dumps(task.schema_))
+    schema.setdefault("properties", {})[NEXT_FIELD] = NEXT_PROPERTY
+    return task.model_copy(update={"schema_": schema})
 
 
 def _sealed(task: ScriptTask) -> tuple[ScriptTask, str]:

@@ -4,7 +4,7 @@ A command passes during a run only when all of these hold:
 
 1. the line is one plain list of words (:mod:`.words`): no shell syntax at all;
 2. its first word runs the plugin's launcher, found as bash finds it (:mod:`.program`);
-3. the CLI's own parser (:func:`.cliargs.parse_cli`, no abbreviated options) accepts the rest, so
+3. the CLI's own parser (:class:`.cliargs.CliReader`, no abbreviated options) accepts the rest, so
    option order and spelling cannot change what the guard reads;
 4. the caller may use that command: the orchestrator runs the steps ``deep-research next``
    prints, a fetcher subagent ``fetch``, an mcp-fetcher subagent ``mcp-fetch``;
@@ -33,7 +33,7 @@ import os
 
 from deep_research.plugin.guard.agents import resolve_agent
 from deep_research.plugin.guard.budgets import check_target, spend_fetches
-from deep_research.plugin.guard.cliargs import CliParseError, parse_cli
+from deep_research.plugin.guard.cliargs import CliParseError
 from deep_research.plugin.guard.decision import (
     ALLOW,
     APPROVED,
@@ -135,7 +135,7 @@ def check_bash(call: Call) -> Decision:
             "deep-research by name"
         )
     try:
-        arguments = parse_cli(words[1:])
+        arguments = call.cli.parse(words[1:])
     except CliParseError as exc:
         return deny(
             f"deep-research: these arguments do not parse as the CLI reads them ({exc}); "
