@@ -25,9 +25,10 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path[:0] = [str(TESTS), str(TESTS / "plugin")]
 
+from test_plugin_live_run import Player, run_claude, skill, workflow_agents  # noqa: E402
+
 from localhttp import LocalServer  # noqa: E402
 from scripted_run import TOPIC, Web  # noqa: E402
-from test_plugin_live_run import Player, run_claude, skill, workflow_agents  # noqa: E402
 
 
 def _web() -> tuple[LocalServer, Web]:

@@ -285,3 +285,28 @@ def test_a_room_without_a_rule_is_an_error(synthetic: Path) -> None:
     (synthetic / "report" / "__init__.py").write_text("", encoding="utf-8")
     with pytest.raises(AssertionError, match="room 'report' has no rule"):
         check(synthetic)
+
+
+# --- the plugin never imports the CLI ---------------------------------------------------------
+
+
+def cli_imports_in(package: Path, room: str) -> list[Import]:
+    """Every import of ``deep_research.cli`` (or a name of it) by a module of ``room``."""
+    return [
+        item
+        for file in sorted((package / room).rglob("*.py"))
+        for item in imports_of(package, file)
+        if item.target == f"{package.name}.cli" or item.target.startswith(f"{package.name}.cli.")
+    ]
+
+
+def test_the_plugin_never_imports_the_cli() -> None:
+    """The CLI wires the plugin (and hands the guard its parser); the plugin importing it back
+    would close an import circle through cli.py."""
+    found = cli_imports_in(SRC, "plugin")
+    assert not found, "\n".join(f"{i.path}:{i.line}: imports {i.target}" for i in found)
+
+
+def test_the_cli_import_check_finds_one(synthetic: Path) -> None:
+    (found,) = cli_imports_in(synthetic, "plugin")
+    assert (found.path, found.line) == ("deep_research/plugin/state.py", 1)

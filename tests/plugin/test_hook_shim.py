@@ -18,6 +18,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -467,3 +468,30 @@ def test_a_subagent_cannot_take_the_run_over(
         json.dumps({**body, "session_id": OWNER, "agent_id": "a1", "agent_type": "fetcher"})
     )
     assert not decision.allow and "only the orchestrator" in decision.reason, decision
+
+
+# --- the workflow's launch and answers: one entry of their own ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input", "decides"),
+    [
+        ("StructuredOutput", {"task": "fetcher-sq1-r1#ab"}, "step"),
+        ("Workflow", {"name": WORKFLOW_NAME, "args": {}}, "step"),
+        # A model cannot move a call to the other entry: what it writes follows tool_input.
+        ("Bash", {"command": 'ls "tool_name":"StructuredOutput",'}, "pre"),
+        ("Write", {"file_path": "x", "content": '"tool_name":"Workflow",'}, "pre"),
+    ],
+)
+def test_each_call_of_the_runs_session_is_decided_by_exactly_one_entry(
+    counted: Hook, monkeypatch: pytest.MonkeyPatch, tool: str, tool_input: Any, decides: str
+) -> None:
+    """hooks.json sends the workflow's launch and its agents' answers to `guard step` (a
+    longer timeout: they may compute the next step) as well as to the catch-all `guard pre`:
+    the shim lets exactly one of the two hand each call to the guard."""
+    start_owned(counted.project, monkeypatch, OWNER)
+    payload = hook_event(tool, tool_input, OWNER, counted.project, agent="a1")
+    answers = {phase: counted(payload, phase) for phase in ("pre", "step")}
+    handed = {phase for phase, done in answers.items() if done.returncode == 2}
+    assert handed == {decides} and counted.starts() == 1
+    assert answers[decides].stderr.strip() == STUB_GUARD

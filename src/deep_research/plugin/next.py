@@ -323,9 +323,8 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
 
     gate = load_trace_or_empty(view.brief).phase(GATE_PHASE, McpGatePhase)
     if gate is None:
-        gate = mcp_gate_run(name, view.root, view.root.parent.parent)
         why = f"the MCP server {name} is gated before its first use"
-        return _command(view, phase, why, gate)
+        return _command(view, phase, why, mcp_gate_run(name, view.root, view.root.parent.parent))
     if gate.ok is not True:
         return None  # the gate failed: the run goes on without the server (trace.json says why)
     plan = _plan(view)
