@@ -650,3 +650,17 @@ def test_fields_code_computes_never_come_from_the_writers_claims(
         assert [_fields(c, each) for c in document.claims] == [_fields(c, each) for c in computed]
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["verify", str(brief), "--offline"]) == 0
+
+
+def test_the_step_table_runs_every_command_a_step_runs_and_no_other() -> None:
+    """`step` runs next's commands through the typed table, never the CLI's main: every
+    in-process command has its runner; start and finish, the loop's, have none (a step that
+    meets one stops and names it)."""
+    from typing import get_args
+
+    from deep_research.plugin import runs
+
+    assert set(runs.RUNNERS) == set(get_args(runs.InProcess))
+    assert not set(runs.RUNNERS) & set(get_args(runs.ByTheLoop))
+    line = runs.mcp_gate_run("docs", Path("b r"), Path("s")).line()
+    assert line == "deep-research mcp-gate docs --brief 'b r' --state s"

@@ -1,22 +1,27 @@
 """The workflow driver of a plugin run: ``deep-research step`` and the replies the hook keeps.
 
 Claude Code runs ``workflows/research-run.js`` in the background. The script decides nothing:
-it asks a ``stepper`` agent for the next step, runs the step's agents, and asks again. The step
+code hands it each step, runs nothing but the step's agents, and is handed the next. The step
 is computed here, from the same ``next`` the loop driver follows
 (:func:`deep_research.plugin.next.next_action`, which walks :data:`run.pipeline.PIPELINE`):
 
 * every ``run`` action (``ingest``, ``trace``, ``triangulate``, …) is executed in this process,
-  in order, until a step needs a model — so the script never carries a command line;
+  in order, through the typed table of :mod:`deep_research.plugin.runs`, until a step needs a
+  model — so the script never carries a command line;
 * a ``dispatch`` becomes one script task per agent, a ``write`` one task for the ``writer``
   agent; each task carries its prompt and the JSON Schema its reply must meet (the contract's,
   from :mod:`deep_research.schemas` — the files under schemas/ — plus the task's id);
 * ``done`` carries the verdict; ``stop`` says why the workflow cannot go on, for the main loop.
 
-The step is kept in ``<brief>/workflow-step.json``. Agents answer through Claude Code's
+The step is kept in ``<brief>/workflow-step.json``. The hook guard hands the first to the
+launch (in its ``args``, :func:`first_step`). Agents answer through Claude Code's
 StructuredOutput tool, and the hook guard hands each answer to :func:`accept` before the tool
 runs: a reply is checked and saved to the file ``next`` named for it, or refused with the exact
-reason (the agent corrects it and calls again); the stepper's answer is replaced by the step
-itself. No reply passes through the main model, and the script holds ids and small JSON.
+reason (the agent corrects it and calls again). The answer that completes a step carries the
+next one (:data:`NEXT_FIELD`). Only when no answer can (an agent ended without one) does the
+script start a ``stepper`` agent, which runs ``deep-research step`` and whose answer is replaced
+by the step itself. No reply passes through the main model, and the script holds ids and small
+JSON.
 """
 
 from __future__ import annotations
@@ -435,7 +440,7 @@ def accept(
         return _serve(root, current)
     if current is None:
         return Verdict(
-            False, f"no workflow step is open for {root}; the script asks the stepper first"
+            False, f"no workflow step is open for {root}; the workflow is launched first"
         )
     size = len(json.dumps(dict(answer), ensure_ascii=False, default=str))
     if size > MAX_REPLY_CHARS:

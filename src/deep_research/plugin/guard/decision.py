@@ -26,8 +26,8 @@ class Decision:
     reason: str = ""
     #: An explicit allow: Claude Code skips its permission prompt (our own CLI calls only).
     approve: bool = False
-    #: What the tool runs with instead of the model's input (a workflow stepper's answer is
-    #: replaced by the step code computed).
+    #: What the tool runs with instead of the model's input (a workflow's launch gets its first
+    #: step in its args, a step's last answer the next step, a stepper's answer the step).
     updated_input: dict[str, Any] | None = None
 
 
