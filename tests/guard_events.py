@@ -21,6 +21,7 @@ import pytest
 
 from conftest import REPO
 from deep_research.brief.layout import Brief
+from deep_research.cli import build_parser
 from deep_research.plugin import guard, runstate
 from deep_research.plugin.tasks import FetchTask
 
@@ -33,6 +34,11 @@ def use_plugin_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     monkeypatch.delenv("DEEP_RESEARCH_STATE", raising=False)
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+
+
+def run_guard(payload: str, phase: str, state: Path | None = None) -> guard.Decision:
+    """The guard as ``deep-research guard`` runs it: with the CLI's parser passed in."""
+    return guard.run_guard(payload, phase, state, guard.CliReader(build_parser))
 
 
 def event(
@@ -104,10 +110,10 @@ class Run:
         return self.state / "briefs" / runstate.slugify(SCOPE)
 
     def decide(self, payload: str) -> guard.Decision:
-        return guard.run_guard(payload, "pre", self.state)
+        return run_guard(payload, "pre", self.state)
 
     def post(self, payload: str) -> guard.Decision:
-        return guard.run_guard(payload, "post", self.state)
+        return run_guard(payload, "post", self.state)
 
     def bash(
         self, command: str, *, agent: str | None = None, agent_type: str = FETCHER

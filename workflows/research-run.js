@@ -2,7 +2,7 @@ export const meta = {
   name: 'research-run',
   title: 'Deep research',
   description: 'Deep research: a started brief to its verdict',
-  whenToUse: 'Only when the deep-research skill says to launch it, with args {"brief": "<the brief folder deep-research start printed>"}. Code decides every step (`deep-research step`); every agent answer is checked and kept in the brief by code.',
+  whenToUse: 'Only when the deep-research skill says to launch it, with the args `deep-research start` printed. Code decides every step; every agent answer is checked and kept in the brief by code.',
   phases: [
     { title: 'plan', detail: 'the question split into sub-questions and queries' },
     { title: 'cast', detail: 'round 1: one fetcher per sub-question, pages fetched and kept' },
@@ -30,44 +30,23 @@ const MAX_STEPS = 60
 const MAX_STEPPER_FAILURES = 3
 
 const brief = args && typeof args.brief === 'string' ? args.brief : ''
-if (!brief) {
-  throw new Error('args.brief is required: the brief folder `deep-research start` printed')
+// Code hands every step: the first in args (`deep-research start` printed it), each next one
+// inside the answer that completed the step before it (its "next" field, written by the hook).
+let step = args && args.step && typeof args.step.action === 'string' ? args.step : null
+if (!brief || !step) {
+  throw new Error('args must be the workflow object `deep-research start` (or resume) printed')
 }
 
-function quoted(word) {
-  return "'" + word.split("'").join("'\\''") + "'"
+function isStep(value) {
+  return Boolean(value) && typeof value === 'object' && typeof value.action === 'string'
 }
 
-function stepCommand(failed) {
-  const words = ['deep-research step', quoted(brief), '--json']
-  if (failed.length > 0) words.push('--failed', failed.join(','))
-  return words.join(' ')
-}
-
-let failed = []
 let stepperFailures = 0
 let current = ''
 for (let n = 1; n <= MAX_STEPS; n++) {
-  const command = stepCommand(failed)
-  const step = await agent(`Run this command with Bash, exactly as written:\n${command}`, {
-    agentType: 'deep-research:stepper',
-    schema: STEP_SCHEMA,
-    label: `step ${n}`,
-    phase: current || 'plan',
-  })
-  if (!step || typeof step.action !== 'string') {
-    stepperFailures += 1
-    log(`step ${n}: the stepper ended without a step (${stepperFailures} in a row)`)
-    if (stepperFailures >= MAX_STEPPER_FAILURES) {
-      return { action: 'stop', why: 'the stepper failed repeatedly', brief }
-    }
-    continue
-  }
-  stepperFailures = 0
-  failed = []
   for (const line of step.log || []) log(line)
   // Every phase that finished since the last step is ticked with its figure, the ones code ran
-  // inside `step` (normalize, trace, triangulate, ...) included: a phase never entered would
+  // inside the step (normalize, trace, triangulate, ...) included: a phase never entered would
   // look skipped in /workflows.
   for (const done of step.finished || []) {
     if (done.phase !== current) {
@@ -96,12 +75,35 @@ for (let n = 1; n <= MAX_STEPS; n++) {
       }),
     ),
   )
+  const carrier = answers.find((answer) => answer && isStep(answer.next))
+  if (carrier) {
+    step = carrier.next
+    continue
+  }
+  // No answer brought the next step (an agent ended without one): the stepper asks code for
+  // it, with the command code wrote; code marks failed only the tasks it kept no answer for.
   tasks.forEach((task, i) => {
-    if (!answers[i]) {
-      failed.push(task.id)
-      log(`${task.id}: the agent ended without an answer; code records it`)
-    }
+    if (!answers[i]) log(`${task.id}: the agent ended without an answer; code records it`)
   })
+  const fallback = step.fallback
+  let asked = null
+  while (!isStep(asked) && stepperFailures < MAX_STEPPER_FAILURES) {
+    asked = await agent(fallback, {
+      agentType: 'deep-research:stepper',
+      schema: STEP_SCHEMA,
+      label: `step ${n + 1}`,
+      phase: current || 'plan',
+    })
+    if (!isStep(asked)) {
+      stepperFailures += 1
+      log(`step ${n + 1}: the stepper ended without a step (${stepperFailures} in a row)`)
+    }
+  }
+  if (!isStep(asked)) {
+    return { action: 'stop', why: 'the stepper failed repeatedly', brief }
+  }
+  stepperFailures = 0
+  step = asked
 }
 log(`stopped after ${MAX_STEPS} steps: code kept asking for more`)
 return { action: 'stop', why: `more than ${MAX_STEPS} steps`, brief }

@@ -30,7 +30,6 @@ from deep_research.console import (
     EXIT_VIOLATIONS,
     one_line_warnings,
 )
-from deep_research.console import print_json as _print_json
 from deep_research.errors import BriefBusy, DeepResearchError, InputError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -64,9 +63,10 @@ _cmd_ciber, _cmd_verdict, _cmd_fresh, _cmd_handoff = _handlers(
 _cmd_fetch, _cmd_hosts, _cmd_counters, _cmd_finish, _cmd_next = _handlers(
     "plugin.commands", "fetch", "hosts", "counters", "finish", "next"
 )
-_cmd_wait, _cmd_ingest, _cmd_guard, _cmd_mcp_gate, _cmd_mcp_fetch = _handlers(
-    "plugin.commands", "wait", "ingest", "guard", "mcp_gate", "mcp_fetch"
+_cmd_wait, _cmd_ingest, _cmd_mcp_gate, _cmd_mcp_fetch = _handlers(
+    "plugin.commands", "wait", "ingest", "mcp_gate", "mcp_fetch"
 )
+_cmd_start, _cmd_resume, _cmd_step = _handlers("plugin.commands", "start", "resume", "step")
 (_cmd_run,) = _handlers("run.commands", "run")
 (_cmd_check,) = _handlers("check.command", "check")
 
@@ -103,56 +103,17 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_start(args: argparse.Namespace) -> int:
-    from deep_research.plugin.runstate import register_session, start_run, state_dir
+def _cmd_guard(args: argparse.Namespace) -> int:
+    from deep_research.plugin.guard import CliReader, hook_output, run_guard
 
-    requested = {
-        "max_fetches": args.max_fetches,
-        "max_fanout": args.fan_out,
-        "max_rounds": args.rounds,
-        "max_searches": args.max_searches,
-    }
-    state = state_dir(args.state)
-    record = start_run(
-        args.topic,
-        depth=args.depth,
-        state=state,
-        requested=requested,
-        static_hosts=args.allow_host or [],
-        mcp=args.mcp,
-    )
-    register_session(state)
-    from deep_research.plugin.drivers import WORKFLOW_NAME, choose
-
-    driver = choose()
-    if driver["driver"] == "workflow":
-        driver["workflow"] = {"name": WORKFLOW_NAME, "args": {"brief": record["brief"]}}
-    _print_json({**record, **driver})
-    return EXIT_OK
-
-
-def _cmd_resume(args: argparse.Namespace) -> int:
-    from deep_research.plugin.runstate import cli_state_dir, resume_run
-
-    moved = resume_run(cli_state_dir(args.state), Path(args.brief))
-    _print_json({"brief": args.brief, "session_changed": moved})
-    return EXIT_OK
-
-
-def _cmd_step(args: argparse.Namespace) -> int:
-    from deep_research.plugin.workflow import step
-
-    failed = [word for value in args.failed or () for word in value.split(",") if word]
-    done = step(Path(args.brief), failed)
-    if args.json:
-        _print_json(done.for_script())
-    else:
-        print(f"{done.action} ({done.phase}): {done.why}")
-        for line in done.log:
-            print(f"  {line}")
-        for task in done.tasks:
-            print(f"  {task.agent}: {task.id}")
-    return EXIT_OK
+    # The guard reads a Bash line calling us with this parser, passed in: it never imports us.
+    state = Path(args.state) if args.state else None
+    decision = run_guard(sys.stdin.read(), args.phase, state, CliReader(build_parser))
+    if decision.allow:  # our own CLI call that passed every check: an explicit allow, on stdout
+        sys.stdout.write(hook_output(decision))
+        return EXIT_OK
+    print(decision.reason, file=sys.stderr)
+    return EXIT_INPUT  # 2: Claude Code blocks the tool call and shows the reason
 
 
 class _LazyHelp(str):

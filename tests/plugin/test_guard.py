@@ -26,6 +26,8 @@ from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.plugin import guard, runstate
 from deep_research.plugin.guard import agents, deadline, steps, tools
+from deep_research.plugin.guard import deadline as guard_deadline
+from deep_research.plugin.guard import protocol as guard_protocol
 from deep_research.plugin.guard import workflow as workflow_guard
 from deep_research.plugin.tasks import (
     CiberTask,
@@ -42,6 +44,7 @@ from guard_events import (
     event,
     fetch_prompt,
     run_cli,
+    run_guard,
     start_run,
     use_plugin_env,
 )
@@ -335,7 +338,7 @@ def test_without_a_run_a_judge_reads_anything(tmp_path: Path) -> None:
         agent="a7",
         agent_type="deep-research:verifier",
     )
-    assert guard.run_guard(payload, "pre", tmp_path / "state").allow
+    assert run_guard(payload, "pre", tmp_path / "state").allow
 
 
 def test_a_judge_s_denied_read_exits_2_through_the_cli(run: Run) -> None:
@@ -413,7 +416,7 @@ def test_web_searches_are_counted_against_the_runs_cap(
             use_id=use_id,
             agent=agent,
         )
-        return guard.run_guard(payload, "pre", state)
+        return run_guard(payload, "pre", state)
 
     assert search("toolu_s1").allow
     assert search("toolu_s2", agent="a1").allow  # a subagent's search counts the same
@@ -436,8 +439,14 @@ def test_default_search_caps_fit_a_full_run() -> None:
 
 def test_every_tool_reaches_the_guard() -> None:
     hooks = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
-    (pre,) = hooks["PreToolUse"]
+    pre, stepping = hooks["PreToolUse"]
     assert pre["matcher"] == "*"  # Claude Code's match-all: MCP tools and new tools included
+    # The workflow's launch and answers, which may compute its next step, by a longer-lived
+    # entry to the same guard (hooks/guard leaves them to it).
+    assert set(stepping["matcher"].split("|")) == set(guard_protocol.STEPPING_TOOLS)
+    (command,) = stepping["hooks"]
+    assert command["command"].endswith("/hooks/guard step")
+    assert command["timeout"] > guard_deadline.STEP_DEADLINE_S
     assert {"Agent", "Task"} <= set(hooks["PostToolUseFailure"][0]["matcher"].split("|"))
 
 
@@ -461,7 +470,7 @@ def test_a_tool_off_the_lists_is_denied_during_a_run_and_allowed_outside(
     assert not decision.allow and "during a research run" in decision.reason, decision
     assert "\n" not in decision.reason
     elsewhere = tmp_path_factory.mktemp("no-run")
-    assert guard.run_guard(event(tool, tool_input, elsewhere), "pre", elsewhere / "state").allow
+    assert run_guard(event(tool, tool_input, elsewhere), "pre", elsewhere / "state").allow
 
 
 @pytest.mark.parametrize(
@@ -515,7 +524,7 @@ def test_an_agent_that_is_no_contract_is_denied_during_a_run(
     assert run.ledger() == []
     elsewhere = tmp_path_factory.mktemp("no-run")
     outside = event("Agent", {"subagent_type": agent, "prompt": "anything"}, elsewhere)
-    assert guard.run_guard(outside, "pre", elsewhere / "state").allow
+    assert run_guard(outside, "pre", elsewhere / "state").allow
 
 
 @pytest.mark.parametrize(
@@ -768,7 +777,7 @@ def test_a_path_too_long_to_name_a_file_is_not_resolved(
     assert not run.dispatch(long_brief).allow
     elsewhere = tmp_path_factory.mktemp("no-run")
     loose = event("Write", {"file_path": path, "content": "x"}, elsewhere)
-    assert guard.run_guard(loose, "pre", elsewhere / "state").allow
+    assert run_guard(loose, "pre", elsewhere / "state").allow
 
 
 def test_a_search_response_is_read_to_a_bound(run: Run) -> None:
@@ -797,13 +806,13 @@ def test_without_a_run_only_the_run_pointer_is_protected(tmp_path: Path) -> None
     (elsewhere / "state").mkdir(parents=True)
     for path in (elsewhere / "trace.json", elsewhere / ".claude" / "settings.json"):
         loose = event("Write", {"file_path": str(path), "content": "{}"}, elsewhere)
-        assert guard.run_guard(loose, "pre", elsewhere / "state").allow
+        assert run_guard(loose, "pre", elsewhere / "state").allow
     pointer = event(
         "Write",
         {"file_path": str(elsewhere / "state" / "active-run.json"), "content": "{}"},
         elsewhere,
     )
-    assert not guard.run_guard(pointer, "pre", elsewhere / "state").allow
+    assert not run_guard(pointer, "pre", elsewhere / "state").allow
 
 
 # --- the run's record, its caps, failing closed ----------------------------------------------
@@ -847,8 +856,8 @@ def test_broken_run_record_fails_closed(run: Run) -> None:
         decision = run.decide(payload)
         assert not decision.allow and "unreadable" in decision.reason
     assert run.decide(event("Read", {"file_path": "/etc/hostname"}, run.project)).allow
-    assert not guard.run_guard("not json", "pre", run.state).allow
-    assert guard.run_guard("not json", "post", run.state).allow
+    assert not run_guard("not json", "pre", run.state).allow
+    assert run_guard("not json", "post", run.state).allow
 
 
 def test_finish_ends_guarding(run: Run) -> None:
@@ -860,7 +869,7 @@ def test_finish_ends_guarding(run: Run) -> None:
 @pytest.mark.parametrize("phase", ["pre", "post"])
 def test_an_event_nested_past_the_recursion_limit_is_denied_not_a_crash(phase: str) -> None:
     deep = "[" * 100_000 + "]" * 100_000
-    decision = guard.run_guard(deep, phase)
+    decision = run_guard(deep, phase)
     assert decision.allow is (phase == "post")
     if phase == "pre":
         assert "nested too deeply" in decision.reason
@@ -940,8 +949,9 @@ def test_hook_shim_blocks_with_exit_2(run: Run) -> None:
 
 PROBE = (
     "import json, sys; from pathlib import Path; from deep_research.plugin import guard; "
+    "from deep_research.cli import build_parser; r = guard.CliReader(build_parser); "
     "e = json.dumps({{'tool_name': {tool!r}, 'cwd': '.', 'tool_input': {tool_input!r}}}); "
-    "d = guard.run_guard(e, 'pre', Path('no-state')); assert d.allow, d; "
+    "d = guard.run_guard(e, 'pre', Path('no-state'), r); assert d.allow, d; "
     "print(sorted(m for m in ('pydantic', 'httpx2', 'httpcore2', 'rapidfuzz', 'ssl') "
     "if m in sys.modules))"
 )
@@ -982,14 +992,15 @@ def test_the_hook_path_stays_light_during_a_run(run: Run) -> None:
     judge = {"file_path": vote.input}
     probe = (
         "import json, sys; from pathlib import Path; from deep_research.plugin import guard; "
+        "from deep_research.cli import build_parser; r = guard.CliReader(build_parser); "
         f"s = Path({str(run.state)!r}); "
         f"e = json.dumps({{'tool_name': 'Read', 'cwd': '.', 'tool_input': {read!r}}}); "
-        "assert guard.run_guard(e, 'pre', s).allow; "
+        "assert guard.run_guard(e, 'pre', s, r).allow; "
         f"e = json.dumps({{'tool_name': 'Read', 'cwd': '.', 'tool_input': {judge!r}, "
         f"'agent_id': 'a7', 'agent_type': {vote.agent_type()!r}}}); "
-        "assert guard.run_guard(e, 'pre', s).allow; "
+        "assert guard.run_guard(e, 'pre', s, r).allow; "
         f"e = json.dumps({{'tool_name': 'Agent', 'cwd': '.', 'tool_input': {dispatch!r}}}); "
-        "assert guard.run_guard(e, 'pre', s).allow; "
+        "assert guard.run_guard(e, 'pre', s, r).allow; "
         "print(sorted(m for m in ('pydantic', 'httpx2', 'httpcore2', 'rapidfuzz', 'ssl') "
         "if m in sys.modules))"
     )

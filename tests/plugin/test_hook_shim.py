@@ -18,6 +18,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ from deep_research.errors import DeepResearchError
 from deep_research.fetch.hosts import load as load_allowlist
 from deep_research.plugin import guard, runstate
 from deep_research.plugin.drivers import WORKFLOW_NAME
-from guard_events import Run, event, fetch_prompt, start_run, use_plugin_env
+from guard_events import Run, event, fetch_prompt, run_guard, start_run, use_plugin_env
 from ordinary_calls import hook_event, session_events
 
 OWNER = "0b7d1c2e-run-session"  # the session that started the run
@@ -189,9 +190,9 @@ def test_ordinary_calls_beside_another_sessions_run_pass(
     assert hook.starts() == sum('"tool_name":"Agent"' in payload for payload in events) == 2
     # The guard compares sessions too: in process, every one of the hundred is allowed.
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(hook.project))
-    assert all(guard.run_guard(payload, "pre").allow for payload in events)
+    assert all(run_guard(payload, "pre").allow for payload in events)
     # The control: the run's own session is confined as before (its Bash, edits, MCP calls…).
-    own = [guard.run_guard(payload, "pre") for payload in session_events(OWNER, hook.project)]
+    own = [run_guard(payload, "pre") for payload in session_events(OWNER, hook.project)]
     assert sum(not decision.allow for decision in own) >= 50
     assert run.ledger()  # the run's own searches were counted against its budget
 
@@ -211,7 +212,7 @@ def test_the_runs_own_session_is_confined_as_before(
     assert counted.starts() == 100
     unbound = start_owned(tmp_path / "unbound", monkeypatch, None)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(counted.project))
-    owned = [guard.run_guard(payload, "pre") for payload in events]
+    owned = [run_guard(payload, "pre") for payload in events]
     before = [unbound.decide(payload.replace(OWNER, OTHER)) for payload in events]
     assert [d.allow for d in owned] == [d.allow for d in before]
     assert sum(not d.allow for d in owned) >= 50
@@ -268,7 +269,7 @@ def test_a_forged_or_missing_session_does_not_open_the_fast_path(
     answer = counted(text)
     assert (answer.returncode, answer.stderr.strip(), counted.starts()) == (2, STUB_GUARD, 1)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(counted.project))
-    assert guard.run_guard(text, "pre").allow is not the_runs
+    assert run_guard(text, "pre").allow is not the_runs
 
 
 def test_a_run_started_after_a_cd_still_reaches_the_guard(
@@ -467,3 +468,30 @@ def test_a_subagent_cannot_take_the_run_over(
         json.dumps({**body, "session_id": OWNER, "agent_id": "a1", "agent_type": "fetcher"})
     )
     assert not decision.allow and "only the orchestrator" in decision.reason, decision
+
+
+# --- the workflow's launch and answers: one entry of their own ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input", "decides"),
+    [
+        ("StructuredOutput", {"task": "fetcher-sq1-r1#ab"}, "step"),
+        ("Workflow", {"name": WORKFLOW_NAME, "args": {}}, "step"),
+        # A model cannot move a call to the other entry: what it writes follows tool_input.
+        ("Bash", {"command": 'ls "tool_name":"StructuredOutput",'}, "pre"),
+        ("Write", {"file_path": "x", "content": '"tool_name":"Workflow",'}, "pre"),
+    ],
+)
+def test_each_call_of_the_runs_session_is_decided_by_exactly_one_entry(
+    counted: Hook, monkeypatch: pytest.MonkeyPatch, tool: str, tool_input: Any, decides: str
+) -> None:
+    """hooks.json sends the workflow's launch and its agents' answers to `guard step` (a
+    longer timeout: they may compute the next step) as well as to the catch-all `guard pre`:
+    the shim lets exactly one of the two hand each call to the guard."""
+    start_owned(counted.project, monkeypatch, OWNER)
+    payload = hook_event(tool, tool_input, OWNER, counted.project, agent="a1")
+    answers = {phase: counted(payload, phase) for phase in ("pre", "step")}
+    handed = {phase for phase, done in answers.items() if done.returncode == 2}
+    assert handed == {decides} and counted.starts() == 1
+    assert answers[decides].stderr.strip() == STUB_GUARD

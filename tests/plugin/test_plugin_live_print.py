@@ -4,8 +4,9 @@ In print mode Claude Code stops background work ``CLAUDE_CODE_PRINT_BG_WAIT_CEIL
 the main loop's last turn (10 minutes by default) and exits 0 as a success; a full research run
 takes longer. The skill therefore keeps its turn: after launching the workflow it calls
 ``deep-research wait B`` (at most 90 s a call) again and again, showing a line per finished
-phase, until the run ends. Here the ceiling is 60 s and every stepper of the workflow answers
-12 s late, so the workflow runs well past it:
+phase, until the run ends. Here the ceiling is 60 s and every agent of the workflow answers
+12 s late (a step's agents run side by side: about 12 s a step), so the workflow runs well past
+it:
 
 * the skill as written waits, and ``claude -p`` prints the verdict;
 * a model that ends its turn after one short ``wait`` leaves the workflow to the ceiling: the
@@ -35,14 +36,14 @@ from scripted_run import TOPIC, Web
 
 __all__ = ["web"]  # the fixture, used by name
 
-#: The print-mode ceiling of these runs, and how late each stepper answers (the workflow of a
-#: quick run takes 7 steps or more: 84 s of delay alone, past the ceiling).
+#: The print-mode ceiling of these runs, and how late each workflow agent answers (the workflow
+#: of a quick run takes 7 steps or more: 84 s of delay alone, past the ceiling).
 CEILING = {"CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS": "60000"}
-STEPPER_DELAY_S = 12.0
+ANSWER_DELAY_S = 12.0
 
 
 class SlowPlayer(Player):
-    """The run's models, the workflow's stepper answering ``STEPPER_DELAY_S`` late each step."""
+    """The run's models, each workflow agent answering ``ANSWER_DELAY_S`` late."""
 
     def __init__(self, web: Web, orchestrator: Any, *, slow: bool = True) -> None:
         super().__init__(web, orchestrator)
@@ -52,8 +53,8 @@ class SlowPlayer(Player):
 
     def workflow_agent(self, agent: str, body: dict[str, Any]) -> list[Block]:
         reply = super().workflow_agent(agent, body)
-        if self.slow and agent == "stepper" and any(b.get("name") == "Bash" for b in reply):
-            time.sleep(STEPPER_DELAY_S)
+        if self.slow and any(b.get("name") == "StructuredOutput" for b in reply):
+            time.sleep(ANSWER_DELAY_S)
         return reply
 
 

@@ -912,7 +912,7 @@ def test_a_contested_full_run_through_the_workflow_reaches_the_reader_with_both_
     )
     # The loop runs `trace` as a command of its own: its exit 1 on the merged claim's one cite
     # that does not hold (another sub-question's source) is shown to the model, with the word
-    # to go on. The workflow's stepper runs it inside `step`.
+    # to go on. The workflow runs it inside its step.
     assert_clean(loop_run, exits=["violation: C1 cites S"])
     assert looped.driver == "loop" and not looped.launched, loop_run.see
     assert_a_full_run_of_the_loop(loop_run, web, capsys)

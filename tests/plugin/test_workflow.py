@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 import scripted_run
 from conftest import REPO
@@ -96,13 +97,17 @@ class Script:
         self.steps: list[dict[str, Any]] = []
         self.refusals: list[str] = []
         self.agent_calls: dict[str, int] = {}
+        #: Steps the stepper fetched: only when no answer carried the step.
+        self.stepper_runs = 0
 
-    def ask(self, failed: list[str]) -> dict[str, Any]:
-        words = ["step", str(self.agents.brief), "--json"]
-        if failed:
-            words += ["--failed", ",".join(failed)]
+    def ask(self, step: dict[str, Any]) -> dict[str, Any]:
+        """The stepper: the fallback command code wrote, run, then its answer replaced."""
+        self.stepper_runs += 1
+        command = step["fallback"].split("\n", 1)[1]
+        words = shlex.split(command)
+        assert words[:2] == ["deep-research", "step"] and "--failed" in words, command
         with contextlib.redirect_stdout(io.StringIO()) as printed:
-            assert main(words) == 0
+            assert main(words[1:]) == 0
         served = workflow.accept(self.agents.brief, "stepper", {})
         assert served.allow and served.replace is not None
         # The step as printed, each task sealed for its agent alone (its prompt's "task" value).
@@ -114,22 +119,25 @@ class Script:
         return served.replace
 
     def run(self, limit: int = 60) -> dict[str, Any]:
-        failed: list[str] = []
+        step = launched(self.agents.brief)
         for _ in range(limit):
-            step = self.ask(failed)
             self.steps.append(step)
-            failed = []
             if step["action"] in ("done", "stop"):
                 return step
+            carried: list[dict[str, Any]] = []
             for task in step["tasks"]:
                 agent = resolve(task["agent"])
                 self.agent_calls[agent] = self.agent_calls.get(agent, 0) + 1
-                if not self.submit(task, agent):
-                    failed.append(task["id"])
+                kept = self.submit(task, agent)
+                if kept is not None and kept.replace is not None:
+                    carried.append(kept.replace[workflow.NEXT_FIELD])
+            assert len(carried) <= 1, "one answer, the step's last, carries the next step"
+            step = carried[0] if carried else self.ask(step)
         raise AssertionError(f"no verdict after {limit} steps: {self.steps[-2:]}")
 
-    def submit(self, task: dict[str, Any], agent: str) -> bool:
-        """One agent: its answer through the hook, corrected as a refusal says, at most twice."""
+    def submit(self, task: dict[str, Any], agent: str) -> workflow.HookAnswer | None:
+        """One agent: its answer through the hook, corrected as a refusal says, at most twice;
+        what the hook answered the one it kept (None: the agent ended without an answer)."""
         if agent == "writer":
             answer: Any = self.agents.written()
         else:
@@ -138,19 +146,30 @@ class Script:
             answer = self.spoil(task["id"], answer)
         for _ in range(3):
             if answer is None:
-                return False  # the agent ended without an answer
+                return None  # the agent ended without an answer
             verdict = workflow.accept(self.agents.brief, agent, answer)
             if verdict.allow:
-                return True
+                if verdict.replace is not None:  # the next step, beside the answer as given
+                    assert {**verdict.replace, workflow.NEXT_FIELD: None} == {
+                        **answer,
+                        workflow.NEXT_FIELD: None,
+                    }
+                    Draft202012Validator(task["schema"]).validate(verdict.replace)
+                return verdict
             self.refusals.append(f"{task['id']}: {verdict.reason}")
             answer = self.correct(task, agent, answer, verdict.reason)
-        return False
+        return None
 
     def correct(self, task: dict[str, Any], agent: str, answer: Any, reason: str) -> Any:
         """What an agent that reads the refusal does: answers again, as its contract shows."""
         if agent == "writer":
             return self.agents.written()
         return {**self.agents.answer(agent, task["prompt"]), "task": sealed(task)}
+
+
+def launched(brief: Path) -> dict[str, Any]:
+    """The first step, as the hook hands it to a launch of the workflow (its ``args.step``)."""
+    return workflow.first_step(brief)
 
 
 def sealed(task: dict[str, Any]) -> str:
@@ -161,11 +180,14 @@ def sealed(task: dict[str, Any]) -> str:
 
 
 def unsealed(step: dict[str, Any]) -> dict[str, Any]:
-    """A served step as `step --json` printed it: each sealed task's prompt and schema bare."""
+    """A served step as `step --json` printed it: each sealed task's prompt and schema bare,
+    without the field the next step comes back in, and without the stepper's prompt."""
 
     def bare(task: dict[str, Any]) -> dict[str, Any]:
+        schema = json.loads(json.dumps(task["schema"]))
+        assert schema["properties"].pop(workflow.NEXT_FIELD) == workflow.NEXT_PROPERTY
         if task["agent"].endswith(":writer"):
-            return task  # the writer's one task is not sealed
+            return {**task, "schema": schema}  # the writer's one task is not sealed
         sealed(task)
         prompt = task["prompt"].rsplit("\n\n", 1)[0]
         return {
@@ -174,7 +196,8 @@ def unsealed(step: dict[str, Any]) -> dict[str, Any]:
             "schema": workflow.reply_schema(resolve(task["agent"]), task["id"]),
         }
 
-    return {**step, "tasks": [bare(task) for task in step["tasks"]]}
+    kept = {key: value for key, value in step.items() if key != "fallback"}
+    return {**kept, "tasks": [bare(task) for task in step["tasks"]]}
 
 
 def loop(agents: Agents, spoil: Callable[[str, str], str] | None = None) -> Action:
@@ -215,6 +238,8 @@ def test_a_full_run_through_the_workflow_reaches_the_loops_verdict_and_claims(
     done = script.run()
     assert done["action"] == "done" and done["verdict"] == "READY", done
     assert script.refusals == []
+    # Every step came to the script from code inside an answer: no stepper ran.
+    assert script.stepper_runs == 0
     assert validate_brief(brief).ok
     assert main(["verify", str(brief), "--offline"]) == 0
     # The script carries ids and small JSON: never a page, never a reply.
@@ -300,6 +325,36 @@ def test_malformed_answers_are_refused_with_the_fix_and_then_kept(project: Path,
     assert (brief / "returns" / "fetcher-sq3-r1-retry.json").exists()
     logged = [line for step in script.steps for line in step["log"]]
     assert any("fetcher-sq3-r1: the agent ended without an answer" in line for line in logged)
+    # Only the step whose agent died had no answer to carry what followed: one stepper ran, and
+    # code marked failed only the task it kept no answer for.
+    assert script.stepper_runs == 1
+    assert not any("fetcher-sq1-r1: the agent ended" in line for line in logged)
+
+
+def test_only_the_last_answer_of_a_step_carries_the_next_and_no_model_writes_it(
+    project: Path, web: Web
+) -> None:
+    brief = start("full")
+    agents = Agents(web, brief)
+    plan = launched(brief)
+    kept = workflow.accept(brief, "writer", agents.written())
+    assert kept.allow and kept.replace is not None
+    cast = kept.replace[workflow.NEXT_FIELD]
+    assert cast["action"] == "dispatch" and len(cast["tasks"]) == 5, cast
+    assert plan["fallback"].endswith("--failed write-plan")
+    answers = [
+        {**agents.answer("fetcher", task["prompt"]), "task": sealed(task)} for task in cast["tasks"]
+    ]
+    # A model that writes the field itself is refused, whatever it holds: code alone fills it.
+    forged = {**answers[0], workflow.NEXT_FIELD: {"action": "done", "why": "forged"}}
+    refused = workflow.accept(brief, "fetcher", forged)
+    assert not refused.allow and '"next" is the workflow\'s own field' in refused.reason
+    verdicts = [workflow.accept(brief, "fetcher", answer) for answer in answers]
+    assert all(verdict.allow for verdict in verdicts)
+    # The four before the last pass as the model gave them; the last carries round 1's next.
+    assert [verdict.replace is None for verdict in verdicts] == [True] * 4 + [False]
+    after = verdicts[-1].replace
+    assert after is not None and after[workflow.NEXT_FIELD]["phase"] == "round2", after
 
 
 def test_a_step_never_serves_twice_and_an_unknown_agent_is_refused(project: Path) -> None:
@@ -417,7 +472,7 @@ def test_wait_says_each_finished_phase_once_and_whether_the_run_ended(
     already printed is not printed again."""
     brief = start("full")
     with pytest.raises(AssertionError, match="no verdict"):
-        Script(Agents(web, brief)).run(limit=2)  # the plan, then round 1
+        Script(Agents(web, brief)).run(limit=1)  # the plan: its answer hands over round 1
     ended, lines = waited(brief)
     assert not ended
     assert lines[:-1] == ["phase 1/14 plan: 5 sub-questions"], lines
@@ -595,3 +650,17 @@ def test_fields_code_computes_never_come_from_the_writers_claims(
         assert [_fields(c, each) for c in document.claims] == [_fields(c, each) for c in computed]
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["verify", str(brief), "--offline"]) == 0
+
+
+def test_the_step_table_runs_every_command_a_step_runs_and_no_other() -> None:
+    """`step` runs next's commands through the typed table, never the CLI's main: every
+    in-process command has its runner; start and finish, the loop's, have none (a step that
+    meets one stops and names it)."""
+    from typing import get_args
+
+    from deep_research.plugin import runs
+
+    assert set(runs.RUNNERS) == set(get_args(runs.InProcess))
+    assert not set(runs.RUNNERS) & set(get_args(runs.ByTheLoop))
+    line = runs.mcp_gate_run("docs", Path("b r"), Path("s")).line()
+    assert line == "deep-research mcp-gate docs --brief 'b r' --state s"

@@ -1,7 +1,7 @@
-"""The commands of a plugin run (Claude Code calls these): fetch, hosts, next, wait, ingest,
-finish, guard, the MCP gate and fetch; and the counters and the offline verify, which read the
-guard's ledger. Each imports what it uses when it runs: ``guard`` is called on every tool call
-and must load nothing it does not need."""
+"""The commands of a plugin run (Claude Code calls these): start, resume, step, fetch, hosts,
+next, wait, ingest, finish, the MCP gate and fetch; and the counters and the offline verify,
+which read the guard's ledger. ``guard`` itself is wired in cli.py, which hands it the parser.
+Each imports what it uses when it runs: the hook path must load nothing it does not need."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from deep_research.console import EXIT_INPUT, EXIT_OK, EXIT_VIOLATIONS, print_json
+from deep_research.console import EXIT_OK, EXIT_VIOLATIONS, print_json
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
@@ -125,18 +125,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_guard(args: argparse.Namespace) -> int:
-    from deep_research.plugin.guard import hook_output, run_guard
-
-    decision = run_guard(sys.stdin.read(), args.phase, Path(args.state) if args.state else None)
-    if decision.allow:
-        # An explicit allow (our own CLI call that passed every check) is JSON on stdout.
-        sys.stdout.write(hook_output(decision))
-        return EXIT_OK
-    print(decision.reason, file=sys.stderr)
-    return EXIT_INPUT  # 2: Claude Code blocks the tool call and shows the reason
-
-
 def cmd_mcp_gate(args: argparse.Namespace) -> int:
     from deep_research.plugin.mcpgate import print_review, run_mcp_gate
     from deep_research.plugin.runstate import state_dir
@@ -176,3 +164,55 @@ def cmd_mcp_fetch(args: argparse.Namespace) -> int:
         return EXIT_VIOLATIONS
     view = agent_view(result, Brief(Path(args.brief)), args.max_chars)
     return print_fetched("mcp-fetch", result, view, as_json=args.json)
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    from deep_research.plugin.runstate import register_session, start_run, state_dir
+
+    requested = {
+        "max_fetches": args.max_fetches,
+        "max_fanout": args.fan_out,
+        "max_rounds": args.rounds,
+        "max_searches": args.max_searches,
+    }
+    state = state_dir(args.state)
+    record = start_run(
+        args.topic,
+        depth=args.depth,
+        state=state,
+        requested=requested,
+        static_hosts=args.allow_host or [],
+        mcp=args.mcp,
+    )
+    register_session(state)
+    from deep_research.plugin.drivers import WORKFLOW_NAME, choose
+
+    driver = choose()
+    if driver["driver"] == "workflow":
+        driver["workflow"] = {"name": WORKFLOW_NAME, "args": {"brief": record["brief"]}}
+    print_json({**record, **driver})
+    return EXIT_OK
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from deep_research.plugin.runstate import cli_state_dir, resume_run
+
+    moved = resume_run(cli_state_dir(args.state), Path(args.brief))
+    print_json({"brief": args.brief, "session_changed": moved})
+    return EXIT_OK
+
+
+def cmd_step(args: argparse.Namespace) -> int:
+    from deep_research.plugin.workflow import step
+
+    failed = [word for value in args.failed or () for word in value.split(",") if word]
+    done = step(Path(args.brief), failed)
+    if args.json:
+        print_json(done.for_script())
+    else:
+        print(f"{done.action} ({done.phase}): {done.why}")
+        for line in done.log:
+            print(f"  {line}")
+        for task in done.tasks:
+            print(f"  {task.agent}: {task.id}")
+    return EXIT_OK

@@ -48,6 +48,13 @@ from deep_research.plugin.ingest import (
     recorded_gaps,
     unadopted_contradictions,
 )
+from deep_research.plugin.runs import (
+    Run,
+    brief_run,
+    ciber_skip_run,
+    counters_run,
+    mcp_gate_run,
+)
 from deep_research.plugin.tasks import (
     COUNTER_EVIDENCE,
     CiberTask,
@@ -96,6 +103,9 @@ class Action(BaseModel):
     verdict: str | None = None
     reasons: list[str] = Field(default_factory=list)
     then: list[str] = Field(default_factory=list)
+    #: A ``run`` action's command, typed: the workflow's step runs it in process
+    #: (:mod:`deep_research.plugin.runs`); ``--json`` prints only its line, ``command``.
+    run: Run | None = Field(default=None, exclude=True)
 
     def text(self) -> str:
         """The action as a person reads it (``--json`` prints the model)."""
@@ -319,10 +329,8 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
 
     gate = load_trace_or_empty(view.brief).phase(GATE_PHASE, McpGatePhase)
     if gate is None:
-        state = str(view.root.parent.parent)
-        words = ["mcp-gate", name, "--brief", str(view.root), "--state", state]
         why = f"the MCP server {name} is gated before its first use"
-        return _command(view, phase, why, *words)
+        return _command(view, phase, why, mcp_gate_run(name, view.root, view.root.parent.parent))
     if gate.ok is not True:
         return None  # the gate failed: the run goes on without the server (trace.json says why)
     plan = _plan(view)
@@ -424,7 +432,8 @@ def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
             action="run",
             phase=phase,
             why=f"round {round_}: fetcher returns saved but not yet normalized",
-            command=view.cli("ingest", str(view.root)),
+            command=(ingest := brief_run("ingest", view.root)).line(),
+            run=ingest,
         )
     return _top_up(view, phase, round_)
 
@@ -597,8 +606,8 @@ def phase_claims(view: View) -> Action | None:
     )
 
 
-def _command(view: View, phase: str, why: str, *words: str) -> Action:
-    return Action(action="run", phase=phase, why=why, command=view.cli(*words))
+def _command(view: View, phase: str, why: str, run: Run) -> Action:
+    return Action(action="run", phase=phase, why=why, command=run.line(), run=run)
 
 
 def phase_trace(view: View) -> Action | None:
@@ -609,11 +618,11 @@ def phase_trace(view: View) -> Action | None:
         document.question != view.run.topic or document.generated != view.run.started_at.date()
     ):
         why = "claims.json gets the run's question and date, as start recorded them"
-        return _command(view, "trace", why, "ingest", str(view.root))
+        return _command(view, "trace", why, brief_run("ingest", view.root))
     if document is not None and unadopted_contradictions(view.brief, document):
         why = "claims.json gets the contradictions the triangulator recorded"
-        return _command(view, "trace", why, "ingest", str(view.root))
-    return _command(view, "trace", "every citation is traced", "trace", str(view.root))
+        return _command(view, "trace", why, brief_run("ingest", view.root))
+    return _command(view, "trace", "every citation is traced", brief_run("trace", view.root))
 
 
 # --- the entailment judge -------------------------------------------------------------------
@@ -651,7 +660,9 @@ def phase_entail(view: View) -> Action | None:
         return _dispatch(view, "entail", why, VerifyTask.agent_type(), tasks)
     judged = [r for r in replies.saved(view.root) if r.kind == "verifier"]
     if judged and pending(view.brief, judged):
-        return _command(view, "entail", "the judgements are checked", "ingest", str(view.root))
+        return _command(
+            view, "entail", "the judgements are checked", brief_run("ingest", view.root)
+        )
     return None
 
 
@@ -684,7 +695,7 @@ def phase_panel(view: View) -> Action | None:
         return _dispatch(view, "panel", why, SkepticTask.agent_type(), tasks)
     votes = [r for r in replies.saved(view.root) if r.kind == "skeptic"]
     if votes and pending(view.brief, votes):
-        return _command(view, "panel", "the votes are recorded", "ingest", str(view.root))
+        return _command(view, "panel", "the votes are recorded", brief_run("ingest", view.root))
     return None
 
 
@@ -692,28 +703,29 @@ def phase_triangulate(view: View) -> Action | None:
     if "triangulate" in view.phases():
         return None
     why = "independence, τ and confidence are computed"
-    return _command(view, "triangulate", why, "triangulate", str(view.root))
+    return _command(view, "triangulate", why, brief_run("triangulate", view.root))
 
 
 def phase_refetch(view: View) -> Action | None:
     if "refetch" in view.phases():
         return None
     why = "a sample of the cited pages is re-fetched"
-    return _command(view, "refetch", why, "refetch", str(view.root))
+    return _command(view, "refetch", why, brief_run("refetch", view.root))
 
 
 def phase_ciber(view: View) -> Action | None:
     document = view.claims()
     if document is None or "ciber" in view.phases():
         return None
-    root = str(view.root)
     skip = ciber_skip(document, view.settings)
     if skip is not None:
         why = f"CIBER is validly skipped: {skip}"
-        return _command(view, "ciber", why, "ciber", "apply", root, "--skip", skip)
+        return _command(view, "ciber", why, ciber_skip_run(view.root, skip))
     diagnoses = [r for r in replies.saved(view.root) if r.kind == "ciber"]
     if diagnoses and pending(view.brief, diagnoses):
-        return _command(view, "ciber", "the CIBER diagnosis is applied", "ingest", root)
+        return _command(
+            view, "ciber", "the CIBER diagnosis is applied", brief_run("ingest", view.root)
+        )
     saved_to = replies.ciber_path(view.root)
     if saved_to.exists():  # applied nothing: the reply was unusable; one retry, then go on
         saved_to = replies.ciber_path(view.root, retry=True)
@@ -744,7 +756,7 @@ def phase_synthesize(view: View) -> Action | None:
         return None
     text = replies.synthesis_path(view.root)
     if text.exists():
-        return _command(view, "synthesize", "the answer is checked", "ingest", str(view.root))
+        return _command(view, "synthesize", "the answer is checked", brief_run("ingest", view.root))
     why = "the answer is written from the verified claims only"
     refused = replies.synthesis_path(view.root, refused=True)
     if refused.exists():  # once more, with what the answer gate asked for
@@ -765,19 +777,11 @@ def phase_synthesize(view: View) -> Action | None:
 
 def phase_verdict(view: View) -> Action | None:
     phases = view.phases()
-    root = str(view.root)
     if "counters" not in phases:
-        return _command(
-            view,
-            "verdict",
-            "the work counters are recorded from the artifacts",
-            "counters",
-            root,
-            "--plan",
-            str(view.root / "plan.json"),
-        )
+        why = "the work counters are recorded from the artifacts"
+        return _command(view, "verdict", why, counters_run(view.root, view.root / "plan.json"))
     if "verdict" not in phases:
-        return _command(view, "verdict", "the verdict is decided", "verdict", root)
+        return _command(view, "verdict", "the verdict is decided", brief_run("verdict", view.root))
     return None
 
 
@@ -785,7 +789,7 @@ def phase_render(view: View) -> Action | None:
     document = view.claims()
     if document is None or document.verdict == "FAIL" or (view.root / "report.md").exists():
         return None
-    return _command(view, "render", "report.md is written", "render", str(view.root))
+    return _command(view, "render", "report.md is written", brief_run("render", view.root))
 
 
 HANDLERS: dict[str, Callable[[View], Action | None]] = {
@@ -847,22 +851,16 @@ def _regenerate(view: View) -> Action | None:
         active = None
     why = "FAIL: the pages no longer say what was fetched; the research starts again"
     if active is not None and active.brief == view.root:
-        return _command(
-            view,
-            "verdict",
-            why + " (first the failed run is closed)",
-            "finish",
-            str(view.root),
-            "--state",
-            str(state),
-        )
+        closing = Run(command="finish", words=(str(view.root), "--state", str(state)))
+        return _command(view, "verdict", why + " (first the failed run is closed)", closing)
     caps = record.caps
-    words = ["start", record.topic, "--depth", view.depth, "--state", str(state)]
+    words = [record.topic, "--depth", view.depth, "--state", str(state)]
     words += ["--max-fetches", str(caps.max_fetches), "--fan-out", str(caps.max_fanout)]
     words += ["--rounds", str(caps.max_rounds), "--max-searches", str(caps.max_searches)]
     if record.mcp is not None:
         words += ["--mcp", record.mcp]
-    return _command(view, "verdict", why + " in a new brief", *words)
+    again = Run(command="start", words=tuple(words))
+    return _command(view, "verdict", why + " in a new brief", again)
 
 
 def _done(view: View) -> Action:
@@ -904,7 +902,7 @@ def next_action(root: Path, settings: Settings | None = None) -> Action:
         # A draft holding a field code computes (a verdict, a confidence, an answer) is read
         # for nothing until ingest drops it: the value is code's, whatever the model wrote.
         why = "claims.json keeps only the writer's fields; code computes the rest"
-        return _command(view, "trace", why, "ingest", str(root))
+        return _command(view, "trace", why, brief_run("ingest", view.root))
     document = view.claims()
     if document is not None and document.verdict == "FAIL":
         return _done(view)  # nothing more is done in a failed brief: it is regenerated

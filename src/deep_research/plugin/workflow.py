@@ -1,29 +1,33 @@
 """The workflow driver of a plugin run: ``deep-research step`` and the replies the hook keeps.
 
 Claude Code runs ``workflows/research-run.js`` in the background. The script decides nothing:
-it asks a ``stepper`` agent for the next step, runs the step's agents, and asks again. The step
+code hands it each step, runs nothing but the step's agents, and is handed the next. The step
 is computed here, from the same ``next`` the loop driver follows
 (:func:`deep_research.plugin.next.next_action`, which walks :data:`run.pipeline.PIPELINE`):
 
 * every ``run`` action (``ingest``, ``trace``, ``triangulate``, …) is executed in this process,
-  in order, until a step needs a model — so the script never carries a command line;
+  in order, through the typed table of :mod:`deep_research.plugin.runs`, until a step needs a
+  model — so the script never carries a command line;
 * a ``dispatch`` becomes one script task per agent, a ``write`` one task for the ``writer``
   agent; each task carries its prompt and the JSON Schema its reply must meet (the contract's,
   from :mod:`deep_research.schemas` — the files under schemas/ — plus the task's id);
 * ``done`` carries the verdict; ``stop`` says why the workflow cannot go on, for the main loop.
 
-The step is kept in ``<brief>/workflow-step.json``. Agents answer through Claude Code's
+The step is kept in ``<brief>/workflow-step.json``. The hook guard hands the first to the
+launch (in its ``args``, :func:`first_step`). Agents answer through Claude Code's
 StructuredOutput tool, and the hook guard hands each answer to :func:`accept` before the tool
 runs: a reply is checked and saved to the file ``next`` named for it, or refused with the exact
-reason (the agent corrects it and calls again); the stepper's answer is replaced by the step
-itself. No reply passes through the main model, and the script holds ids and small JSON.
+reason (the agent corrects it and calls again). The answer that completes a step carries the
+next one (:data:`NEXT_FIELD`). Only when no answer can (an agent ended without one) does the
+script start a ``stepper`` agent, which runs ``deep-research step`` and whose answer is replaced
+by the step itself. No reply passes through the main model, and the script holds ids and small
+JSON.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 import secrets
@@ -49,6 +53,7 @@ from deep_research.plugin.progress import (
     phase_line,
     run_phases,
 )
+from deep_research.plugin.runs import RUNNERS, run_in_process
 from deep_research.plugin.tasks import PLUGIN, FetchTask, parse
 
 #: The two agents only the workflow starts (agents/stepper.md, agents/writer.md).
@@ -70,6 +75,18 @@ MAX_REPLY_CHARS = 1_000_000
 SEAL_MARK = "#"
 #: The ledger row of an answer code kept: the task, and the agent it was kept from.
 ANSWER_EVENT = "answer"
+#: The field of an answer that hands the script its next step. The hook that keeps a step's
+#: last outstanding answer writes it (updatedInput); a model never does — an answer carrying it
+#: is refused. Claude Code checks the hook's replacement against the task's schema again (2.1.197
+#: and 2.1.332: an undeclared field is refused, the answer lost), so every task's schema declares
+#: it, optional.
+NEXT_FIELD = "next"
+NEXT_PROPERTY: dict[str, Any] = {
+    "type": "object",
+    "description": "the workflow's own field, filled in by code: never write it",
+}
+#: What the stepper is told when no answer carried the step (docs/plugin.md, agents/stepper.md).
+STEPPER_PROMPT = "Run this command with Bash, exactly as written:\n{command}"
 
 #: Each contract's reply schema, by agent (the schema files under schemas/).
 REPLY_SCHEMA = {
@@ -188,30 +205,16 @@ def step(root: Path, failed: Sequence[str] = ()) -> Step:
         if action.action != "run":
             return _keep(root, _convert(brief, action, log))
         command = action.command or ""
-        words = shlex.split(command)[1:]
-        if not words or words[0] in {"start", "finish"}:
+        if action.run is None or action.run.command not in RUNNERS:  # start, finish
             why = f"{action.why}: the main loop runs `deep-research next` and follows it"
             return _keep(root, Step(action="stop", phase=action.phase, why=why, log=log))
         if command in ran:
             why = f"`{command}` did not do its work (it is asked for again): {log[-1]}"
             return _keep(root, Step(action="stop", phase=action.phase, why=why, log=log))
         ran.add(command)
-        log.append(f"{action.phase}: {action.why} — `{command}` {_run_cli(words)}")
+        log.append(f"{action.phase}: {action.why} — `{command}` {run_in_process(action.run)}")
     why = f"more than {MAX_RUNS_PER_STEP} commands in one step"
     return _keep(root, Step(action="stop", phase="verdict", why=why, log=log))
-
-
-def _run_cli(words: list[str]) -> str:
-    """One of our commands, in this process; its outcome in a few words for the progress log."""
-    from deep_research.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(words)
-    if code == 0:
-        return "done"
-    said = (err.getvalue().strip().splitlines() or out.getvalue().strip().splitlines() or [""])[-1]
-    return f"exit {code}" + (f": {said[:300]}" if said else "")
 
 
 def _record_failures(
@@ -443,7 +446,7 @@ def accept(
         return _serve(root, current)
     if current is None:
         return HookAnswer(
-            False, f"no workflow step is open for {root}; the script asks the stepper first"
+            False, f"no workflow step is open for {root}; the workflow is launched first"
         )
     size = len(json.dumps(dict(answer), ensure_ascii=False, default=str))
     if size > MAX_REPLY_CHARS:
@@ -452,16 +455,45 @@ def accept(
             f"the answer is {size:,} characters; at most {MAX_REPLY_CHARS:,} are kept — quote "
             "only the passages that carry each finding and answer again",
         )
+    if NEXT_FIELD in answer:
+        return HookAnswer(
+            False, f'"{NEXT_FIELD}" is the workflow\'s own field: answer without it, as before'
+        )
+    if agent != WRITER and agent not in REPLY_SCHEMA:
+        return HookAnswer(False, f"StructuredOutput: {agent!r} is no agent of this workflow")
     from deep_research.plugin.runstate import locked
 
     brief = Brief(root)
-    if agent == WRITER:
-        with locked(brief):
-            return _accept_write(brief, current, answer, agent_id or "")
-    if agent in REPLY_SCHEMA:
-        with locked(brief):  # two answers to one task: one is kept, the other refused
-            return _accept_reply(brief, current, agent, answer, agent_id or "")
-    return HookAnswer(False, f"StructuredOutput: {agent!r} is no agent of this workflow")
+    with locked(brief):  # two answers to one task: one is kept, the other refused
+        if agent == WRITER:
+            verdict = _accept_write(brief, current, answer, agent_id or "")
+        else:
+            verdict = _accept_reply(brief, current, agent, answer, agent_id or "")
+        # Under the lock: of a step's answers, exactly one is the last to be kept.
+        last = verdict.allow and current.served and _all_answered(brief, current)
+    if not last:
+        return verdict
+    handed = _next_for_script(root)
+    if handed is None:
+        return verdict
+    return HookAnswer(
+        True,
+        f"{verdict.reason}; the step's last answer, so it carries the next step",
+        replace={**answer, NEXT_FIELD: handed},
+    )
+
+
+def _all_answered(brief: Brief, current: Step) -> bool:
+    return {task.id for task in current.tasks} <= _answered(brief, current.serial)
+
+
+def _next_for_script(root: Path) -> dict[str, Any] | None:
+    """The next step, handed out, for the script inside the last answer; None when it cannot
+    be computed here — the answer is kept all the same, and the script's stepper runs `step`."""
+    try:
+        return first_step(root)
+    except (DeepResearchError, OSError, ValueError):
+        return None
 
 
 def _serve(root: Path, current: Step | None) -> HookAnswer:
@@ -471,19 +503,40 @@ def _serve(root: Path, current: Step | None) -> HookAnswer:
             f"run `deep-research step {shlex.quote(str(root))} --json` with Bash first (the "
             "command your prompt gives), then call StructuredOutput",
         )
+    return HookAnswer(True, "the step, from `deep-research step`", replace=hand_out(root, current))
+
+
+def hand_out(root: Path, current: Step) -> dict[str, Any]:
+    """The step kept at ``root`` as the script gets it, marked handed out: each dispatched task
+    sealed for its agent alone, every task's schema declaring :data:`NEXT_FIELD`, and the
+    prompt of the stepper that runs only if no answer brings the step after it."""
     sealed = [_sealed(task) for task in current.tasks] if current.action == "dispatch" else []
-    served = current.model_copy(
-        update={
-            "served": True,
-            "seals": {task.id: _digest(value) for task, value in sealed},
-            "tasks": [task for task, _ in sealed] or current.tasks,
-        }
-    )
+    tasks = [task for task, _ in sealed] or current.tasks
+    seals = {task.id: _digest(value) for task, value in sealed}
     serial = secrets.token_hex(8)
-    served = served.model_copy(update={"serial": serial})
-    kept = current.model_copy(update={"served": True, "seals": served.seals, "serial": serial})
+    served = current.model_copy(update={"tasks": [_with_next(task) for task in tasks]})
+    script = served.for_script()
+    if current.action in ("dispatch", "write"):
+        # Every task of the step named as failed: `step` marks only those the ledger holds no
+        # kept answer for, so code, not the script, says which agents failed.
+        words = ["deep-research", "step", str(root), "--json", "--failed"]
+        command = shlex.join([*words, ",".join(task.id for task in current.tasks)])
+        script["fallback"] = STEPPER_PROMPT.format(command=command)
+    kept = current.model_copy(update={"served": True, "seals": seals, "serial": serial})
     atomic_write_json(root / WORKFLOW_STEP_FILE, kept.model_dump(by_alias=True))
-    return HookAnswer(True, "the step, from `deep-research step`", replace=served.for_script())
+    return script
+
+
+def first_step(root: Path) -> dict[str, Any]:
+    """The step computed now, handed out: what the hook puts in a launch's ``args`` and in a
+    step's last answer."""
+    return hand_out(root, step(root))
+
+
+def _with_next(task: ScriptTask) -> ScriptTask:
+    schema = json.loads(json.dumps(task.schema_))
+    schema.setdefault("properties", {})[NEXT_FIELD] = NEXT_PROPERTY
+    return task.model_copy(update={"schema_": schema})
 
 
 def _sealed(task: ScriptTask) -> tuple[ScriptTask, str]:

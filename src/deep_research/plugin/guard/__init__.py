@@ -26,18 +26,18 @@ and network limits enforced by the OS for Bash) is the boundary beneath it.
 """
 
 from deep_research.plugin.guard.budgets import check_fetch, check_target, spend_fetches
-from deep_research.plugin.guard.cliargs import CliParseError, parse_cli
+from deep_research.plugin.guard.cliargs import CliParseError, CliReader
 from deep_research.plugin.guard.decision import APPROVED_REASON, Decision
 from deep_research.plugin.guard.protocol import hook_output, parse_event, run_guard
 
 __all__ = [
     "APPROVED_REASON",
     "CliParseError",
+    "CliReader",
     "Decision",
     "check_fetch",
     "check_target",
     "hook_output",
-    "parse_cli",
     "parse_event",
     "run_guard",
     "spend_fetches",

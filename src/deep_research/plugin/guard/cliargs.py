@@ -1,11 +1,17 @@
-"""Our CLI's arguments, read by the CLI's own parser (one parser, one definition)."""
+"""Our CLI's arguments, read by the CLI's own parser (one parser, one definition).
+
+The CLI hands its parser's builder in (:class:`CliReader`), so the plugin never imports the
+CLI: ``deep-research guard`` passes ``build_parser`` to :func:`.protocol.run_guard`.
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
-from deep_research.cli import build_parser
+#: The CLI's ``build_parser``: the command line, built by the parser class it is given.
+ParserBuilder = Callable[[type[argparse.ArgumentParser]], argparse.ArgumentParser]
 
 
 class CliParseError(Exception):
@@ -37,16 +43,20 @@ class _GuardParser(argparse.ArgumentParser):
         return None
 
 
-_PARSER: argparse.ArgumentParser | None = None
+class CliReader:
+    """Reads ``deep-research ARGUMENTS`` as the CLI does, with the parser ``build`` makes (built
+    on first use: most hook calls read no command line)."""
 
+    def __init__(self, build: ParserBuilder) -> None:
+        self._build = build
+        self._parser: argparse.ArgumentParser | None = None
 
-def parse_cli(arguments: list[str]) -> argparse.Namespace | None:
-    """``deep-research ARGUMENTS`` as the CLI reads them; None for ``--help``/``--version``
-    (which print and exit before any command runs). Raises :class:`CliParseError`."""
-    global _PARSER
-    if _PARSER is None:
-        _PARSER = build_parser(_GuardParser)
-    try:
-        return _PARSER.parse_args(arguments)
-    except _CliExit:
-        return None
+    def parse(self, arguments: list[str]) -> argparse.Namespace | None:
+        """The arguments as the CLI reads them; None for ``--help``/``--version`` (which print
+        and exit before any command runs). Raises :class:`CliParseError`."""
+        if self._parser is None:
+            self._parser = self._build(_GuardParser)
+        try:
+            return self._parser.parse_args(arguments)
+        except _CliExit:
+            return None

@@ -4,7 +4,7 @@ A command passes during a run only when all of these hold:
 
 1. the line is one plain list of words (:mod:`.words`): no shell syntax at all;
 2. its first word runs the plugin's launcher, found as bash finds it (:mod:`.program`);
-3. the CLI's own parser (:func:`.cliargs.parse_cli`, no abbreviated options) accepts the rest, so
+3. the CLI's own parser (:class:`.cliargs.CliReader`, no abbreviated options) accepts the rest, so
    option order and spelling cannot change what the guard reads;
 4. the caller may use that command: the orchestrator runs the steps ``deep-research next``
    prints, a fetcher subagent ``fetch``, an mcp-fetcher subagent ``mcp-fetch``;
@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from deep_research.plugin.guard.agents import resolve_agent
 from deep_research.plugin.guard.budgets import check_target, spend_fetches
-from deep_research.plugin.guard.cliargs import CliParseError, parse_cli
+from deep_research.plugin.guard.cliargs import CliParseError
 from deep_research.plugin.guard.decision import (
     ALLOW,
     APPROVED,
@@ -135,7 +136,7 @@ def check_bash(call: Call) -> Decision:
             "deep-research by name"
         )
     try:
-        arguments = parse_cli(words[1:])
+        arguments = call.cli.parse(words[1:])
     except CliParseError as exc:
         return deny(
             f"deep-research: these arguments do not parse as the CLI reads them ({exc}); "
@@ -213,6 +214,10 @@ def _check_command(arguments: argparse.Namespace, call: Call) -> Decision:
         return _beside_another_sessions_run(label, arguments, call, call.foreign)
     if call.run is None:
         return _outside_a_run(arguments, call)
+    if command == "check" and call.agent is None:
+        return _check_beside_a_run(label, arguments, call)
+    if command == "verify" and call.agent is None and arguments.offline:
+        return ALLOW  # reads a folder with the network switched off: the user's rules decide
     if command == "start":
         return deny(
             f"{label}: a research run is active ({call.run.brief.name}); finish it with "
@@ -289,6 +294,24 @@ def _beside_another_sessions_run(
     if not taking and brief and _same(call, brief, str(foreign.brief)):
         return not_this_sessions_run(label, foreign)
     return _outside_a_run(arguments, call)
+
+
+def _check_beside_a_run(label: str, arguments: argparse.Namespace, call: Call) -> Decision:
+    """``check`` reads a report the user names into a folder of its own: beside a run it is the
+    user's permission rules that decide it (never approved here, it fetches what the report
+    cites), and its folder is never inside the run's brief or state folder."""
+    assert call.run is not None
+    folder = getattr(arguments, "state", None)
+    given = resolved(call.cwd, folder) if folder else None
+    for what, root in (("brief", call.run.brief), ("state folder", call.state)):
+        inside = resolved(call.cwd, str(root))
+        if (
+            given is not None
+            and inside is not None
+            and Path(inside) in (Path(given), *Path(given).parents)
+        ):
+            return deny(f"{label} --state: not inside the active run's {what} ({root})")
+    return ALLOW
 
 
 def _names_the_run(label: str, arguments: argparse.Namespace, call: Call) -> Decision:

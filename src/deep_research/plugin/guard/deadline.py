@@ -14,6 +14,9 @@ from contextlib import contextmanager
 
 #: Far above any decision's real time (milliseconds), far below the hook's 30 s timeout.
 DECISION_DEADLINE_S = 10.0
+#: A workflow's launch and its agents' answers, which may compute the run's next step (its
+#: commands, re-fetches included): below the 600 s hooks.json gives their hook.
+STEP_DEADLINE_S = 540.0
 
 
 class DecisionTimeout(BaseException):

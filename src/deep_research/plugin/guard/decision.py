@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deep_research.plugin.guard.cliargs import CliReader
 from deep_research.plugin.runstate import ActiveRun
 
 #: Longer than any path the file system opens (Linux PATH_MAX): a longer one names no file, and
@@ -25,8 +26,8 @@ class Decision:
     reason: str = ""
     #: An explicit allow: Claude Code skips its permission prompt (our own CLI calls only).
     approve: bool = False
-    #: What the tool runs with instead of the model's input (a workflow stepper's answer is
-    #: replaced by the step code computed).
+    #: What the tool runs with instead of the model's input (a workflow's launch gets its first
+    #: step in its args, a step's last answer the next step, a stepper's answer the step).
     updated_input: dict[str, Any] | None = None
 
 
@@ -64,6 +65,8 @@ class Call:
     #: The active run, when it confines this call (its own session's, :meth:`ActiveRun.guards`).
     run: ActiveRun | None
     state: Path
+    #: Our CLI's own parser, as the CLI passed it in: how a Bash line calling it is read.
+    cli: CliReader
     #: The active run when another Claude Code session owns it: this call is not confined by
     #: it, but neither starts a second run nor drives this one (:mod:`.command`, :mod:`.workflow`).
     foreign: ActiveRun | None = None

@@ -11,7 +11,9 @@
   rules decide.
 
 PreToolUse fails closed: an event that does not parse, an error while deciding, or no decision
-within :data:`~.deadline.DECISION_DEADLINE_S` is a deny. PostToolUse fails open.
+within :data:`~.deadline.DECISION_DEADLINE_S` is a deny. PostToolUse fails open. A workflow's
+launch and its agents' answers may compute the run's next step (commands that fetch included):
+they get :data:`~.deadline.STEP_DEADLINE_S`, inside the longer timeout hooks.json gives them.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from deep_research.plugin.guard.deadline import DecisionTimeout, deadline
+from deep_research.plugin.guard.cliargs import CliReader
+from deep_research.plugin.guard.deadline import STEP_DEADLINE_S, DecisionTimeout, deadline
 from deep_research.plugin.guard.decision import ALLOW, Decision, deny
 from deep_research.plugin.guard.posttool import record
 from deep_research.plugin.guard.tools import decide
@@ -55,8 +58,9 @@ def parse_event(text: str) -> dict[str, Any]:
     return value
 
 
-def run_guard(text: str, phase: str, state: Path | None = None) -> Decision:
-    """``deep-research guard``: one event in, one decision out, within the deadline.
+def run_guard(text: str, phase: str, state: Path | None, cli: CliReader) -> Decision:
+    """``deep-research guard``: one event in, one decision out, within the deadline; ``cli``
+    reads a Bash line calling our CLI with the CLI's own parser (the CLI passes it in).
 
     The state folder is ``--state``, else ``$DEEP_RESEARCH_STATE``, else the one `start`
     recorded for the event's session, else ``state/`` under ``$CLAUDE_PROJECT_DIR`` or the
@@ -64,18 +68,26 @@ def run_guard(text: str, phase: str, state: Path | None = None) -> Decision:
     """
     try:
         with deadline():
-            return _run(text, phase, state)
+            try:
+                event = parse_event(text)
+            except ValueError as exc:
+                if phase == "pre":
+                    return deny(f"guard: the hook event is not valid JSON ({exc})")
+                return ALLOW
+        seconds = STEP_DEADLINE_S if event.get("tool_name") in STEPPING_TOOLS else None
+        with deadline(seconds):
+            return _run(event, phase, state, cli)
     except DecisionTimeout:
         if phase != "pre":
             return ALLOW
         return deny("guard: no decision in time, so the call is denied; retry it")
 
 
-def _run(text: str, phase: str, state: Path | None) -> Decision:
-    try:
-        event = parse_event(text)
-    except ValueError as exc:
-        return deny(f"guard: the hook event is not valid JSON ({exc})") if phase == "pre" else ALLOW
+#: The tools whose decision may compute the workflow's next step.
+STEPPING_TOOLS = frozenset({"Workflow", "StructuredOutput"})
+
+
+def _run(event: dict[str, Any], phase: str, state: Path | None, cli: CliReader) -> Decision:
     if state is None and not os.environ.get("DEEP_RESEARCH_STATE"):
         try:
             state = session_state(event.get("session_id"))
@@ -90,4 +102,4 @@ def _run(text: str, phase: str, state: Path | None) -> Decision:
         with contextlib.suppress(Exception):
             record(event, state)
         return ALLOW
-    return decide(event, state)
+    return decide(event, state, cli)

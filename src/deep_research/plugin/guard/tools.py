@@ -26,6 +26,7 @@ from typing import Any
 
 from deep_research.plugin.guard.agents import check_agent, resolve_agent
 from deep_research.plugin.guard.budgets import check_search, check_webfetch
+from deep_research.plugin.guard.cliargs import CliReader
 from deep_research.plugin.guard.command import check_bash
 from deep_research.plugin.guard.decision import ALLOW, Call, Decision, deny
 from deep_research.plugin.guard.reads import ANSWERING, a_judge_calls, check_judge_read
@@ -96,7 +97,7 @@ CHECKS: dict[str, Callable[[Call], Decision]] = {
 }
 
 
-def decide(event: Mapping[str, Any], state: Path) -> Decision:
+def decide(event: Mapping[str, Any], state: Path, cli: CliReader) -> Decision:
     """The PreToolUse decision for one event. Errors deny (fail closed)."""
     tool = str(event.get("tool_name") or "")
     # A judging agent's calls are confined by their own allow-list (:mod:`.reads`), but its
@@ -128,6 +129,7 @@ def decide(event: Mapping[str, Any], state: Path) -> Decision:
         agent_type=str(event.get("agent_type") or "") if agent else None,
         run=run,
         state=state,
+        cli=cli,
         foreign=foreign,
     )
     check = check_judge_read if judged else CHECKS.get(tool)

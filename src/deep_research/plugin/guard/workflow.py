@@ -3,7 +3,8 @@
 * **Workflow** (the main loop's call): only this plugin's workflow, by name, on the active run's
   brief — never an inline ``script`` or an edited ``scriptPath`` (either would run code the
   model wrote), never from a subagent, and never a second one while one runs on the brief
-  (each launch is a ledger row; a resume names the stopped run and passes).
+  (each launch is a ledger row; a resume names the stopped run and passes). A launch let
+  through gets the run's first step from code, in its ``args`` (``updatedInput``).
 * **StructuredOutput** (a workflow agent's answer): our agents' answers go to
   :func:`deep_research.plugin.workflow.accept`, which checks and keeps each in the brief or
   refuses it with the reason the agent reads; the stepper's answer is replaced by the step code
@@ -41,6 +42,8 @@ LAUNCH_FIELDS = frozenset({"name", "args", "resumeFromRunId", "description"})
 WORKFLOW_AGENTS = CONTRACTS | {"stepper", "writer"}
 #: The ledger row of a launch the guard let through.
 LAUNCH_EVENT = "workflow"
+#: The ledger row of a launch refused after its row was written (no first step): not running.
+UNLAUNCHED_EVENT = "workflow-unlaunched"
 #: A launched workflow counts as running until it ends (its step is ``done`` or ``stop``) or
 #: shows no sign of work — a step, a kept answer, a launch — for this long. A step's agents
 #: answer within minutes; a workflow stopped in /workflows leaves no other trace.
@@ -80,14 +83,35 @@ def check_workflow(call: Call) -> Decision:
                 f"(resumeFromRunId), or launch again after {WORKFLOW_IDLE_S // 60} idle minutes"
             )
         append_ledger(brief, {"event": LAUNCH_EVENT, "id": call.tool_use_id})
+    # The script starts from the step code computes now, handed in its args (the model's args
+    # name the brief; a step it wrote is replaced). Computed after the lock is let go: the step
+    # takes it itself.
+    from deep_research.errors import DeepResearchError
+    from deep_research.plugin.workflow import first_step
+
+    try:
+        handed = first_step(brief.root)
+    except (DeepResearchError, OSError, ValueError) as exc:
+        with locked(brief):
+            append_ledger(brief, {"event": UNLAUNCHED_EVENT, "id": call.tool_use_id})
+        return deny(
+            f"Workflow: the run's first step could not be computed ({str(exc)[:300]}); go on "
+            f"with `deep-research next {run.brief} --json`"
+        )
+    args = {"brief": call.tool_input["args"]["brief"], "step": handed}
     # Explicitly allowed, as our own CLI calls are: Claude Code would otherwise ask the user to
     # review a workflow's script (in -p mode, a refusal). The script is the plugin's own.
-    return Decision(True, WORKFLOW_APPROVED, approve=True)
+    return Decision(
+        True, WORKFLOW_APPROVED, approve=True, updated_input={**call.tool_input, "args": args}
+    )
 
 
 def _running(brief: Brief, rows: list[dict[str, Any]], now: float) -> dict[str, Any] | None:
     """The launch row of the workflow still running on ``brief``, if one is."""
-    launches = [row for row in rows if row.get("event") == LAUNCH_EVENT]
+    unlaunched = {row.get("id") for row in rows if row.get("event") == UNLAUNCHED_EVENT}
+    launches = [
+        row for row in rows if row.get("event") == LAUNCH_EVENT and row.get("id") not in unlaunched
+    ]
     if not launches:
         return None
     # A session that took the run over (`resume`) ended the claim of every launch before it.
