@@ -46,6 +46,8 @@ A quotation speaks for its speaker (:mod:`.voice`): when the quotes are inside a
 quotation, a claim name the claim makes the speaker ("Roe said …") must be in the attribution,
 unless it is the publisher of a page about itself; and no passage establishes a name the
 quotation was told to, nor the publisher reporting it (a newspaper is not the operator's "we").
+A title or lead naming two entities establishes only the one the located text's "we", "it" or
+"the plant" refers to (:mod:`.subjects`).
 """
 
 from __future__ import annotations
