@@ -587,14 +587,14 @@ def check(
     """Which literals of ``claim`` the ``quotes`` (taken together) do not establish, and which
     of the rest only the document ``context`` establishes."""
     claim_tokens = tuple(token for token in literals_of(claim) if counts(claim, token))
+    quote_text = " " + " ".join(normalize_name(quote) for quote in quotes) + " "
     read = [claim, *quotes, *([context.title] if context is not None and context.title else [])]
     document = context.text if context is not None and context.text else None
-    openers = named_openers(claim, claim_tokens, read, document)
+    openers = named_openers(claim, claim_tokens, read, document, settled=quote_text)
     if openers:
         claim_tokens = tuple(sorted((*claim_tokens, *openers), key=lambda token: token.start))
     claim_evidence = {item.token: item for item in evidence_of(claim)}
     evidence = [item for quote in quotes for item in _quote_evidence(quote)]
-    quote_text = " " + " ".join(normalize_name(quote) for quote in quotes) + " "
     missing: list[LiteralToken] = []
     used: list[ContextUse] = []
     voices = _Voices() if context is None else _claim_voices(claim, claim_tokens)

@@ -23,14 +23,22 @@ then checked like any other: the quotes or the document's context must establish
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-from deep_research.gates.literals.names import FUNCTION_WORDS, is_name_word, starts_sentence
+from deep_research.gates.literals.names import (
+    FUNCTION_WORDS,
+    is_name_word,
+    normalize_name,
+    starts_sentence,
+)
 from deep_research.gates.literals.tokens import LiteralToken
 
 _WORD_RE = re.compile(r"[^\W\d_][\w&+]*(?:['’\-./](?=\w)[\w&+]*)*")
 _POSSESSIVE_RE = re.compile(r"['’]s?$")
 _INNER_CAPITAL_RE = re.compile(r"[a-z'’][A-Z]")
+#: Characters that continue a word before or after it ("rust-lang", "O'Rust", "rust_c").
+_JOINS_BEFORE = frozenset("_'’-")
+_JOINS_AFTER = frozenset("_-")
 #: Words that name no one: time words and indefinite pronouns (closed classes).
 _NO_ONE = frozenset(
     {"today", "tonight", "yesterday", "tomorrow", "everyone", "everybody", "everything",
@@ -57,17 +65,33 @@ def sentence_openers(text: str, covered: tuple[tuple[int, int], ...]) -> tuple[L
     return tuple(found)
 
 
+def _whole_words(text: str, word: str) -> Iterator[int]:
+    """Where ``word`` stands as a whole word in ``text`` (a substring search: pages are long)."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before in _JOINS_BEFORE) and not (
+            after.isalnum() or after in _JOINS_AFTER
+        ):
+            yield start
+        start = text.find(word, start + 1)
+
+
 def _usage(stem: str, texts: Sequence[str]) -> tuple[int, int]:
-    """How often ``texts`` write ``stem`` capitalized where no sentence opens, and in lower case."""
+    """How often ``texts`` write ``stem`` capitalized where no sentence opens, and in lower case
+    (counted only until it outnumbers the capitalized: that decides)."""
+    capitalized = sum(
+        1 for text in texts for at in _whole_words(text, stem) if not starts_sentence(text, at)
+    )
     lowered = stem.lower()
-    pattern = re.compile(rf"(?<![\w'’-])(?:{re.escape(stem)}|{re.escape(lowered)})(?![\w-])")
-    capitalized = lower = 0
+    lower = 0
     for text in texts:
-        for match in pattern.finditer(text):
-            if match.group(0) == lowered:
-                lower += 1
-            elif not starts_sentence(text, match.start()):
-                capitalized += 1
+        for _ in _whole_words(text, lowered):
+            lower += 1
+            if lower > capitalized:
+                return capitalized, lower
     return capitalized, lower
 
 
@@ -82,10 +106,18 @@ def is_name(opener: LiteralToken, texts: Sequence[str], document: str | None = N
 
 
 def named_openers(
-    text: str, tokens: Sequence[LiteralToken], texts: Sequence[str], document: str | None = None
+    text: str,
+    tokens: Sequence[LiteralToken],
+    texts: Sequence[str],
+    document: str | None = None,
+    settled: str = "",
 ) -> tuple[LiteralToken, ...]:
-    """The openers of ``text`` (beside its literal ``tokens``) that ``texts`` show are names."""
+    """The openers of ``text`` (beside its literal ``tokens``) that ``texts`` show are names.
+    An opener ``settled`` (normalized names' text) holds is not judged: the quotes establish it
+    either way, and reading a long document for it would cost time for nothing."""
     covered = tuple((token.start, token.end) for token in tokens)
     return tuple(
-        opener for opener in sentence_openers(text, covered) if is_name(opener, texts, document)
+        opener
+        for opener in sentence_openers(text, covered)
+        if f" {normalize_name(opener.text)} " not in settled and is_name(opener, texts, document)
     )
