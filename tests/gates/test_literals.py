@@ -515,6 +515,7 @@ def test_weekdays_read_from_the_publication_date_where_unambiguous(
         ("Inkwell's release is faster.", "The release is faster.", "", ["Inkwell's"]),
         ("Today's release is faster.", "The release is faster.", "", []),
         ("Everyone's build is faster.", "The build is faster.", "", []),
+        ("Here's why the build is faster.", "The build is faster.", "", []),
         ("Government's plan was delayed.", "The government's plan was delayed.", "", []),
         # ordinary openers stay openers, even when no text writes them in lower case
         ("Critics gave it 85%.", "It scored 85%.", "It scored 85%.", []),

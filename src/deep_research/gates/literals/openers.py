@@ -39,11 +39,12 @@ _INNER_CAPITAL_RE = re.compile(r"[a-z'’][A-Z]")
 #: Characters that continue a word before or after it ("rust-lang", "O'Rust", "rust_c").
 _JOINS_BEFORE = frozenset("_'’-")
 _JOINS_AFTER = frozenset("_-")
-#: Words that name no one: time words and indefinite pronouns (closed classes).
+#: Words that name no one: time words, indefinite pronouns, and the words whose "'s" is "is"
+#: or "us" ("Here's", "Let's") — closed classes, not a list of sentence openers.
 _NO_ONE = frozenset(
     {"today", "tonight", "yesterday", "tomorrow", "everyone", "everybody", "everything",
      "someone", "somebody", "something", "anyone", "anybody", "anything", "nobody", "nothing",
-     "another", "other", "others", "either", "neither", "none"}
+     "another", "other", "others", "either", "neither", "none", "here", "let", "now"}
 )  # fmt: skip
 
 
