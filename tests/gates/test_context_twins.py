@@ -101,6 +101,44 @@ History
 The plant opened in 1974 and closed in 2019, when its two units were retired.
 """
 
+RUST_POST = """Announcing Rust 1.81.0
+
+The Rust team is happy to announce a new version of Rust, 1.81.0. Rust is a programming \
+language empowering everyone to build reliable and efficient software.
+
+## Linking on Windows
+
+Rust now performs its own search for the MSVC linker, so builds no longer need a developer \
+command prompt.
+
+Users who set the linker path in a PowerShell profile or a Python build script can remove \
+that line.
+"""
+RUST_FACTS: Facts = {"published": date(2024, 9, 5), "publisher": "blog.rust-lang.example"}
+
+MIGRATION = """Moving Quillmark to the Inkwell parser
+
+Quillmark 5.0 replaces its markdown engine with Inkwell, the parser the Inkdrop project \
+maintains. Thanks to everyone who tested the Quillmark betas.
+
+## Performance
+
+It renders a 10,000-page site in 38 seconds on the reference machine, down from 95 seconds.
+
+## Compatibility
+
+We will remove the legacy plugin loader next month, once Inkwell covers its last extension point.
+"""
+MIGRATION_FACTS: Facts = {"published": date(2026, 5, 14), "publisher": "quillmark.example"}
+
+FERRY = """Harbour ferry to call at Kestrel Bay
+
+The council approved the new ferry route last Friday, after a year of consultation.
+
+Services will begin next Monday, the operator said, with four sailings a day.
+"""
+FERRY_FACTS: Facts = {"published": date(2026, 3, 12), "publisher": "harbour-gazette.example"}
+
 TARGET_QUOTE = (
     "We are targeting the first half of 2027 for the return of the first unit, with the second "
     "unit to follow within six months."
@@ -120,6 +158,18 @@ LOADER_QUOTE = "We will remove the legacy plugin loader next month"
 GAZETTE_QUOTE = "We are targeting the first half of 2027 for the first unit,"
 SERVICE_QUOTE = "The station entered commercial service in 2001"
 OPENED_QUOTE = "The plant opened in 1974 and closed in 2019, when its two units were retired."
+
+LINKER_QUOTE = "Rust now performs its own search for the MSVC linker"
+RENDER_QUOTE = (
+    "It renders a 10,000-page site in 38 seconds on the reference machine, down from 95 seconds."
+)
+REMOVE_QUOTE = "We will remove the legacy plugin loader next month"
+MONDAY_QUOTE = (
+    "Brightwater Energy expects its flood-damaged Kestrel Bay generating station to run again in "
+    "2027, its chief executive said on Monday."
+)
+APPROVED_QUOTE = "The council approved the new ferry route last Friday"
+SERVICES_QUOTE = "Services will begin next Monday, the operator said, with four sailings a day."
 
 
 @dataclass(frozen=True)
@@ -412,6 +462,205 @@ TWINS = [
         OPENED_QUOTE,
         "name_missing",
         False,
+    ),
+    # a capitalized word opening the claim is a name when the writing says so
+    Twin(
+        "opener-name",  # "Rust" is written capitalized inside sentences of its page
+        RUST_POST,
+        "Rust now performs its own search for the MSVC linker on Windows.",
+        LINKER_QUOTE,
+        "heading",
+        True,
+        RUST_FACTS,
+    ),
+    Twin(
+        "opener-other-product",  # the played run's false claim: the sentence is about Rust
+        RUST_POST,
+        "PowerShell now performs its own search for the MSVC linker.",
+        LINKER_QUOTE,
+        "name_missing",
+        False,
+        RUST_FACTS,
+    ),
+    Twin(
+        "opener-possessive",
+        RUST_POST,
+        "Rust's compiler now performs its own search for the MSVC linker on Windows.",
+        LINKER_QUOTE,
+        "heading",
+        True,
+        RUST_FACTS,
+    ),
+    Twin(
+        "opener-named-elsewhere",  # the page names Python, below, not as the one that searches
+        RUST_POST,
+        "Python now performs its own search for the MSVC linker.",
+        LINKER_QUOTE,
+        "name_missing",
+        False,
+        RUST_FACTS,
+    ),
+    Twin(
+        "opener-common-word",  # "Builds" opens the claim; the page writes "builds"
+        RUST_POST,
+        "Builds of Rust programs on Windows no longer need a developer command prompt, since "
+        "Rust now performs its own search for the MSVC linker.",
+        "Rust now performs its own search for the MSVC linker, so builds no longer need a "
+        "developer command prompt.",
+        "heading",
+        True,
+        RUST_FACTS,
+    ),
+    Twin(
+        "opener-possessive-title",
+        NOTES,
+        "Quillmark's new release cuts a full rebuild of a 10,000-page site from 95 seconds to 38 "
+        "seconds.",
+        REBUILD_QUOTE,
+        "title",
+        True,
+        {**NOTES_FACTS, "title": "Quillmark 4.2 release notes"},
+    ),
+    Twin(
+        "opener-possessive-other-project",
+        NOTES,
+        "Inkwell's new release cuts a full rebuild of a 10,000-page site from 95 seconds to 38 "
+        "seconds.",
+        REBUILD_QUOTE,
+        "name_missing",
+        False,
+        {**NOTES_FACTS, "title": "Quillmark 4.2 release notes"},
+    ),
+    # a title or lead naming two entities: "it" is its subject, "we" its publisher
+    Twin(
+        "two-entities-it",
+        MIGRATION,
+        "Quillmark renders a 10,000-page site in 38 seconds, down from 95 seconds.",
+        RENDER_QUOTE,
+        "title",
+        True,
+        MIGRATION_FACTS,
+    ),
+    Twin(
+        "two-entities-it-other",  # the parser is named in the title and the lead, not as "it"
+        MIGRATION,
+        "Inkwell renders a 10,000-page site in 38 seconds, down from 95 seconds.",
+        RENDER_QUOTE,
+        "name_missing",
+        False,
+        MIGRATION_FACTS,
+    ),
+    Twin(
+        "two-entities-we",
+        MIGRATION,
+        "Quillmark will remove the legacy plugin loader in June 2026.",
+        REMOVE_QUOTE,
+        "title",
+        True,
+        MIGRATION_FACTS,
+    ),
+    Twin(
+        "two-entities-we-other",
+        MIGRATION,
+        "The Inkdrop project will remove the legacy plugin loader in June 2026.",
+        REMOVE_QUOTE,
+        "name_missing",
+        False,
+        MIGRATION_FACTS,
+    ),
+    Twin(
+        "two-entities-we-plant",  # the release's "we" is the company, not its plant
+        RELEASE,
+        "The Kestrel Bay plant is targeting the first half of 2027 for the return of its first "
+        "unit.",
+        TARGET_QUOTE,
+        "name_missing",
+        False,
+        RELEASE_FACTS,
+    ),
+    Twin(
+        "two-entities-the-plant-company",  # "the plant" is the plant, not its operator
+        RELEASE,
+        "Brightwater Energy supplied about 14% of the province's electricity before the flood.",
+        SHARE_QUOTE,
+        "name_missing",
+        False,
+        RELEASE_FACTS,
+    ),
+    Twin(
+        "two-entities-the-station-operator",
+        ENCYCLOPEDIA,
+        "Brightwater Energy entered commercial service in 2001.",
+        SERVICE_QUOTE,
+        "name_missing",
+        False,
+    ),
+    # weekdays, read from the publication date
+    Twin(
+        "on-monday",  # a report of Tuesday 10 March: "said on Monday" is 9 March
+        REPORT,
+        "On 9 March 2026 Brightwater Energy's chief executive said the Kestrel Bay generating "
+        "station would run again in 2027.",
+        MONDAY_QUOTE,
+        "publication date",
+        True,
+        REPORT_FACTS,
+    ),
+    Twin(
+        "on-monday-a-week-later",
+        REPORT,
+        "On 16 March 2026 Brightwater Energy's chief executive said the Kestrel Bay generating "
+        "station would run again in 2027.",
+        MONDAY_QUOTE,
+        "literal_missing",
+        False,
+        REPORT_FACTS,
+    ),
+    Twin(
+        "on-monday-undated",
+        REPORT,
+        "On 9 March 2026 Brightwater Energy's chief executive said the Kestrel Bay generating "
+        "station would run again in 2027.",
+        MONDAY_QUOTE,
+        "literal_missing",
+        False,
+        {"title": REPORT_FACTS["title"]},
+    ),
+    Twin(
+        "last-friday",  # published Thursday 12 March: last Friday is 6 March
+        FERRY,
+        "The council approved the new ferry route to Kestrel Bay on 6 March 2026.",
+        APPROVED_QUOTE,
+        "publication date",
+        True,
+        FERRY_FACTS,
+    ),
+    Twin(
+        "last-friday-other-day",
+        FERRY,
+        "The council approved the new ferry route to Kestrel Bay on 13 March 2026.",
+        APPROVED_QUOTE,
+        "literal_missing",
+        False,
+        FERRY_FACTS,
+    ),
+    Twin(
+        "next-monday",  # Monday has passed this week: next Monday is 16 March
+        FERRY,
+        "Ferry services to Kestrel Bay will begin on 16 March 2026.",
+        SERVICES_QUOTE,
+        "publication date",
+        True,
+        FERRY_FACTS,
+    ),
+    Twin(
+        "next-monday-other-day",
+        FERRY,
+        "Ferry services to Kestrel Bay will begin on 23 March 2026.",
+        SERVICES_QUOTE,
+        "literal_missing",
+        False,
+        FERRY_FACTS,
     ),
 ]
 

@@ -463,6 +463,81 @@ def test_relative_dates_read_from_the_publication_date(quote: str, claim: str, o
     assert not check(claim, [quote], context=DocumentContext(page, [(start, len(page))])).ok
 
 
+@pytest.mark.parametrize(
+    ("quote", "claim", "relative"),
+    [
+        # published Monday 10 May 2021
+        ("The ferry opened last Friday.", "The ferry opened on 7 May 2021.", "last Friday"),
+        ("The ferry opened last Friday.", "The ferry opened on 14 May 2021.", None),
+        ("The ferry opens next Monday.", "The ferry opens on 17 May 2021.", "next Monday"),
+        ("The ferry opens this Friday.", "The ferry opens on 14 May 2021.", "this Friday"),
+        # "next Friday" on a Monday: this week's Friday or next week's — not resolved
+        ("The ferry opens next Friday.", "The ferry opens on 21 May 2021.", None),
+        ("The ferry opens next Friday.", "The ferry opens on 14 May 2021.", None),
+        ("The ferry opened on Saturday.", "The ferry opened on 8 May 2021.", "Saturday"),
+        ("The ferry opened on Saturday.", "The ferry opened on 15 May 2021.", None),
+        ("The ferry will open on Saturday.", "The ferry opens on 15 May 2021.", "Saturday"),
+        ("The ferry will open on Saturday.", "The ferry opens on 8 May 2021.", None),
+        ("Ferries on Saturday: four sailings.", "Ferries sail on 8 May 2021.", None),  # no tense
+        ("The ferry opens on Monday.", "The ferry opens on 10 May 2021.", "Monday"),  # that day
+        ("The ferry opened on Monday, 3 May.", "The ferry opened on 10 May 2021.", None),
+    ],
+)
+def test_weekdays_read_from_the_publication_date_where_unambiguous(
+    quote: str, claim: str, relative: str | None
+) -> None:
+    page = f"Harbour ferry news\n\n{quote}"
+    start = page.index(quote)
+    context = DocumentContext(page, [(start, len(page))], published=date(2021, 5, 10))
+    result = check(claim, [quote], context=context)
+    assert result.ok is (relative is not None), result
+    if relative is not None:
+        assert [(use.where, use.relative) for use in result.context] == [
+            ("publication date", relative)
+        ]
+
+
+@pytest.mark.parametrize(
+    ("claim", "quote", "document", "names"),
+    [
+        # the spelling says so
+        (
+            "PowerShell now searches for the linker.",
+            "Rust now searches for the linker.",
+            "",
+            ["PowerShell"],
+        ),
+        # the writers' usage: capitalized inside a sentence, more often than in lower case
+        ("Rust now searches for the linker.", "It now searches.", "Built in Rust.", ["Rust"]),
+        ("Rust now searches for the linker.", "It now searches.", "Rust and rust, rust.", []),
+        ("Changes land in June.", "It lands.", "## Breaking Changes\nThe changes land.", []),
+        # a possessive nobody writes in lower case
+        ("Inkwell's release is faster.", "The release is faster.", "", ["Inkwell's"]),
+        ("Today's release is faster.", "The release is faster.", "", []),
+        ("Everyone's build is faster.", "The build is faster.", "", []),
+        ("Here's why the build is faster.", "The build is faster.", "", []),
+        ("Government's plan was delayed.", "The government's plan was delayed.", "", []),
+        # ordinary openers stay openers, even when no text writes them in lower case
+        ("Critics gave it 85%.", "It scored 85%.", "It scored 85%.", []),
+        ("Averaged over 44 reviews, it scored 85%.", "It scored 85%.", "", []),
+        ("The release is faster.", "The release is faster.", "", []),
+        # a name joined to the opener by a connector: the opener is read on its own
+        (
+            "Builds of Rust are faster.",
+            "Rust builds are faster.",
+            "Rust builds are faster.",
+            ["Rust"],
+        ),
+    ],
+)
+def test_a_sentence_opener_is_a_name_when_the_writing_says_so(
+    claim: str, quote: str, document: str, names: list[str]
+) -> None:
+    context = DocumentContext(document, [(0, len(document))]) if document else None
+    claim_names = [t.text for t in check(claim, [quote], context=context).claim_literals]
+    assert [name for name in claim_names if not name[0].isdigit()] == names
+
+
 # --------------------------------------------------------------------------------------------
 # The result object
 

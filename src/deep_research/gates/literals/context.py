@@ -122,6 +122,11 @@ class DocumentContext:
         self.publisher = publisher.strip() if publisher and publisher.strip() else None
 
     @property
+    def text(self) -> str:
+        """The whole document."""
+        return self._text
+
+    @property
     def located(self) -> tuple[str, ...]:
         """The located spans' text."""
         return tuple(self._text[start:end] for start, end in self._spans)

@@ -46,13 +46,14 @@ A quotation speaks for its speaker (:mod:`.voice`): when the quotes are inside a
 quotation, a claim name the claim makes the speaker ("Roe said …") must be in the attribution,
 unless it is the publisher of a page about itself; and no passage establishes a name the
 quotation was told to, nor the publisher reporting it (a newspaper is not the operator's "we").
+A title or lead naming two entities establishes only the one the located text's "we", "it" or
+"the plant" refers to (:mod:`.subjects`).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
@@ -69,10 +70,12 @@ from deep_research.gates.literals.intervals import (
     date_interval,
     quote_interval,
 )
-from deep_research.gates.literals.memo import memoized
+from deep_research.gates.literals.names import normalize_name
 from deep_research.gates.literals.numbers import step_of
+from deep_research.gates.literals.openers import named_openers
 from deep_research.gates.literals.ordinals import counts
 from deep_research.gates.literals.relative import RelativeDate, relative_dates
+from deep_research.gates.literals.subjects import entities, established, reference, standing
 from deep_research.gates.literals.tokens import LiteralToken, Qualifier
 from deep_research.gates.literals.voice import attribution
 from deep_research.models import ContextLiteral
@@ -225,20 +228,6 @@ def _value_satisfied(claim: Evidence, quotes: Sequence[Evidence]) -> bool:
     return _judge(token.qualifier, outer, candidates)
 
 
-@memoized
-def _normalize_name(text: str) -> str:
-    folded = text
-    if not folded.isascii():  # ASCII is already NFKD and has no combining marks
-        folded = unicodedata.normalize("NFKD", folded)
-        folded = "".join(char for char in folded if not unicodedata.combining(char))
-    folded = folded.replace("’", "'").casefold()
-    if "'" in folded:  # the scan for possessives is the costly part; most names have none
-        folded = _POSSESSIVE_MARK_RE.sub("", folded)
-    return " ".join(_NAME_PART_RE.findall(folded))
-
-
-_POSSESSIVE_MARK_RE = re.compile(r"(?<=\w)'s\b|(?<=s)'(?!\w)")
-_NAME_PART_RE = re.compile(r"[^\W_]+")
 _WORD_BEFORE_RE = re.compile(r"([^\W\d_][\w'’-]*)\.? $")
 _CAPITALIZED_AFTER_RE = re.compile(r" ((?:[A-Z][\w'’-]*)(?: [A-Z][\w'’-]*){0,2})")
 
@@ -257,10 +246,10 @@ def _name_phrases(claim: str, token: LiteralToken) -> tuple[str, ...]:
     lowest = max(lowest, claim.rfind(" ", lowest, token.start - 2) + 1)
     before = _WORD_BEFORE_RE.search(claim, lowest, token.start)
     if before is not None and before.group(1)[0].isupper():
-        phrases.append(_normalize_name(f"{before.group(1)} {token.text}"))
+        phrases.append(normalize_name(f"{before.group(1)} {token.text}"))
     after = _CAPITALIZED_AFTER_RE.match(claim, token.end)
     if after is not None:
-        phrases.append(_normalize_name(f"{token.text} {after.group(1)}"))
+        phrases.append(normalize_name(f"{token.text} {after.group(1)}"))
     return tuple(phrases)
 
 
@@ -273,7 +262,7 @@ def _satisfied(
 ) -> bool:
     token = claim.token
     if token.kind == "name":
-        name = _normalize_name(token.text)
+        name = normalize_name(token.text)
         return bool(name) and f" {name} " in quote_text
     if phrases and any(f" {phrase} " in quote_text for phrase in phrases):
         return True
@@ -412,14 +401,14 @@ def _claim_voices(claim: str, tokens: Sequence[LiteralToken]) -> _Voices:
 def _voice_names(text: str) -> list[str]:
     """The names a byline or an addressee phrase holds, normalized (a lower-case byline read
     from a web domain is one name as a whole)."""
-    names = [_normalize_name(t.text) for t in literals_of(text) if t.kind == "name"]
-    return [name for name in names or [_normalize_name(text)] if name]
+    names = [normalize_name(t.text) for t in literals_of(text) if t.kind == "name"]
+    return [name for name in names or [normalize_name(text)] if name]
 
 
 def _self_published(name: str, context: DocumentContext) -> bool:
     """Whether ``name`` is the publisher of a page about itself — its title or lead names it: a
     company's release quoting its own officer speaks for the company."""
-    subject = f" {' '.join(_normalize_name(text) for text in context.subjects)} "
+    subject = f" {' '.join(normalize_name(text) for text in context.subjects)} "
     return any(
         f" {voice} " in f" {name} " and f" {voice} " in subject
         for byline in context.bylines
@@ -432,7 +421,7 @@ def _other_voice(name: str, context: DocumentContext) -> bool:
     publisher reporting it — unless the attribution names it, or the page is the publisher's
     own (:func:`_self_published`)."""
     speaking = " ".join(
-        _normalize_name(p.text) for p in context.name_passages if p.where == "speaker"
+        normalize_name(p.text) for p in context.name_passages if p.where == "speaker"
     )
     if f" {name} " in f" {speaking} ":
         return False
@@ -446,15 +435,16 @@ def _other_voice(name: str, context: DocumentContext) -> bool:
 
 
 def _name_from_context(
-    token: LiteralToken, context: DocumentContext, voices: _Voices
+    token: LiteralToken, context: DocumentContext, voices: _Voices, claim_names: Sequence[str]
 ) -> Where | None:
     """The passage that establishes a claim name, if one does. A quotation's voice is its own:
     the name a claim makes its speaker must be the attribution's (or the publisher's, on a page
     about itself); and no passage establishes a name the quotation does not speak for
     (:func:`_other_voice`)."""
-    name = _normalize_name(token.text)
+    name = normalize_name(token.text)
     if not name:
         return None
+    others = [other for other in claim_names if other != name]
     passages = context.name_passages
     if context.quoted:
         if token in voices.speakers:
@@ -462,7 +452,42 @@ def _name_from_context(
                 passages = tuple(p for p in passages if p.where == "speaker")
         elif token not in voices.addressees and _other_voice(name, context):
             return None
-    return next((p.where for p in passages if _contains_name(p, name)), None)
+    for passage in passages:
+        if _contains_name(passage, name) and _stands_for_located(passage, name, context, others):
+            return passage.where
+    return None
+
+
+def _page_voices(context: DocumentContext) -> tuple[str, ...]:
+    """Whose first person the located text speaks in: a quotation's speaker (and the publisher
+    of a page about itself), else the publisher."""
+    bylines = [voice for byline in context.bylines for voice in _voice_names(byline)]
+    if not context.quoted:
+        return tuple(bylines)
+    speakers = [p.text for p in context.name_passages if p.where == "speaker"]
+    spoken = [voice for speaker in speakers for voice in _voice_names(speaker)]
+    return tuple(spoken + [voice for voice in bylines if _self_published(voice, context)])
+
+
+def _stands_for_located(
+    passage: Passage, name: str, context: DocumentContext, others: Sequence[str]
+) -> bool:
+    """A title or lead naming two entities establishes only the one the located text's "we",
+    "it" or "the plant" stands for (:mod:`.subjects`)."""
+    if passage.where not in ("title", "lead"):
+        return True
+    found = entities(passage.text, context.text)
+    if len(found) < 2:
+        return True
+    summaries = [p.text for p in context.name_passages if p.where in ("title", "lead")]
+    every_noun = frozenset(
+        noun
+        for text in summaries
+        for entity in entities(text, context.text)
+        for noun in entity.nouns
+    )
+    refers = reference(context.located, _page_voices(context))
+    return established(name, found, standing(found, refers, every_noun), others)
 
 
 def _relative_use(
@@ -494,9 +519,10 @@ def _from_context(
     phrases: Sequence[str],
     quotes: Sequence[str],
     voices: _Voices,
+    claim_names: Sequence[str],
 ) -> ContextUse | None:
     """How the document's context establishes a claim literal the quotes leave out, if it does."""
-    where = _where_from_context(claim, evidence, context, phrases, quotes, voices)
+    where = _where_from_context(claim, evidence, context, phrases, quotes, voices, claim_names)
     if isinstance(where, ContextUse) or where is None:
         return where
     return ContextUse(claim.token, where)
@@ -509,10 +535,11 @@ def _where_from_context(
     phrases: Sequence[str],
     quotes: Sequence[str],
     voices: _Voices,
+    claim_names: Sequence[str],
 ) -> Where | ContextUse | None:
     token = claim.token
     if token.kind == "name":
-        return _name_from_context(token, context, voices)
+        return _name_from_context(token, context, voices, claim_names)
     for passage in context.passages:
         if any(_contains_name(passage, phrase) for phrase in phrases):
             return passage.where
@@ -544,7 +571,7 @@ def _where_from_context(
 def _contains_name(passage: Passage, name: str) -> bool:
     if passage.where == "publication date":
         return False
-    return f" {name} " in f" {_normalize_name(passage.text)} "
+    return f" {name} " in f" {normalize_name(passage.text)} "
 
 
 # --- the check ------------------------------------------------------------------------------
@@ -560,12 +587,18 @@ def check(
     """Which literals of ``claim`` the ``quotes`` (taken together) do not establish, and which
     of the rest only the document ``context`` establishes."""
     claim_tokens = tuple(token for token in literals_of(claim) if counts(claim, token))
+    quote_text = " " + " ".join(normalize_name(quote) for quote in quotes) + " "
+    read = [claim, *quotes, *([context.title] if context is not None and context.title else [])]
+    document = context.text if context is not None and context.text else None
+    openers = named_openers(claim, claim_tokens, read, document, settled=quote_text)
+    if openers:
+        claim_tokens = tuple(sorted((*claim_tokens, *openers), key=lambda token: token.start))
     claim_evidence = {item.token: item for item in evidence_of(claim)}
     evidence = [item for quote in quotes for item in _quote_evidence(quote)]
-    quote_text = " " + " ".join(_normalize_name(quote) for quote in quotes) + " "
     missing: list[LiteralToken] = []
     used: list[ContextUse] = []
     voices = _Voices() if context is None else _claim_voices(claim, claim_tokens)
+    claim_names = tuple(normalize_name(t.text) for t in claim_tokens if t.kind == "name")
     for token in claim_tokens:
         item = claim_evidence.get(token) or Evidence(token, frozenset())
         phrases = _name_phrases(claim, token)
@@ -573,7 +606,7 @@ def check(
             continue
         use = None
         if context is not None:
-            use = _from_context(item, evidence, context, phrases, quotes, voices)
+            use = _from_context(item, evidence, context, phrases, quotes, voices, claim_names)
         if use is not None:
             used.append(use)
         else:

@@ -1,12 +1,14 @@
 """Names: capitalized word sequences and acronyms, and the numbers that belong to a name.
 
 Capitalized word sequences (joined by ``of``/``de``/``van``…) and acronyms. A single capitalized
-word at a sentence start is not a name; leading function words are dropped; month and weekday
-names belong to dates. A number is part of a name, not a figure, when it follows a capitalized
-word that is not merely the first word of its sentence (``the sequel Paddington 2``, ``Euro
-2016``, ``Apollo 13``, a short abbreviation inside a name: ``Bros. 3``), when it is a label
-(``#3``, ``No. 3``, ``Vol. 2``, ``Op. 27``), or when a year sits between "the" and a capitalized
-word (``the 1998 Winter Olympics``): the name check still catches a change to it. After a
+word at a sentence start is not read as a name here (:mod:`.openers` decides it with the texts
+around it), nor is one joined to the rest by a connector ("Builds of Rust" reads "Rust");
+leading function words are dropped; month and weekday names belong to dates. A number is part
+of a name, not a figure, when it follows a capitalized word that is not merely the first word of
+its sentence (``the sequel Paddington 2``, ``Euro 2016``, ``Apollo 13``, a short abbreviation
+inside a name: ``Bros. 3``), when it is a label (``#3``, ``No. 3``, ``Vol. 2``, ``Op. 27``), or
+when a year sits between "the" and a capitalized word (``the 1998 Winter Olympics``): the name
+check still catches a change to it. After a
 sentence's capitalized first word a number stays a figure ("Along 310 kilometres of coast",
 "Today 42 gauges"): the check lets such a figure, and one that opens a capitalized phrase
 ("127 Hours"), be established by the phrase as a name (:mod:`.matching`).
@@ -15,7 +17,9 @@ sentence's capitalized first word a number stays a figure ("Along 310 kilometres
 from __future__ import annotations
 
 import re
+import unicodedata
 
+from deep_research.gates.literals.memo import memoized
 from deep_research.gates.literals.tokens import LiteralToken, TakenSpans
 from deep_research.gates.vocabulary import MONTHS, WEEKDAYS
 
@@ -36,7 +40,7 @@ _CONNECTORS = frozenset(
      "al", "bin", "ibn", "y"}
 )  # fmt: skip
 #: Capitalized only at a sentence start or in a heading, these never begin or carry a name.
-_FUNCTION_WORDS = frozenset(
+FUNCTION_WORDS = frozenset(
     {
         "a", "an", "the", "in", "on", "at", "by", "for", "from", "with", "after", "before",
         "during", "since", "as", "of", "to", "according", "over", "under", "there", "this",
@@ -82,7 +86,7 @@ def title_number(text: str, start: int) -> bool:
         return False  # "in Iran. 3 people" ends a sentence; "Mario Bros. 3" does not
     if _opens_sentence(text, found.start(1)) and not _is_acronym(word):
         return False
-    return word[0].isupper() and _is_name_word(word) and word.lower() not in _FUNCTION_WORDS
+    return word[0].isupper() and is_name_word(word) and word.lower() not in FUNCTION_WORDS
 
 
 def identifier_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
@@ -114,7 +118,7 @@ def event_year(text: str, start: int, end: int) -> bool:
     if after is None:
         return False
     word = after.group(1)
-    return word[0].isupper() and _is_name_word(word) and word.lower() not in _FUNCTION_WORDS
+    return word[0].isupper() and is_name_word(word) and word.lower() not in FUNCTION_WORDS
 
 
 def _opens_sentence(text: str, start: int) -> bool:
@@ -126,7 +130,9 @@ def _opens_sentence(text: str, start: int) -> bool:
     return index < 0 or text[index] in ".!?\n\r"
 
 
-def _is_sentence_start(text: str, start: int) -> bool:
+def starts_sentence(text: str, start: int) -> bool:
+    """Whether the word at ``start`` is capitalized because it starts something (a sentence, a
+    quotation, a bracket, a list item)."""
     index = start - 1
     while index >= 0 and text[index] in " \t":
         index -= 1
@@ -176,7 +182,7 @@ def name_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
                     run.append(found)
             previous_end = position
             continue
-        capitalized = first.isupper() and _is_name_word(word) and taken.free(start, position)
+        capitalized = first.isupper() and is_name_word(word) and taken.free(start, position)
         if capitalized:
             if run and adjacent:
                 if pending_connector is not None:
@@ -196,7 +202,7 @@ def name_tokens(text: str, taken: TakenSpans) -> list[LiteralToken]:
     return tokens
 
 
-def _is_name_word(word: str) -> bool:
+def is_name_word(word: str) -> bool:
     lowered = word.lower().rstrip(".")
     return lowered not in MONTHS and lowered not in WEEKDAYS and lowered != "i"
 
@@ -204,12 +210,18 @@ def _is_name_word(word: str) -> bool:
 def _name_from_run(text: str, run: list[re.Match[str]]) -> LiteralToken | None:
     words = list(run)
     if (
-        _is_sentence_start(text, words[0].start())
+        starts_sentence(text, words[0].start())
         and len(words) == 1
         and not _is_acronym(words[0].group(0))
     ):
         return None
-    while words and words[0].group(0).lower() in _FUNCTION_WORDS:
+    if (
+        len(words) > 2
+        and words[1].group(0) in _CONNECTORS
+        and starts_sentence(text, words[0].start())
+    ):
+        del words[:2]  # "Builds of Rust": the first word is capitalized for its place (.openers)
+    while words and words[0].group(0).lower() in FUNCTION_WORDS:
         words.pop(0)
     while words and words[-1].group(0).lower() in _CONNECTORS:
         words.pop()
@@ -225,3 +237,20 @@ def _is_acronym(word: str) -> bool:
         return False  # a lower-case letter (most capitalized words have one second)
     letters = [char for char in word if char.isalpha()]
     return len(letters) >= 2 and all(char.isupper() for char in letters)
+
+
+@memoized
+def normalize_name(text: str) -> str:
+    """A name as names are compared: case, diacritics, punctuation and possessive ``'s`` gone."""
+    folded = text
+    if not folded.isascii():  # ASCII is already NFKD and has no combining marks
+        folded = unicodedata.normalize("NFKD", folded)
+        folded = "".join(char for char in folded if not unicodedata.combining(char))
+    folded = folded.replace("’", "'").casefold()
+    if "'" in folded:  # the scan for possessives is the costly part; most names have none
+        folded = _POSSESSIVE_MARK_RE.sub("", folded)
+    return " ".join(_NAME_PART_RE.findall(folded))
+
+
+_POSSESSIVE_MARK_RE = re.compile(r"(?<=\w)'s\b|(?<=s)'(?!\w)")
+_NAME_PART_RE = re.compile(r"[^\W_]+")
