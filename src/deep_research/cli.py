@@ -161,6 +161,8 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 #: Columns of the command listing (argparse wraps the rest of --help to the terminal).
 HELP_WIDTH = 80
+#: The ``--state`` option's help, the same on every command that takes it.
+STATE_HELP = "state folder (default: $DEEP_RESEARCH_STATE or ./state)"
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -214,15 +216,24 @@ def build_parser(
     )
     helps: dict[str, str] = {}
 
-    def add(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+    def add(
+        name: str, handler: Handler, help_text: str, *, brief: bool = False
+    ) -> argparse.ArgumentParser:
+        """A command; ``brief``: it takes the brief directory first, as most commands do."""
         # No help= here: argparse would list every command again, ungrouped, in registration order.
         sub = commands.add_parser(name, description=help_text, allow_abbrev=False)
         sub.set_defaults(handler=handler)
         helps[name] = help_text
+        if brief:
+            sub.add_argument("brief", help="brief directory")
         return sub
 
-    sub = add("validate", _cmd_validate, "validate every artifact of a brief against its schema")
-    sub.add_argument("brief", help="brief directory")
+    sub = add(
+        "validate",
+        _cmd_validate,
+        "validate every artifact of a brief against its schema",
+        brief=True,
+    )
 
     sub = add("schemas", _cmd_schemas, "write the JSON Schemas generated from the models")
     sub.add_argument("--dir", default="schemas", help="target directory (default: schemas)")
@@ -263,8 +274,9 @@ def build_parser(
     sub.add_argument("--brief", required=True, help="brief directory")
     sub.add_argument("--static", action="store_true", help="add to the static list")
 
-    sub = add("refetch", _cmd_refetch, "phase 6b: re-fetch a sample, re-locate cited quotes")
-    sub.add_argument("brief", help="brief directory")
+    sub = add(
+        "refetch", _cmd_refetch, "phase 6b: re-fetch a sample, re-locate cited quotes", brief=True
+    )
     sub.add_argument("--archive-base", help="Wayback base URL (default: the Internet Archive)")
 
     sub = add(
@@ -272,8 +284,8 @@ def build_parser(
         _cmd_counters,
         "recompute the work counters from the brief's "
         "artifacts and plan.json; record them in trace.json",
+        brief=True,
     )
-    sub.add_argument("brief", help="brief directory")
     sub.add_argument("--plan", help="the orchestrator's plan (default: <brief>/plan.json)")
 
     check_command.add_arguments(add("check", _cmd_check, check_command.HELP))
@@ -295,8 +307,7 @@ def build_parser(
     sub.add_argument("--json", action="store_true", help="print the figures as JSON")
 
     def brief_command(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
-        sub = add(name, handler, help_text)
-        sub.add_argument("brief", help="brief directory")
+        sub = add(name, handler, help_text, brief=True)
         sub.add_argument(
             "--set",
             action="append",
@@ -316,8 +327,8 @@ def build_parser(
         _cmd_entail,
         "admit the entailment judge's verdicts whose span lies in the claim's located "
         "evidence; a checked contradiction strips its claim (before triangulate)",
+        brief=True,
     )
-    sub.add_argument("brief", help="brief directory")
     sub.add_argument("--input", required=True, help="verifier verdicts: one object or a list")
 
     brief_command("verdict", _cmd_verdict, "decide the verdict (exit 1 on HOLD or FAIL)")
@@ -325,8 +336,9 @@ def build_parser(
     sub = brief_command("fresh", _cmd_fresh, "reuse or regenerate? (exit 0 reuse, 1 regenerate)")
     sub.add_argument("--today", help="date to judge against, YYYY-MM-DD (default: today, UTC)")
 
-    sub = add("render", _cmd_render, "write report.md (refuses a FAIL brief unless --force)")
-    sub.add_argument("brief", help="brief directory")
+    sub = add(
+        "render", _cmd_render, "write report.md (refuses a FAIL brief unless --force)", brief=True
+    )
     sub.add_argument("--force", action="store_true", help="render a FAIL brief, marked as such")
     sub.add_argument(
         "--format", choices=["md", "json"], default="md", help="json: print the render model"
@@ -337,8 +349,8 @@ def build_parser(
         _cmd_answer,
         "check a written answer claim by claim, and that it states every position of each "
         "open contradiction (exit 1: refused)",
+        brief=True,
     )
-    sub.add_argument("brief", help="brief directory")
     sub.add_argument(
         "--synthesis", help="the answer to check (markdown); default: claims.json's synthesis"
     )
@@ -347,8 +359,8 @@ def build_parser(
         "handoff",
         _cmd_handoff,
         "the consumer's metadata block and claim split (exit 1: HOLD or FAIL, nothing usable)",
+        brief=True,
     )
-    sub.add_argument("brief", help="brief directory")
     sub.add_argument(
         "--project",
         help="paths inside this folder are given relative to it "
@@ -378,7 +390,7 @@ def build_parser(
     )
     sub.add_argument("topic", help="the research question or topic (names the brief)")
     sub.add_argument("--depth", default="full", choices=["full", "quick", "shallow"])
-    sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
+    sub.add_argument("--state", help=STATE_HELP)
     sub.add_argument("--max-fetches", type=int, help="fetch budget for the run")
     sub.add_argument("--fan-out", type=int, help="agents in flight at once")
     sub.add_argument("--rounds", type=int, help="research rounds")
@@ -386,16 +398,15 @@ def build_parser(
     sub.add_argument("--allow-host", action="append", help="a host on the static allow-list")
     sub.add_argument("--mcp", metavar="NAME", help="also research through this reviewed MCP server")
 
-    sub = add("next", _cmd_next, "a plugin run's single next action, decided by code")
-    sub.add_argument("brief", help="brief directory")
+    sub = add("next", _cmd_next, "a plugin run's single next action, decided by code", brief=True)
     sub.add_argument("--json", action="store_true", help="print the action as JSON")
 
     sub = add(
         "step",
         _cmd_step,
         "the workflow's next step: runs every command next asks for, then names the agents",
+        brief=True,
     )
-    sub.add_argument("brief", help="brief directory")
     sub.add_argument(
         "--failed", action="append", metavar="IDS", help="tasks whose agents ended unanswered"
     )
@@ -405,8 +416,8 @@ def build_parser(
         "wait",
         _cmd_wait,
         "wait (at most 90 s a call) for a plugin run's workflow to end; a line per finished phase",
+        brief=True,
     )
-    sub.add_argument("brief", help="brief directory")
     sub.add_argument(
         "--seconds", type=float, help="the longest this call waits (default and at most: 90)"
     )
@@ -415,20 +426,19 @@ def build_parser(
         "ingest",
         _cmd_ingest,
         "feed every saved agent return of a plugin run to the command that consumes it",
+        brief=True,
     )
-    sub.add_argument("brief", help="brief directory")
 
-    sub = add("finish", _cmd_finish, "end the active run (the hooks stop guarding it)")
-    sub.add_argument("brief", help="brief directory")
-    sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
+    sub = add("finish", _cmd_finish, "end the active run (the hooks stop guarding it)", brief=True)
+    sub.add_argument("--state", help=STATE_HELP)
 
     sub = add(
         "resume",
         _cmd_resume,
         "make an unfinished plugin run this Claude Code session's, to relaunch its workflow",
+        brief=True,
     )
-    sub.add_argument("brief", help="brief directory")
-    sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
+    sub.add_argument("--state", help=STATE_HELP)
 
     sub = add(
         "guard",
@@ -474,7 +484,7 @@ def build_parser(
         help="continue an interrupted run: its question, depth and corpus are remembered",
     )
     sub.add_argument("--refresh", action="store_true", help="never reuse an existing brief")
-    sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
+    sub.add_argument("--state", help=STATE_HELP)
     sub.add_argument(
         "--json", action="store_true", help="print the summary as JSON (progress stays on stderr)"
     )
@@ -492,7 +502,7 @@ def build_parser(
         action="store_true",
         help="after reviewing its tool list: record the server's fingerprint",
     )
-    sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
+    sub.add_argument("--state", help=STATE_HELP)
     sub.add_argument(
         "--timeout", type=float, default=30.0, help="seconds the server gets to list its tools (30)"
     )
@@ -515,7 +525,7 @@ def build_parser(
         default=20_000,
         help="characters of text to print (all is retained)",
     )
-    sub.add_argument("--state", help="state folder (default: $DEEP_RESEARCH_STATE or ./state)")
+    sub.add_argument("--state", help=STATE_HELP)
     sub.add_argument(
         "--timeout",
         type=float,

@@ -531,13 +531,18 @@ def _unmet(name: str, floor: Floor, depth: str) -> Fired:
 
 
 def _unread(hosts: Sequence[str]) -> Fired:
-    more = f" (+{len(hosts) - 3} more)" if len(hosts) > 3 else ""
     return Fired(
         "sources-unread",
         "HOLD",
-        f"the searches listed publishers the run never read: {', '.join(hosts[:3])}{more}; "
+        f"the searches listed publishers the run never read: {_first(hosts, 3, ', ')}; "
         "fetch their pages (deep-research next BRIEF dispatches a top-up while any are left)",
     )
+
+
+def _first(items: Sequence[str], shown: int, separator: str = "; ") -> str:
+    """The first ``shown`` items and how many more there are: a reason names a few, not all."""
+    more = f" (+{len(items) - shown} more)" if len(items) > shown else ""
+    return separator.join(items[:shown]) + more
 
 
 def _plural(count: int, noun: str) -> str:
@@ -577,25 +582,22 @@ def evaluate(
         )
     violations = standing_violations(document)
     if violations:
-        more = f" (+{len(violations) - 3} more)" if len(violations) > 3 else ""
         fired.append(
             Fired(
                 "verifier-violation",
                 "HOLD",
                 "a kept claim cites a source the check rejected, or was never checked: "
-                + "; ".join(violations[:3])
-                + more
+                + _first(violations, 3)
                 + "; re-run deep-research trace, then triangulate and verdict",
             )
         )
     if retraced:
-        more = f" (+{len(retraced) - 1} more)" if len(retraced) > 1 else ""
         fired.append(
             Fired(
                 "trace-not-reproduced",
                 "HOLD",
                 "claims.json changed after its citations were checked and no longer matches "
-                f"the retained text: {retraced[0]}{more}; re-run deep-research trace",
+                f"the retained text: {_first(retraced, 1)}; re-run deep-research trace",
             )
         )
     if full and document.ciber_passed is None:

@@ -65,7 +65,7 @@ from deep_research.plugin.tasks import (
     TriangulateTask,
     VerifyTask,
 )
-from deep_research.run.pipeline import phases_for
+from deep_research.run.pipeline import phase_functions, phases_for
 from deep_research.settings import Settings, settings_for
 
 ActionKind = Literal["run", "write", "dispatch", "done"]
@@ -792,22 +792,7 @@ def phase_render(view: View) -> Action | None:
     return _command(view, "render", "report.md is written", brief_run("render", view.root))
 
 
-HANDLERS: dict[str, Callable[[View], Action | None]] = {
-    "plan": phase_plan,
-    "cast": phase_cast,
-    "normalize": phase_normalize,
-    "round2": phase_round2,
-    "claims": phase_claims,
-    "trace": phase_trace,
-    "entail": phase_entail,
-    "panel": phase_panel,
-    "triangulate": phase_triangulate,
-    "refetch": phase_refetch,
-    "ciber": phase_ciber,
-    "synthesize": phase_synthesize,
-    "verdict": phase_verdict,
-    "render": phase_render,
-}
+HANDLERS: dict[str, Callable[[View], Action | None]] = phase_functions(globals())
 
 
 #: The phase whose work a HOLD reason counts (by the rule id its reason ends with).

@@ -13,26 +13,11 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from deep_research.errors import DeepResearchError
-
-#: The commands a step runs in process: each works on the brief alone.
-InProcess = Literal[
-    "ingest",
-    "trace",
-    "triangulate",
-    "refetch",
-    "ciber",
-    "counters",
-    "verdict",
-    "render",
-    "mcp-gate",
-]
-#: The commands only the loop's orchestrator runs (the step stops and names them).
-ByTheLoop = Literal["start", "finish"]
+from deep_research.plugin.command_names import ByTheLoop, InProcess
 
 
 class Run(BaseModel):

@@ -321,30 +321,27 @@ class Budget:
             self._check_deadline()
             if price.usd == 0 and price.tokens == 0:
                 return  # no model behind this call: nothing to count
-            if self.spend.model_calls + 1 > self.limits.model_calls:
-                self._refuse("model_calls", f"{self.limits.model_calls} model calls")
-            if self.spend.tokens + price.tokens > self.limits.tokens:
-                self._refuse("tokens", f"{self.limits.tokens} tokens")
-            if self.spend.usd + price.usd > self.limits.usd + 1e-9:
-                self._refuse("usd", f"${self.limits.usd:.2f}")
-            self.spend.model_calls += 1
-            self.spend.tokens += price.tokens
-            self.spend.usd += price.usd
+            self._count_call(price)
 
     def reserve(self, worst: CallPrice) -> None:
         """Before a metered model call: count it at its worst case (refused over a cap). The
         caller settles it with what the call really cost, or with nothing if it failed."""
         with self._lock:
             self._check_deadline()
-            if self.spend.model_calls + 1 > self.limits.model_calls:
-                self._refuse("model_calls", f"{self.limits.model_calls} model calls")
-            if self.spend.tokens + worst.tokens > self.limits.tokens:
-                self._refuse("tokens", f"{self.limits.tokens} tokens")
-            if self.spend.usd + worst.usd > self.limits.usd + 1e-9:
-                self._refuse("usd", f"${self.limits.usd:.2f}")
-            self.spend.model_calls += 1
-            self.spend.tokens += worst.tokens
-            self.spend.usd += worst.usd
+            self._count_call(worst)
+
+    def _count_call(self, price: CallPrice) -> None:
+        """One model call at ``price`` on the spend, refused where it would pass a cap (called
+        with the lock held)."""
+        if self.spend.model_calls + 1 > self.limits.model_calls:
+            self._refuse("model_calls", f"{self.limits.model_calls} model calls")
+        if self.spend.tokens + price.tokens > self.limits.tokens:
+            self._refuse("tokens", f"{self.limits.tokens} tokens")
+        if self.spend.usd + price.usd > self.limits.usd + 1e-9:
+            self._refuse("usd", f"${self.limits.usd:.2f}")
+        self.spend.model_calls += 1
+        self.spend.tokens += price.tokens
+        self.spend.usd += price.usd
 
     def settle(self, worst: CallPrice, actual: CallPrice | None) -> None:
         """Replace a reservation by the call's real cost; ``None`` (no answer) refunds it."""

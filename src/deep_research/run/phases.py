@@ -78,7 +78,7 @@ from deep_research.run.interface import (
     Skipped,
     SubQuestionPlan,
 )
-from deep_research.run.pipeline import BY_NAME
+from deep_research.run.pipeline import BY_NAME, phase_functions
 from deep_research.run.progress import Progress
 from deep_research.run.reasoners import ExtractiveReasoner, clauses
 from deep_research.settings import Settings
@@ -814,19 +814,4 @@ def phase_render(ctx: Context) -> None:
     ctx.progress("render", str(ctx.brief.root / "report.md"))
 
 
-PHASE_FUNCTIONS: dict[str, Callable[[Context], None]] = {
-    "plan": phase_plan,
-    "cast": phase_cast,
-    "normalize": phase_normalize,
-    "round2": phase_round2,
-    "claims": phase_claims,
-    "trace": phase_trace,
-    "entail": phase_entail,
-    "panel": phase_panel,
-    "triangulate": phase_triangulate,
-    "refetch": phase_refetch,
-    "ciber": phase_ciber,
-    "synthesize": phase_synthesize,
-    "verdict": phase_verdict,
-    "render": phase_render,
-}
+PHASE_FUNCTIONS: dict[str, Callable[[Context], None]] = phase_functions(globals())

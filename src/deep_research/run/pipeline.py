@@ -8,8 +8,9 @@ condition code checks (never the model) and the reason the phase records instead
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from deep_research.decide.phase_rules import CIBER_SKIPS
 from deep_research.models import Depth
@@ -171,6 +172,15 @@ PIPELINE: tuple[Phase, ...] = (
 )
 
 BY_NAME: dict[str, Phase] = {phase.name: phase for phase in PIPELINE}
+
+
+def phase_functions(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Each phase's function in a driver's module, in pipeline order, by one naming rule.
+
+    Both drivers build their table with it (``phase_<name>`` for every phase), so a driver that
+    lacks a phase fails as it is imported, not halfway through a run.
+    """
+    return {phase.name: namespace[f"phase_{phase.name}"] for phase in PIPELINE}
 
 
 def phases_for(depth: Depth) -> tuple[Phase, ...]:

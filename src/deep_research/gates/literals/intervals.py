@@ -94,15 +94,10 @@ def claim_interval(token: LiteralToken) -> Interval:
     value = token.value
     if token.vague:
         return _vague_interval(token)
+    beyond = _beyond(token.qualifier, value, value)
+    if beyond is not None:
+        return beyond
     match token.qualifier:
-        case "gt":
-            return Interval(value, _INFINITY, low_open=True)
-        case "ge":
-            return Interval(value, _INFINITY)
-        case "lt":
-            return Interval(-_INFINITY, value, high_open=True)
-        case "le":
-            return Interval(-_INFINITY, value)
         case "approx":
             slack = tolerance(token)
             return Interval(value - slack, value + slack)
@@ -179,6 +174,18 @@ def days_interval(
     """The days a period from day ``bounds[0]`` to ``bounds[1]`` (ordinals) stands for under
     ``qualifier``; ``unit`` is the period's length, the reach of a claim's ``about``."""
     first, last = Decimal(bounds[0]), Decimal(bounds[1])
+    beyond = _beyond(qualifier, first, last)
+    if beyond is not None:
+        return beyond
+    if qualifier in ("approx", "nearly") and claim:
+        return Interval(first - unit, last + unit)
+    return Interval(first, last)
+
+
+def _beyond(qualifier: Qualifier, first: Decimal, last: Decimal) -> Interval | None:
+    """What a comparison ("more than", "at most" …) of a claim stands for: everything past the
+    value (or period) ``first``..``last``, open where the comparison is strict; ``None`` for any
+    other qualifier."""
     match qualifier:
         case "gt":
             return Interval(last, _INFINITY, low_open=True)
@@ -188,6 +195,4 @@ def days_interval(
             return Interval(-_INFINITY, first, high_open=True)
         case "le":
             return Interval(-_INFINITY, last)
-        case "approx" | "nearly" if claim:
-            return Interval(first - unit, last + unit)
-    return Interval(first, last)
+    return None

@@ -522,27 +522,13 @@ def _from_context(
     claim_names: Sequence[str],
 ) -> ContextUse | None:
     """How the document's context establishes a claim literal the quotes leave out, if it does."""
-    where = _where_from_context(claim, evidence, context, phrases, quotes, voices, claim_names)
-    if isinstance(where, ContextUse) or where is None:
-        return where
-    return ContextUse(claim.token, where)
-
-
-def _where_from_context(
-    claim: Evidence,
-    evidence: Sequence[Evidence],
-    context: DocumentContext,
-    phrases: Sequence[str],
-    quotes: Sequence[str],
-    voices: _Voices,
-    claim_names: Sequence[str],
-) -> Where | ContextUse | None:
     token = claim.token
     if token.kind == "name":
-        return _name_from_context(token, context, voices, claim_names)
+        named = _name_from_context(token, context, voices, claim_names)
+        return None if named is None else ContextUse(token, named)
     for passage in context.passages:
         if any(_contains_name(passage, phrase) for phrase in phrases):
-            return passage.where
+            return ContextUse(token, passage.where)
     if not _may_be_dated(token):
         return None  # context establishes years, seasons and names, never a figure
     relative = relative_dates(" ".join(quotes), context.published)
@@ -561,11 +547,11 @@ def _where_from_context(
             for year in years
             if year.date is not None and item.token.date is not None
         ]
-        return where if _date_satisfied(claim, given) else None
+        return ContextUse(token, where) if _date_satisfied(claim, given) else None
     if dated or where == "publication date":
         return None  # the quotes' own dates decide; a page's date is no year of its events
     stated = [Evidence(year, frozenset()) for year in years]
-    return where if _date_satisfied(claim, stated) else None
+    return ContextUse(token, where) if _date_satisfied(claim, stated) else None
 
 
 def _contains_name(passage: Passage, name: str) -> bool:

@@ -31,7 +31,9 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import get_args
 
+from deep_research.plugin.command_names import InProcess
 from deep_research.plugin.guard.agents import resolve_agent
 from deep_research.plugin.guard.budgets import check_target, spend_fetches
 from deep_research.plugin.guard.cliargs import CliParseError
@@ -54,26 +56,10 @@ from deep_research.plugin.guard.words import NotAWordList, split_words
 from deep_research.plugin.runstate import ActiveRun
 from deep_research.urls import host_of
 
-#: What the orchestrator runs during a run: every command ``next`` prints and the skills name.
+#: What the orchestrator runs during a run: every command ``next`` prints (``start`` only once
+#: the run is finished) and the ones the skills name.
 ORCHESTRATOR_COMMANDS = frozenset(
-    {
-        "next",
-        "wait",
-        "ingest",
-        "trace",
-        "triangulate",
-        "refetch",
-        "ciber",
-        "counters",
-        "verdict",
-        "render",
-        "handoff",
-        "finish",
-        "resume",
-        "mcp-gate",
-        "validate",
-        "hosts",
-    }
+    {*get_args(InProcess), "finish", "next", "wait", "handoff", "resume", "validate", "hosts"}
 )
 #: What each subagent runs, by its resolved agent type (agents/*.md).
 SUBAGENT_COMMANDS = {
