@@ -192,7 +192,9 @@ def test_a_full_run_that_does_only_what_next_says_reaches_ready(full_run: Shared
         if action.action == "dispatch":
             agent = (action.agent or "").split(":")[1]
             head = (REPO / "agents" / f"{agent}.md").read_text().split("\n---", 1)[0]
-            assert re.search(rf"\bin the ([a-z0-9]+ and )?{action.phase}\b", head), agent
+            assert re.search(
+                rf"\b{action.phase}( and [a-z0-9]+)? phases?\b|\band {action.phase} phases\b", head
+            ), agent
 
 
 class HeldBack(Orchestrator):
