@@ -86,6 +86,14 @@ _DATE_KINDS = frozenset({"date", "year"})
 #: is a term, not a quote.
 QUOTE_MIN_WORDS = 2
 _QUOTED = re.compile(r"“([^“”]+)”|\"([^\"]+)\"")
+#: The most words a quoted title has; a longer quotation is someone's words.
+TITLE_MAX_WORDS = 10
+_TITLE_WORD = re.compile(r"[^\W_][\w'’.-]*")
+_DIGITS = re.compile(r"\d+")
+#: Words a title leaves uncapitalized ("Merry Company on a Terrace").
+_TITLE_SMALL_WORDS = frozenset(
+    "a an the and but or nor for of in on at to by with from as into v. vs vs. de del la le".split()
+)
 #: Passages of a page checked against a sentence: the best-scoring few.
 CANDIDATES = 3
 #: The share of a sentence's content words its passage must hold to be about what it says.
@@ -148,6 +156,8 @@ def judge(sentence: Sentence, pages: Mapping[str, Fetched]) -> Row:
     at_quote: tuple[Page, Located] | None = None
     for quote in quotes_of(sentence.text):
         spot = _find_quote(quote, read)
+        if spot is None and is_title(quote) and any(_holds_title(quote, p) for p in read):
+            continue  # a work's title the page names in its own typography, not its words
         if spot is None:
             best = _best(sentence.text, read)
             evidence = best.evidence if best is not None else None
@@ -178,6 +188,35 @@ def quotes_of(text: str) -> list[str]:
     """The quotations in a sentence long enough to claim a page's words."""
     found = (match[1] or match[2] for match in _QUOTED.finditer(text))
     return [quote.strip() for quote in found if len(quote.split()) >= QUOTE_MIN_WORDS]
+
+
+def is_title(quote: str) -> bool:
+    """Whether a quotation is a work's title set in quotation marks, as Wikipedia writes them
+    ("The Hunger Games: Mockingjay – Part 2"): a few words, each capitalized but the small ones.
+    A title names a work; its page may typeset it otherwise (other dashes, italics, a short
+    form), so it is held by its words, not located verbatim."""
+    words = _TITLE_WORD.findall(quote)
+    if not words or len(words) > TITLE_MAX_WORDS:
+        return False
+    major = [word for word in words if word.casefold() not in _TITLE_SMALL_WORDS]
+    return bool(major) and all(word[0].isupper() or word[0].isdigit() for word in major)
+
+
+def _holds_title(quote: str, page: Page) -> bool:
+    """Whether the page holds every word and number of a title, case and stops aside."""
+    if not content_tokens(quote) <= _page_tokens(page.text):
+        return False
+    return set(_DIGITS.findall(quote)) <= _page_numbers(page.text)
+
+
+@lru_cache(maxsize=32)
+def _page_tokens(text: str) -> frozenset[str]:
+    return content_tokens(text)
+
+
+@lru_cache(maxsize=32)
+def _page_numbers(text: str) -> frozenset[str]:
+    return frozenset(_DIGITS.findall(text))
 
 
 def codes(support: Support) -> list[str]:
