@@ -96,7 +96,17 @@ _TITLE_SMALL_WORDS = frozenset(
 )
 #: Passages of a page checked against a sentence: the best-scoring few.
 CANDIDATES = 3
-#: The share of a sentence's content words its passage must hold to be about what it says.
+#: Where a sentence joins clauses that may each rest on a passage of their own: a semicolon, a
+#: dash, or a comma before a conjunction or a relative word.
+_CLAUSE_BREAK = re.compile(
+    r"\s*;\s+|\s+[–—]\s+|,\s+(?=(?:and|but|while|whereas|which|where|when|who|before|after"
+    r"|saying|including|although|though)\b)"
+)
+#: The fewest content words a clause must have to be judged alone; a shorter one stays with
+#: the clause before it.
+CLAUSE_MIN_WORDS = 3
+#: More than this share of a sentence's content words its passage must hold to be about what
+#: it says.
 MIN_COVERAGE = 0.5
 #: The most neighbouring sentences one passage spans.
 WINDOW = 4
@@ -171,6 +181,8 @@ def judge(sentence: Sentence, pages: Mapping[str, Fetched]) -> Row:
         best = _checked(sentence.text, page, span)
     else:
         best = _best(sentence.text, read)
+        if best is not None and best.verdict != "supported":
+            best = _by_clauses(sentence.text, read) or best
     if best is None:
         return Row(sentence, "unsupported", (NO_SUPPORTING_PASSAGE,))
     reasons = tuple(dict.fromkeys([*differs, *best.reasons]))
@@ -178,8 +190,7 @@ def judge(sentence: Sentence, pages: Mapping[str, Fetched]) -> Row:
     if differs and verdict == "supported":
         verdict = "partially_supported"
     undecided = at_quote is None and (
-        (verdict == "supported" and not _held_by_literals(best.support))
-        or reasons == (NO_SUPPORTING_PASSAGE,)
+        (verdict == "supported" and not best.held) or reasons == (NO_SUPPORTING_PASSAGE,)
     )
     return Row(sentence, verdict, reasons, best.evidence, undecided=undecided)
 
@@ -400,6 +411,10 @@ class _Found:
     def rank(self) -> int:
         return _RANK[self.verdict]
 
+    @property
+    def held(self) -> bool:
+        return _held_by_literals(self.support)
+
 
 def _checked(claim: str, page: Page, span: tuple[int, int]) -> _Found:
     """The gate's steps 3 and 4 on one passage, and the share of the sentence's words it holds:
@@ -415,7 +430,7 @@ def _checked(claim: str, page: Page, span: tuple[int, int]) -> _Found:
     reasons = codes(support)
     verdict: Verdict = support.outcome
     wanted = content_tokens(claim)
-    if wanted and len(wanted & content_tokens(evidence.passage)) < MIN_COVERAGE * len(wanted):
+    if wanted and len(wanted & content_tokens(evidence.passage)) <= MIN_COVERAGE * len(wanted):
         reasons = [*reasons, NO_SUPPORTING_PASSAGE]
         verdict = "unsupported"
     return _Found(verdict, tuple(dict.fromkeys(reasons)), support, evidence)
@@ -431,6 +446,34 @@ def _best(claim: str, read: Sequence[Page]) -> _Found | None:
             if best is None or found.rank > best.rank:
                 best = found
     return best
+
+
+def clauses_of(claim: str) -> list[str]:
+    """A sentence's clauses (:data:`_CLAUSE_BREAK`), each with enough words to be judged."""
+    clauses: list[str] = []
+    for part in _CLAUSE_BREAK.split(claim):
+        if clauses and len(content_tokens(part)) < CLAUSE_MIN_WORDS:
+            clauses[-1] = f"{clauses[-1]}, {part}"
+        elif part.strip():
+            clauses.append(part.strip())
+    if len(clauses) > 1 and len(content_tokens(clauses[0])) < CLAUSE_MIN_WORDS:
+        clauses[:2] = [f"{clauses[0]}, {clauses[1]}"]
+    return clauses
+
+
+def _by_clauses(claim: str, read: Sequence[Page]) -> _Found | None:
+    """A sentence no one passage supports, supported when each of its clauses is by a passage
+    of its own on the cited pages — each clause's figures, dates and names checked against its
+    own passage, as strictly as a sentence's; None when some clause is not."""
+    clauses = clauses_of(claim)
+    if len(clauses) < 2:
+        return None
+    found = [_best(clause, read) for clause in clauses]
+    supported = [f for f in found if f is not None and f.verdict == "supported"]
+    if len(supported) < len(clauses):
+        return None
+    held = next((f for f in supported if f.held), supported[0])
+    return replace(held, evidence=supported[0].evidence)
 
 
 def with_vote(row: Row, vote: VoteRecord) -> Row:
