@@ -31,6 +31,14 @@ RACE_PAGE = (
     f"{FILLER}\n"
 )
 
+BOARD_PAGE = (
+    "Health exchange board raises chief's pay\n\n"
+    "November 20, 2013 at 6:35 PM\n\n"
+    f"{FILLER}\n\n"
+    "The board of the health exchange raised the salary of its chief executive by 13 percent. "
+    "All of the board members in attendance voted in favor of the raise except one.\n"
+)
+
 
 def verdict_of(claim: str, text: str) -> tuple[str, tuple[str, ...]]:
     (sentence,) = split_sentences(f"{claim} ([source]({URL})).\n")
@@ -95,6 +103,37 @@ def test_a_quoted_title_is_told_from_quoted_words(quote: str, title: bool) -> No
             COUPLE_PAGE,
             "partially_supported",
             ("date_differs",),
+        ),
+        # The page's dateline dates what its passage reports.
+        (
+            "In November 2013, one board member voted against raising the chief executive's "
+            "salary by 13 percent",
+            BOARD_PAGE,
+            "supported",
+            (),
+        ),
+        # A month or a year the dateline does not give is still not the page's.
+        (
+            "In October 2013, one board member voted against raising the chief executive's "
+            "salary by 13 percent",
+            BOARD_PAGE,
+            "partially_supported",
+            ("date_differs",),
+        ),
+        (
+            "In 2014, one board member voted against raising the chief executive's salary by "
+            "13 percent",
+            BOARD_PAGE,
+            "partially_supported",
+            ("date_differs",),
+        ),
+        # The dateline holds a date, never a figure.
+        (
+            "In November 2013, one board member voted against raising the chief executive's "
+            "salary by 20 percent",
+            BOARD_PAGE,
+            "partially_supported",
+            ("figure_differs",),
         ),
         # A passage holding only half the sentence's words does not say what it says.
         (

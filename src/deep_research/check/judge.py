@@ -39,6 +39,7 @@ from typing import Literal
 from deep_research.check.pages import LOCAL_FILE, Fetched, Page, Unreachable
 from deep_research.check.sentences import Sentence
 from deep_research.gates.literals.extraction import literals_of
+from deep_research.gates.literals.tokens import LiteralToken
 from deep_research.gates.locate import MIN_SUPPORT_CHARS, Located, locate
 from deep_research.gates.overlap import content_tokens
 from deep_research.gates.support import (
@@ -230,12 +231,14 @@ def _page_numbers(text: str) -> frozenset[str]:
     return frozenset(_DIGITS.findall(text))
 
 
-def codes(support: Support) -> list[str]:
-    """The gate's reasons for a passage, as the check's codes."""
+def codes(support: Support, dated: PageDate | None = None) -> list[str]:
+    """The gate's reasons for a passage, as the check's codes; a date or year the page's own
+    date (``dated``) states is no reason."""
     found: list[str] = []
     for reason in support.reasons:
         if reason == LITERAL_MISSING and support.literals is not None:
-            kinds = {token.kind for token in support.literals.numeric_missing}
+            missing = support.literals.numeric_missing
+            kinds = {token.kind for token in missing if not _dated(token, dated)}
             if kinds - _DATE_KINDS:
                 found.append(FIGURE_DIFFERS)
             if kinds & _DATE_KINDS:
@@ -243,6 +246,50 @@ def codes(support: Support) -> list[str]:
         else:
             found.append(_CODES.get(reason, reason))
     return found
+
+
+#: A page's own date: year, month and day (:attr:`LiteralToken.date`).
+PageDate = tuple[int, int | None, int | None]
+#: The longest line read as a page's dateline ("November 20, 2013 at 6:35 PM").
+DATELINE_MAX_CHARS = 60
+#: The most words a dateline has besides its date ("Video", "Updated", "at", "PM", "EDT").
+DATELINE_MAX_WORDS = 4
+
+
+def page_date(page: Page) -> PageDate | None:
+    """The date a page is dated: its declared publication date, else its first dateline — a
+    short line that states a full date and little else. A news page's sentence "In November
+    2013, the board voted…" takes its month from the page it is on; a date the sentence states
+    is held by this date only when they agree in every part the sentence writes."""
+    if page.published is not None:
+        return page.published.year, page.published.month, page.published.day
+    return _dateline(page.text)
+
+
+@lru_cache(maxsize=32)
+def _dateline(text: str) -> PageDate | None:
+    for line in text.split("\n"):
+        line = line.strip()
+        if not line or len(line) > DATELINE_MAX_CHARS:
+            continue
+        dates = [t for t in literals_of(line) if t.kind == "date" and t.date is not None]
+        if len(dates) != 1 or dates[0].date is None or dates[0].date[1] is None:
+            continue
+        rest = line[: dates[0].start] + line[dates[0].end :]
+        if len(re.findall(r"[^\W\d_]+", rest)) <= DATELINE_MAX_WORDS:
+            return dates[0].date
+    return None
+
+
+def _dated(token: LiteralToken, dated: PageDate | None) -> bool:
+    """Whether the page's own date states a sentence's date or year, in every part it writes."""
+    if dated is None:
+        return False
+    if token.kind == "year":
+        return token.value is not None and token.value == dated[0]
+    if token.kind != "date" or token.date is None:
+        return False
+    return all(part is None or part == mine for part, mine in zip(token.date, dated, strict=True))
 
 
 def page_says(row: Row) -> list[str]:
@@ -427,8 +474,10 @@ def _checked(claim: str, page: Page, span: tuple[int, int]) -> _Found:
     located = support.quotes[0].located if support.quotes else None
     where = (located.start, located.end) if located is not None else span
     evidence = Evidence(page.url, where, page.text[where[0] : where[1]])
-    reasons = codes(support)
+    reasons = codes(support, page_date(page))
     verdict: Verdict = support.outcome
+    if verdict == "partially_supported" and not reasons:
+        verdict = "supported"  # the passage lacked only a date the page is dated
     wanted = content_tokens(claim)
     if wanted and len(wanted & content_tokens(evidence.passage)) <= MIN_COVERAGE * len(wanted):
         reasons = [*reasons, NO_SUPPORTING_PASSAGE]
