@@ -69,6 +69,13 @@ FLAGGED = ("partially_supported", "unsupported")
 _WORST_FIRST = ("unsupported", "partially_supported", "unreachable")
 #: How WiCE marks the first line of each cited page in a claim's evidence.
 PAGE_MARK = "(meta data) TITLE:"
+#: WiCE's other metadata lines, and the meta tag each is declared in by a page.
+META_TAGS = {
+    "(meta data) AUTHOR:": 'name="author" content',
+    "(meta data) PUBLISHED DATETIME:": 'property="article:published_time" content',
+    "(meta data) PUBLISHER:": 'property="og:site_name" content',
+    "(meta data) COPYRIGHT:": 'name="copyright" content',
+}
 
 
 #: A fixed split of the claims by their id's number ("dev00016" is even): one half to develop
@@ -109,21 +116,27 @@ def claim_of(row: Mapping[str, Any]) -> Claim:
 
 
 def page_html(lines: Sequence[str]) -> str:
-    """A cited page as HTML: WiCE's title line as its title, a heading line (``# …``) as a
-    heading, every other line a paragraph of its own, so no two of WiCE's sentences run into
-    one."""
+    """A cited page as HTML: WiCE's title line as its title, its other metadata lines (author,
+    publication time, publisher) as the meta tags a page declares them in, a heading line
+    (``# …``) as a heading, every other line a paragraph of its own, so no two of WiCE's
+    sentences run into one."""
     title = ""
+    head: list[str] = []
     body: list[str] = []
     for line in lines:
+        meta = next((tag for mark, tag in META_TAGS.items() if line.startswith(mark)), None)
         if line.startswith(PAGE_MARK) and not title:
             title = line[len(PAGE_MARK) :].strip()
+        elif meta is not None:
+            value = line.split(":", 1)[1].strip()
+            head.append(f'<meta {meta}="{html.escape(value, quote=True)}">')
         elif line.startswith("# "):
             body.append(f"<h1>{html.escape(line[2:].strip())}</h1>")
         else:
             body.append(f"<p>{html.escape(line)}</p>")
     return (
         '<!doctype html>\n<html><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title></head>\n<body>\n"
+        f"<title>{html.escape(title)}</title>{''.join(head)}</head>\n<body>\n"
         + "\n".join(body)
         + "\n</body></html>\n"
     )
