@@ -11,15 +11,18 @@ Per sentence, the first step that decides wins:
 3. **quoted words**: every quotation of :data:`QUOTE_MIN_WORDS` words or more must be located
    on a cited page by the quote locator (:func:`~deep_research.gates.locate.locate`): not found
    is ``unsupported`` (``quote_not_in_source``); found only fuzzily — some words changed — is
-   ``quote_differs``, and the page's own words are shown;
+   ``quote_differs``, and the page's own words are shown. A work's title in quotation marks
+   (:func:`is_title`) is held by the page's holding its every word and number;
 4. **the passage**: the page's passage that best shares the sentence's words (its rarer words
    counting more, a figure it repeats most) — or the passage holding the located quote — is
    checked by the gate's steps 3 and 4 (:func:`~deep_research.gates.support.check_support`):
    every figure, date and name of the sentence in the passage, or for a year or a name in the
-   page's title and headings above it (names by document context, figures strict), no negation
-   the passage does not make, and enough shared words. A figure missing is ``figure_differs``, a
-   date ``date_differs``, a name ``name_not_in_source``, a negation ``negation_differs``, no
-   passage sharing enough words ``no_supporting_passage``.
+   page's title and headings above it (names by document context, figures strict), a date or
+   a year also in the page's own date (:func:`page_date`), no negation the passage does not
+   make, and more than half the sentence's content words. A sentence no one passage supports
+   is supported when each of its clauses (:func:`clauses_of`) is, by a passage of its own. A
+   figure missing is ``figure_differs``, a date ``date_differs``, a name ``name_not_in_source``,
+   a negation ``negation_differs``, no passage sharing enough words ``no_supporting_passage``.
 
 A sentence citing several pages takes the best verdict any of them gives. A sentence supported
 by shared words alone — no quote located, no figure, date or name to hold it — is one the
@@ -465,8 +468,8 @@ class _Found:
 
 def _checked(claim: str, page: Page, span: tuple[int, int]) -> _Found:
     """The gate's steps 3 and 4 on one passage, and the share of the sentence's words it holds:
-    a passage holding under :data:`MIN_COVERAGE` of them says something else, whatever names
-    or figures it shares (a page's byline names its authors, not what they wrote)."""
+    a passage holding no more than :data:`MIN_COVERAGE` of them says something else, whatever
+    names or figures it shares (a page's byline names its authors, not what they wrote)."""
     start, end = span
     passage = page.text[start:end]
     facts = SourceFacts(title=page.title, published=page.published)
