@@ -370,6 +370,10 @@ def main(argv: list[str] | None = None) -> int:
         "reasoner": args.reasoner,
         **figures(outcomes),
     }
+    if args.half is None:
+        result["halves"] = {
+            half: figures([o for o in outcomes if half_of(o.id) == half]) for half in HALVES
+        }
     if args.json:
         result["outcomes"] = [asdict(o) for o in outcomes]
     print(json.dumps(result, indent=1, ensure_ascii=False))
