@@ -28,6 +28,7 @@ git directory of it (read with ``git show HEAD:…``). Nothing of WiCE is kept i
 
     python benchmarks/wice_check_eval.py --data /path/to/wice --limit 60 --seed 1
     python benchmarks/wice_check_eval.py --data /path/to/wice --json
+    python benchmarks/wice_check_eval.py --data /path/to/wice --half even   # develop on this
 
 Exit codes: 0 measured; 2 no data, or this ``deep-research`` has no ``check`` command.
 """
@@ -68,6 +69,23 @@ FLAGGED = ("partially_supported", "unsupported")
 _WORST_FIRST = ("unsupported", "partially_supported", "unreachable")
 #: How WiCE marks the first line of each cited page in a claim's evidence.
 PAGE_MARK = "(meta data) TITLE:"
+#: WiCE's other metadata lines, and the meta tag each is declared in by a page.
+META_TAGS = {
+    "(meta data) AUTHOR:": 'name="author" content',
+    "(meta data) PUBLISHED DATETIME:": 'property="article:published_time" content',
+    "(meta data) PUBLISHER:": 'property="og:site_name" content',
+    "(meta data) COPYRIGHT:": 'name="copyright" content',
+}
+
+
+#: A fixed split of the claims by their id's number ("dev00016" is even): one half to develop
+#: the check on, the other held out to measure it.
+HALVES = ("even", "odd")
+
+
+def half_of(claim_id: str) -> str:
+    digits = "".join(ch for ch in claim_id if ch.isdigit())
+    return HALVES[int(digits or "0") % 2]
 
 
 @dataclass(frozen=True)
@@ -98,21 +116,27 @@ def claim_of(row: Mapping[str, Any]) -> Claim:
 
 
 def page_html(lines: Sequence[str]) -> str:
-    """A cited page as HTML: WiCE's title line as its title, a heading line (``# …``) as a
-    heading, every other line a paragraph of its own, so no two of WiCE's sentences run into
-    one."""
+    """A cited page as HTML: WiCE's title line as its title, its other metadata lines (author,
+    publication time, publisher) as the meta tags a page declares them in, a heading line
+    (``# …``) as a heading, every other line a paragraph of its own, so no two of WiCE's
+    sentences run into one."""
     title = ""
+    head: list[str] = []
     body: list[str] = []
     for line in lines:
+        meta = next((tag for mark, tag in META_TAGS.items() if line.startswith(mark)), None)
         if line.startswith(PAGE_MARK) and not title:
             title = line[len(PAGE_MARK) :].strip()
+        elif meta is not None:
+            value = line.split(":", 1)[1].strip()
+            head.append(f'<meta {meta}="{html.escape(value, quote=True)}">')
         elif line.startswith("# "):
             body.append(f"<h1>{html.escape(line[2:].strip())}</h1>")
         else:
             body.append(f"<p>{html.escape(line)}</p>")
     return (
         '<!doctype html>\n<html><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title></head>\n<body>\n"
+        f"<title>{html.escape(title)}</title>{''.join(head)}</head>\n<body>\n"
         + "\n".join(body)
         + "\n</body></html>\n"
     )
@@ -293,6 +317,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--limit", type=int, default=0, help="a seeded sample of N claims")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--half",
+        choices=HALVES,
+        help="only the claims whose id's number is even (the half to develop on) or odd",
+    )
     parser.add_argument("--reasoner", choices=("extractive", "claude"), default="extractive")
     parser.add_argument("--json", action="store_true", help="every claim's outcome as well")
     parser.add_argument("--show", action="store_true", help="one line per claim on stderr")
@@ -308,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as problem:
         print(f"wice_check_eval: {problem}", file=sys.stderr)
         return 2
+    if args.half:
+        claims = [claim for claim in claims if half_of(claim.id) == args.half]
     if args.limit:
         claims = random.Random(args.seed).sample(claims, min(args.limit, len(claims)))
     outcomes = []
@@ -335,9 +366,14 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "limit": args.limit,
         "seed": args.seed,
+        "half": args.half,
         "reasoner": args.reasoner,
         **figures(outcomes),
     }
+    if args.half is None:
+        result["halves"] = {
+            half: figures([o for o in outcomes if half_of(o.id) == half]) for half in HALVES
+        }
     if args.json:
         result["outcomes"] = [asdict(o) for o in outcomes]
     print(json.dumps(result, indent=1, ensure_ascii=False))

@@ -81,6 +81,21 @@ def test_a_page_is_html_with_its_title_headings_and_one_paragraph_per_sentence()
     assert "(meta data)" not in page
 
 
+def test_wices_metadata_lines_are_the_pages_meta_tags_not_its_text() -> None:
+    page = EVAL.page_html(
+        [
+            *KILN[:2],
+            "(meta data) AUTHOR: Ann Reed",
+            "(meta data) PUBLISHED DATETIME: 2018-12-20T18:04:43+00:00",
+            *KILN[2:],
+        ]
+    )
+    head, body = page.split("<body>")
+    assert '<meta name="author" content="Ann Reed">' in head
+    assert '<meta property="article:published_time" content="2018-12-20T18:04:43+00:00">' in head
+    assert "Ann Reed" not in body and "(meta data)" not in page
+
+
 @pytest.mark.parametrize(
     ("claim", "urls", "expected"),
     [

@@ -400,6 +400,30 @@ READING: list[tuple[str, list[tuple[str, list[str]]]]] = [
         "```\nNot prose [x](https://f.example/)\n```\n",
         [("Lines stop at 79 characters.", ["https://e.example/"])],
     ),
+    # Link text that only labels a citation is no part of the claim: "source 1" is no figure.
+    (
+        "They were towed back by the AA ([source 1](https://g.example/1), "
+        "[source 2](https://h.example/2)). It rose [3](https://i.example/3) in "
+        "[the 2001 survey](https://j.example/4) ([nytimes.com](https://k.example/5)).\n",
+        [
+            (
+                "They were towed back by the AA.",
+                ["https://g.example/1", "https://h.example/2"],
+            ),
+            (
+                "It rose in the 2001 survey.",
+                ["https://i.example/3", "https://j.example/4", "https://k.example/5"],
+            ),
+        ],
+    ),
+    # Initials with stops inside a name end no sentence; a stop after a word does.
+    (
+        'Annie Zaleski of "The A.V. Club" praised it (https://l.example/). It sold well.\n',
+        [
+            ('Annie Zaleski of "The A.V. Club" praised it.', ["https://l.example/"]),
+            ("It sold well.", []),
+        ],
+    ),
 ]
 
 

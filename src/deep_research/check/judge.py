@@ -11,15 +11,18 @@ Per sentence, the first step that decides wins:
 3. **quoted words**: every quotation of :data:`QUOTE_MIN_WORDS` words or more must be located
    on a cited page by the quote locator (:func:`~deep_research.gates.locate.locate`): not found
    is ``unsupported`` (``quote_not_in_source``); found only fuzzily — some words changed — is
-   ``quote_differs``, and the page's own words are shown;
+   ``quote_differs``, and the page's own words are shown. A work's title in quotation marks
+   (:func:`is_title`) is held by the page's holding its every word and number;
 4. **the passage**: the page's passage that best shares the sentence's words (its rarer words
    counting more, a figure it repeats most) — or the passage holding the located quote — is
    checked by the gate's steps 3 and 4 (:func:`~deep_research.gates.support.check_support`):
    every figure, date and name of the sentence in the passage, or for a year or a name in the
-   page's title and headings above it (names by document context, figures strict), no negation
-   the passage does not make, and enough shared words. A figure missing is ``figure_differs``, a
-   date ``date_differs``, a name ``name_not_in_source``, a negation ``negation_differs``, no
-   passage sharing enough words ``no_supporting_passage``.
+   page's title and headings above it (names by document context, figures strict), a date or
+   a year also in the page's own date (:func:`page_date`), no negation the passage does not
+   make, and more than half the sentence's content words. A sentence no one passage supports
+   is supported when each of its clauses (:func:`clauses_of`) is, by a passage of its own. A
+   figure missing is ``figure_differs``, a date ``date_differs``, a name ``name_not_in_source``,
+   a negation ``negation_differs``, no passage sharing enough words ``no_supporting_passage``.
 
 A sentence citing several pages takes the best verdict any of them gives. A sentence supported
 by shared words alone — no quote located, no figure, date or name to hold it — is one the
@@ -39,6 +42,7 @@ from typing import Literal
 from deep_research.check.pages import LOCAL_FILE, Fetched, Page, Unreachable
 from deep_research.check.sentences import Sentence
 from deep_research.gates.literals.extraction import literals_of
+from deep_research.gates.literals.tokens import LiteralToken
 from deep_research.gates.locate import MIN_SUPPORT_CHARS, Located, locate
 from deep_research.gates.overlap import content_tokens
 from deep_research.gates.support import (
@@ -86,9 +90,27 @@ _DATE_KINDS = frozenset({"date", "year"})
 #: is a term, not a quote.
 QUOTE_MIN_WORDS = 2
 _QUOTED = re.compile(r"“([^“”]+)”|\"([^\"]+)\"")
+#: The most words a quoted title has; a longer quotation is someone's words.
+TITLE_MAX_WORDS = 10
+_TITLE_WORD = re.compile(r"[^\W_][\w'’.-]*")
+_DIGITS = re.compile(r"\d+")
+#: Words a title leaves uncapitalized ("Merry Company on a Terrace").
+_TITLE_SMALL_WORDS = frozenset(
+    "a an the and but or nor for of in on at to by with from as into v. vs vs. de del la le".split()
+)
 #: Passages of a page checked against a sentence: the best-scoring few.
 CANDIDATES = 3
-#: The share of a sentence's content words its passage must hold to be about what it says.
+#: Where a sentence joins clauses that may each rest on a passage of their own: a semicolon, a
+#: dash, or a comma before a conjunction or a relative word.
+_CLAUSE_BREAK = re.compile(
+    r"\s*;\s+|\s+[–—]\s+|,\s+(?=(?:and|but|while|whereas|which|where|when|who|before|after"
+    r"|saying|including|although|though)\b)"
+)
+#: The fewest content words a clause must have to be judged alone; a shorter one stays with
+#: the clause before it.
+CLAUSE_MIN_WORDS = 3
+#: More than this share of a sentence's content words its passage must hold to be about what
+#: it says.
 MIN_COVERAGE = 0.5
 #: The most neighbouring sentences one passage spans.
 WINDOW = 4
@@ -148,6 +170,8 @@ def judge(sentence: Sentence, pages: Mapping[str, Fetched]) -> Row:
     at_quote: tuple[Page, Located] | None = None
     for quote in quotes_of(sentence.text):
         spot = _find_quote(quote, read)
+        if spot is None and is_title(quote) and any(_holds_title(quote, p) for p in read):
+            continue  # a work's title the page names in its own typography, not its words
         if spot is None:
             best = _best(sentence.text, read)
             evidence = best.evidence if best is not None else None
@@ -161,6 +185,8 @@ def judge(sentence: Sentence, pages: Mapping[str, Fetched]) -> Row:
         best = _checked(sentence.text, page, span)
     else:
         best = _best(sentence.text, read)
+        if best is not None and best.verdict != "supported":
+            best = _by_clauses(sentence.text, read) or best
     if best is None:
         return Row(sentence, "unsupported", (NO_SUPPORTING_PASSAGE,))
     reasons = tuple(dict.fromkeys([*differs, *best.reasons]))
@@ -168,8 +194,7 @@ def judge(sentence: Sentence, pages: Mapping[str, Fetched]) -> Row:
     if differs and verdict == "supported":
         verdict = "partially_supported"
     undecided = at_quote is None and (
-        (verdict == "supported" and not _held_by_literals(best.support))
-        or reasons == (NO_SUPPORTING_PASSAGE,)
+        (verdict == "supported" and not best.held) or reasons == (NO_SUPPORTING_PASSAGE,)
     )
     return Row(sentence, verdict, reasons, best.evidence, undecided=undecided)
 
@@ -180,12 +205,43 @@ def quotes_of(text: str) -> list[str]:
     return [quote.strip() for quote in found if len(quote.split()) >= QUOTE_MIN_WORDS]
 
 
-def codes(support: Support) -> list[str]:
-    """The gate's reasons for a passage, as the check's codes."""
+def is_title(quote: str) -> bool:
+    """Whether a quotation is a work's title set in quotation marks, as Wikipedia writes them
+    ("The Hunger Games: Mockingjay – Part 2"): a few words, each capitalized but the small ones.
+    A title names a work; its page may typeset it otherwise (other dashes, italics, a short
+    form), so it is held by its words, not located verbatim."""
+    words = _TITLE_WORD.findall(quote)
+    if not words or len(words) > TITLE_MAX_WORDS:
+        return False
+    major = [word for word in words if word.casefold() not in _TITLE_SMALL_WORDS]
+    return bool(major) and all(word[0].isupper() or word[0].isdigit() for word in major)
+
+
+def _holds_title(quote: str, page: Page) -> bool:
+    """Whether the page holds every word and number of a title, case and stops aside."""
+    if not content_tokens(quote) <= _page_tokens(page.text):
+        return False
+    return set(_DIGITS.findall(quote)) <= _page_numbers(page.text)
+
+
+@lru_cache(maxsize=32)
+def _page_tokens(text: str) -> frozenset[str]:
+    return content_tokens(text)
+
+
+@lru_cache(maxsize=32)
+def _page_numbers(text: str) -> frozenset[str]:
+    return frozenset(_DIGITS.findall(text))
+
+
+def codes(support: Support, dated: PageDate | None = None) -> list[str]:
+    """The gate's reasons for a passage, as the check's codes; a date or year the page's own
+    date (``dated``) states is no reason."""
     found: list[str] = []
     for reason in support.reasons:
         if reason == LITERAL_MISSING and support.literals is not None:
-            kinds = {token.kind for token in support.literals.numeric_missing}
+            missing = support.literals.numeric_missing
+            kinds = {token.kind for token in missing if not _dated(token, dated)}
             if kinds - _DATE_KINDS:
                 found.append(FIGURE_DIFFERS)
             if kinds & _DATE_KINDS:
@@ -193,6 +249,50 @@ def codes(support: Support) -> list[str]:
         else:
             found.append(_CODES.get(reason, reason))
     return found
+
+
+#: A page's own date: year, month and day (:attr:`LiteralToken.date`).
+PageDate = tuple[int, int | None, int | None]
+#: The longest line read as a page's dateline ("November 20, 2013 at 6:35 PM").
+DATELINE_MAX_CHARS = 60
+#: The most words a dateline has besides its date ("Video", "Updated", "at", "PM", "EDT").
+DATELINE_MAX_WORDS = 4
+
+
+def page_date(page: Page) -> PageDate | None:
+    """The date a page is dated: its declared publication date, else its first dateline — a
+    short line that states a full date and little else. A news page's sentence "In November
+    2013, the board voted…" takes its month from the page it is on; a date the sentence states
+    is held by this date only when they agree in every part the sentence writes."""
+    if page.published is not None:
+        return page.published.year, page.published.month, page.published.day
+    return _dateline(page.text)
+
+
+@lru_cache(maxsize=32)
+def _dateline(text: str) -> PageDate | None:
+    for line in text.split("\n"):
+        line = line.strip()
+        if not line or len(line) > DATELINE_MAX_CHARS:
+            continue
+        dates = [t for t in literals_of(line) if t.kind == "date" and t.date is not None]
+        if len(dates) != 1 or dates[0].date is None or dates[0].date[1] is None:
+            continue
+        rest = line[: dates[0].start] + line[dates[0].end :]
+        if len(re.findall(r"[^\W\d_]+", rest)) <= DATELINE_MAX_WORDS:
+            return dates[0].date
+    return None
+
+
+def _dated(token: LiteralToken, dated: PageDate | None) -> bool:
+    """Whether the page's own date states a sentence's date or year, in every part it writes."""
+    if dated is None:
+        return False
+    if token.kind == "year":
+        return token.value is not None and token.value == dated[0]
+    if token.kind != "date" or token.date is None:
+        return False
+    return all(part is None or part == mine for part, mine in zip(token.date, dated, strict=True))
 
 
 def page_says(row: Row) -> list[str]:
@@ -361,11 +461,15 @@ class _Found:
     def rank(self) -> int:
         return _RANK[self.verdict]
 
+    @property
+    def held(self) -> bool:
+        return _held_by_literals(self.support)
+
 
 def _checked(claim: str, page: Page, span: tuple[int, int]) -> _Found:
     """The gate's steps 3 and 4 on one passage, and the share of the sentence's words it holds:
-    a passage holding under :data:`MIN_COVERAGE` of them says something else, whatever names
-    or figures it shares (a page's byline names its authors, not what they wrote)."""
+    a passage holding no more than :data:`MIN_COVERAGE` of them says something else, whatever
+    names or figures it shares (a page's byline names its authors, not what they wrote)."""
     start, end = span
     passage = page.text[start:end]
     facts = SourceFacts(title=page.title, published=page.published)
@@ -373,10 +477,12 @@ def _checked(claim: str, page: Page, span: tuple[int, int]) -> _Found:
     located = support.quotes[0].located if support.quotes else None
     where = (located.start, located.end) if located is not None else span
     evidence = Evidence(page.url, where, page.text[where[0] : where[1]])
-    reasons = codes(support)
+    reasons = codes(support, page_date(page))
     verdict: Verdict = support.outcome
+    if verdict == "partially_supported" and not reasons:
+        verdict = "supported"  # the passage lacked only a date the page is dated
     wanted = content_tokens(claim)
-    if wanted and len(wanted & content_tokens(evidence.passage)) < MIN_COVERAGE * len(wanted):
+    if wanted and len(wanted & content_tokens(evidence.passage)) <= MIN_COVERAGE * len(wanted):
         reasons = [*reasons, NO_SUPPORTING_PASSAGE]
         verdict = "unsupported"
     return _Found(verdict, tuple(dict.fromkeys(reasons)), support, evidence)
@@ -392,6 +498,34 @@ def _best(claim: str, read: Sequence[Page]) -> _Found | None:
             if best is None or found.rank > best.rank:
                 best = found
     return best
+
+
+def clauses_of(claim: str) -> list[str]:
+    """A sentence's clauses (:data:`_CLAUSE_BREAK`), each with enough words to be judged."""
+    clauses: list[str] = []
+    for part in _CLAUSE_BREAK.split(claim):
+        if clauses and len(content_tokens(part)) < CLAUSE_MIN_WORDS:
+            clauses[-1] = f"{clauses[-1]}, {part}"
+        elif part.strip():
+            clauses.append(part.strip())
+    if len(clauses) > 1 and len(content_tokens(clauses[0])) < CLAUSE_MIN_WORDS:
+        clauses[:2] = [f"{clauses[0]}, {clauses[1]}"]
+    return clauses
+
+
+def _by_clauses(claim: str, read: Sequence[Page]) -> _Found | None:
+    """A sentence no one passage supports, supported when each of its clauses is by a passage
+    of its own on the cited pages — each clause's figures, dates and names checked against its
+    own passage, as strictly as a sentence's; None when some clause is not."""
+    clauses = clauses_of(claim)
+    if len(clauses) < 2:
+        return None
+    found = [_best(clause, read) for clause in clauses]
+    supported = [f for f in found if f is not None and f.verdict == "supported"]
+    if len(supported) < len(clauses):
+        return None
+    held = next((f for f in supported if f.held), supported[0])
+    return replace(held, evidence=supported[0].evidence)
 
 
 def with_vote(row: Row, vote: VoteRecord) -> Row:

@@ -65,12 +65,22 @@ _TRAILING = re.compile(
 )
 _STOP = re.compile(r"[.!?]+")
 _LAST_WORD = re.compile(r"[\w.]+$")
+_INITIALS = re.compile(r"^(?:[A-Z]\.)+[A-Z]$")
 #: Characters before a full stop read for the word it ends: longer than any abbreviation.
 ABBREVIATION_CHARS = 24
 _CLOSERS = re.compile(r"[\"'”’)\]*_]*")
 _NEXT_START = re.compile(r"\s+(?=[A-Z0-9\"“‘'(\[*_`¿¡])")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
-_EMPTY_PARENS = re.compile(r"\(\s*[,;]?\s*\)")
+_EMPTY_PARENS = re.compile(r"\(\s*(?:[,;]\s*)*\)")
+#: A parenthesis holding nothing but links and their separators: a citation marker
+#: ("(source 1, source 2)", "([nytimes.com](…))"), none of whose words the sentence claims.
+_LINKS_ONLY = re.compile(rf"\(\s*(?:\[[^\[\]]*\]\({_TARGET}\)\s*[,;]?\s*)+\)")
+#: A link's text that only labels a citation ("1", "[2]", "source 3", "ref. 4"): not prose.
+_CITATION_LABEL = re.compile(
+    r"^\s*\[?\s*(?:(?:sources?|refs?\.?|references?|citations?|notes?|links?)\s*)?"
+    r"\d{1,4}\s*\]?\s*$",
+    re.IGNORECASE,
+)
 _EMPHASIS = re.compile(r"(\*\*|__|`)")
 
 #: A prose unit shorter than this many words is a label, not a claim.
@@ -308,6 +318,8 @@ def _abbreviated(text: str, dot: int) -> bool:
     token = word[0]
     if len(token) == 1 and token.isupper():
         return True  # an initial: "G. van Rossum"
+    if _INITIALS.match(token):
+        return True  # letters with stops between them: "The A.V. Club", "U.N."
     return token.lower().rstrip(".") in ABBREVIATIONS
 
 
@@ -379,7 +391,11 @@ def read_citations(
         if match[1]:
             return ""  # an image is no claim and no citation
         cite(match.start(), match[3], match[0])
-        return match[2]
+        return "" if _CITATION_LABEL.match(match[2]) else match[2]
+
+    def links_only(match: re.Match[str]) -> str:
+        # The links stay, to be cited in reading order; their text goes.
+        return _INLINE_LINK.sub(lambda link: f"{link[1]}[]({link[3]})", match[0])
 
     def reference(match: re.Match[str]) -> str:
         label = (match[2] or match[1]).strip().lower()
@@ -410,7 +426,8 @@ def read_citations(
         cite(match.start(), match[1] if match.lastindex else match[0], match[0])
         return ""
 
-    text = _INLINE_LINK.sub(inline, written)
+    text = _LINKS_ONLY.sub(links_only, written)
+    text = _INLINE_LINK.sub(inline, text)
     text = _REF_LINK.sub(reference, text)
     text = _FOOTNOTE.sub(footnote, text)
     text = _BRACKET.sub(bracket, text)
