@@ -43,11 +43,13 @@ def document(claims: list[dict[str, Any]], **fields: Any) -> ClaimsFile:
         (3, [U, A], 1),  # an abstention settles nothing
         (3, [U, R, U], 0),  # the panel is full
         (3, [U, R, U, R], 0),  # votes past the panel are not read
-        (5, [], 2),
+        # At five, until four votes are in, the votes to come could still find the evidence off
+        # its sub-question (decide/relevance_votes.py): the panel stays open for that too.
+        (5, [], 4),
         (5, [U, U], 2),  # two refutes could still kill it
         (5, [U, U, U], 1),  # a fourth uphold leaves one vote, which cannot kill
         (5, [U, U, U, U], 0),
-        (5, [R], 1),  # one more refute kills
+        (5, [R], 3),  # one more refute would kill, but whether it answers stays open
     ],
 )
 def test_votes_wanted_by_panel_size(size: int, cast: list[VoteRecord], wanted: int) -> None:
