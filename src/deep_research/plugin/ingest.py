@@ -165,11 +165,11 @@ def pair_verdicts(
     notes: list[str] = []
     named = reply.get("claim_id") if isinstance(reply, dict) else None
     items = reply.get("judgements") if isinstance(reply, dict) else None
-    if named not in (None, claim) or not isinstance(items, list):
-        why = f"the reply judges {str(named)[:20]}" if named not in (None, claim) else "unreadable"
-        items = []
-    else:
-        why = ""
+    why = ""  # why every pair abstains, when one reason holds for all
+    if named not in (None, claim):
+        why, items = f"the reply judges {str(named)[:20]}, not {claim}", []
+    elif not isinstance(items, list):
+        why, items = "the reply holds no judgements", []
     given: dict[str, list[dict[str, Any]]] = {}
     for item in items:
         source = item.get("source_id") if isinstance(item, dict) else None
