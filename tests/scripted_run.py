@@ -438,19 +438,25 @@ def judged_answers(claim: str, vote: int) -> str | None:
 
 
 def verifier_reply(prompt: str) -> dict[str, Any]:
-    """agents/verifier.md: the located evidence for the pair, copied verbatim from the task's
-    input file (between « and », inside the page text around it), then the verdict."""
+    """agents/verifier.md: for each source the task names, its located evidence copied verbatim
+    from the task's input file (between « and », inside the page text around it), then the
+    verdict — one judgement per source."""
     f = task(prompt, VerifyTask)
     text = Path(f.input).read_text(encoding="utf-8")
-    quote = re.search(r"<untrusted_source [^>\n]*>\n[^«]*«(.+?)»", text, re.DOTALL)
-    assert quote is not None, f"no located evidence in {f.input}"
-    return {
-        "claim_id": f.claim_id,
-        "source_id": f.source_id,
-        "quoted_span": quote.group(1),
-        "verdict": "entails",
-        "rationale": "the located quote states the claim's figure",
-    }
+    judgements = []
+    for source in f.source_ids:
+        section = text.split(f"\n## Source {source}\n", 1)[1].split("\n## Source ", 1)[0]
+        quote = re.search(r"<untrusted_source [^>\n]*>\n[^«]*«(.+?)»", section, re.DOTALL)
+        assert quote is not None, f"no located evidence of {source} in {f.input}"
+        judgements.append(
+            {
+                "source_id": source,
+                "quoted_span": quote.group(1),
+                "verdict": "entails",
+                "rationale": "the located quote states the claim's figure",
+            }
+        )
+    return {"claim_id": f.claim_id, "judgements": judgements}
 
 
 def ciber_reply(prompt: str) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from deep_research.fetch.corpus import retain_document
 from deep_research.gates.trace import SourceIndex, TraceOptions, run_trace, trace_pair
 from deep_research.models import SourceRow
 from deep_research.plugin import replies
+from deep_research.plugin.ingest import pair_verdicts
 from deep_research.plugin.next import next_action
 from deep_research.schemas import validate_brief
 from deep_research.urls import canonicalize, mcp_identity
@@ -248,7 +249,7 @@ def hazelnut_pages() -> list[PageSpec]:
     """The examples' world as a brief's sources, S1–S3, each finding the examples quote."""
     (output, _) = examples(AGENTS / "fetcher.md")
     weekly_quote = output["sources"][0]["findings"][0]["quote"]
-    coop_quote = examples(AGENTS / "verifier.md")[0]["quoted_span"]
+    coop_quote = examples(AGENTS / "verifier.md")[0]["judgements"][0]["quoted_span"]
     board_quote = "The Brenvale growers' board put the 2024 hazelnut crop at 38,900 tonnes"
     return [
         PageSpec(COOP_URL, COOP_TEXT, [("Delivered", coop_quote)], source_type="primary"),
@@ -279,32 +280,33 @@ def verifier_world(tmp_path: Path) -> Path:
 def test_the_verifier_example_is_admitted_on_its_span(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (verdict,) = examples(AGENTS / "verifier.md")
+    (reply,) = examples(AGENTS / "verifier.md")
     root = verifier_world(tmp_path)
+    sources = [item["source_id"] for item in reply["judgements"]]
+    verdicts, abstained = pair_verdicts(reply, reply["claim_id"], sources)
+    assert abstained == []
     given = tmp_path / "verdicts.json"
-    given.write_text(json.dumps(verdict), encoding="utf-8")
+    given.write_text(json.dumps(verdicts), encoding="utf-8")
     assert main(["entail", str(root), "--input", str(given)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ignored"] == [] and report["stripped"] == []
-    (checked,) = report["checked"]
-    assert (checked["claim"], checked["source"], checked["verdict"]) == (
-        verdict["claim_id"],
-        verdict["source_id"],
-        verdict["verdict"],
-    )
+    assert [(c["claim"], c["source"], c["verdict"]) for c in report["checked"]] == [
+        (reply["claim_id"], item["source_id"], item["verdict"]) for item in reply["judgements"]
+    ]
 
 
 def test_the_verifier_example_saved_where_next_asks_is_checked_by_ingest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (verdict,) = examples(AGENTS / "verifier.md")
+    (reply,) = examples(AGENTS / "verifier.md")
     root = verifier_world(tmp_path)
-    saved = replies.verifier_path(root, verdict["claim_id"], verdict["source_id"])
+    sources = [item["source_id"] for item in reply["judgements"]]
+    saved = replies.verifier_path(root, reply["claim_id"], sources)
     saved.parent.mkdir(exist_ok=True)
-    saved.write_text(json.dumps(verdict), encoding="utf-8")
+    saved.write_text(json.dumps(reply), encoding="utf-8")
     assert main(["ingest", str(root)]) == 0
     checked = json.loads(capsys.readouterr().out)["entailment"]
-    assert checked == {"checked": 1, "ignored": [], "stripped": []}
+    assert checked == {"checked": len(sources), "ignored": [], "stripped": [], "abstained": []}
 
 
 def test_the_triangulator_graph_goes_into_claims_json_as_it_is(tmp_path: Path) -> None:

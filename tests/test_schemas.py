@@ -51,6 +51,23 @@ def test_every_schema_compiles_as_draft_2020_12(name: str) -> None:
             {"claim_id": "C1", "source_id": "S2", "quoted_span": "q", "verdict": "maybe"},
             False,
         ),
+        (
+            "verifier-output",
+            {
+                "claim_id": "C1",
+                "judgements": [{"source_id": "S2", "quoted_span": "q", "verdict": "entails"}],
+            },
+            True,
+        ),
+        ("verifier-output", {"claim_id": "C1", "judgements": []}, False),
+        (
+            "verifier-output",
+            {
+                "claim_id": "C1",
+                "judgements": [{"source_id": "S2", "quoted_span": "q", "verdict": "maybe"}],
+            },
+            False,
+        ),
         ("ciber-output", {"ciber_passed": True, "consistency_failures": []}, True),
         (
             "ciber-output",

@@ -702,6 +702,23 @@ class VerifierVerdict(Strict):
     rationale: str = ""
 
 
+class VerifierJudgement(Strict):
+    """One source's judgement in a verifier's reply: the span first, then the verdict."""
+
+    source_id: SourceId
+    quoted_span: str
+    verdict: EntailmentVerdict
+    rationale: str = ""
+
+
+class VerifierOutput(Strict):
+    """A verifier's reply: one claim judged against each source its task names, one judgement
+    per source (code records each (claim, source) pair on its own)."""
+
+    claim_id: ClaimId
+    judgements: list[VerifierJudgement] = Field(min_length=1)
+
+
 class SkepticVote(Strict):
     """One skeptic's vote (stable field names, including camelCase counterSource)."""
 

@@ -41,6 +41,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "fetcher-output": models.FetcherOutput,
     "triangulator-output": models.TriangulatorOutput,
     "verifier-verdict": models.VerifierVerdict,
+    "verifier-output": models.VerifierOutput,
     "skeptic-vote": models.SkepticVote,
     "ciber-output": models.CiberOutput,
     "gate-input": models.GateInput,

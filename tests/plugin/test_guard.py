@@ -180,7 +180,7 @@ def test_a_judge_reads_the_input_file_its_task_names_and_nothing_writes_it(run: 
 
 JUDGES = {
     "triangulator": lambda brief: TriangulateTask(brief, 1),
-    "verifier": lambda brief: VerifyTask(brief, "C1", "S1"),
+    "verifier": lambda brief: VerifyTask(brief, "C1", ("S1",)),
     "skeptic": lambda brief: SkepticTask(brief, "C1"),
     "ciber": lambda brief: CiberTask(brief, 10, 3),
 }
@@ -579,7 +579,7 @@ def test_a_task_is_for_its_own_agent_and_the_runs_brief(run: Run) -> None:
     [
         lambda b: TriangulateTask(b, 2),
         lambda b: SkepticTask(b, "C3"),
-        lambda b: VerifyTask(b, "C1", "S2"),
+        lambda b: VerifyTask(b, "C1", ("S2",)),
         lambda b: CiberTask(b, 10, 3),
         lambda b: McpFetchTask(b, "sq1", 1, ("q",), SCOPE, "docs", {"ok": True, "tools": ["s"]}),
     ],

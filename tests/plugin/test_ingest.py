@@ -1,5 +1,6 @@
 """``deep-research ingest``'s part in the answer a person reads: the written answer is checked
-before it is kept, and claims.json carries the run's own question and date."""
+before it is kept, claims.json carries the run's own question and date, and a verifier's reply
+is read as one verdict per pair it was asked."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from briefs import edit
 from deep_research.brief.layout import Brief
 from deep_research.brief.start_record import StartRecord, clamp_caps
 from deep_research.gates.answer import check_answer
 from deep_research.gates.trace import TraceOptions, run_trace
-from deep_research.plugin.ingest import run_ingest
+from deep_research.plugin.ingest import pair_verdicts, run_ingest
 from deep_research.plugin.next import View, next_action, phase_synthesize, phase_trace
 from deep_research.plugin.replies import synthesis_path, triangulator_path
 from deep_research.render import render_brief
@@ -172,3 +175,96 @@ def test_an_untraced_drafts_computed_fields_are_dropped_once_and_a_traced_files_
     recorded = json.loads((root / "trace.json").read_text(encoding="utf-8"))
     assert recorded["phases"]["ingest"]["dropped"] == report.dropped
     assert "ingest" not in (next_action(root).command or "")  # the draft is its own now
+
+
+def _judged(source: str, verdict: str = "entails") -> dict[str, str]:
+    return {"source_id": source, "quoted_span": f"the span of {source}", "verdict": verdict}
+
+
+Verdicts = list[tuple[str, str | None]]
+
+
+@pytest.mark.parametrize(
+    ("reply", "read", "abstains"),
+    [
+        # The control: each pair asked, judged once, read as its own verdict.
+        (
+            {"claim_id": "C1", "judgements": [_judged("S1"), _judged("S2", "contradicts")]},
+            [("S1", "entails"), ("S2", "contradicts")],
+            [],
+        ),
+        # No claim_id: the file name says which claim, as ever.
+        (
+            {"judgements": [_judged("S2"), _judged("S1")]},
+            [("S1", "entails"), ("S2", "entails")],
+            [],
+        ),
+        # A pair left out abstains alone.
+        (
+            {"claim_id": "C1", "judgements": [_judged("S2")]},
+            [("S1", None), ("S2", "entails")],
+            ["S1"],
+        ),
+        # A pair judged twice abstains alone: code picks neither judgement.
+        (
+            {
+                "claim_id": "C1",
+                "judgements": [_judged("S1"), _judged("S1", "contradicts"), _judged("S2")],
+            },
+            [("S1", None), ("S2", "entails")],
+            ["S1"],
+        ),
+        # A source not asked is dropped; the pairs asked stand.
+        (
+            {
+                "claim_id": "C1",
+                "judgements": [_judged("S1"), _judged("S2"), _judged("S9", "contradicts")],
+            },
+            [("S1", "entails"), ("S2", "entails")],
+            [],
+        ),
+        # A judgement naming another claim is no pair of this task.
+        (
+            {"claim_id": "C1", "judgements": [{**_judged("S1"), "claim_id": "C2"}, _judged("S2")]},
+            [("S1", None), ("S2", "entails")],
+            ["S1"],
+        ),
+        # A reply naming another claim, or holding no judgements, abstains for every pair.
+        (
+            {"claim_id": "C2", "judgements": [_judged("S1"), _judged("S2")]},
+            [("S1", None), ("S2", None)],
+            ["S1", "S2"],
+        ),
+        (
+            {"claim_id": "C1", "judgements": "all entail"},
+            [("S1", None), ("S2", None)],
+            ["S1", "S2"],
+        ),
+        (None, [("S1", None), ("S2", None)], ["S1", "S2"]),
+        (
+            {"claim_id": "C1", "judgements": ["S1 entails", 7]},
+            [("S1", None), ("S2", None)],
+            ["S1", "S2"],
+        ),
+    ],
+    ids=[
+        "control",
+        "no-claim-id",
+        "pair-missing",
+        "pair-twice",
+        "source-not-asked",
+        "judgement-of-another-claim",
+        "reply-of-another-claim",
+        "no-judgements",
+        "unreadable",
+        "malformed-judgements",
+    ],
+)
+def test_a_verifier_reply_is_one_verdict_per_pair_asked_and_a_bad_pair_abstains_alone(
+    reply: object, read: Verdicts, abstains: list[str]
+) -> None:
+    verdicts, notes = pair_verdicts(reply, "C1", ("S1", "S2"))
+    # Every pair asked has exactly one verdict, always of its own claim and source.
+    assert [(v["claim_id"], v["source_id"]) for v in verdicts] == [("C1", "S1"), ("C1", "S2")]
+    assert [(v["source_id"], v.get("verdict")) for v in verdicts] == read
+    assert [n.split(":")[0] for n in notes if "abstains" in n] == [f"C1/{s}" for s in abstains]

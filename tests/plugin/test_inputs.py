@@ -57,7 +57,7 @@ def brief(tmp_path_factory: pytest.TempPathFactory) -> Brief:
 def tasks(root: Path) -> list[JudgingTask]:
     return [
         TriangulateTask(str(root), 2),
-        VerifyTask(str(root), "C1", "S2"),
+        VerifyTask(str(root), "C1", ("S2",)),
         SkepticTask(str(root), "C1"),
         CiberTask(str(root), 10, 3),
     ]
@@ -76,11 +76,14 @@ def test_a_line_a_page_planted_appears_only_inside_the_wrapper(brief: Brief, kin
         assert "</untrusted_source>" not in inside
 
 
-def test_a_verifier_reads_its_one_claim_and_one_source_with_their_metadata(brief: Brief) -> None:
-    text = input_text(brief, VerifyTask(str(brief.root), "C1", "S2"))
+@pytest.mark.parametrize("judged", [("S2",), ("S2", "S1")], ids=["one source", "two sources"])
+def test_a_verifier_reads_its_one_claim_and_each_of_its_sources_with_their_metadata(
+    brief: Brief, judged: tuple[str, ...]
+) -> None:
+    text = input_text(brief, VerifyTask(str(brief.root), "C1", judged))
     assert re.findall(r"^## (Claim C\d+|Source S\d+)$", text, re.MULTILINE) == [
         "Claim C1",
-        "Source S2",
+        *(f"Source {source}" for source in judged),
     ]
     assert "- publisher: heating-today.example" in text and "- title: Spring market notes" in text
     assert text.startswith("# Verifier input") and DATA_RULE in text
@@ -113,7 +116,7 @@ def misquoted(tmp_path_factory: pytest.TempPathFactory) -> Brief:
 def misquoted_tasks(root: Path) -> list[JudgingTask]:
     return [
         TriangulateTask(str(root), 2),
-        VerifyTask(str(root), "C1", "S2"),
+        VerifyTask(str(root), "C1", ("S2",)),
         SkepticTask(str(root), "C1"),
         SkepticTask(str(root), "C3"),
         CiberTask(str(root), 10, 3),

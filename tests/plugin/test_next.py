@@ -21,7 +21,7 @@ import json
 import re
 import shlex
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -179,10 +179,13 @@ def test_a_full_run_that_does_only_what_next_says_reaches_ready(full_run: Shared
     dispatched = [(a.agent or "", t.prompt) for a in full_run.actions for t in a.tasks]
     assert {agent for agent, _ in dispatched} == set(TASKS) - {McpFetchTask.agent_type()}
     assert all(getattr(parse(prompt), "agent_type", str)() == agent for agent, prompt in dispatched)
-    # Every traced load-bearing (claim, source) pair was judged, and each span checked by code.
-    judged = [t for a in full_run.actions if a.phase == "entail" for t in a.tasks]
+    # Every traced load-bearing (claim, source) pair was judged, and each span checked by code:
+    # one verifier per claim, judging each of its pairs.
+    judged = [parse(t.prompt) for a in full_run.actions if a.phase == "entail" for t in a.tasks]
+    pairs = [(t.claim_id, s) for t in judged if isinstance(t, VerifyTask) for s in t.source_ids]
     entail = json.loads((brief / "trace.json").read_text())["phases"]["entail"]
-    assert judged and len(entail["checked"]) == len(judged) and entail["ignored"] == []
+    assert sorted((p["claim"], p["source"]) for p in entail["checked"]) == sorted(pairs)
+    assert entail["ignored"] == [] and len({c for c, _ in pairs}) == len(judged) < len(pairs)
     # Every phase the run recorded is its typed record, written key for key.
     assert {"trace", "entail", "votes", "refetch", "counters", "verdict", "ingest"} <= (
         assert_phases_read_back(Brief(brief))
@@ -192,9 +195,8 @@ def test_a_full_run_that_does_only_what_next_says_reaches_ready(full_run: Shared
         if action.action == "dispatch":
             agent = (action.agent or "").split(":")[1]
             head = (REPO / "agents" / f"{agent}.md").read_text().split("\n---", 1)[0]
-            assert re.search(
-                rf"\b{action.phase}( and [a-z0-9]+)? phases?\b|\band {action.phase} phases\b", head
-            ), agent
+            phases = rf"'s ([a-z0-9]+ and )?{action.phase}( and [a-z0-9]+)? phases? only"
+            assert re.search(phases, head), agent
 
 
 class HeldBack(Orchestrator):
@@ -328,21 +330,26 @@ def test_a_failed_mcp_gate_is_recorded_and_the_run_goes_on_without_the_server(
     assert shlex.split(after.command)[1] == "ingest"
 
 
-class Contradicting(Orchestrator):
-    """A judge that finds the first claim's evidence against it — or answers nothing usable."""
+Reply = dict[str, Any]
 
-    def __init__(self, *args: Any, unreadable: bool = False, **kwargs: Any) -> None:
+
+def contradicting(reply: Reply) -> Any:
+    return {**reply, "judgements": [{**j, "verdict": "contradicts"} for j in reply["judgements"]]}
+
+
+class Contradicting(Orchestrator):
+    """A judge whose reply on the first claim is changed by ``mangle`` (by default: its
+    evidence is found against it)."""
+
+    def __init__(
+        self, *args: Any, mangle: Callable[[Reply], Any] = contradicting, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        self.unreadable = unreadable
+        self.mangle = mangle
 
     def agent_verifier(self, prompt: str) -> Any:
         reply = scripted_run.verifier_reply(prompt)
-        if reply["claim_id"] != "C1":
-            return reply
-        if self.unreadable:
-            return "I could not decide."
-        # The reply names another pair: the file name, not the reply, says which pair it judges.
-        return {**reply, "claim_id": "C9", "verdict": "contradicts"}
+        return self.mangle(reply) if reply["claim_id"] == "C1" else reply
 
 
 def test_a_checked_contradiction_from_the_judge_strips_its_claim(
@@ -357,15 +364,53 @@ def test_a_checked_contradiction_from_the_judge_strips_its_claim(
     assert done.verdict in ("READY", "PARTIAL", "HOLD")
 
 
-def test_an_unreadable_judgement_abstains_and_strips_nothing(
-    resumed: Path, full_run: SharedRun
+def first_left_out(reply: Reply) -> Reply:
+    return {**reply, "judgements": reply["judgements"][1:]}
+
+
+def first_twice(reply: Reply) -> Reply:
+    first = reply["judgements"][0]
+    return {
+        **reply,
+        "judgements": [first, {**first, "verdict": "contradicts"}, *reply["judgements"][1:]],
+    }
+
+
+def with_a_foreign_source(reply: Reply) -> Reply:
+    foreign = {**reply["judgements"][0], "source_id": "S99", "verdict": "contradicts"}
+    return {**reply, "judgements": [*reply["judgements"], foreign]}
+
+
+@pytest.mark.parametrize(
+    ("mangle", "abstaining"),
+    [
+        (lambda reply: reply, 0),  # the control: every pair judged, none abstains
+        (lambda reply: "I could not decide.", None),  # unreadable: every pair of C1
+        (lambda reply: contradicting({**reply, "claim_id": "C9"}), None),  # another claim's
+        (first_left_out, 1),  # a pair missing: that pair alone
+        (first_twice, 1),  # a pair judged twice: that pair alone, its contradiction unread
+        (with_a_foreign_source, 0),  # a source not asked: dropped, the asked pairs stand
+    ],
+    ids=["control", "unreadable", "other-claim", "pair-missing", "pair-twice", "foreign-source"],
+)
+def test_a_pair_a_reply_does_not_judge_abstains_alone_and_strips_nothing(
+    resumed: Path, full_run: SharedRun, mangle: Callable[[Reply], Any], abstaining: int | None
 ) -> None:
     brief = full_run.resume("entail", resumed)
-    done = Contradicting(full_run.web, brief, "full", unreadable=True).run()
+    done = Contradicting(full_run.web, brief, "full", mangle=mangle).run()
     entail = json.loads((brief / "trace.json").read_text())["phases"]["entail"]
-    assert entail["stripped"] == [] and entail["ignored"]
-    assert all(i["claim"] == "C1" and i["reason"] == "not_a_verdict" for i in entail["ignored"])
-    assert done.verdict == "READY", done.reasons
+    (c1,) = [
+        c for c in json.loads((brief / "claims.json").read_text())["claims"] if c["id"] == "C1"
+    ]
+    c1_pairs = len({e["source"] for e in c1["evidence"] if e.get("span")})
+    assert c1_pairs >= 2  # one verifier judged them all: one pair can abstain alone
+    ignored = [(i["claim"], i["reason"]) for i in entail["ignored"]]
+    wanted = c1_pairs if abstaining is None else abstaining
+    assert ignored == [("C1", "not_a_verdict")] * wanted
+    checked_c1 = [p for p in entail["checked"] if p["claim"] == "C1"]
+    assert len(checked_c1) == c1_pairs - wanted
+    assert {p["verdict"] for p in entail["checked"]} <= {"entails"}
+    assert entail["stripped"] == [] and done.verdict == "READY", done.reasons
 
 
 def test_a_quick_run_reaches_partial_quick(

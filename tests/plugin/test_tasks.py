@@ -39,9 +39,9 @@ SAMPLES: list[tuple[Task, str]] = [
     ),
     (TriangulateTask(BRIEF, 2), f"brief={BRIEF} input={BRIEF}/inputs/triangulate-r2.md round=2"),
     (
-        VerifyTask("/my briefs/b", "C1", "S12"),
-        'brief="/my briefs/b" input="/my briefs/b/inputs/verify-C1-S12.md" claim_id=C1 '
-        "source_id=S12",
+        VerifyTask("/my briefs/b", "C1", ("S12", "S3")),
+        'brief="/my briefs/b" input="/my briefs/b/inputs/verify-C1-S12-S3.md" claim_id=C1 '
+        'source_ids=["S12", "S3"]',
     ),
     (SkepticTask(BRIEF, "C3"), f"brief={BRIEF} input={BRIEF}/inputs/skeptic-C3.md claim_id=C3"),
     (
@@ -163,8 +163,15 @@ def test_each_agents_contract_names_every_field_its_prompt_carries(kind: type[Ta
         f"brief={BRIEF} input={BRIEF}/inputs/../claims.json claim_id=C3",
         f"brief={BRIEF} claim_id=C3",
         f"brief={BRIEF} claim_id=C3 input={BRIEF}/inputs/skeptic-C3.md",
-        f"brief={BRIEF} input={BRIEF}/inputs/verify-C1-S3.md claim_id=C1 source_id=S2",
-        f'brief={BRIEF} claim_id=C1 source_id=S2 corpus_path="{BRIEF}/corpus/ab.txt"',
+        f'brief={BRIEF} input={BRIEF}/inputs/verify-C1-S3.md claim_id=C1 source_ids=["S2"]',
+        f'brief={BRIEF} claim_id=C1 source_ids=["S2"] corpus_path="{BRIEF}/corpus/ab.txt"',
+        # A source id is a word: none names a file outside the task's own.
+        f'brief={BRIEF} input={BRIEF}/inputs/verify-C1-../x.md claim_id=C1 source_ids=["../x"]',
+        f"brief={BRIEF} input={BRIEF}/inputs/verify-C1.md claim_id=C1 source_ids=[]",
+        f"brief={BRIEF} input={BRIEF}/inputs/verify-C1-S2-S2.md claim_id=C1 "
+        'source_ids=["S2", "S2"]',
+        f"brief={BRIEF} input={BRIEF}/inputs/verify-C1-S1-S2-S3-S4-S5.md claim_id=C1 "
+        'source_ids=["S1", "S2", "S3", "S4", "S5"]',
     ],
 )
 def test_a_judging_task_names_its_own_input_file_and_no_other(text: str) -> None:
@@ -175,6 +182,6 @@ def test_a_judging_task_names_its_own_input_file_and_no_other(text: str) -> None
 
 def test_a_judging_tasks_input_is_its_own_file_in_the_briefs_inputs_folder() -> None:
     assert SkepticTask(BRIEF, "C3").input == f"{BRIEF}/inputs/skeptic-C3.md"
-    assert VerifyTask(BRIEF, "C1", "S2").input == f"{BRIEF}/inputs/verify-C1-S2.md"
+    assert VerifyTask(BRIEF, "C1", ("S2",)).input == f"{BRIEF}/inputs/verify-C1-S2.md"
     with pytest.raises(ValueError):
         SkepticTask(BRIEF, "C3", input=f"{BRIEF}/claims.json")

@@ -331,6 +331,59 @@ def test_malformed_answers_are_refused_with_the_fix_and_then_kept(project: Path,
     assert not any("fetcher-sq1-r1: the agent ended" in line for line in logged)
 
 
+def _judging_another_claim(answer: dict[str, Any]) -> dict[str, Any]:
+    return {**answer, "claim_id": "C99"}
+
+
+def _judging_a_source_not_asked(answer: dict[str, Any]) -> dict[str, Any]:
+    foreign = {**answer["judgements"][0], "source_id": "S99"}
+    return {**answer, "judgements": [*answer["judgements"], foreign]}
+
+
+def _judging_a_source_twice(answer: dict[str, Any]) -> dict[str, Any]:
+    return {**answer, "judgements": [*answer["judgements"], answer["judgements"][0]]}
+
+
+def test_a_verifier_answering_another_task_is_refused_with_the_fix_and_then_kept(
+    project: Path, web: Web
+) -> None:
+    """One verifier per claim: a reply judging another claim, a source it was not asked or
+    one source twice is refused saying which sources are its own; the corrected one is kept."""
+    spoils = [_judging_another_claim, _judging_a_source_not_asked, _judging_a_source_twice]
+    spoiled: dict[str, str] = {}
+
+    def spoil(task_id: str, answer: dict[str, Any]) -> Any:
+        if not task_id.startswith("verifier-") or task_id in spoiled or not spoils:
+            return answer
+        how = spoils.pop(0)
+        spoiled[task_id] = how.__name__
+        return how(answer)
+
+    brief = start("full")
+    script = Script(Agents(web, brief), spoil)
+    done = script.run()
+    assert done["verdict"] == "READY", done
+    assert not spoils, "the world has three verifier tasks or more"
+    by_task = dict(line.split(": ", 1) for line in script.refusals)
+    wanted = {
+        "_judging_another_claim": '"claim_id" must be "{claim}", this task\'s claim',
+        "_judging_a_source_not_asked": "judge only the sources this task names ({sources})",
+        "_judging_a_source_twice": "one judgement per source ({sources}): a source is judged twice",
+    }
+    for task_id, how in spoiled.items():
+        claim, *sources = task_id.removeprefix("verifier-").split("-")
+        assert wanted[how].format(claim=claim, sources=", ".join(sources)) in by_task[task_id]
+        kept = json.loads((brief / "returns" / f"{task_id}.json").read_text())
+        assert kept["claim_id"] == claim
+        assert [j["source_id"] for j in kept["judgements"]] == sources
+    # One verifier per claim (no claim here cites more than MAX_PAIRS_PER_VERIFIER sources).
+    verifiers = [
+        t["id"] for s in script.steps for t in s["tasks"] if t["id"].startswith("verifier-")
+    ]
+    claims = [task_id.split("-")[1] for task_id in verifiers]
+    assert len(claims) == len(set(claims)) == script.agent_calls["verifier"]
+
+
 def test_only_the_last_answer_of_a_step_carries_the_next_and_no_model_writes_it(
     project: Path, web: Web
 ) -> None:

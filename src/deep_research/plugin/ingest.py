@@ -9,8 +9,9 @@ fetcher:
   is an abstention: recorded as a coverage gap, never a crash and never evidence;
 * the skeptics' returns are collected per claim and recorded by the votes gate;
 * the CIBER agent's diagnosis is applied (an unusable one applies nothing: CIBER did not run);
-* the entailment judges' returns are checked by the entail gate (docs/contracts.md §4.1), each
-  judging the (claim, source) its file name carries — whatever ids the reply itself names;
+* the entailment judges' returns are checked by the entail gate (docs/contracts.md §4.1): each
+  judges the claim and sources its file name carries, one verdict per (claim, source) pair —
+  whatever else the reply names (:func:`pair_verdicts`);
 * claims.json, while it is the writer's draft (before ``trace``), keeps only the writer's own
   fields (:mod:`..normalize.own_fields`): a verdict, a confidence, a synthesis — any field code
   computes — is dropped, and the drop is noted in trace.json ``phases.ingest.dropped``;
@@ -33,6 +34,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,21 +151,64 @@ def _votes(root: Path, items: list[Return]) -> list[str]:
     return sorted(ballots)
 
 
+def pair_verdicts(
+    reply: Any, claim: str, sources: Sequence[str]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """One verifier reply read as one verdict per pair its task asked (``claim`` against each of
+    ``sources``, as the file name carries them), and a line for each pair that abstains.
+
+    A pair abstains alone — its verdict is just its ids, which the entail gate ignores as not a
+    verdict — when the reply leaves it out or judges it twice; every pair abstains when the reply
+    is unreadable or names another claim. A judgement of a source not asked is dropped: a
+    reply never reaches a pair another task was given."""
+    verdicts: list[dict[str, Any]] = []
+    notes: list[str] = []
+    named = reply.get("claim_id") if isinstance(reply, dict) else None
+    items = reply.get("judgements") if isinstance(reply, dict) else None
+    why = ""  # why every pair abstains, when one reason holds for all
+    if named not in (None, claim):
+        why, items = f"the reply judges {str(named)[:20]}, not {claim}", []
+    elif not isinstance(items, list):
+        why, items = "the reply holds no judgements", []
+    given: dict[str, list[dict[str, Any]]] = {}
+    for item in items:
+        source = item.get("source_id") if isinstance(item, dict) else None
+        if not isinstance(item, dict) or item.get("claim_id", claim) != claim:
+            notes.append(f"{claim}: a judgement of no pair of this task was dropped")
+        elif source not in sources:
+            notes.append(f"{claim}/{str(source)[:20]}: not asked of this verifier; dropped")
+        else:
+            given.setdefault(str(source), []).append(item)
+    for source in dict.fromkeys(sources):
+        pair = {"claim_id": claim, "source_id": source}
+        found = given.get(source, [])
+        if len(found) == 1:
+            verdicts.append({**found[0], **pair})
+            continue
+        verdicts.append(pair)
+        reason = why or ("judged twice in one reply" if found else "left out of the reply")
+        notes.append(f"{claim}/{source}: abstains — {reason}")
+    return verdicts, notes
+
+
 def _entail(root: Path, items: list[Return]) -> dict[str, Any]:
     from deep_research.decide.entail import entail_items
 
-    verdicts = []
+    verdicts: list[dict[str, Any]] = []
+    abstained: list[str] = []
     for item in sorted(items, key=lambda r: r.path.name):
-        reply = read_reply(item.path)
-        # The pair judged is the one next asked about; an unreadable reply is that pair's
-        # abstention (ignored by the gate as not a verdict), never a crash.
-        verdict = dict(reply) if isinstance(reply, dict) else {}
-        verdicts.append({**verdict, "claim_id": item.claim, "source_id": item.source})
+        # The pairs judged are the ones next asked about (the file's name); an unreadable or
+        # partial reply is an abstention for its pairs (ignored by the gate as not a verdict),
+        # never a crash and never evidence.
+        found, notes = pair_verdicts(read_reply(item.path), item.claim or "", item.sources)
+        verdicts += found
+        abstained += notes
     report = entail_items(root, verdicts)
     return {
         "checked": len(report.checked),
         "ignored": [entry.line() for entry in report.ignored],
         "stripped": list(report.stripped),
+        "abstained": abstained,
     }
 
 

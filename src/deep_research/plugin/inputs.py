@@ -70,7 +70,7 @@ def input_text(brief: Brief, task: JudgingTask, document: ClaimsFile | None = No
     document = document or brief.load_claims()
     claims = {claim.id: claim for claim in document.claims}
     if isinstance(task, VerifyTask):
-        return _verify(brief, claims[task.claim_id], task.source_id, sources)
+        return _verify(brief, claims[task.claim_id], task.source_ids, sources)
     if isinstance(task, SkepticTask):
         asked = sub_question_texts(document)
         return _skeptic(brief, claims[task.claim_id], sources, asked)
@@ -82,16 +82,19 @@ def input_text(brief: Brief, task: JudgingTask, document: ClaimsFile | None = No
 # --- the tasks ------------------------------------------------------------------------------
 
 
-def _verify(brief: Brief, claim: Claim, source: str, sources: dict[str, SourceRow]) -> str:
+def _verify(
+    brief: Brief, claim: Claim, judged: Sequence[str], sources: dict[str, SourceRow]
+) -> str:
     lines = [
-        f"# Verifier input: claim {claim.id}, source {source}",
+        f"# Verifier input: claim {claim.id}, source(s) {', '.join(judged)}",
         "",
         DATA_RULE,
         "",
         *_claim_lines(claim),
-        *_source_lines(sources.get(source), source),
-        *_evidence_lines(brief, [e for e in claim.evidence if e.source == source], sources),
     ]
+    for source in judged:
+        lines += _source_lines(sources.get(source), source)
+        lines += _evidence_lines(brief, [e for e in claim.evidence if e.source == source], sources)
     return _joined(lines)
 
 

@@ -57,6 +57,7 @@ from deep_research.plugin.runs import (
 )
 from deep_research.plugin.tasks import (
     COUNTER_EVIDENCE,
+    MAX_PAIRS_PER_VERIFIER,
     CiberTask,
     FetchTask,
     JudgingTask,
@@ -641,22 +642,44 @@ def _judge_pairs(document: ClaimsFile) -> list[tuple[str, str]]:
     return pairs
 
 
+def _verify_batches(view: View, document: ClaimsFile) -> list[tuple[str, tuple[str, ...]]]:
+    """The pairs no saved reply covers, as (claim, sources): one verifier per claim, a claim of
+    more than :data:`MAX_PAIRS_PER_VERIFIER` sources split. A pair a saved reply was asked —
+    judged, left out or unreadable — is never asked again, as a pair reply never was."""
+    asked = {
+        (item.claim, source)
+        for item in replies.saved(view.root)
+        if item.kind == "verifier"
+        for source in item.sources
+    }
+    waiting: dict[str, list[str]] = {}
+    for claim, source in _judge_pairs(document):
+        if (claim, source) not in asked:
+            waiting.setdefault(claim, []).append(source)
+    return [
+        (claim, tuple(sources[at : at + MAX_PAIRS_PER_VERIFIER]))
+        for claim, sources in waiting.items()
+        for at in range(0, len(sources), MAX_PAIRS_PER_VERIFIER)
+    ]
+
+
 def phase_entail(view: View) -> Action | None:
     document = view.claims()
     if document is None or "entail" in view.phases():
         return None
+    batches = _verify_batches(view, document)
     tasks = [
         _issued(
             view,
-            VerifyTask(brief=str(view.root), claim_id=claim, source_id=source),
-            replies.verifier_path(view.root, claim, source),
+            VerifyTask(brief=str(view.root), claim_id=claim, source_ids=sources),
+            replies.verifier_path(view.root, claim, sources),
             document,
         )
-        for claim, source in _judge_pairs(document)
-        if not replies.verifier_path(view.root, claim, source).exists()
+        for claim, sources in batches
     ]
     if tasks:
-        why = f"{len(tasks)} (claim, source) pair(s) still to be judged for entailment"
+        pairs = sum(len(sources) for _, sources in batches)
+        why = f"{pairs} (claim, source) pair(s) still to be judged for entailment"
         return _dispatch(view, "entail", why, VerifyTask.agent_type(), tasks)
     judged = [r for r in replies.saved(view.root) if r.kind == "verifier"]
     if judged and pending(view.brief, judged):

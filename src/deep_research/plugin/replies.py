@@ -10,6 +10,7 @@ prose and nothing the model writes about itself is trusted. One definition of th
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -25,7 +26,7 @@ _FETCHER = re.compile(
     r"\.json$"
 )
 _SKEPTIC = re.compile(r"^skeptic-(?P<claim>C[0-9]+)-(?P<vote>[1-9])\.json$")
-_VERIFIER = re.compile(r"^verifier-(?P<claim>C[0-9]+)-(?P<source>S[0-9]+)\.json$")
+_VERIFIER = re.compile(r"^verifier-(?P<claim>C[0-9]+)(?P<sources>(?:-S[0-9]+)+)\.json$")
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,8 @@ class Return:
     retry: bool = False
     claim: str | None = None
     vote: int | None = None
-    source: str | None = None
+    #: A verifier's: the sources its claim is judged against, one judgement each.
+    sources: tuple[str, ...] = ()
 
 
 def returns_dir(brief: Path) -> Path:
@@ -65,8 +67,10 @@ def skeptic_path(brief: Path, claim: str, vote: int) -> Path:
     return returns_dir(brief) / f"skeptic-{claim}-{vote}.json"
 
 
-def verifier_path(brief: Path, claim: str, source: str) -> Path:
-    return returns_dir(brief) / f"verifier-{claim}-{source}.json"
+def verifier_path(brief: Path, claim: str, sources: Sequence[str]) -> Path:
+    """A verifier's reply: ``claim`` judged against each of ``sources`` (the name carries them
+    all, so ingest knows every pair asked whatever the reply names)."""
+    return returns_dir(brief) / f"verifier-{'-'.join([claim, *sources])}.json"
 
 
 def triangulator_path(brief: Path) -> Path:
@@ -97,7 +101,8 @@ def parse_name(path: Path) -> Return | None:
     if m := _SKEPTIC.match(name):
         return Return("skeptic", path, claim=m["claim"], vote=int(m["vote"]))
     if m := _VERIFIER.match(name):
-        return Return("verifier", path, claim=m["claim"], source=m["source"])
+        sources = tuple(m["sources"].removeprefix("-").split("-"))
+        return Return("verifier", path, claim=m["claim"], sources=sources)
     if name == "triangulator.json":
         return Return("triangulator", path)
     if name in ("ciber.json", "ciber-retry.json"):

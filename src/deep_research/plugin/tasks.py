@@ -48,7 +48,7 @@ FIELD_KINDS: dict[str, Kind] = {
     "mcp": "word",
     "gate": "object",
     "claim_id": "word",
-    "source_id": "word",
+    "source_ids": "strings",
     "input": "text",
     "top_n": "count",
     "k_per_claim": "count",
@@ -174,17 +174,32 @@ class TriangulateTask(JudgingTask):
         return f"triangulate-r{self.round}"
 
 
+#: The most (claim, source) pairs one verifier judges: every source of a claim in one reply
+#: (claims cite a few), and a claim citing more is split, so an input and a reply stay small.
+MAX_PAIRS_PER_VERIFIER = 4
+
+
 @dataclass(frozen=True)
 class VerifyTask(JudgingTask):
-    """agents/verifier.md: does one source's located text entail one claim."""
+    """agents/verifier.md: does each source's located text entail one claim (one judgement per
+    source, at most :data:`MAX_PAIRS_PER_VERIFIER`, each a distinct word like ``S3``)."""
 
     agent: ClassVar[str] = "verifier"
     brief: str
     claim_id: str
-    source_id: str
+    source_ids: tuple[str, ...]
 
     def input_name(self) -> str:
-        return f"verify-{self.claim_id}-{self.source_id}"
+        return "-".join(["verify", self.claim_id, *self.source_ids])
+
+    def __post_init__(self) -> None:
+        # The ids name the task's input file: only words, so no id reaches another file.
+        ids = self.source_ids
+        if not 1 <= len(ids) <= MAX_PAIRS_PER_VERIFIER or len(set(ids)) != len(ids):
+            raise ValueError(f"a verifier judges 1 to {MAX_PAIRS_PER_VERIFIER} distinct sources")
+        if not all(_is_word(source) for source in ids):
+            raise ValueError("a source id is one word")
+        super().__post_init__()
 
 
 @dataclass(frozen=True)

@@ -93,7 +93,7 @@ REPLY_SCHEMA = {
     "fetcher": "fetcher-output",
     "mcp-fetcher": "fetcher-output",
     "triangulator": "triangulator-output",
-    "verifier": "verifier-verdict",
+    "verifier": "verifier-output",
     "skeptic": "skeptic-vote",
     "ciber": "ciber-output",
 }
@@ -569,9 +569,9 @@ def _accept_reply(
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "the answer"
         return HookAnswer(False, f"{where}: {error.message[:300]}")
-    expected = _expected_sub_question(target)
-    if expected is not None and reply.get("sub_question") not in (None, expected):
-        return HookAnswer(False, f'"sub_question" must be "{expected}", this task\'s sub-question')
+    problem = _not_this_task(target, reply)
+    if problem is not None:
+        return HookAnswer(False, problem)
     atomic_write_bytes(target, (json.dumps(reply, ensure_ascii=False, indent=1) + "\n").encode())
     _record_answer(brief, current, task_id, agent_id)
     return HookAnswer(True, f"{task_id}: saved to {target}")
@@ -618,9 +618,26 @@ def _not_yours(
     return None
 
 
-def _expected_sub_question(target: Path) -> str | None:
+def _not_this_task(target: Path, reply: Mapping[str, Any]) -> str | None:
+    """Why a schema-valid reply still answers another task than the one its file is named for:
+    a fetcher's other sub-question, a verifier's other claim, a source it was not asked to
+    judge, or one judged twice (None: it is this task's)."""
     saved = replies.parse_name(target)
-    return saved.sub_question if saved is not None and saved.kind == "fetcher" else None
+    if saved is None:
+        return None
+    if saved.kind == "fetcher" and reply.get("sub_question") not in (None, saved.sub_question):
+        return f'"sub_question" must be "{saved.sub_question}", this task\'s sub-question'
+    if saved.kind != "verifier":
+        return None
+    if reply.get("claim_id") != saved.claim:
+        return f'"claim_id" must be "{saved.claim}", this task\'s claim'
+    judged = [item.get("source_id") for item in reply.get("judgements", [])]
+    asked = ", ".join(saved.sources)
+    if not set(judged) <= set(saved.sources):
+        return f"judge only the sources this task names ({asked}), one judgement each"
+    if len(set(judged)) != len(judged):
+        return f"one judgement per source ({asked}): a source is judged twice"
+    return None
 
 
 def resolve(agent_type: str) -> str:
