@@ -83,7 +83,7 @@ def test_a_long_text_of_cues_is_read_in_linear_time() -> None:
     timings = []
     for size in (20_000, 200_000):
         text = "did not fail to handle ships, no ships never " * (size // 45)
-        started = time.perf_counter()
+        started = time.process_time()  # CPU time: load stretches the clock, not the work
         disagreement(claim, text, [(0, len(text))])
-        timings.append(time.perf_counter() - started)
+        timings.append(time.process_time() - started)
     assert timings[1] < 30 * max(timings[0], 0.001)  # ten times the text, not a hundred
