@@ -29,6 +29,7 @@ from deep_research.check.output import annotate, result_json
 from deep_research.check.pages import Page, fetch_missing, read_pages
 from deep_research.check.reading import Report, parse_report, read_report
 from deep_research.check.sentences import Sentence, split_sentences
+from deep_research.console import made_folder
 from deep_research.decide.verify import VerifyReport
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetcher import FetchPolicy
@@ -100,10 +101,6 @@ def default_folder(report: Path) -> Path:
 
 
 def _open_folder(folder: Path) -> Brief:
-    if folder.exists() and not folder.is_dir():
-        raise InputError(
-            f"--state {folder} is a file; give a folder for the check (made if missing)"
-        )
     if (folder / "claims.json").exists():
         raise InputError(f"--state {folder} is a research brief; give a folder of its own")
     ours = (folder / RESULT_FILE).exists() or (folder / "fetch-log.jsonl").exists()
@@ -112,13 +109,7 @@ def _open_folder(folder: Path) -> Brief:
         raise InputError(
             f"--state {folder} holds other files; give a new or empty folder, or a check folder"
         )
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(
-            f"--state {folder}: cannot make the folder ({exc.strerror or exc})"
-        ) from None
-    return Brief(folder)
+    return Brief(made_folder(folder, option="--state", what="the check folder"))
 
 
 def run_check(
