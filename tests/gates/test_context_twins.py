@@ -116,6 +116,21 @@ that line.
 """
 RUST_FACTS: Facts = {"published": date(2024, 9, 5), "publisher": "blog.rust-lang.example"}
 
+# The played run's page shape: another program, named in the paragraph before, does the same
+# thing; the located sentence names its own subject.
+RUST_SEARCH_POST = """Announcing Rust 1.58.0
+
+The Rust team has published a new version of Rust, 1.58.0.
+
+## Command search on Windows
+
+PowerShell has long looked for a program in the current directory before the search path.
+
+Rust now performs its own search without the current directory, so a program of that name left \
+in it is never run by mistake.
+"""
+SEARCH_QUOTE = "Rust now performs its own search without the current directory"
+
 MIGRATION = """Moving Quillmark to the Inkwell parser
 
 Quillmark 5.0 replaces its markdown engine with Inkwell, the parser the Inkdrop project \
@@ -480,6 +495,24 @@ TWINS = [
         LINKER_QUOTE,
         "name_missing",
         False,
+        RUST_FACTS,
+    ),
+    Twin(
+        "opener-other-product-before",  # the played run's page: PowerShell named just before
+        RUST_SEARCH_POST,
+        "PowerShell now performs its own search without the current directory.",
+        SEARCH_QUOTE,
+        "name_missing",
+        False,
+        RUST_FACTS,
+    ),
+    Twin(
+        "opener-own-product-before",
+        RUST_SEARCH_POST,
+        "On Windows, Rust now performs its own search without the current directory.",
+        SEARCH_QUOTE,
+        "heading",
+        True,
         RUST_FACTS,
     ),
     Twin(

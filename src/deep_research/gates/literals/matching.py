@@ -78,6 +78,7 @@ from deep_research.gates.literals.relative import RelativeDate, relative_dates
 from deep_research.gates.literals.subjects import entities, established, reference, standing
 from deep_research.gates.literals.tokens import LiteralToken, Qualifier
 from deep_research.gates.literals.voice import attribution
+from deep_research.gates.vocabulary import STOP_WORDS
 from deep_research.models import ContextLiteral
 
 
@@ -554,6 +555,39 @@ def _from_context(
     return ContextUse(token, where) if _date_satisfied(claim, stated) else None
 
 
+_WORD = re.compile(r"[^\W_][\w'-]*")
+#: How many words beside a name must read alike for another name to stand in its place.
+_PLACE_WORDS = 2
+
+
+def _words(text: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def _stands_in_place(claim: str, token: LiteralToken, quotes: Sequence[str]) -> bool:
+    """Whether the quotes write another name where the claim writes ``token``: the claim's next
+    (or previous) words follow (or precede) a capitalized word of the quotes that the claim does
+    not hold. "PowerShell now performs its own search" against "Rust now performs its own
+    search" puts PowerShell in Rust's place, and no passage may then establish PowerShell — the
+    sentence names its own subject."""
+    after = _words(claim[token.end :])[:_PLACE_WORDS]
+    before = _words(claim[: token.start])[-_PLACE_WORDS:]
+    held = set(_words(claim))
+    for quote in quotes:
+        for match in _WORD.finditer(quote):
+            word = match.group()
+            if not word[0].isupper() or word.lower() in STOP_WORDS or word.lower() in held:
+                continue
+            if len(after) == _PLACE_WORDS and _words(quote[match.end() :])[:_PLACE_WORDS] == after:
+                return True
+            if (
+                len(before) == _PLACE_WORDS
+                and _words(quote[: match.start()])[-_PLACE_WORDS:] == before
+            ):
+                return True
+    return False
+
+
 def _contains_name(passage: Passage, name: str) -> bool:
     if passage.where == "publication date":
         return False
@@ -591,7 +625,9 @@ def check(
         if _satisfied(item, evidence, quote_text, derived, phrases):
             continue
         use = None
-        if context is not None:
+        if context is not None and not (
+            token.kind == "name" and _stands_in_place(claim, token, quotes)
+        ):
             use = _from_context(item, evidence, context, phrases, quotes, voices, claim_names)
         if use is not None:
             used.append(use)
