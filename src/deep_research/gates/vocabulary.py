@@ -74,12 +74,15 @@ _SUFFIXES_BY_LAST: dict[str, tuple[str, ...]] = {
 # Texts share most of their words: a word met again is stemmed once (a few thousand kept).
 @lru_cache(maxsize=8192)
 def stem(word: str) -> str:
-    """A deliberately light stemmer: enough to match plural/tense variants, never a lemmatizer."""
+    """A deliberately light stemmer: enough to match plural/tense variants, never a lemmatizer.
+
+    A final "e" goes too, so a verb's plain form meets its other forms: "announce",
+    "announced" and "announcing" are all "announc"; "release" and "releases" "releas"."""
     for suffix in _SUFFIXES_BY_LAST.get(word[-1:], ()):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)]
             return base + "y" if suffix in ("ies", "ied") else base
-    return word
+    return word[:-1] if word.endswith("e") and len(word) >= 4 else word
 
 
 #: Irregular past forms and the verb they are a form of: "When did it see first light?" is
