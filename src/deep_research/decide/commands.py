@@ -101,7 +101,7 @@ def cmd_verdict(args: argparse.Namespace) -> int:
 
     report = run_verdict(Path(args.brief), settings_from(args))
     print_json(report.as_dict())
-    return unusable_says_next(report.verdict, report.reasons)
+    return unusable_says_next(report.verdict, report.verdict_reasons)
 
 
 def unusable_says_next(verdict: str, reasons: Sequence[str]) -> int:

@@ -287,10 +287,9 @@ def _compare_verdict(stored: _Stored, retraced: list[str], quoting: list[str]) -
     found = []
     if decided.verdict != document.verdict:
         found.append(f"verdict: stored {document.verdict}, recomputed {decided.verdict}")
-    if decided.reasons != document.verdict_reasons:
-        found.append(
-            f"verdict_reasons: stored {document.verdict_reasons!r}, recomputed {decided.reasons!r}"
-        )
+    stored_reasons, reasons = document.verdict_reasons, decided.verdict_reasons
+    if reasons != stored_reasons:
+        found.append(f"verdict_reasons: stored {stored_reasons!r}, recomputed {reasons!r}")
     found += _differences("floors", _plain(document.floors), _plain(decided.floors))
     try:
         recorded = stored.trace.phase("verdict", VerdictPhase)
