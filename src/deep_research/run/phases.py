@@ -714,7 +714,8 @@ def phase_triangulate(ctx: Context) -> None:
     report = run_triangulate(ctx.brief.root, ctx.settings)
     ctx.progress(
         "triangulate",
-        f"τ {report.tau}; {report.claims} claim(s) kept, {len(report.stripped)} stripped",
+        f"τ {report.triangulation_score}; {report.claims} claim(s) kept, "
+        f"{len(report.stripped)} stripped",
     )
 
 
