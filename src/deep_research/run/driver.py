@@ -219,7 +219,7 @@ def execute(
                     crash_point("within", phase.name)
                 except CapReached as exc:
                     # A cap outside a worker (plan, synthesis): record it and go on to the gates.
-                    ctx.mark_incomplete(f"{phase.name}: cap {exc.cap}: {exc.detail}")
+                    ctx.mark_incomplete(f"{phase.name}: cap {exc.name}: {exc.detail}")
                 except CallFailed as exc:
                     # A model call that failed for good (round 2's queries): the same.
                     ctx.mark_incomplete(f"{phase.name}: a model call failed: {exc}")
