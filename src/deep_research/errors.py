@@ -19,6 +19,10 @@ maps the tree to exit codes in exactly one place (``cli.exit_code_for``); librar
         └── NotACorpusFile            summary-substitution guard: text that is not a corpus
                                       file of this brief was offered as evidence
 
+Outside the tree, :class:`Stopped` — a named gate or cap that stopped some work — is caught where
+that work stops (a phase marked incomplete, a gate's recorded result), never mapped to an exit
+code.
+
 Exit codes (documented in the README): 0 success, 1 the check ran and found violations,
 2 input error, 3 brief busy, 130 interrupted.
 """
@@ -28,6 +32,16 @@ from __future__ import annotations
 
 class DeepResearchError(Exception):
     """Base of every deliberate failure in deep-research."""
+
+
+class Stopped(Exception):
+    """A named check stopped the work: ``name`` says which (a gate, a cap), ``detail`` why, in
+    one line without any secret value."""
+
+    def __init__(self, name: str, detail: str) -> None:
+        self.name = name
+        self.detail = detail
+        super().__init__(f"{name}: {detail}")
 
 
 class BriefBusy(DeepResearchError):

@@ -10,7 +10,7 @@ ignored key. Agent returns are strict too — drift is the normalizer's job, not
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import date, datetime
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
@@ -172,6 +172,14 @@ class FetchLogEntry(BaseModel):
     redirects: list[str] = Field(default_factory=list)  # every hop after the first, in order
     # Private networks the run was allowed to reach (tests only); empty in production runs.
     private_allowlist: list[str] = Field(default_factory=list)
+
+
+def logged_urls(
+    log: Iterable[FetchLogEntry], keep: Callable[[FetchLogEntry], bool]
+) -> Iterator[str]:
+    """Both addresses of every entry ``keep`` accepts: the one asked for and, when a redirect
+    led elsewhere, the one landed on."""
+    return (url for entry in log if keep(entry) for url in (entry.url, entry.final_url) if url)
 
 
 class CorpusMeta(BaseModel):

@@ -33,6 +33,7 @@ from deep_research.models import (
     Contradiction,
     FetchLogEntry,
     SourceRow,
+    logged_urls,
 )
 from deep_research.shown_urls import WITHHELD, fetched_urls, may_show, withhold, withhold_all
 from deep_research.urls import is_web, source_urls, urls_in
@@ -330,13 +331,8 @@ def _contradiction(
 
 def logged_documents(log: Sequence[FetchLogEntry]) -> set[str]:
     """The local documents (``file://<corpus>/<path>``) this brief retained."""
-    return {
-        url
-        for entry in log
-        if entry.outcome == "ok"
-        for url in (entry.url, entry.final_url)
-        if url and not is_web(url)
-    }
+    retained = logged_urls(log, lambda entry: entry.outcome == "ok")
+    return {url for url in retained if not is_web(url)}
 
 
 def _local_path(source: SourceRow, documents: set[str]) -> str | None:

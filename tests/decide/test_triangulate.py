@@ -554,7 +554,7 @@ def test_each_text_is_read_once_for_every_claim_together(tmp_path: Path) -> None
     assert sorted(corpus.reads) == ["S1", "S2", "S3"]
     # S1 and S2 share their words; S1 and S3 share a quote; S2 and S3 nothing.
     assert [c.independent_count for c in document.claims] == [1, 2, 1]
-    assert report.as_dict()["links"] == [
+    assert report.entry()["links"] == [
         {"a": "S1", "b": "S2", "reason": "near_copy"},
         {"a": "S1", "b": "S3", "reason": "near_copy"},
     ]

@@ -239,7 +239,9 @@ def test_word_confidences_are_reported_not_silently_abstained(
 def test_votes_beyond_the_panel_size_are_reported() -> None:
     uphold = {"refuted": False, "evidence": "", "confidence": 1}
     found = discarded_votes({"C1": [uphold] * 4}, SETTINGS)
-    assert [d.line() for d in found] == ["C1 vote 4: beyond panel_size (3): not read"]
+    assert [(d.claim, d.vote, d.reason) for d in found] == [
+        ("C1", 4, "beyond panel_size (3): not read")
+    ]
 
 
 @pytest.mark.parametrize(

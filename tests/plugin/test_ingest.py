@@ -48,8 +48,8 @@ def test_a_one_sided_answer_is_set_aside_and_asked_for_once_more_with_the_reason
     view = _run(root)
     _answer(root, ONE_SIDED)
     report = run_ingest(root)
-    assert not report.synthesis and report.answer is not None
-    assert "C2" in report.answer and "September 2026" in report.answer
+    assert not report.synthesis and report.answer_refused is not None
+    assert "C2" in report.answer_refused and "September 2026" in report.answer_refused
     assert Brief(root).load_claims().synthesis is None  # nothing of it reaches the report
     assert not synthesis_path(root).exists() and synthesis_path(root, refused=True).exists()
 
@@ -60,7 +60,7 @@ def test_a_one_sided_answer_is_set_aside_and_asked_for_once_more_with_the_reason
 
     _answer(root, BOTH)
     report = run_ingest(root)
-    assert report.synthesis and report.answer is None
+    assert report.synthesis and report.answer_refused is None
     assert Brief(root).load_claims().synthesis == BOTH
 
 
@@ -73,7 +73,7 @@ def test_a_second_refused_answer_is_kept_and_the_report_says_what_it_left_out(
     run_ingest(root)
     _answer(root, ONE_SIDED)
     report = run_ingest(root)  # asked once more only: the run goes on to its verdict
-    assert report.synthesis and report.answer is not None and "C2" in report.answer
+    assert report.synthesis and report.answer_refused is not None and "C2" in report.answer_refused
     assert Brief(root).load_claims().synthesis == ONE_SIDED
     assert phase_synthesize(_run(root)) is None
 
@@ -90,13 +90,13 @@ def test_claims_get_the_runs_question_and_date_before_the_trace(tmp_path: Path) 
     assert first is not None and first.command is not None
     assert first.command.split()[1] == "ingest"
     report = run_ingest(root)
-    assert report.dated
+    assert report.claims_dated
     document = Brief(root).load_claims()
     assert document.question == "When will the works restart?"
     assert document.generated == STARTED.date()
     then = phase_trace(view)
     assert then is not None and then.command is not None and then.command.split()[1] == "trace"
-    assert not run_ingest(root).dated  # once: the next ingest leaves them as they are
+    assert not run_ingest(root).claims_dated  # once: the next ingest leaves them as they are
 
 
 def test_the_triangulators_contradictions_reach_claims_json_and_the_report(
@@ -127,10 +127,10 @@ def test_the_triangulators_contradictions_reach_claims_json_and_the_report(
     first = phase_trace(view)
     assert first is not None and first.command is not None
     assert first.command.split()[1] == "ingest" and "contradictions" in first.why
-    assert run_ingest(root).contradictions == 1
+    assert run_ingest(root).contradictions_adopted == 1
     (entry,) = Brief(root).load_claims().unresolved_contradictions
     assert entry.ids == ["C1", "C2"] and entry.topic == OPEN["topic"]
-    assert run_ingest(root).contradictions == 0  # once
+    assert run_ingest(root).contradictions_adopted == 0  # once
     then = phase_trace(view)
     assert then is not None and then.command is not None and then.command.split()[1] == "trace"
     run_trace(TraceOptions(brief=root))

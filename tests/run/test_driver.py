@@ -16,17 +16,12 @@ from deep_research.cli import main
 from deep_research.errors import BriefBusy, InputError
 from deep_research.gates.trace import emitted_claims
 from deep_research.models import SourceRow
-from deep_research.run.driver import (
-    PHASES_QUICK,
-    Progress,
-    RunRequest,
-    RunResult,
-    start,
-)
+from deep_research.run.driver import Progress, RunRequest, RunResult, start
 from deep_research.run.governor import MAX_SEARCHES_PER_WORKER, MAX_WORKERS, Limits, default_limits
 from deep_research.run.interface import CallPrice
 from deep_research.run.localcorpus import LocalCorpus, open_corpus
 from deep_research.run.phases import build_claims
+from deep_research.run.pipeline import phase_names
 from deep_research.run.reasoners import ExtractiveReasoner
 from deep_research.schemas import validate_brief
 from deep_research.settings import load_settings
@@ -335,7 +330,7 @@ def whole(tmp_path_factory: pytest.TempPathFactory) -> RunResult:
     return _run(tmp_path_factory.mktemp("whole"), ExtractiveReasoner())
 
 
-@pytest.mark.parametrize("phase", PHASES_QUICK)
+@pytest.mark.parametrize("phase", phase_names("quick"))
 def test_killed_after_any_phase_validates_and_resumes_to_the_same_verdict(
     tmp_path: Path, whole: RunResult, phase: str
 ) -> None:

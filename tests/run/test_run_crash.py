@@ -26,7 +26,7 @@ from deep_research.brief.layout import Brief, slugify
 from deep_research.cli import main
 from deep_research.gates.trace import emitted_claims
 from deep_research.run.crashpoint import TEST_PAUSE_ENV
-from deep_research.run.driver import PHASES_QUICK
+from deep_research.run.pipeline import phase_names
 from deep_research.schemas import validate_brief
 
 QUESTION = "How are chained comparisons evaluated?"
@@ -160,7 +160,7 @@ def _resume_and_compare(
     "pause",
     # Every phase mid-way (its own output on disk, not recorded), and a few boundaries (the
     # in-process tests already stop at every boundary).
-    [f"within:{phase}" for phase in PHASES_QUICK]
+    [f"within:{phase}" for phase in phase_names("quick")]
     + ["after:plan", "after:normalize", "after:triangulate", "after:verdict"],
 )
 def test_sigkill_at_a_phase_point_leaves_a_valid_brief_that_resumes_to_the_same_verdict(

@@ -22,9 +22,10 @@ from briefs import assert_phases_read_back, assert_verified, read_phase
 from conftest import REPO
 from deep_research.brief.layout import Brief, slugify
 from deep_research.gates.trace import emitted_claims
-from deep_research.run.driver import PHASES_FULL, Progress, RunRequest, RunResult, start
+from deep_research.run.driver import Progress, RunRequest, RunResult, start
 from deep_research.run.governor import default_limits
 from deep_research.run.localcorpus import open_corpus
+from deep_research.run.pipeline import phase_names
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings, load_settings
 from fakereasoner import PanelReasoner
@@ -35,6 +36,7 @@ STOPS = "A chained comparison stops at the first comparison that is false."
 # Every claim answers the question: the relevance gate would drop one about comparisons alone.
 PRIORITY = "The operators of a chained comparison share the same priority, below arithmetic ones."
 PLANTED = "Chained comparisons were introduced in Python 3.0."
+PHASES_FULL = phase_names("full")
 
 # Three owners (top-level folders) saying the same things in their own words.
 DOCS = {

@@ -20,7 +20,10 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from itertools import chain
+from typing import Any, TypeVar
 from urllib.parse import unquote_plus
+
+from pydantic import BaseModel
 
 from deep_research.brief.layout import Brief
 from deep_research.brief.writers import atomic_write_json, model_dump
@@ -42,6 +45,8 @@ from deep_research.urls import urls_in
 LEAK_WINDOW = 40
 #: What the record holds in place of a fetched URL that holds page text; its words are the reason.
 URL_WITHHELD = "[url withheld: it holds page text]"
+
+AuditRow = TypeVar("AuditRow", AuditSource, AuditFetch)
 
 
 def build_audit(
@@ -66,31 +71,18 @@ def build_audit(
     for (_, source_id), outcome in sorted(pairs.items()):
         per = counts.setdefault(source_id, {})
         per[outcome] = per.get(outcome, 0) + 1
+
+    def kept(model: type[AuditRow], row: BaseModel, **computed: Any) -> AuditRow:
+        """``row`` as the record keeps it: the fields ``model`` names, URLs shown or withheld."""
+        fields = {name: getattr(row, name) for name in model.model_fields if name not in computed}
+        fields.update({name: shown(fields[name]) for name in ("url", "final_url")})
+        return model(**fields, **computed)
+
     records = [
-        AuditSource(
-            id=source.id,
-            url=URL_WITHHELD if source.url in withheld else source.url,
-            final_url=shown(source.final_url),
-            status=source.status,
-            tier=source.tier,
-            content_hash=source.content_hash,
-            retrieved_at=source.retrieved_at,
-            verdicts=VerdictCounts.model_validate(counts.get(source.id, {})),
-        )
+        kept(AuditSource, source, verdicts=VerdictCounts.model_validate(counts.get(source.id, {})))
         for source in sources
     ]
-    fetches = [
-        AuditFetch(
-            url=URL_WITHHELD if entry.url in withheld else entry.url,
-            final_url=shown(entry.final_url),
-            outcome=entry.outcome,
-            status=entry.status,
-            tier=entry.tier,
-            content_hash=entry.content_hash,
-            retrieved_at=entry.retrieved_at,
-        )
-        for entry in log
-    ]
+    fetches = [kept(AuditFetch, entry) for entry in log]
     return AuditFile(
         topic=document.topic,
         verdict=document.verdict,

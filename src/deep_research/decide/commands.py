@@ -58,8 +58,9 @@ def cmd_triangulate(args: argparse.Namespace) -> int:
     # plugin run's contradicted claims are contested and listed in the report the same way.
     settings = settings_from(args)
     run_contradictions(Path(args.brief), settings)
-    report = run_triangulate(Path(args.brief), settings)
-    print_json(report.as_dict())
+    summary = run_triangulate(Path(args.brief), settings).entry()
+    del summary["settings_hash"]  # stamped only on the copy trace.json records
+    print_json(summary)
     return EXIT_OK
 
 
@@ -101,7 +102,7 @@ def cmd_verdict(args: argparse.Namespace) -> int:
 
     report = run_verdict(Path(args.brief), settings_from(args))
     print_json(report.as_dict())
-    return unusable_says_next(report.verdict, report.reasons)
+    return unusable_says_next(report.verdict, report.verdict_reasons)
 
 
 def unusable_says_next(verdict: str, reasons: Sequence[str]) -> int:

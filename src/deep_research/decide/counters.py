@@ -42,16 +42,17 @@ from deep_research.brief.record import load_trace_or_empty, open_brief, writes_b
 from deep_research.brief.trace_phases import CountersPhase, RefetchPhase
 from deep_research.brief.writers import atomic_write_json, model_dump
 from deep_research.errors import SchemaViolation
-from deep_research.fetch.fetchlog import succeeded
+from deep_research.fetch.fetchlog import fetched_page_urls
 from deep_research.models import (
     Counters,
     FetchLogEntry,
     SearchesExhausted,
     SourceRow,
     TraceFile,
+    logged_urls,
     validate_model,
 )
-from deep_research.urls import canonical_or_none, host_of, source_urls
+from deep_research.urls import host_of, source_urls
 
 #: A plan longer than this is clamped: no run within the hard caps does more.
 MAX_SUB_QUESTIONS = 12
@@ -120,13 +121,7 @@ def counted(queries: Sequence[str]) -> list[str]:
 
 def fetched_sources(sources: Sequence[SourceRow], log: Sequence[FetchLogEntry]) -> list[SourceRow]:
     """The sources fetch-log.jsonl shows a 2xx page fetch for (a snippet is not a fetch)."""
-    fetched = {
-        c
-        for entry in log
-        if entry.purpose == "page" and succeeded(entry)
-        for url in (entry.url, entry.final_url)
-        if (c := canonical_or_none(url)) is not None
-    }
+    fetched = fetched_page_urls(log)
     return [s for s in sources if source_urls(s) & fetched]
 
 
@@ -158,13 +153,8 @@ class RoundSearches:
 
 def tried_hosts(log: Sequence[FetchLogEntry]) -> set[str]:
     """Every host a page fetch was attempted on, whatever came of it: a publisher looked at."""
-    return {
-        host
-        for entry in log
-        if entry.purpose == "page"
-        for url in (entry.url, entry.final_url)
-        if url and (host := host_of(url))
-    }
+    pages = logged_urls(log, lambda entry: entry.purpose == "page")
+    return {host for url in pages if (host := host_of(url))}
 
 
 @dataclass(frozen=True)

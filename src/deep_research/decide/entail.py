@@ -66,13 +66,8 @@ class Ignored:
         return f"{pair}: {self.reason} — {self.detail}"
 
     def record(self) -> IgnoredVerdict:
-        return IgnoredVerdict(
-            item=self.item,
-            claim=self.claim,
-            source=self.source,
-            reason=self.reason,
-            detail=self.detail,
-        )
+        """Its trace.json record: the same fields."""
+        return IgnoredVerdict(**vars(self))
 
 
 @dataclass

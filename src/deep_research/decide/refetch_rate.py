@@ -22,7 +22,7 @@ from deep_research.brief.writers import atomic_write_json, atomic_write_text, mo
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.archive import archive_base
 from deep_research.fetch.fetcher import Fetcher, FetchPolicy, policy_from_env
-from deep_research.fetch.fetchlog import succeeded
+from deep_research.fetch.fetchlog import fetched_page_urls
 from deep_research.fetch.refetch_sample import (
     Cited,
     Refetched,
@@ -33,7 +33,7 @@ from deep_research.fetch.refetch_sample import (
 )
 from deep_research.gates.locate import locate
 from deep_research.models import TraceFile
-from deep_research.urls import canonical_or_none, source_urls
+from deep_research.urls import source_urls
 
 
 @dataclass
@@ -99,20 +99,10 @@ def recheck(item: Cited, fetched: Refetched) -> RefetchedSource:
     return record
 
 
-def _fetched_urls(brief: Brief) -> set[str]:
-    return {
-        url
-        for entry in brief.load_fetch_log()
-        if entry.purpose == "page" and succeeded(entry)
-        for given in (entry.url, entry.final_url)
-        if (url := canonical_or_none(given)) is not None
-    }
-
-
 def refetchable(brief: Brief) -> list[Cited]:
     """The cited sources the re-fetch may request: those this run fetched (a source row naming
     a URL nothing fetched must not make the re-fetch phase request it)."""
-    fetched = _fetched_urls(brief)
+    fetched = fetched_page_urls(brief.load_fetch_log())
     document = brief.load_claims()
     return [
         c for c in cited_sources(document, brief.load_sources()) if source_urls(c.source) & fetched

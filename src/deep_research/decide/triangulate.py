@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import combinations
 from pathlib import Path
-from typing import Any
 
 from deep_research.brief.layout import Brief
 from deep_research.brief.record import (
@@ -536,34 +535,6 @@ def worker_overlap(sources: Sequence[SourceRow], settings: Settings) -> list[Wor
 # --- the command ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TriangulationReport:
-    tau: float
-    claims: int
-    stripped: list[str]
-    independent: dict[str, int]
-    coverage_gaps: list[str]
-    worker_overlap: list[WorkerOverlap]
-    links: list[SourceLink]
-
-    def record(self) -> TriangulatePhase:
-        """The phase's trace.json record (its settings hash is stamped when it is recorded)."""
-        return TriangulatePhase(
-            triangulation_score=self.tau,
-            claims=self.claims,
-            stripped=self.stripped,
-            independent_count=self.independent,
-            coverage_gaps=self.coverage_gaps,
-            worker_overlap=self.worker_overlap,
-            links=self.links,
-        )
-
-    def as_dict(self) -> dict[str, Any]:
-        summary = self.record().entry()
-        del summary["settings_hash"]
-        return summary
-
-
 def _ciber_failures(trace: TraceFile) -> dict[str, int]:
     ciber = trace.phase("ciber", CiberPhase)
     counted = (ciber.failures_per_claim if ciber is not None else None) or {}
@@ -581,7 +552,7 @@ def triangulate_claims(
     corpus: Corpus,
     trace: TraceFile,
     settings: Settings,
-) -> tuple[ClaimsFile, TriangulationReport]:
+) -> tuple[ClaimsFile, TriangulatePhase]:
     """The triangulated claims.json and what was decided, from already-read artifacts and the
     retained texts (``corpus``, read one at a time; nothing is written)."""
     by_id = {source.id: source for source in sources}
@@ -656,11 +627,11 @@ def triangulate_claims(
             "freshness": evidence_freshness(cited, sources, log),
         }
     )
-    report = TriangulationReport(
-        tau=score_tau,
+    report = TriangulatePhase(
+        triangulation_score=score_tau,
         claims=len(kept),
         stripped=[entry.id for entry in stripped],
-        independent={claim.id: claim.independent_count for claim in kept},
+        independent_count={claim.id: claim.independent_count for claim in kept},
         coverage_gaps=new_gaps,
         worker_overlap=worker_overlap(sources, settings),
         links=[SourceLink(a=a, b=b, reason=why) for (a, b), why in sorted(linker.links.items())],
@@ -669,7 +640,7 @@ def triangulate_claims(
 
 
 @writes_brief
-def run_triangulate(root: Path, settings: Settings) -> TriangulationReport:
+def run_triangulate(root: Path, settings: Settings) -> TriangulatePhase:
     brief = open_brief(root)
     require_run_settings(brief.root, settings)
     sources = brief.load_sources()
@@ -679,7 +650,7 @@ def run_triangulate(root: Path, settings: Settings) -> TriangulationReport:
     updated, report = triangulate_claims(
         document, sources, log, Corpus(brief, sources), trace, settings
     )
-    save(brief, updated, record_phase(trace, "triangulate", report.record(), settings))
+    save(brief, updated, record_phase(trace, "triangulate", report, settings))
     return report
 
 

@@ -71,7 +71,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, cast
 
@@ -746,18 +746,22 @@ def evaluate(
 
 @dataclass(frozen=True)
 class VerdictReport:
+    """The decision, its fields named as claims.json and ``phases.verdict`` record them."""
+
     verdict: Verdict
-    reasons: list[str]
+    verdict_reasons: list[str]
     floors: dict[str, Floor]
     settings_hash: str
     non_default_settings: dict[str, SettingChange]
 
+    def recorded(self) -> dict[str, Any]:
+        """The fields by name: the update claims.json takes and the phase record's body."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
     def as_dict(self) -> dict[str, Any]:
         return {
-            "verdict": self.verdict,
-            "verdict_reasons": self.reasons,
+            **self.recorded(),
             "floors": {name: floor.model_dump() for name, floor in self.floors.items()},
-            "settings_hash": self.settings_hash,
             "non_default_settings": {
                 name: change.model_dump() for name, change in self.non_default_settings.items()
             },
@@ -858,25 +862,10 @@ def run_verdict(root: Path, settings: Settings) -> VerdictReport:
     # The verdict rests on claims.json's trace results only after they reproduce from the text.
     retraced = retrace_mismatches(brief, document)
     report = decide(document, trace, sources, log, settings, retraced, quoting)
-    updated = document.model_copy(
-        update={
-            "verdict": report.verdict,
-            "verdict_reasons": report.reasons,
-            "floors": report.floors,
-            "settings_hash": report.settings_hash,
-            "non_default_settings": report.non_default_settings,
-        }
-    )
+    updated = document.model_copy(update=report.recorded())
     audit = build_audit(updated, sources, log, quoting)
     prove_audit(brief, audit, updated, sources)
-    decided = VerdictPhase(
-        verdict=report.verdict,
-        verdict_reasons=report.reasons,
-        floors=report.floors,
-        settings_hash=report.settings_hash,
-        non_default_settings=report.non_default_settings,
-        sealed=seal(brief),
-    )
+    decided = VerdictPhase(**report.recorded(), sealed=seal(brief))
     save(brief, updated, record_phase(trace, "verdict", decided, settings))
     write_audit(brief, audit)
     return report

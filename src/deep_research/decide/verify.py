@@ -51,7 +51,15 @@ from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.netpolicy import offline as network_off
 from deep_research.gates.answer import check_answer
 from deep_research.gates.trace import retrace_mismatches
-from deep_research.models import AuditFile, ClaimsFile, FetchLogEntry, SourceRow, TraceFile
+from deep_research.models import (
+    AuditFile,
+    ClaimsFile,
+    FetchLogEntry,
+    PhaseT,
+    SourceRow,
+    TraceEntryName,
+    TraceFile,
+)
 from deep_research.render import render_brief
 from deep_research.schemas import validate_brief
 from deep_research.settings import Settings
@@ -158,15 +166,26 @@ def run_verify(
 
 # --- what each gate decided ------------------------------------------------------------------
 
+_UNREADABLE_VERDICT = "trace.json phases.verdict: {}"
+
+
+def _recorded(
+    stored: _Stored, name: TraceEntryName, record: type[PhaseT], unreadable: str
+) -> tuple[PhaseT | None, list[str]]:
+    """The phase trace.json records (None when it records none) and, when that record cannot be
+    read, the one problem ``unreadable`` states (``{}`` stands for why)."""
+    try:
+        return stored.trace.phase(name, record), []
+    except InputError as exc:
+        return None, [unreadable.format(exc)]
+
 
 def _compare_votes(stored: _Stored) -> list[str]:
     """Each claim's panel, recorded again from the raw votes trace.json holds."""
-    try:
-        recorded = stored.trace.phase("votes", VotesPhase)
-    except InputError as exc:
-        return [f"votes: the recorded panel cannot be read ({exc})"]
+    unreadable = "votes: the recorded panel cannot be read ({})"
+    recorded, problems = _recorded(stored, "votes", VotesPhase, unreadable)
     if recorded is None:
-        return []
+        return problems
     # Claims the panel refuted were stripped since: only the kept ones carry a panel record.
     kept = {claim.id for claim in stored.document.claims}
     raw = {key: value for key, value in recorded.raw.items() if key in kept}
@@ -222,10 +241,10 @@ def _compare_counters(
     them (a plugin run: run.json and plan.json); otherwise the ones the artifacts fix."""
     counters = stored.trace.counters
     plan_path = stored.brief.root / "plan.json"
-    try:
-        computed = stored.trace.phase("counters", CountersPhase)
-    except InputError as exc:
-        return [f"counters cannot be computed again: {exc}"]
+    unreadable = "counters cannot be computed again: {}"
+    computed, problems = _recorded(stored, "counters", CountersPhase, unreadable)
+    if problems:
+        return problems
     if computed is None or not plan_path.exists():
         return _capped(
             "counters",
@@ -257,12 +276,10 @@ def _compare_counters(
 
 
 def _refetch_sample_differences(stored: _Stored) -> list[str]:
-    try:
-        refetch = stored.trace.phase("refetch", RefetchPhase)
-    except InputError as exc:
-        return [f"counters.refetch_sample cannot be checked: {exc}"]
+    unreadable = "counters.refetch_sample cannot be checked: {}"
+    refetch, problems = _recorded(stored, "refetch", RefetchPhase, unreadable)
     if refetch is None:
-        return []
+        return problems
     return _differences(
         "counters.refetch_sample", stored.trace.counters.refetch_sample, len(refetch.records)
     )
@@ -287,21 +304,17 @@ def _compare_verdict(stored: _Stored, retraced: list[str], quoting: list[str]) -
     found = []
     if decided.verdict != document.verdict:
         found.append(f"verdict: stored {document.verdict}, recomputed {decided.verdict}")
-    if decided.reasons != document.verdict_reasons:
-        found.append(
-            f"verdict_reasons: stored {document.verdict_reasons!r}, recomputed {decided.reasons!r}"
-        )
+    stored_reasons, reasons = document.verdict_reasons, decided.verdict_reasons
+    if reasons != stored_reasons:
+        found.append(f"verdict_reasons: stored {stored_reasons!r}, recomputed {reasons!r}")
     found += _differences("floors", _plain(document.floors), _plain(decided.floors))
-    try:
-        recorded = stored.trace.phase("verdict", VerdictPhase)
-    except InputError as exc:
-        return [*found, f"trace.json phases.verdict: {exc}"]
+    recorded, problems = _recorded(stored, "verdict", VerdictPhase, _UNREADABLE_VERDICT)
     if recorded is not None:
         # trace.json's record of the phase is read as the verdict's too (by a reader, an audit).
         entry = recorded.entry()
         as_decided = {key: entry.get(key) for key in decided.as_dict()}
         found += _differences("trace.json phases.verdict", as_decided, decided.as_dict())
-    return found
+    return found + problems
 
 
 def _compare_verdict_record(stored: _Stored) -> list[str]:
@@ -311,11 +324,10 @@ def _compare_verdict_record(stored: _Stored) -> list[str]:
         return []
     if stored.document.verdict is None:
         return ["trace.json phases.verdict: recorded, but claims.json holds no verdict"]
-    try:
-        recorded = stored.trace.phase("verdict", VerdictPhase)
-    except InputError as exc:
-        return [f"trace.json phases.verdict: {exc}"]
-    return seal_mismatches(stored.brief, recorded.sealed if recorded is not None else None)
+    recorded, problems = _recorded(stored, "verdict", VerdictPhase, _UNREADABLE_VERDICT)
+    return problems or seal_mismatches(
+        stored.brief, recorded.sealed if recorded is not None else None
+    )
 
 
 def _compare_provenance(stored: _Stored) -> list[str]:

@@ -21,7 +21,6 @@ may go to the panel: the panel must never be what "confirms" an untraceable quot
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import combinations_with_replacement
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -144,20 +143,9 @@ def panel(raw_votes: Sequence[object], settings: Settings) -> Votes:
     )
 
 
-@dataclass(frozen=True)
-class Discarded:
-    """A vote that was cast but not counted, and why (``vote`` counts from 1)."""
-
-    claim: str
-    vote: int
-    reason: str
-
-    def line(self) -> str:
-        return f"{self.claim} vote {self.vote}: {self.reason}"
-
-
-def discarded_votes(raw: Mapping[str, Sequence[object]], settings: Settings) -> list[Discarded]:
-    """Every vote in ``raw`` that does not count, each with its reason."""
+def discarded_votes(raw: Mapping[str, Sequence[object]], settings: Settings) -> list[DiscardedVote]:
+    """Every vote in ``raw`` that does not count, each with its reason (as ``phases.votes``
+    records it)."""
     found = []
     for claim_id, votes in raw.items():
         for number, vote in enumerate(votes, start=1):
@@ -167,7 +155,7 @@ def discarded_votes(raw: Mapping[str, Sequence[object]], settings: Settings) -> 
                 else read_vote(vote)[1]
             )
             if reason is not None:
-                found.append(Discarded(claim_id, number, reason))
+                found.append(DiscardedVote(claim=claim_id, vote=number, reason=reason))
     return found
 
 
@@ -223,10 +211,7 @@ def run_votes(root: Path, input_path: Path, settings: Settings) -> dict[str, Any
     summary: dict[str, int] = {
         name: sum(1 for o in outcomes.values() if o == name) for name in OUTCOMES
     }
-    discarded = [
-        DiscardedVote(claim=item.claim, vote=item.vote, reason=item.reason)
-        for item in discarded_votes(raw, settings)
-    ]
+    discarded = discarded_votes(raw, settings)
     entry = VotesPhase(
         raw=raw,
         outcomes=outcomes,

@@ -15,11 +15,13 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from deep_research.brief.layout import Brief
 from deep_research.brief.writers import escape_line_breaks
-from deep_research.models import FetchLogEntry
+from deep_research.models import FetchLogEntry, logged_urls
+from deep_research.urls import canonical_or_none
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +30,12 @@ def succeeded(entry: FetchLogEntry) -> bool:
     """The attempt fetched the page: outcome ``ok`` with a 2xx status — the only entry that makes
     a source evidence."""
     return entry.outcome == "ok" and entry.status is not None and 200 <= entry.status < 300
+
+
+def fetched_page_urls(log: Iterable[FetchLogEntry]) -> set[str]:
+    """The canonical URLs of every page the log shows fetched (see :func:`succeeded`)."""
+    pages = logged_urls(log, lambda entry: entry.purpose == "page" and succeeded(entry))
+    return {canonical for url in pages if (canonical := canonical_or_none(url)) is not None}
 
 
 def entry_line(entry: FetchLogEntry) -> bytes:

@@ -622,15 +622,20 @@ class TraceReport:
     def coverage(self) -> float | None:
         return round(self.cited_units / self.units, 4) if self.units else None
 
+    def record(self) -> TracePhase:
+        """The summary ``phases.trace`` records, the violations counted."""
+        return TracePhase(
+            mode=self.mode,
+            total_cites_checked=len(self.pairs),
+            supported=self.supported,
+            pass_rate=self.pass_rate,
+            coverage=self.coverage,
+            violations=len(self.violations),
+        )
+
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "total_cites_checked": len(self.pairs),
-            "supported": self.supported,
-            "pass_rate": self.pass_rate,
-            "coverage": self.coverage,
-            "violations": [model_dump(v) for v in self.violations],
-        }
+        """The recorded summary with each violation in full."""
+        return {**self.record().entry(), "violations": [model_dump(v) for v in self.violations]}
 
     def describe_violations(self) -> list[str]:
         return [describe(violation) for violation in self.violations]
@@ -723,15 +728,7 @@ def _write_claims(path: Path, document: ClaimsFile, claims: list[Claim]) -> None
 
 
 def _record_phase(brief: Brief, trace: TraceFile, report: TraceReport) -> None:
-    record = TracePhase(
-        mode=report.mode,
-        total_cites_checked=len(report.pairs),
-        supported=report.supported,
-        pass_rate=report.pass_rate,
-        coverage=report.coverage,
-        violations=len(report.violations),
-    )
-    atomic_write_json(brief.trace_path, model_dump(trace.with_phase("trace", record)))
+    atomic_write_json(brief.trace_path, model_dump(trace.with_phase("trace", report.record())))
 
 
 def _run_dossier(index: SourceIndex, options: TraceOptions) -> TraceReport:

@@ -159,7 +159,7 @@ def cmd_mcp_fetch(args: argparse.Namespace) -> int:
     if failed is not None:
         from deep_research.decide.next_step import AFTER_FETCH
 
-        print_json({"error": f"{failed.gate}-failed", "reason": failed.reason})
+        print_json({"error": f"{failed.name}-failed", "reason": failed.detail})
         print(AFTER_FETCH, file=sys.stderr)
         return EXIT_VIOLATIONS
     view = agent_view(result, Brief(Path(args.brief)), args.max_chars)

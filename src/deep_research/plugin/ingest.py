@@ -35,7 +35,7 @@ import io
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,35 +64,26 @@ CLAIMS = "claims.json"
 
 @dataclass
 class IngestReport:
+    """What one ingest call did; the fields are the keys of its JSON summary."""
+
     fetcher_returns: int = 0
-    rows_after: int = 0
+    #: Source rows after the call.
+    sources: int = 0
     votes_for: list[str] = field(default_factory=list)
     entailment: dict[str, Any] | None = None
     ciber: dict[str, Any] | None = None
     synthesis: bool = False
     #: What the answer gate asks of a refused answer (one line), when it refused one.
-    answer: str | None = None
+    answer_refused: str | None = None
+    claims_dated: bool = False
     #: Contradictions of the triangulator's graph carried into claims.json by this call.
-    contradictions: int = 0
-    dated: bool = False
+    contradictions_adopted: int = 0
     gaps: list[str] = field(default_factory=list)
     #: One line per model draft that carried fields code computes, naming the fields dropped.
     dropped: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "fetcher_returns": self.fetcher_returns,
-            "sources": self.rows_after,
-            "votes_for": self.votes_for,
-            "entailment": self.entailment,
-            "ciber": self.ciber,
-            "synthesis": self.synthesis,
-            "answer_refused": self.answer,
-            "claims_dated": self.dated,
-            "contradictions_adopted": self.contradictions,
-            "gaps": self.gaps,
-            "dropped": self.dropped,
-        }
+        return asdict(self)
 
 
 def _recorded(brief: Brief) -> IngestPhase:
@@ -232,7 +223,7 @@ def _synthesis(brief: Brief, path: Path, report: IngestReport) -> bool:
     document = brief.load_claims()
     checked = check_answer(brief, text, document)
     if not checked.accepted:
-        report.answer = checked.next_step()
+        report.answer_refused = checked.next_step()
         refused = synthesis_path(brief.root, refused=True)
         if not refused.exists():  # the first answer: asked for once more
             os.replace(path, refused)
@@ -343,8 +334,8 @@ def run_ingest(root: Path) -> IngestReport:
         if any(item.kind == "skeptic" for item in new) and brief.claims_path.exists():
             report.votes_for = _votes(root, skeptics)
         _own_claims(brief, report)
-        report.dated = _date_claims(brief)
-        report.contradictions = _adopt_contradictions(brief)
+        report.claims_dated = _date_claims(brief)
+        report.contradictions_adopted = _adopt_contradictions(brief)
         text = synthesis_path(root)
         consumed = {item.path.name: digest(item.path) for item in items}
         if text.is_file() and ingested(brief).get(text.name) != digest(text):
@@ -361,5 +352,5 @@ def run_ingest(root: Path) -> IngestReport:
         atomic_write_json(brief.trace_path, model_dump(trace.with_phase(INGEST, record)))
         report.gaps = gaps
         if brief.sources_path.exists():
-            report.rows_after = len(brief.load_sources())
+            report.sources = len(brief.load_sources())
     return report

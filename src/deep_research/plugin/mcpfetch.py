@@ -186,7 +186,7 @@ def run_mcp_fetch(
     elapsed = int((time.monotonic() - started) * 1000)
     adapter = f"mcp:{name}"
     if called.gate is not None:
-        reason = f"{called.gate.gate}-failed: {called.gate.reason}"
+        reason = f"{called.gate.name}-failed: {called.gate.detail}"
         entry = FetchLogEntry(
             url=identity,
             outcome="refused",

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from deep_research.brief.readers import parse_json, read_text
 from deep_research.brief.writers import atomic_write_json
-from deep_research.errors import InputError
+from deep_research.errors import InputError, Stopped
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -66,13 +66,8 @@ SECRET_NAME = re.compile(
 )
 
 
-class GateFailed(Exception):
-    """One gate said no; ``gate`` is its name, ``reason`` one line without any secret value."""
-
-    def __init__(self, gate: str, reason: str) -> None:
-        self.gate = gate
-        self.reason = reason
-        super().__init__(f"{gate}: {reason}")
+class GateFailed(Stopped):
+    """One gate said no: ``name`` is the gate's, ``detail`` why."""
 
 
 @dataclass(frozen=True)
@@ -423,7 +418,7 @@ def run_mcp_gate(
         return GateResult(name, check_manifest(state, name, manifest.tools), tools=manifest.tools)
     except GateFailed as failed:
         tools = manifest.tools if manifest is not None else ()
-        return GateResult(name, gate=failed.gate, reason=failed.reason, tools=tools)
+        return GateResult(name, gate=failed.name, reason=failed.detail, tools=tools)
 
 
 def tool_lines(tools: Sequence[dict[str, Any]]) -> list[str]:

@@ -56,13 +56,9 @@ from deep_research.run.interface import (
 )
 from deep_research.run.ledger import Ledger, spend_lines, totals_by
 from deep_research.run.phases import PHASE_FUNCTIONS, Context, brief_rows
-from deep_research.run.pipeline import Phase, phase_names, phases_for
+from deep_research.run.pipeline import Phase, phases_for
 from deep_research.run.progress import Progress
 from deep_research.settings import Settings
-
-PHASES_FULL = phase_names("full")
-PHASES_QUICK = phase_names("quick")
-
 
 # --- the run --------------------------------------------------------------------------------
 
@@ -223,7 +219,7 @@ def execute(
                     crash_point("within", phase.name)
                 except CapReached as exc:
                     # A cap outside a worker (plan, synthesis): record it and go on to the gates.
-                    ctx.mark_incomplete(f"{phase.name}: cap {exc.cap}: {exc.detail}")
+                    ctx.mark_incomplete(f"{phase.name}: cap {exc.name}: {exc.detail}")
                 except CallFailed as exc:
                     # A model call that failed for good (round 2's queries): the same.
                     ctx.mark_incomplete(f"{phase.name}: a model call failed: {exc}")

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Generic, Protocol, TypeVar, runtime_checkable
 
-from deep_research.errors import InputError
+from deep_research.errors import InputError, Stopped
 from deep_research.run.interface import CallPrice, SubQuestionPlan
 from deep_research.run.ledger import Ledger
 from deep_research.settings import Settings
@@ -52,13 +52,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class CapReached(Exception):
-    """A cap was hit; ``cap`` names which. The runner turns it into a partial, verified brief."""
-
-    def __init__(self, cap: str, detail: str) -> None:
-        self.cap = cap
-        self.detail = detail
-        super().__init__(f"{cap}: {detail}")
+class CapReached(Stopped):
+    """A cap was hit; ``name`` says which. The runner turns it into a partial, verified brief."""
 
 
 @dataclass(frozen=True)
@@ -428,7 +423,7 @@ def fan_out(
             try:
                 outcome: Outcome[R] = Outcome(work(item))
             except CapReached as exc:
-                outcome = Outcome(None, f"stopped by cap {exc.cap}")
+                outcome = Outcome(None, f"stopped by cap {exc.name}")
             except Exception as exc:  # a worker's failure is infrastructure, not evidence
                 outcome = Outcome(None, f"worker failed: {type(exc).__name__}: {exc}"[:300])
         with done:

@@ -140,7 +140,7 @@ def phase_plan(ctx: Context) -> None:
         plan = ctx.reasoner.decompose(question, survey)
     except CapReached as exc:
         raise InputError(
-            f"the budget cannot cover one worker: planning alone hits the {exc.cap} cap "
+            f"the budget cannot cover one worker: planning alone hits the {exc.name} cap "
             f"({exc.detail}); raise --max-usd or use --reasoner extractive"
         ) from None
     proportionality = None
@@ -296,7 +296,7 @@ def research(
                 report.reason = f"turn cap: {cap} searches used and the worker wanted more"
     except CapReached as exc:
         report.complete = False
-        report.reason = f"cap {exc.cap}: {exc.detail}"
+        report.reason = f"cap {exc.name}: {exc.detail}"
     except CallFailed as exc:
         report.complete = False
         report.reason = f"a model call failed: {exc}"
@@ -687,7 +687,7 @@ def phase_panel(ctx: Context) -> None:
         if panels is not None and panels.stopped is not None:
             raise panels.stopped
     except CapReached as exc:
-        ctx.mark_incomplete(f"panel stopped by cap {exc.cap}")
+        ctx.mark_incomplete(f"panel stopped by cap {exc.name}")
     trace = load_trace_or_empty(ctx.brief)
     if skipped is not None or not raw:
         reason = skipped or BY_NAME["panel"].skip_reason("no-supported-claim")
@@ -714,7 +714,8 @@ def phase_triangulate(ctx: Context) -> None:
     report = run_triangulate(ctx.brief.root, ctx.settings)
     ctx.progress(
         "triangulate",
-        f"τ {report.tau}; {report.claims} claim(s) kept, {len(report.stripped)} stripped",
+        f"τ {report.triangulation_score}; {report.claims} claim(s) kept, "
+        f"{len(report.stripped)} stripped",
     )
 
 

@@ -9,7 +9,7 @@ condition code checks (never the model) and the reason the phase records instead
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from deep_research.decide.phase_rules import CIBER_SKIPS
@@ -49,26 +49,20 @@ FULL_ONLY: frozenset[Depth] = frozenset({"full"})
 
 
 @dataclass(frozen=True)
-class SkipRule:
-    when: SkipCondition
-    reason: str
-
-
-@dataclass(frozen=True)
 class Phase:
     name: PhaseName
     summary: str
     needs: tuple[str, ...]
     writes: tuple[str, ...]
     depths: frozenset[Depth] = BOTH
-    skips: tuple[SkipRule, ...] = ()
+    #: Each condition code checks, in the order it checks them, and the reason it records.
+    skips: Mapping[SkipCondition, str] = field(default_factory=dict)
 
     def skip_reason(self, when: SkipCondition) -> str:
         """The recorded reason for ``when``; a KeyError names a rule this phase does not have."""
-        for rule in self.skips:
-            if rule.when == when:
-                return rule.reason
-        raise KeyError(f"phase {self.name} has no skip rule {when!r}")
+        if when not in self.skips:
+            raise KeyError(f"phase {self.name} has no skip rule {when!r}")
+        return self.skips[when]
 
 
 PIPELINE: tuple[Phase, ...] = (
@@ -96,7 +90,7 @@ PIPELINE: tuple[Phase, ...] = (
         needs=("sources.jsonl", "trace.json#phases.plan"),
         writes=("corpus/", "fetch-log.jsonl", "sources.jsonl", "trace.json#phases.round2"),
         depths=FULL_ONLY,
-        skips=(SkipRule("round-cap", "rounds: the round cap stopped the run before round 2"),),
+        skips={"round-cap": "rounds: the round cap stopped the run before round 2"},
     ),
     Phase(
         "claims",
@@ -116,14 +110,14 @@ PIPELINE: tuple[Phase, ...] = (
         needs=("claims.json", "trace.json"),
         writes=("claims.json", "trace.json#phases.entail"),
         depths=FULL_ONLY,
-        skips=(SkipRule("no-entailment-judge", "this run's reasoner has no entailment judge"),),
+        skips={"no-entailment-judge": "this run's reasoner has no entailment judge"},
     ),
     Phase(
         "panel",
         "the skeptic panel votes on every traced load-bearing claim",
         needs=("claims.json", "trace.json"),
         writes=("claims.json", "trace.json#phases.votes"),
-        skips=(SkipRule("no-supported-claim", "no claim reached the panel"),),
+        skips={"no-supported-claim": "no claim reached the panel"},
     ),
     Phase(
         "triangulate",
@@ -137,10 +131,10 @@ PIPELINE: tuple[Phase, ...] = (
         needs=("claims.json", "sources.jsonl"),
         writes=("trace.json",),
         depths=FULL_ONLY,  # a quick brief is never reused, so nothing is re-checked for it
-        skips=(
-            SkipRule("local-corpus", "local corpus: no web source to re-fetch"),
-            SkipRule("nothing-cited", "no claim cites a fetched source: nothing to re-fetch"),
-        ),
+        skips={
+            "local-corpus": "local corpus: no web source to re-fetch",
+            "nothing-cited": "no claim cites a fetched source: nothing to re-fetch",
+        },
     ),
     Phase(
         "ciber",
@@ -148,7 +142,7 @@ PIPELINE: tuple[Phase, ...] = (
         needs=("claims.json", "trace.json"),
         writes=("claims.json", "trace.json"),
         # Recorded as the reason itself (``ciber_skipped``), in the order code checks them.
-        skips=tuple(SkipRule(reason, reason) for reason in CIBER_SKIPS),
+        skips={reason: reason for reason in CIBER_SKIPS},
     ),
     Phase(
         "synthesize",
@@ -167,7 +161,7 @@ PIPELINE: tuple[Phase, ...] = (
         "report.md from the decided brief",
         needs=("claims.json", "sources.jsonl"),
         writes=("report.md",),
-        skips=(SkipRule("verdict-fail", "refused: the verdict is FAIL"),),
+        skips={"verdict-fail": "refused: the verdict is FAIL"},
     ),
 )
 

@@ -209,7 +209,7 @@ def test_a_call_over_the_budget_is_never_sent() -> None:
         client = client_for(api, usd=0.0001)
         with pytest.raises(CapReached) as caught:
             client.structured("skeptic", Answer, {**REQUEST, "max_tokens": 4096})
-        assert caught.value.cap == "usd"
+        assert caught.value.name == "usd"
         assert api.messages == []
         client = client_for(api, tokens=100)
         with pytest.raises(CapReached, match="tokens"):

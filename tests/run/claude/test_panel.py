@@ -228,7 +228,7 @@ def test_a_cap_reached_mid_panel_keeps_the_votes_cast() -> None:
     with StrictAnthropic(scripted({"C1": "uu", "C2": "uu"})) as api:
         panels = run_panels(client(api, budget), items(claim(1), claim(2)), Settings())
     assert len(api.messages) == 1
-    assert isinstance(panels.stopped, CapReached) and panels.stopped.cap == "model_calls"
+    assert isinstance(panels.stopped, CapReached) and panels.stopped.name == "model_calls"
     assert [len(panels.votes[c]) for c in ("C1", "C2")] == [1, 1]
 
 

@@ -58,6 +58,7 @@ from deep_research.run.claude.prices import (
     BATCH_FACTOR,
     PRICES_AS_OF,
     WEB_SEARCH_USD,
+    Usage,
     usd,
     worst_usd,
 )
@@ -211,28 +212,23 @@ class ClaudeClient:
     def _entry(self, role: Role, message: Message, *, batch: bool = False) -> LedgerEntry:
         u = message.usage
         searches = u.server_tool_use.web_search_requests if u.server_tool_use else 0
-        entry = LedgerEntry(
-            phase=self._phase(),
-            role=role,
-            model=self.models[role],
+        usage = Usage(
             input_tokens=u.input_tokens or 0,
             output_tokens=u.output_tokens or 0,
             cache_write_tokens=u.cache_creation_input_tokens or 0,
             cache_read_tokens=u.cache_read_input_tokens or 0,
             web_searches=searches or 0,
             batch=batch,
+        )
+        model = self.models[role]
+        return LedgerEntry(
+            phase=self._phase(),
+            role=role,
+            model=model,
+            **usage,
+            usd=usd(model, **usage),
             stop_reason=message.stop_reason,
         )
-        priced = usd(
-            entry.model,
-            input_tokens=entry.input_tokens,
-            output_tokens=entry.output_tokens,
-            cache_write_tokens=entry.cache_write_tokens,
-            cache_read_tokens=entry.cache_read_tokens,
-            web_searches=entry.web_searches,
-            batch=batch,
-        )
-        return entry.model_copy(update={"usd": priced})
 
     def call(self, role: Role, request: dict[str, Any]) -> Answer | Failed:
         """One request for ``role`` (shaped for its model), budgeted and retried."""

@@ -12,6 +12,8 @@ before the run starts, never guessed at.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from deep_research.run.claude.catalog import (
     AS_OF,
     BATCH_FACTOR,
@@ -24,12 +26,31 @@ from deep_research.run.claude.catalog import (
 #: The date of the table every ledger entry is priced from (written into the ledger).
 PRICES_AS_OF = AS_OF
 
-__all__ = ["BATCH_FACTOR", "PRICES_AS_OF", "WEB_SEARCH_USD", "price_of", "usd", "worst_usd"]
+__all__ = [
+    "BATCH_FACTOR",
+    "PRICES_AS_OF",
+    "WEB_SEARCH_USD",
+    "Usage",
+    "price_of",
+    "usd",
+    "worst_usd",
+]
 
 
 def price_of(model_id: str) -> Rates:
     """The short-prompt rates of ``model_id``; an unknown model is refused in one line."""
     return model(model_id).rates
+
+
+class Usage(TypedDict):
+    """One call's usage, by the names :func:`usd` and the ledger entry both take."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_write_tokens: int
+    cache_read_tokens: int
+    web_searches: int
+    batch: bool
 
 
 def usd(
@@ -42,7 +63,7 @@ def usd(
     web_searches: int = 0,
     batch: bool = False,
 ) -> float:
-    """What one call cost, from its usage."""
+    """What one call cost, from its usage (a :class:`Usage` unpacked)."""
     rate = model(model_id).rates_for(input_tokens + cache_write_tokens + cache_read_tokens)
     tokens = (
         input_tokens * rate.input
