@@ -20,10 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date
 from typing import Literal
 
-from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck, check
+from deep_research.gates.literals import (
+    Derivation,
+    DocumentContext,
+    LiteralCheck,
+    SourceFacts,
+    check,
+)
 from deep_research.gates.literals.extraction import literals_of
 from deep_research.gates.locate import MIN_SUPPORT_CHARS, Document, Located, locate
 from deep_research.gates.negation import disagreement
@@ -122,17 +127,6 @@ def place_quote(quote: str, document: Document) -> QuoteLocation:
     return QuoteLocation(quote, located, None)
 
 
-@dataclass(frozen=True)
-class SourceFacts:
-    """What a source's record says about its document besides the text: the context the literal
-    check may read (never evidence of a figure)."""
-
-    title: str | None = None
-    published: date | None = None
-    #: Who published it (a source row's ``owner``): whose "we" an unquoted passage is.
-    publisher: str | None = None
-
-
 def check_support(
     claim: str,
     quotes: Sequence[str],
@@ -196,13 +190,6 @@ def _literals(
     derived: Derivation | None,
     facts: SourceFacts | None,
 ) -> LiteralCheck:
-    facts = facts or SourceFacts()
-    context = DocumentContext(
-        document.text,
-        [(f.start, f.end) for f in found],
-        title=facts.title,
-        published=facts.published,
-        publisher=facts.publisher,
-    )
+    context = DocumentContext(document.text, [(f.start, f.end) for f in found], facts)
     spans = [document.text[f.start : f.end] for f in found]
     return steps.literals(claim, spans, derived=derived, context=context)

@@ -39,12 +39,11 @@ from deep_research.brief.writers import atomic_write_json, model_dump, write_cla
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.gates.joint import joined
-from deep_research.gates.literals import Derivation, LiteralCheck
+from deep_research.gates.literals import Derivation, LiteralCheck, SourceFacts
 from deep_research.gates.locate import Document, Located
 from deep_research.gates.pair import PairOutcome, PairResult
 from deep_research.gates.support import (
     LiteralsKey,
-    SourceFacts,
     Steps,
     Support,
     check_support,
