@@ -10,7 +10,7 @@ normalize wing: the command hands it the normalizer
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, TextIO, TypeVar
@@ -57,6 +57,11 @@ class Normalizer(Protocol[_Result_co]):
     ) -> _Result_co: ...
 
 
+#: What a command does to the normalized result, given the rows already there, before anything
+#: is written (into a brief: fill new rows from its fetch record, ``normalize.enrich``).
+Fill = Callable[[_Result, Sequence[SourceRow]], _Result]
+
+
 @dataclass(frozen=True)
 class NormalizeOptions:
     """What the ``normalize`` command was asked to do (see
@@ -77,25 +82,28 @@ def run_normalize(
     *,
     stdin: BinaryIO,
     stdout: TextIO | None = None,
+    fill: Fill[_Result] | None = None,
 ) -> _Result:
-    """Read, normalize, then write: rows to the brief, --output or stdout; the report if asked.
+    """Read, normalize (then ``fill``), then write: rows to the brief, --output or stdout; the
+    report if asked.
 
     Every check happens before the first write, and every file write is atomic, so an input
     error leaves the brief exactly as it was.
     """
     _check_options(options)
     if options.brief is None:
-        return _normalize(options, normalize, stdin, stdout)
+        return _normalize(options, normalize, fill, stdin, stdout)
     if not options.brief.is_dir():
         raise MissingArtifact(f"brief directory not found: {options.brief}")
     # The lock spans read-modify-write, so two normalizers cannot lose each other's rows.
     with Brief(options.brief).lock():
-        return _normalize(options, normalize, stdin, stdout)
+        return _normalize(options, normalize, fill, stdin, stdout)
 
 
 def _normalize(
     options: NormalizeOptions,
     normalize: Normalizer[_Result],
+    fill: Fill[_Result] | None,
     stdin: BinaryIO,
     stdout: TextIO | None,
 ) -> _Result:
@@ -117,6 +125,8 @@ def _normalize(
         sub_question=options.sub_question,
         round=options.round,
     )
+    if fill is not None:
+        result = fill(result, existing)
     lines = _render_lines(result.rows, existing, existing_lines)
     if options.brief is not None:
         atomic_write_text(options.brief / "sources.jsonl", lines)

@@ -20,6 +20,7 @@ from deep_research.gates.literals import (
     DocumentContext,
     LiteralCheck,
     LiteralToken,
+    SourceFacts,
     check,
     extract,
 )
@@ -59,8 +60,7 @@ def _context(case: dict[str, Any]) -> DocumentContext | None:
     return DocumentContext(
         text,
         [(start, start + len(case["quotes"][0]))],
-        title=case.get("title"),
-        published=published,
+        SourceFacts(title=case.get("title"), published=published),
     )
 
 
@@ -297,7 +297,7 @@ def test_pronoun_one_is_not_a_count() -> None:
 
 def _passages(text: str, quote: str, **facts: Any) -> list[tuple[str, str]]:
     start = text.index(quote)
-    context = DocumentContext(text, [(start, start + len(quote))], **facts)
+    context = DocumentContext(text, [(start, start + len(quote))], SourceFacts(**facts))
     return [(passage.where, passage.text) for passage in context.passages]
 
 
@@ -339,7 +339,7 @@ def test_context_reports_the_publication_date_last() -> None:
 
 def _name_passages(text: str, quote: str, **facts: Any) -> list[tuple[str, str]]:
     start = text.index(quote)
-    context = DocumentContext(text, [(start, start + len(quote))], **facts)
+    context = DocumentContext(text, [(start, start + len(quote))], SourceFacts(**facts))
     return [(passage.where, passage.text) for passage in context.name_passages]
 
 
@@ -451,7 +451,7 @@ def test_a_quotation_speaks_for_its_attributed_speaker(
 def test_relative_dates_read_from_the_publication_date(quote: str, claim: str, ok: bool) -> None:
     page = f"Harbour ferry news\n\n{quote}"  # published Monday 10 May 2021
     start = page.index(quote)
-    context = DocumentContext(page, [(start, len(page))], published=date(2021, 5, 10))
+    context = DocumentContext(page, [(start, len(page))], SourceFacts(published=date(2021, 5, 10)))
     result = check(claim, [quote], context=context)
     assert result.ok is ok, result
     if ok:
@@ -488,7 +488,7 @@ def test_weekdays_read_from_the_publication_date_where_unambiguous(
 ) -> None:
     page = f"Harbour ferry news\n\n{quote}"
     start = page.index(quote)
-    context = DocumentContext(page, [(start, len(page))], published=date(2021, 5, 10))
+    context = DocumentContext(page, [(start, len(page))], SourceFacts(published=date(2021, 5, 10)))
     result = check(claim, [quote], context=context)
     assert result.ok is (relative is not None), result
     if relative is not None:
@@ -821,7 +821,9 @@ def test_a_yearless_quote_date_takes_the_year_the_title_states(day: Any, off: in
     quote = _embed_quote(f"{day.day} {name}")
 
     def titled(year: int) -> DocumentContext:
-        return DocumentContext(quote, [(0, len(quote))], title=f"The {year} harvest report")
+        return DocumentContext(
+            quote, [(0, len(quote))], SourceFacts(title=f"The {year} harvest report")
+        )
 
     assert not check(claim, [quote]).ok
     result = check(claim, [quote], context=titled(day.year))

@@ -14,7 +14,7 @@ from briefs import PageSpec, page, read_claims, write_brief
 from deep_research.brief.layout import Brief
 from deep_research.cli import main
 from deep_research.gates import trace as trace_module
-from deep_research.gates.literals import Derivation, DocumentContext, check
+from deep_research.gates.literals import Derivation, DocumentContext, SourceFacts, check
 from deep_research.gates.overlap import shared_tokens
 from deep_research.gates.trace import (
     Resolution,
@@ -557,8 +557,8 @@ def test_an_answer_the_document_helped_with_is_not_reused_elsewhere() -> None:
     claim = "Ana Reyes chairs the finance committee of Harbourton."
     text = f"Some page.\n\n{span}\n"
     where = [(text.index(span), text.index(span) + len(span))]
-    titled = DocumentContext(text, where, title="Harbourton council budget")
-    untitled = DocumentContext(text, where, title="Council budget")
+    titled = DocumentContext(text, where, SourceFacts(title="Harbourton council budget"))
+    untitled = DocumentContext(text, where, SourceFacts(title="Council budget"))
     first = memo.literals(claim, [span], context=titled)
     assert not first.missing and first.context  # the title established Harbourton
     again = memo.literals(claim, [span], context=untitled)

@@ -108,39 +108,30 @@ def sha256_text(text: str) -> str:
 RUN_FILE = "run.json"
 
 
+class _InBrief:
+    """An artifact's path, named once in the table of :class:`Brief`: ``Brief(root).trace_path``
+    is ``root / "trace.json"``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, brief: Brief, owner: type[Brief]) -> Path:
+        return brief.root / self.name
+
+
 @dataclass(frozen=True)
 class Brief:
     """One research run's directory and the paths of its artifacts (docs/contracts.md §1)."""
 
     root: Path
 
-    @property
-    def run_path(self) -> Path:
-        return self.root / RUN_FILE
-
-    @property
-    def claims_path(self) -> Path:
-        return self.root / "claims.json"
-
-    @property
-    def sources_path(self) -> Path:
-        return self.root / "sources.jsonl"
-
-    @property
-    def trace_path(self) -> Path:
-        return self.root / "trace.json"
-
-    @property
-    def fetch_log_path(self) -> Path:
-        return self.root / "fetch-log.jsonl"
-
-    @property
-    def corpus_dir(self) -> Path:
-        return self.root / "corpus"
-
-    @property
-    def lock_path(self) -> Path:
-        return self.root / ".lock"
+    run_path = _InBrief(RUN_FILE)
+    claims_path = _InBrief("claims.json")
+    sources_path = _InBrief("sources.jsonl")
+    trace_path = _InBrief("trace.json")
+    fetch_log_path = _InBrief("fetch-log.jsonl")
+    corpus_dir = _InBrief("corpus")
+    lock_path = _InBrief(".lock")
 
     @contextmanager
     def lock(self) -> Iterator[None]:

@@ -82,30 +82,27 @@ def acyclic_build() -> Iterator[None]:
 def parse_json(text: str, *, what: str) -> Any:
     if not text.strip():
         raise UnreadableInput(f"{what} is empty; expected a JSON document")
-    try:
-        with acyclic_build():
-            return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UnreadableInput(
-            f"{what} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
-        ) from None
-    except RecursionError:
-        raise UnreadableInput(f"{what} nests too deeply to be a brief artifact") from None
+    with acyclic_build():
+        return _decoded(text, what, "nests too deeply to be a brief artifact", one_line=False)
 
 
 def iter_jsonl(text: str, *, what: str) -> Iterator[tuple[int, Any]]:
     """(line number, value) for every non-blank line; a bad line raises with its number."""
     for number, line in enumerate(jsonl_records(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UnreadableInput(
-                f"{what} line {number} is not valid JSON (column {exc.colno}: {exc.msg})"
-            ) from None
-        except RecursionError:
-            raise UnreadableInput(f"{what} line {number} nests too deeply") from None
+        if line.strip():
+            yield number, _decoded(line, f"{what} line {number}", "nests too deeply", one_line=True)
+
+
+def _decoded(text: str, subject: str, too_deep: str, *, one_line: bool) -> Any:
+    """``text`` as JSON; what is not JSON, or nests past the parser's depth, raises
+    :class:`UnreadableInput` about ``subject`` (where in a one-line record: its column)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = f"column {exc.colno}" if one_line else f"line {exc.lineno}, column {exc.colno}"
+        raise UnreadableInput(f"{subject} is not valid JSON ({at}: {exc.msg})") from None
+    except RecursionError:
+        raise UnreadableInput(f"{subject} {too_deep}") from None
 
 
 def lone_surrogate_at(value: Any, where: str = "$") -> str | None:

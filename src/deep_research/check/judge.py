@@ -41,6 +41,7 @@ from typing import Literal
 
 from deep_research.check.pages import LOCAL_FILE, Fetched, Page, Unreachable
 from deep_research.check.sentences import Sentence
+from deep_research.gates.literals import SourceFacts
 from deep_research.gates.literals.extraction import literals_of
 from deep_research.gates.literals.tokens import LiteralToken
 from deep_research.gates.locate import MIN_SUPPORT_CHARS, Located, locate
@@ -52,7 +53,6 @@ from deep_research.gates.support import (
     NEGATION_MISMATCH,
     QUOTE_NOT_IN_SOURCE,
     SPAN_TOO_SHORT,
-    SourceFacts,
     Support,
     check_support,
 )

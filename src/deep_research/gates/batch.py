@@ -36,8 +36,9 @@ from pydantic import ValidationError
 from deep_research.brief.readers import decode_utf8, lone_surrogate_at
 from deep_research.brief.writers import atomic_writer, jsonl_line
 from deep_research.errors import InputError, MissingArtifact, UnreadableInput
+from deep_research.gates.literals import SourceFacts
 from deep_research.gates.locate import Document
-from deep_research.gates.support import SourceFacts, Support, check_support
+from deep_research.gates.support import Support, check_support
 from deep_research.models import GateInput, GateLiterals, GateResult
 
 #: Longest input line read; a longer line is reported unresolvable, not loaded into memory.

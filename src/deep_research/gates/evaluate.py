@@ -28,8 +28,9 @@ from typing import Any
 
 from deep_research.brief.readers import iter_jsonl, read_text
 from deep_research.errors import SchemaViolation, UnreadableInput
+from deep_research.gates.literals import SourceFacts
 from deep_research.gates.locate import Document
-from deep_research.gates.support import SourceFacts, Support, check_support
+from deep_research.gates.support import Support, check_support
 
 Row = dict[str, Any]
 

@@ -20,10 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date
-from typing import Literal, Protocol
+from typing import Literal
 
-from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck, check
+from deep_research.gates.literals import (
+    Derivation,
+    DocumentContext,
+    LiteralCheck,
+    SourceFacts,
+    check,
+)
 from deep_research.gates.literals.extraction import literals_of
 from deep_research.gates.locate import MIN_SUPPORT_CHARS, Document, Located, locate
 from deep_research.gates.negation import disagreement
@@ -42,22 +47,16 @@ LOW_OVERLAP = "low_overlap"
 _RANK: dict[Outcome, int] = {"unsupported": 0, "partially_supported": 1, "supported": 2}
 
 
-class Steps(Protocol):
-    """Steps 3 and 4 on located text: what :data:`PLAIN` does, or a caller's memo of it."""
-
-    def literals(
-        self,
-        claim: str,
-        quotes: Sequence[str],
-        *,
-        derived: Derivation | None = None,
-        context: DocumentContext | None = None,
-    ) -> LiteralCheck: ...
-
-    def overlap(self, claim: str, located: str) -> tuple[str, ...]: ...
+#: What a literal check's answer depends on besides the document: the claim, the located text
+#: and the derivation it may use.
+LiteralsKey = tuple[str, tuple[str, ...], Derivation | None]
 
 
-class _Plain:
+class Steps:
+    """Steps 3 and 4 on located text, each answer computed afresh. A run that asks the same
+    again keeps answers by overriding :meth:`recall` and :meth:`keep`
+    (:class:`deep_research.gates.trace.StepMemo`)."""
+
     def literals(
         self,
         claim: str,
@@ -66,13 +65,28 @@ class _Plain:
         derived: Derivation | None = None,
         context: DocumentContext | None = None,
     ) -> LiteralCheck:
-        return check(claim, quotes, derived=derived, context=context)
+        key = (claim, tuple(quotes), derived)
+        answer = self.recall(key)
+        if answer is None:
+            answer = check(claim, quotes, derived=derived, context=context)
+            # The context is read only for a literal the located text does not establish by
+            # itself: an answer where it established every literal is the answer in any document.
+            if not answer.missing and not answer.context:
+                self.keep(key, answer)
+        return answer
+
+    def recall(self, key: LiteralsKey) -> LiteralCheck | None:
+        """The kept answer to ``key``: none here."""
+        return None
+
+    def keep(self, key: LiteralsKey, answer: LiteralCheck) -> None:
+        """Keep ``answer``, true in any document, for ``key``: not here."""
 
     def overlap(self, claim: str, located: str) -> tuple[str, ...]:
         return tuple(shared_tokens(claim, located))
 
 
-PLAIN: Steps = _Plain()
+PLAIN = Steps()
 
 
 @dataclass(frozen=True)
@@ -113,17 +127,6 @@ def place_quote(quote: str, document: Document) -> QuoteLocation:
     return QuoteLocation(quote, located, None)
 
 
-@dataclass(frozen=True)
-class SourceFacts:
-    """What a source's record says about its document besides the text: the context the literal
-    check may read (never evidence of a figure)."""
-
-    title: str | None = None
-    published: date | None = None
-    #: Who published it (a source row's ``owner``): whose "we" an unquoted passage is.
-    publisher: str | None = None
-
-
 def check_support(
     claim: str,
     quotes: Sequence[str],
@@ -132,9 +135,17 @@ def check_support(
     derived: Derivation | None = None,
     facts: SourceFacts | None = None,
     steps: Steps = PLAIN,
+    alone: bool = False,
 ) -> Support:
-    """Steps 2–4 for ``claim`` against ``quotes`` taken together (one source's cited findings);
+    """Steps 2–4 for ``claim`` against ``quotes`` taken together (one source's cited findings),
+    or with ``alone`` the best outcome any single quote gives (no finding was cited explicitly);
     ``steps`` does 3 and 4 once the quotes are located."""
+    if alone and len(quotes) > 1:
+        results = [
+            check_support(claim, [quote], document, derived=derived, facts=facts, steps=steps)
+            for quote in quotes
+        ]
+        return max(results, key=lambda result: result.rank)
     placed = tuple(place_quote(quote, document) for quote in quotes)
     usable = [p.located for p in placed if p.reason is None and p.located is not None]
     if not usable:
@@ -179,32 +190,6 @@ def _literals(
     derived: Derivation | None,
     facts: SourceFacts | None,
 ) -> LiteralCheck:
-    facts = facts or SourceFacts()
-    context = DocumentContext(
-        document.text,
-        [(f.start, f.end) for f in found],
-        title=facts.title,
-        published=facts.published,
-        publisher=facts.publisher,
-    )
+    context = DocumentContext(document.text, [(f.start, f.end) for f in found], facts)
     spans = [document.text[f.start : f.end] for f in found]
     return steps.literals(claim, spans, derived=derived, context=context)
-
-
-def best_support(
-    claim: str,
-    quotes: Sequence[str],
-    document: Document,
-    *,
-    derived: Derivation | None = None,
-    facts: SourceFacts | None = None,
-    steps: Steps = PLAIN,
-) -> Support:
-    """The best outcome any single quote gives (used when no finding was cited explicitly)."""
-    if not quotes:
-        return Support("unsupported", (EMPTY_QUOTE,), ())
-    results = [
-        check_support(claim, [quote], document, derived=derived, facts=facts, steps=steps)
-        for quote in quotes
-    ]
-    return max(results, key=lambda result: result.rank)

@@ -39,14 +39,13 @@ from deep_research.brief.writers import atomic_write_json, model_dump, write_cla
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.gates.joint import joined
-from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck
+from deep_research.gates.literals import Derivation, LiteralCheck, SourceFacts
 from deep_research.gates.locate import Document, Located
 from deep_research.gates.pair import PairOutcome, PairResult
 from deep_research.gates.support import (
-    PLAIN,
-    SourceFacts,
+    LiteralsKey,
+    Steps,
     Support,
-    best_support,
     check_support,
 )
 from deep_research.models import (
@@ -177,45 +176,34 @@ def _unfetched(source: SourceRow, attempts: Sequence[FetchLogEntry]) -> Resoluti
     return Resolution(source, None, NOT_FETCHED)
 
 
-class StepMemo:
+class StepMemo(Steps):
     """Steps 3 and 4 (literals, overlap) memoized for one run: a claim's sentence is often
     located, word for word, in each page that carries it.
 
-    Overlap reads only the claim and the located text. The literal check also reads the
-    document around the located text, but only for a literal the located text does not
-    establish by itself; an answer where the located text established every literal is the
-    answer in any document, and only such answers are kept. Claims-sized."""
+    Overlap reads only the claim and the located text, so each answer is kept; of the literal
+    checks, those :class:`~deep_research.gates.support.Steps` offers as true in any document.
+    Claims-sized."""
 
     def __init__(self) -> None:
-        self._literals: dict[tuple[str, tuple[str, ...], Derivation | None], LiteralCheck] = {}
+        self._literals: dict[LiteralsKey, LiteralCheck] = {}
         self._overlap: dict[tuple[str, str], tuple[str, ...]] = {}
         # What the evidence items of a kept answer report, built once for every pair it serves:
         # by the answer's identity (kept answers live for the run, so no other object takes it).
         self._reports: dict[int, tuple[LiteralCheck, LiteralsReport]] = {}
         self._checks: dict[tuple[object, ...], Checks] = {}
 
-    def literals(
-        self,
-        claim: str,
-        quotes: Sequence[str],
-        *,
-        derived: Derivation | None = None,
-        context: DocumentContext | None = None,
-    ) -> LiteralCheck:
-        key = (claim, tuple(quotes), derived)
-        answer = self._literals.get(key)
-        if answer is None:
-            answer = PLAIN.literals(claim, quotes, derived=derived, context=context)
-            if not answer.missing and not answer.context:
-                self._literals[key] = answer
-                self._reports[id(answer)] = (answer, _report_of(answer))
-        return answer
+    def recall(self, key: LiteralsKey) -> LiteralCheck | None:
+        return self._literals.get(key)
+
+    def keep(self, key: LiteralsKey, answer: LiteralCheck) -> None:
+        self._literals[key] = answer
+        self._reports[id(answer)] = (answer, _report_of(answer))
 
     def overlap(self, claim: str, located: str) -> tuple[str, ...]:
         key = (claim, located)
         answer = self._overlap.get(key)
         if answer is None:
-            answer = self._overlap[key] = PLAIN.overlap(claim, located)
+            answer = self._overlap[key] = super().overlap(claim, located)
         return answer
 
     def report(self, support: Support) -> tuple[LiteralsReport, bool]:
@@ -333,18 +321,19 @@ def trace_pair(
     if unknown:
         return PairResult(unit, source_id, "unsupported", (UNKNOWN_FINDING,))
     if finding_ids:  # the cited findings are judged together
-        candidates, judge = [(fid, known[fid].quote) for fid in finding_ids], check_support
+        candidates = [(fid, known[fid].quote) for fid in finding_ids]
     elif source.findings:  # none cited: the best single finding decides
-        candidates, judge = [(f.id, f.quote) for f in source.findings], best_support
+        candidates = [(f.id, f.quote) for f in source.findings]
     else:
         return PairResult(unit, source_id, "unsupported", (NO_FINDINGS,))
-    support = judge(
+    support = check_support(
         claim_text,
         [q for _, q in candidates],
         resolution.document,
         derived=derived,
         facts=facts,
         steps=index.steps,
+        alone=not finding_ids,
     )
     used = {p.quote for p in support.quotes}
     chosen = candidates if finding_ids else [pair for pair in candidates if pair[1] in used]

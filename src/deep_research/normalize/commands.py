@@ -11,7 +11,7 @@ from deep_research.console import EXIT_OK, print_capped
 
 def cmd_normalize(args: argparse.Namespace) -> int:
     from deep_research.normalize import normalize_payload
-    from deep_research.normalize.enrich import BriefNormalizer
+    from deep_research.normalize.enrich import FillFromBrief
     from deep_research.normalize_io import NormalizeOptions, run_normalize
 
     options = NormalizeOptions(
@@ -24,8 +24,8 @@ def cmd_normalize(args: argparse.Namespace) -> int:
         round=args.round,
     )
     # Into a brief, new rows take their fetch fields from its record (normalize.enrich).
-    normalizer = normalize_payload if options.brief is None else BriefNormalizer(options.brief)
-    result = run_normalize(options, normalizer, stdin=sys.stdin.buffer)
+    fill = None if options.brief is None else FillFromBrief(options.brief)
+    result = run_normalize(options, normalize_payload, stdin=sys.stdin.buffer, fill=fill)
     print_capped("rejected", [rejection.describe() for rejection in result.rejections])
     print_capped("warning", result.warnings)
     print(result.summary(), file=sys.stderr)

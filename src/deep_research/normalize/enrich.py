@@ -35,7 +35,6 @@ from deep_research.fetch.corpus import meta_path
 from deep_research.fetch.fetchlog import succeeded
 from deep_research.models import CorpusMeta, FetchLogEntry, SourceRow
 from deep_research.normalize.dates import as_utc
-from deep_research.normalize.payload import normalize_payload
 from deep_research.normalize.results import NormalizeResult
 from deep_research.urls import canonical_or_none
 
@@ -147,23 +146,12 @@ def fetch_facts(row: SourceRow, record: FetchRecord) -> tuple[dict[str, Any], st
 
 
 @dataclass(frozen=True)
-class BriefNormalizer:
-    """The normalizer of ``normalize --brief``: :func:`normalize_payload`, then every new row
-    filled from the brief's fetch record, read when it runs (under the brief's lock)."""
+class FillFromBrief:
+    """What ``normalize --brief`` does after :func:`normalize_payload`: every new row filled
+    from the brief's fetch record, read when it runs (under the brief's lock)."""
 
     root: Path
 
-    def __call__(
-        self,
-        text: str,
-        *,
-        start_id: int,
-        existing: Sequence[SourceRow],
-        sub_question: str | None,
-        round: int | None,
-    ) -> NormalizeResult:
-        result = normalize_payload(
-            text, start_id=start_id, existing=existing, sub_question=sub_question, round=round
-        )
+    def __call__(self, result: NormalizeResult, existing: Sequence[SourceRow]) -> NormalizeResult:
         brief = Brief(self.root)
         return enrich(result, FetchRecord(brief, brief.load_fetch_log()), existing)

@@ -110,7 +110,8 @@ def pending(brief: Brief, items: list[Return]) -> list[Return]:
 
 
 def _fetcher(root: Path, item: Return, report: IngestReport) -> None:
-    from deep_research.normalize.enrich import BriefNormalizer
+    from deep_research.normalize import normalize_payload
+    from deep_research.normalize.enrich import FillFromBrief
     from deep_research.normalize_io import NormalizeOptions, run_normalize
 
     value = read_reply(item.path)
@@ -122,7 +123,13 @@ def _fetcher(root: Path, item: Return, report: IngestReport) -> None:
         input=item.path, brief=root, sub_question=item.sub_question, round=item.round
     )
     try:
-        run_normalize(options, BriefNormalizer(root), stdin=io.BytesIO(b""), stdout=io.StringIO())
+        run_normalize(
+            options,
+            normalize_payload,
+            stdin=io.BytesIO(b""),
+            stdout=io.StringIO(),
+            fill=FillFromBrief(root),
+        )
     except DeepResearchError as error:
         # A reply that is not a fetcher output is an abstention for that task, not evidence.
         report.gaps.append(f"{INCOMPLETE}{where}: the fetcher's return was unusable ({error})")

@@ -8,7 +8,7 @@ of a claim the quotes cited for it do not establish. Each module's docstring sta
 document around the quotes may add.
 """
 
-from deep_research.gates.literals.context import DocumentContext, Passage
+from deep_research.gates.literals.context import DocumentContext, Passage, SourceFacts
 from deep_research.gates.literals.derived import Derivation
 from deep_research.gates.literals.extraction import extract
 from deep_research.gates.literals.matching import ContextUse, LiteralCheck, check
@@ -23,6 +23,7 @@ __all__ = [
     "LiteralToken",
     "Passage",
     "Qualifier",
+    "SourceFacts",
     "check",
     "extract",
 ]

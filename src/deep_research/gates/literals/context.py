@@ -103,6 +103,17 @@ def _heading(line: str, following: str | None) -> tuple[int, str] | None:
     return 7, stripped
 
 
+@dataclass(frozen=True)
+class SourceFacts:
+    """What a source's record says about its document besides the text: the context the literal
+    check may read (never evidence of a figure)."""
+
+    title: str | None = None
+    published: date | None = None
+    #: Who published it (a source row's ``owner``): whose "we" an unquoted passage is.
+    publisher: str | None = None
+
+
 class DocumentContext:
     """The passages around located spans of one document, computed only when first asked for."""
 
@@ -110,16 +121,16 @@ class DocumentContext:
         self,
         text: str = "",
         spans: Sequence[tuple[int, int]] = (),
-        *,
-        title: str | None = None,
-        published: date | None = None,
-        publisher: str | None = None,
+        facts: SourceFacts | None = None,
     ) -> None:
+        facts = facts or SourceFacts()
         self._text = text
         self._spans = tuple(spans)
-        self.title = title.strip() if title and title.strip() else None
-        self.published = published
-        self.publisher = publisher.strip() if publisher and publisher.strip() else None
+        self.title = facts.title.strip() if facts.title and facts.title.strip() else None
+        self.published = facts.published
+        self.publisher = (
+            facts.publisher.strip() if facts.publisher and facts.publisher.strip() else None
+        )
 
     @property
     def text(self) -> str:

@@ -16,76 +16,55 @@ from decimal import Decimal
 
 from deep_research.gates.literals.tokens import LiteralToken
 
-_METRE = Decimal(1)
+#: Dimension → (size in the dimension's base unit, how the unit is written), each size once.
+_SIZES: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "length": (  # in metres
+        ("0.001", ("mm", "millimetre", "millimeter")),
+        ("0.01", ("cm", "centimetre", "centimeter")),
+        ("1", ("m", "metre", "meter")),
+        ("1000", ("km", "kilometre", "kilometer")),
+        ("0.0254", ("inch",)),
+        ("0.3048", ("ft", "foot", "feet")),
+        ("0.9144", ("yd", "yard")),
+        ("1609.344", ("mi", "mile")),
+    ),
+    "mass": (  # in kilograms
+        ("0.000001", ("mg",)),
+        ("0.001", ("g", "gram")),
+        ("1", ("kg", "kilogram")),
+        ("1000", ("t", "tonne")),
+        ("0.45359237", ("lb", "lbs")),
+    ),
+    "area": (  # in square metres
+        ("1", ("m²", "m2", "square metre", "square meter")),
+        ("1000000", ("km²", "km2", "square kilometre", "square kilometer")),
+        ("10000", ("ha", "hectare")),
+        ("4046.8564224", ("acre",)),
+    ),
+    "volume": (  # in litres
+        ("0.001", ("ml",)),
+        ("1", ("l", "litre", "liter")),
+        ("1000", ("m³", "m3", "cubic metre", "cubic meter")),
+    ),
+    "speed": (  # in km/h
+        ("1", ("km/h", "kph")),
+        ("1.609344", ("mph",)),
+        ("3.6", ("m/s",)),
+        ("1.852", ("knot",)),
+    ),
+    "power": (  # in watts
+        ("1", ("w", "watt")),
+        ("1000", ("kw", "kilowatt")),
+        ("1000000", ("mw", "megawatt")),
+        ("1000000000", ("gw", "gigawatt")),
+    ),
+}
 #: Unit as written → (dimension, size in the dimension's base unit).
 UNITS: dict[str, tuple[str, Decimal]] = {
-    # length, in metres
-    "mm": ("length", Decimal("0.001")),
-    "millimetre": ("length", Decimal("0.001")),
-    "millimeter": ("length", Decimal("0.001")),
-    "cm": ("length", Decimal("0.01")),
-    "centimetre": ("length", Decimal("0.01")),
-    "centimeter": ("length", Decimal("0.01")),
-    "m": ("length", _METRE),
-    "metre": ("length", _METRE),
-    "meter": ("length", _METRE),
-    "km": ("length", Decimal(1000)),
-    "kilometre": ("length", Decimal(1000)),
-    "kilometer": ("length", Decimal(1000)),
-    "inch": ("length", Decimal("0.0254")),
-    "ft": ("length", Decimal("0.3048")),
-    "foot": ("length", Decimal("0.3048")),
-    "feet": ("length", Decimal("0.3048")),
-    "yd": ("length", Decimal("0.9144")),
-    "yard": ("length", Decimal("0.9144")),
-    "mi": ("length", Decimal("1609.344")),
-    "mile": ("length", Decimal("1609.344")),
-    # mass, in kilograms
-    "mg": ("mass", Decimal("0.000001")),
-    "g": ("mass", Decimal("0.001")),
-    "gram": ("mass", Decimal("0.001")),
-    "kg": ("mass", Decimal(1)),
-    "kilogram": ("mass", Decimal(1)),
-    "t": ("mass", Decimal(1000)),
-    "tonne": ("mass", Decimal(1000)),
-    "lb": ("mass", Decimal("0.45359237")),
-    "lbs": ("mass", Decimal("0.45359237")),
-    # area, in square metres
-    "m²": ("area", Decimal(1)),
-    "m2": ("area", Decimal(1)),
-    "square metre": ("area", Decimal(1)),
-    "square meter": ("area", Decimal(1)),
-    "km²": ("area", Decimal(1000000)),
-    "km2": ("area", Decimal(1000000)),
-    "square kilometre": ("area", Decimal(1000000)),
-    "square kilometer": ("area", Decimal(1000000)),
-    "ha": ("area", Decimal(10000)),
-    "hectare": ("area", Decimal(10000)),
-    "acre": ("area", Decimal("4046.8564224")),
-    # volume, in litres
-    "ml": ("volume", Decimal("0.001")),
-    "l": ("volume", Decimal(1)),
-    "litre": ("volume", Decimal(1)),
-    "liter": ("volume", Decimal(1)),
-    "m³": ("volume", Decimal(1000)),
-    "m3": ("volume", Decimal(1000)),
-    "cubic metre": ("volume", Decimal(1000)),
-    "cubic meter": ("volume", Decimal(1000)),
-    # speed, in km/h
-    "km/h": ("speed", Decimal(1)),
-    "kph": ("speed", Decimal(1)),
-    "mph": ("speed", Decimal("1.609344")),
-    "m/s": ("speed", Decimal("3.6")),
-    "knot": ("speed", Decimal("1.852")),
-    # power, in watts
-    "w": ("power", Decimal(1)),
-    "watt": ("power", Decimal(1)),
-    "kw": ("power", Decimal(1000)),
-    "kilowatt": ("power", Decimal(1000)),
-    "mw": ("power", Decimal(1000000)),
-    "megawatt": ("power", Decimal(1000000)),
-    "gw": ("power", Decimal(1000000000)),
-    "gigawatt": ("power", Decimal(1000000000)),
+    written: (dimension, Decimal(size))
+    for dimension, sizes in _SIZES.items()
+    for size, spellings in sizes
+    for written in spellings
 }
 #: Units written with a capital that matters (``MW`` is power; ``mw`` in prose is rare): the
 #: symbols are matched as written, the words in any case, plural ``s`` allowed on words.
