@@ -40,7 +40,7 @@ from functools import lru_cache
 from typing import Literal
 
 from deep_research.check.pages import LOCAL_FILE, Fetched, Page, Unreachable
-from deep_research.check.sentences import Sentence
+from deep_research.gates.citations import Sentence
 from deep_research.gates.literals.extraction import literals_of
 from deep_research.gates.literals.tokens import LiteralToken
 from deep_research.gates.locate import MIN_SUPPORT_CHARS, Located, locate

@@ -1,7 +1,7 @@
 """The answer in prose, held to the trace gate claim by claim (docs/contracts.md §12.1).
 
 claims.json's ``synthesis`` is the brief's answer as a model wrote it. It is split into
-sentences as dossier mode splits a report (:func:`~deep_research.gates.trace.prose_sentences`),
+sentences as dossier mode splits a report (:func:`~deep_research.gates.citations.prose_sentences`),
 and each sentence into the claims it states: a citation marker closes the clause before it, so
 "the beekeepers' association counts 214 colonies on the island [S4], the council's survey gives
 168 [S6]" states two claims, each checked against its own sources only — a sentence giving two
@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from deep_research.brief.layout import Brief
+from deep_research.gates.citations import SOURCE_MARKS, prose_sentences
 from deep_research.gates.joint import JOINED, joined
 from deep_research.gates.literals import check
 from deep_research.gates.overtaken import overtaken
@@ -39,7 +40,6 @@ from deep_research.gates.trace import (
     SourceIndex,
     cited_sentence,
     emitted_claims,
-    prose_sentences,
     trace_sentence,
 )
 from deep_research.models import Claim, ClaimsFile, Contradiction
@@ -47,7 +47,7 @@ from deep_research.models import Claim, ClaimsFile, Contradiction
 NO_CITATION = "cites no source"
 
 #: A run of citation markers (``[S1][S4]``, ``[S1, S4]``) that closes a clause.
-_CITE_RUN = re.compile(r"(?:\s*\[\^?S\d+(?:\s*[,;]\s*S\d+)*\])+")
+_CITE_RUN = re.compile(rf"(?:\s*{SOURCE_MARKS.pattern})+")
 _SOURCE_ID = re.compile(r"S\d+")
 #: A sentence citing by URL or link is checked whole: its markers do not mark clauses.
 _LINK = re.compile(r"https?://")
