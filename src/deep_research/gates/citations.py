@@ -53,6 +53,8 @@ _HTML_COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
 
 #: A brief's source markers: ``[S3]``, ``[S1, S4]``, ``[^S3]`` (the ids in group 1).
 SOURCE_MARKS = re.compile(r"\[\^?(S\d+(?:\s*[,;]\s*S\d+)*)\]")
+#: One source id of a marker (``S3``).
+SOURCE_ID = re.compile(r"S\d+")
 _URL_BODY = r"[^\s<>()\[\]\"'`]*[^\s<>()\[\]\"'`.,;:!?*_]"
 _BARE_URL = re.compile(rf"https?://{_URL_BODY}")
 _TARGET = r"\s*<?([^\s<>()]+(?:\([^\s()]*\)[^\s<>()]*)*)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*"

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-import re
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +37,12 @@ from deep_research.brief.trace_phases import TracePhase
 from deep_research.brief.writers import atomic_write_json, model_dump, write_claims
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetchlog import succeeded
-from deep_research.gates.citations import SOURCE_MARKS, prose_sentences, read_citations
+from deep_research.gates.citations import (
+    SOURCE_ID,
+    SOURCE_MARKS,
+    prose_sentences,
+    read_citations,
+)
 from deep_research.gates.joint import joined
 from deep_research.gates.literals import Derivation, DocumentContext, LiteralCheck
 from deep_research.gates.locate import Document, Located
@@ -474,8 +478,6 @@ def retrace_mismatches(brief: Brief, document: ClaimsFile) -> list[str]:
 
 # --- dossier mode ---------------------------------------------------------------------------
 
-_SOURCE_ID = re.compile(r"S\d+")
-
 
 @dataclass(frozen=True)
 class CitedSentence:
@@ -495,7 +497,7 @@ MIN_SENTENCE_WORDS = 4
 def cited_sentence(number: int, sentence: str) -> CitedSentence:
     """What one sentence cites (S-ids, then the URLs its links and bare URLs give, as written)
     and its text without them."""
-    ids = [found for block in SOURCE_MARKS.findall(sentence) for found in _SOURCE_ID.findall(block)]
+    ids = [found for block in SOURCE_MARKS.findall(sentence) for found in SOURCE_ID.findall(block)]
     text, cites, _ = read_citations(SOURCE_MARKS.sub("", sentence))
     urls = [cite.target for cite in cites if cite.target.startswith(("http://", "https://"))]
     return CitedSentence(number, text, tuple(dict.fromkeys([*ids, *urls])))
