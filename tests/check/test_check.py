@@ -15,8 +15,8 @@ from claude_world import asked_claims, vote, votes_reply
 from conftest import REPO
 from deep_research.check import folder as check_folder
 from deep_research.check.folder import verify_check
-from deep_research.check.sentences import split_sentences
 from deep_research.cli import main
+from deep_research.gates.citations import split_sentences
 from fakeapi import FakeAnthropic, text
 from localhttp import LocalServer, Route
 

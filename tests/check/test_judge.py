@@ -6,7 +6,7 @@ import pytest
 
 from deep_research.check.judge import clauses_of, is_title, judge
 from deep_research.check.pages import Page
-from deep_research.check.sentences import split_sentences
+from deep_research.gates.citations import split_sentences
 
 URL = "https://news.example/article"
 FILLER = " ".join(

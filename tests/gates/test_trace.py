@@ -388,6 +388,41 @@ def test_split_dossier_finds_cited_sentences() -> None:
     assert total == 7
 
 
+#: Dossier shapes the report reader shares with ``check``: (markdown, cited (text, sources),
+#: prose sentences in all).
+DOSSIER_SHAPES: list[tuple[str, list[tuple[str, tuple[str, ...]]], int]] = [
+    (  # a marker after the stop closes its sentence; a footnote-style marker is one too
+        "Sales rose to 2.9 million units in 2023. [S1] The agency counted 68,000 installers "
+        "[^S2].\n",
+        [
+            ("Sales rose to 2.9 million units in 2023.", ("S1",)),
+            ("The agency counted 68,000 installers.", ("S2",)),
+        ],
+        2,
+    ),
+    (  # a setext heading and a sources list are no prose, though the list holds URLs
+        "Title of the whole report\n===\n\nPrices fell by **12%** in 2024 [S3].\n\n"
+        "## Sources\n\n- S3 Agency report https://example.org/agency\n",
+        [("Prices fell by 12% in 2024.", ("S3",))],
+        1,
+    ),
+    (  # a link to a file or an anchor cites nothing a source could hold
+        "The register lists 214 colonies ([notes](./notes.md)) on the island ([top](#top)).\n",
+        [],
+        1,
+    ),
+]
+
+
+@pytest.mark.parametrize(("markdown", "cited", "total"), DOSSIER_SHAPES)
+def test_split_dossier_reads_reports_as_check_does(
+    markdown: str, cited: list[tuple[str, tuple[str, ...]]], total: int
+) -> None:
+    found, counted = split_dossier(markdown)
+    assert [(s.text, s.sources) for s in found] == cited
+    assert counted == total
+
+
 def test_dossier_mode(tmp_path: Path) -> None:
     write_brief(tmp_path, _pages(), [])
     dossier = tmp_path / "report.md"

@@ -28,12 +28,12 @@ from deep_research.check.judge import OVER_CITATION_CAP, Row, judge, not_checked
 from deep_research.check.output import annotate, result_json
 from deep_research.check.pages import Page, fetch_missing, read_pages
 from deep_research.check.reading import Report, parse_report, read_report
-from deep_research.check.sentences import Sentence, split_sentences
 from deep_research.console import made_folder
 from deep_research.decide.verify import VerifyReport
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetcher import FetchPolicy
 from deep_research.fetch.netpolicy import offline as network_off
+from deep_research.gates.citations import Sentence, split_sentences
 from deep_research.models import VoteRecord
 
 RESULT_FILE = "check.json"

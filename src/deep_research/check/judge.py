@@ -40,7 +40,7 @@ from functools import lru_cache
 from typing import Literal
 
 from deep_research.check.pages import LOCAL_FILE, Fetched, Page, Unreachable
-from deep_research.check.sentences import Sentence
+from deep_research.gates.citations import Sentence
 from deep_research.gates.literals import SourceFacts
 from deep_research.gates.literals.extraction import literals_of
 from deep_research.gates.literals.tokens import LiteralToken
@@ -56,6 +56,7 @@ from deep_research.gates.support import (
     Support,
     check_support,
 )
+from deep_research.gates.vocabulary import Sentence as PageSentence
 from deep_research.gates.vocabulary import sentences as page_sentences
 from deep_research.models import VoteRecord
 
@@ -334,11 +335,10 @@ def _find_quote(quote: str, read: Sequence[Page]) -> tuple[Page, Located] | None
 
 
 @dataclass(frozen=True)
-class _Unit:
-    start: int
-    end: int
+class _Unit(PageSentence):
+    """A page's sentence (or line) with its content words."""
+
     tokens: frozenset[str]
-    text: str
 
 
 @lru_cache(maxsize=32)
@@ -352,7 +352,7 @@ def _units(text: str) -> tuple[_Unit, ...]:
                 spans.append((position, position + len(line)))
             position += len(line) + 1
     return tuple(
-        _Unit(start, end, content_tokens(text[start:end]), text[start:end]) for start, end in spans
+        _Unit(start, end, text[start:end], content_tokens(text[start:end])) for start, end in spans
     )
 
 

@@ -1,7 +1,7 @@
 """The answer in prose, held to the trace gate claim by claim (docs/contracts.md §12.1).
 
 claims.json's ``synthesis`` is the brief's answer as a model wrote it. It is split into
-sentences as dossier mode splits a report (:func:`~deep_research.gates.trace.prose_sentences`),
+sentences as dossier mode splits a report (:func:`~deep_research.gates.citations.prose_sentences`),
 and each sentence into the claims it states: a citation marker closes the clause before it, so
 "the beekeepers' association counts 214 colonies on the island [S4], the council's survey gives
 168 [S6]" states two claims, each checked against its own sources only — a sentence giving two
@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from deep_research.brief.layout import Brief
+from deep_research.gates.citations import SOURCE_ID, SOURCE_MARKS, prose_sentences
 from deep_research.gates.joint import JOINED, joined
 from deep_research.gates.literals import check
 from deep_research.gates.overtaken import overtaken
@@ -39,7 +40,6 @@ from deep_research.gates.trace import (
     SourceIndex,
     cited_sentence,
     emitted_claims,
-    prose_sentences,
     trace_sentence,
 )
 from deep_research.models import Claim, ClaimsFile, Contradiction
@@ -47,8 +47,7 @@ from deep_research.models import Claim, ClaimsFile, Contradiction
 NO_CITATION = "cites no source"
 
 #: A run of citation markers (``[S1][S4]``, ``[S1, S4]``) that closes a clause.
-_CITE_RUN = re.compile(r"(?:\s*\[\^?S\d+(?:\s*[,;]\s*S\d+)*\])+")
-_SOURCE_ID = re.compile(r"S\d+")
+_CITE_RUN = re.compile(rf"(?:\s*{SOURCE_MARKS.pattern})+")
 #: A sentence citing by URL or link is checked whole: its markers do not mark clauses.
 _LINK = re.compile(r"https?://")
 #: Punctuation and space a clause after the first starts with ("…[S4], the contractor …").
@@ -187,7 +186,7 @@ def _pieces(sentence: str) -> list[_Piece]:
     raw: list[tuple[int, int, str, list[str], list[tuple[int, int]]]] = []
     start = 0
     for run in runs:
-        ids = _SOURCE_ID.findall(run.group())
+        ids = SOURCE_ID.findall(run.group())
         raw.append((start, run.end(), sentence[start : run.start()], ids, [run.span()]))
         start = run.end()
     first, _, last_text, last_ids, last_runs = raw[-1]
@@ -272,7 +271,7 @@ def _shown(sentence: str, pieces: Sequence[_Piece], checked: Sequence[CheckedCla
             continue
         out, position = [], piece.start
         for start, end in piece.runs:
-            ids = dict.fromkeys(_SOURCE_ID.findall(sentence[start:end]))
+            ids = dict.fromkeys(SOURCE_ID.findall(sentence[start:end]))
             marks = "".join(f"[{s}]" for s in ids if s in clause.kept)
             out += [sentence[position:start], f" {marks}" if marks else ""]
             position = end
@@ -305,7 +304,7 @@ def _sentence(
     # [S1], …" cannot stand without S1.
     checked = [
         clause
-        if all(set(_SOURCE_ID.findall(written[a:b])) & set(clause.kept) for a, b in piece.runs)
+        if all(set(SOURCE_ID.findall(written[a:b])) & set(clause.kept) for a, b in piece.runs)
         else replace(clause, results=tuple(r for r in clause.results if r.outcome != "supported"))
         for piece, clause in zip(pieces, checked, strict=True)
     ]

@@ -536,7 +536,13 @@ def name_words(name: str) -> frozenset[str]:
     """The stems of a name's words, split at dots, dashes, underscores and capitals
     ("asyncio.tasks" → asyncio, task) but never into words it only happens to contain: the
     ``readline`` module is not about reading lines."""
-    return stems(name) | stems(_CAMEL.sub(" ", _SEPARATORS.sub(" ", name)))
+    return stems(name) | stems(spaced_name(name))
+
+
+def spaced_name(name: str) -> str:
+    """A name's words parted by spaces at its dots, dashes, underscores and capitals
+    ("asyncio.TaskGroup" → "asyncio Task Group")."""
+    return _CAMEL.sub(" ", _SEPARATORS.sub(" ", name))
 
 
 def document_name(source: str) -> str:

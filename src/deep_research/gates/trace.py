@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
-import re
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,12 @@ from deep_research.brief.trace_phases import TracePhase
 from deep_research.brief.writers import atomic_write_json, model_dump, write_claims
 from deep_research.errors import InputError, MissingArtifact
 from deep_research.fetch.fetchlog import succeeded
+from deep_research.gates.citations import (
+    SOURCE_ID,
+    SOURCE_MARKS,
+    prose_sentences,
+    read_citations,
+)
 from deep_research.gates.joint import joined
 from deep_research.gates.literals import Derivation, LiteralCheck, SourceFacts
 from deep_research.gates.locate import Document, Located
@@ -462,16 +467,6 @@ def retrace_mismatches(brief: Brief, document: ClaimsFile) -> list[str]:
 
 # --- dossier mode ---------------------------------------------------------------------------
 
-_CITE_BLOCK = re.compile(r"\[\^?(S\d+(?:\s*[,;]\s*S\d+)*)\]")
-_SOURCE_ID = re.compile(r"S\d+")
-_MD_LINK = re.compile(r"\[([^\]]*)\]\((https?://[^)\s]+)\)")
-_BARE_URL = re.compile(r"<?(https?://[^\s<>()\]]+[^\s<>()\].,;:!?'\"])>?")
-# A sentence ends at . ! ? before a capital or digit — but not before a citation marker, which
-# belongs to the sentence it follows ("… in 2023. [S1]").
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?!\[\^?S\d)(?=[\"“(\[]?[A-Z0-9])")
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])|\(\s*\)")
-_FENCE = re.compile(r"^(```|~~~)")
-
 
 @dataclass(frozen=True)
 class CitedSentence:
@@ -486,65 +481,15 @@ class CitedSentence:
 #: A prose unit shorter than this cannot carry a claim (table headers, labels) and is not
 #: counted for coverage.
 MIN_SENTENCE_WORDS = 4
-_LIST_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+|^>\s*")
-
-
-def _prose_blocks(markdown: str) -> list[str]:
-    """Paragraphs, list items and table rows of a markdown text; code and headings dropped."""
-    blocks: list[str] = []
-    current: list[str] = []
-    in_fence = False
-
-    def flush() -> None:
-        if current:
-            blocks.append(" ".join(current))
-            current.clear()
-
-    for line in markdown.splitlines():
-        stripped = line.strip()
-        if _FENCE.match(stripped):
-            in_fence = not in_fence
-            flush()
-            continue
-        if in_fence:
-            continue
-        if not stripped or stripped.startswith("#"):
-            flush()
-        elif stripped.startswith("|"):
-            flush()
-            if not set(stripped) <= set("-|: "):
-                blocks.append(
-                    " ".join(cell.strip() for cell in stripped.split("|") if cell.strip())
-                )
-        elif _LIST_ITEM.match(stripped):
-            flush()
-            current.append(_LIST_ITEM.sub("", stripped))
-        else:
-            current.append(stripped)
-    flush()
-    return blocks
-
-
-def prose_sentences(markdown: str) -> list[str]:
-    """The sentences of a markdown text's prose, as written (citation markers kept)."""
-    return [
-        part
-        for block in _prose_blocks(markdown)
-        for part in _SENTENCE_END.split(block)
-        if part.strip()
-    ]
 
 
 def cited_sentence(number: int, sentence: str) -> CitedSentence:
-    """What one sentence cites (S-ids and URLs, as written) and its text without them."""
-    sources: list[str] = []
-    for block in _CITE_BLOCK.findall(sentence):
-        sources.extend(_SOURCE_ID.findall(block))
-    sources.extend(url for _, url in _MD_LINK.findall(sentence))
-    text = _MD_LINK.sub(r"\1", _CITE_BLOCK.sub("", sentence))
-    sources.extend(_BARE_URL.findall(text))
-    text = _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(_BARE_URL.sub("", text).split()))
-    return CitedSentence(number, text.strip(), tuple(dict.fromkeys(sources)))
+    """What one sentence cites (S-ids, then the URLs its links and bare URLs give, as written)
+    and its text without them."""
+    ids = [found for block in SOURCE_MARKS.findall(sentence) for found in SOURCE_ID.findall(block)]
+    text, cites, _ = read_citations(SOURCE_MARKS.sub("", sentence))
+    urls = [cite.target for cite in cites if cite.target.startswith(("http://", "https://"))]
+    return CitedSentence(number, text, tuple(dict.fromkeys([*ids, *urls])))
 
 
 def split_dossier(markdown: str) -> tuple[list[CitedSentence], int]:

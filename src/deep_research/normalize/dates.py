@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -33,17 +34,39 @@ _WEEKDAYS = frozenset(
 
 _DATE_FILLER = frozenset(("st", "nd", "rd", "th", "of", "the", "on", "at"))
 
+
+def _year_first(match: re.Match[str]) -> tuple[int, int, int] | str:
+    return int(match.group(1)), int(match.group(2)), int(match.group(3))
+
+
+def _day_month(match: re.Match[str]) -> tuple[int, int, int] | str:
+    """Day and month in either order, read only when the numbers leave one reading."""
+    first, second, year = (int(group) for group in match.groups())
+    if first > 12 >= second:
+        return year, second, first
+    if second > 12 >= first or first == second:
+        return year, first, second
+    return "ambiguous day/month order"
+
+
+def _no_day(match: re.Match[str]) -> tuple[int, int, int] | str:
+    return "partial date without a day"
+
+
+#: An ISO date or datetime: the date as written (its time ignored, no time-zone shift).
 _ISO_DATE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
 )
-
-_YMD = re.compile(r"^(\d{4})[/.](\d{1,2})[/.](\d{1,2})$")
-
-_COMPACT = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
-
-_DMY_NUMERIC = re.compile(r"^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})$")
-
-_PARTIAL = re.compile(r"^\d{4}(?:[-/.]\d{1,2})?$")
+#: The all-number forms, tried in order, each with how its numbers read.
+_NUMERIC_FORMS: tuple[
+    tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[int, int, int] | str]], ...
+] = (
+    (_ISO_DATE, _year_first),
+    (re.compile(r"^(\d{4})[/.](\d{1,2})[/.](\d{1,2})$"), _year_first),  # 2024/03/05
+    (re.compile(r"^(\d{4})(\d{2})(\d{2})$"), _year_first),  # 20240305
+    (re.compile(r"^(\d{1,2})[/.-](\d{1,2})[/.-](\d{4})$"), _day_month),  # 25/03/2024
+    (re.compile(r"^\d{4}(?:[-/.]\d{1,2})?$"), _no_day),  # 2024, 2024-03
+)
 
 _TIME_TAIL = re.compile(
     r"(?:[ ,]+|(?<=\d)T)\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\s*(?:[ap]\.?m\.?)?\s*"
@@ -76,18 +99,9 @@ def parse_date(value: Any) -> tuple[date | None, str | None]:
 
 
 def _date_parts(text: str) -> tuple[int, int, int] | str:
-    for pattern in (_ISO_DATE, _YMD, _COMPACT):
+    for pattern, read in _NUMERIC_FORMS:
         if match := pattern.match(text):
-            return int(match.group(1)), int(match.group(2)), int(match.group(3))
-    if match := _DMY_NUMERIC.match(text):
-        first, second, year = (int(group) for group in match.groups())
-        if first > 12 >= second:
-            return year, second, first
-        if second > 12 >= first or first == second:
-            return year, first, second
-        return "ambiguous day/month order"
-    if _PARTIAL.match(text):
-        return "partial date without a day"
+            return read(match)
     return _named_month_parts(text)
 
 

@@ -204,6 +204,11 @@ def kind_of(question: str) -> str:
     return next((kind for kind, pattern in _KINDS if pattern.search(question)), "other")
 
 
+def written_words(text: str) -> frozenset[str]:
+    """A text's plain words as written: a parameter name it writes is one of them."""
+    return frozenset(re.findall(r"[A-Za-z_]\w*", text))
+
+
 def parameters(declaration: str) -> frozenset[str]:
     """The parameter names of a declaration line (``lru_cache(maxsize=128, typed=False)``)."""
     inside = declaration.split("(", 1)[1] if "(" in declaration else ""
@@ -242,8 +247,8 @@ class Asked:
 
     @cached_property
     def words(self) -> frozenset[str]:
-        """The question's plain words as written (a parameter name is one of them)."""
-        return frozenset(re.findall(r"[A-Za-z_]\w*", self.text))
+        """The question's plain words as written (:func:`written_words`)."""
+        return written_words(self.text)
 
     def kind_concepts(self) -> frozenset[str]:
         """The question's concepts that are its kind's own word ("default", "return",

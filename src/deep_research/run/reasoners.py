@@ -47,13 +47,14 @@ from deep_research.gates.relevance import (
     document_name,
     key_terms,
     name_words,
+    spaced_name,
     stems,
     topic_stems,
     topic_terms,
 )
 from deep_research.gates.vocabulary import Sentence, ends_a_sentence, sentences
 from deep_research.models import CiberOutput, Claim, SkepticVote
-from deep_research.run.answering import Asked, identifiers, parameters
+from deep_research.run.answering import Asked, identifiers, parameters, written_words
 from deep_research.run.interface import (
     CallPrice,
     CitedClaim,
@@ -88,9 +89,7 @@ _DECLARATION = re.compile(
     r"^(?:async\s+)?(?:class\s+)?[A-Za-z_][\w.]*(?:\s+=\s+[\w.]+)?\(.*\)"
     r"(?:\s+->\s+\S.*)?(?:\s+(?:from|method of|unbound)\s+\S.*)?$"
 )
-_NAMES = re.compile(r"[A-Za-z_]\w*")
 _PARAGRAPH_BREAK = re.compile(r"[ \t]*\n[ \t]*\n\s*")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _HOW_TO = re.compile(
     r"\b(?:how\s+(?:do|can|could|should|would|shall|may|might)\s+(?:i|we|you|one)|how\s+to"
     r"|what(?:'s|\s+is)\s+the\s+(?:best\s+|right\s+|easiest\s+)?way\s+to)\b",
@@ -235,8 +234,7 @@ def declared_words(question: Question, line: str) -> frozenset[str]:
     for "How do I start a new thread?"), else the name as one word — so
     ``dataclass_transform`` is not ``dataclass``, nor ``read_history_file`` reading a file."""
     name = line.split("(", 1)[0].split()[-1].rsplit(".", 1)[-1]
-    spaced = _CAMEL.sub(" ", name).replace("_", " ")
-    parts = stems(spaced)
+    parts = stems(spaced_name(name))
     if parts and parts <= question.vocabulary:
         return question.words(name) | parts
     return stems(name)
@@ -325,7 +323,7 @@ def _analyse(text: str, question: Question) -> _Analysed:
                 # The declaration names what it declares and the parameters the question
                 # writes ("rel_tol"); its others ("with_pip", "system_site_packages") are the
                 # entry's context, mentioned in passing.
-                written = parameters(previous.text) & set(_NAMES.findall(question.text))
+                written = parameters(previous.text) & written_words(question.text)
                 name = previous.text.split("(", 1)[0]
                 words = (
                     own | question.words(name, mentions=True) | question.words(" ".join(written))

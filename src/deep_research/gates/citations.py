@@ -7,7 +7,12 @@ Citations are read in the shapes reports are written in:
   ``[1] … URL`` or ``[1]: URL`` anywhere, or a numbered or bulleted item under a heading such as
   *Sources*, *References* or *Notes* (a bulleted item by its position);
 * footnotes ``[^1]`` with their ``[^1]: … URL`` definitions;
-* bare URLs, in parentheses, angle brackets or the text itself.
+* bare URLs, in parentheses, angle brackets or the text itself;
+* a brief's source markers ``[S3]``, ``[S1, S4]``, ``[^S3]`` (dossier mode and the answer gate
+  read them as written, :data:`SOURCE_MARKS`; here they only belong to the sentence they close).
+
+One reader for every report: ``deep-research check`` reads what any tool wrote, the trace gate's
+dossier mode and the answer gate what this project wrote (:func:`prose_sentences`).
 
 A link to a file (``file:``, or a path with no scheme) is a citation no fetch may follow; a link
 to an anchor of the report (``#top``) or a mail address is no citation at all. Headings, code,
@@ -46,6 +51,10 @@ _QUOTE_PREFIX = re.compile(r"^\s{0,3}(?:>\s?)+")
 _TABLE_RULE = re.compile(r"^[\s|:-]+$")
 _HTML_COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
 
+#: A brief's source markers: ``[S3]``, ``[S1, S4]``, ``[^S3]`` (the ids in group 1).
+SOURCE_MARKS = re.compile(r"\[\^?(S\d+(?:\s*[,;]\s*S\d+)*)\]")
+#: One source id of a marker (``S3``).
+SOURCE_ID = re.compile(r"S\d+")
 _URL_BODY = r"[^\s<>()\[\]\"'`]*[^\s<>()\[\]\"'`.,;:!?*_]"
 _BARE_URL = re.compile(rf"https?://{_URL_BODY}")
 _TARGET = r"\s*<?([^\s<>()]+(?:\([^\s()]*\)[^\s<>()]*)*)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*"
@@ -61,7 +70,7 @@ _PAREN_URL = re.compile(rf"\(\s*(https?://{_URL_BODY})\s*\)")
 #: A citation marker that may stand after a sentence's stop and still belong to it.
 _TRAILING = re.compile(
     rf"\s*(?:\[\^[^\]\s]+\]|\[\s*\d{{1,4}}(?:\s*[-–,;]\s*\d{{1,4}})*\s*\]|\(\s*https?://{_URL_BODY}\s*\)"
-    rf"|<https?://[^\s<>]+>)"
+    rf"|<https?://[^\s<>]+>|{SOURCE_MARKS.pattern})"
 )
 _STOP = re.compile(r"[.!?]+")
 _LAST_WORD = re.compile(r"[\w.]+$")
@@ -323,29 +332,44 @@ def _abbreviated(text: str, dot: int) -> bool:
     return token.lower().rstrip(".") in ABBREVIATIONS
 
 
+def _sentences_of(joined: str) -> list[tuple[int, int, int]]:
+    """Each sentence of a block's joined text: its start, its end, and where its words end
+    (citation markers alone after its stop are its own, but their link text is no part of its
+    claim)."""
+    begin = 0
+    pieces: list[tuple[int, int, int]] = []
+    for end in [*_ends(joined), len(joined)]:
+        if end <= begin:
+            continue
+        piece = joined[begin:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            start, stop = begin + lead, begin + len(piece.rstrip())
+            if pieces and not _has_words(joined[start:stop]):
+                pieces[-1] = (pieces[-1][0], stop, pieces[-1][2])
+            else:
+                pieces.append((start, stop, stop))
+        begin = end
+    return pieces
+
+
+def prose_sentences(text: str) -> list[str]:
+    """Every prose sentence of a Markdown text as written (its lines joined by a space, its
+    citation markers kept), in order."""
+    written: list[str] = []
+    for block in _read_structure(text)[0]:
+        joined = _joined(text, block)[0]
+        written.extend(joined[start:end] for start, end, _ in _sentences_of(joined))
+    return written
+
+
 def split_sentences(text: str) -> list[Sentence]:
     """Every prose sentence of a Markdown report, in order, with what it cites."""
     blocks, definitions = _read_structure(text)
     found: list[Sentence] = []
     for block in blocks:
         joined, anchors = _joined(text, block)
-        begin = 0
-        # Each sentence: its start, its end, and where its words end (citation markers alone
-        # after its stop are its own, but their link text is no part of its claim).
-        pieces: list[tuple[int, int, int]] = []
-        for end in [*_ends(joined), len(joined)]:
-            if end <= begin:
-                continue
-            piece = joined[begin:end]
-            if piece.strip():
-                lead = len(piece) - len(piece.lstrip())
-                start, stop = begin + lead, begin + len(piece.rstrip())
-                if pieces and not _has_words(joined[start:stop]):
-                    pieces[-1] = (pieces[-1][0], stop, pieces[-1][2])
-                else:
-                    pieces.append((start, stop, stop))
-            begin = end
-        for start, end, words in pieces:
+        for start, end, words in _sentences_of(joined):
             claim, cites, unresolved = read_citations(joined[start:end], definitions)
             if words < end:
                 claim = read_citations(joined[start:words], definitions)[0]
@@ -372,10 +396,12 @@ def _has_words(text: str) -> bool:
 
 
 def read_citations(
-    written: str, definitions: _Definitions
+    written: str, definitions: _Definitions | None = None
 ) -> tuple[str, tuple[Cite, ...], tuple[str, ...]]:
     """A sentence as written → the claim it makes, what it cites (in order), and the markers no
-    definition resolves."""
+    definition resolves (``definitions``: the report's; none, when it has no sources list)."""
+    if definitions is None:
+        definitions = _Definitions()
     found: list[tuple[int, Cite]] = []
     unresolved: list[str] = []
 
