@@ -65,9 +65,11 @@ _OPENS_JSON = ('"', "[", "{")
 
 @dataclass(frozen=True)
 class Task:
-    """One agent's task. Subclasses name their agent and declare their fields in prompt order."""
+    """One agent's task. Subclasses name their agent and declare their fields in prompt order,
+    after the brief every task works on (the guard holds it to the active run's)."""
 
     agent: ClassVar[str]
+    brief: str
 
     @classmethod
     def agent_type(cls) -> str:
@@ -98,7 +100,6 @@ class FetchTask(Task):
     ``read_hosts``: for round 2, the hosts already read, to search past first."""
 
     agent: ClassVar[str] = "fetcher"
-    brief: str
     sub_question: str
     round: int
     queries: tuple[str, ...]
@@ -125,7 +126,6 @@ class McpFetchTask(Task):
     its text (``question``) and, in round 2, that its queries look for counter-evidence."""
 
     agent: ClassVar[str] = "mcp-fetcher"
-    brief: str
     sub_question: str
     round: int
     queries: tuple[str, ...]
@@ -142,7 +142,6 @@ class JudgingTask(Task):
 
     Left empty, ``input`` is the task's own file; given, it must be that file."""
 
-    brief: str
     #: Keyword-only, so it is written second (after ``brief``) and given by name, if at all.
     input: str = field(default="", kw_only=True)
 
@@ -167,7 +166,6 @@ class TriangulateTask(JudgingTask):
     """agents/triangulator.md: the claim graph once the last round is in."""
 
     agent: ClassVar[str] = "triangulator"
-    brief: str
     round: int
 
     def input_name(self) -> str:
@@ -185,7 +183,6 @@ class VerifyTask(JudgingTask):
     source, at most :data:`MAX_PAIRS_PER_VERIFIER`, each a distinct word like ``S3``)."""
 
     agent: ClassVar[str] = "verifier"
-    brief: str
     claim_id: str
     source_ids: tuple[str, ...]
 
@@ -207,7 +204,6 @@ class SkepticTask(JudgingTask):
     """agents/skeptic.md: one vote on one claim (every vote on it reads the same file)."""
 
     agent: ClassVar[str] = "skeptic"
-    brief: str
     claim_id: str
 
     def input_name(self) -> str:
@@ -219,7 +215,6 @@ class CiberTask(JudgingTask):
     """agents/ciber.md: re-framings of the top high-confidence claims."""
 
     agent: ClassVar[str] = "ciber"
-    brief: str
     top_n: int
     k_per_claim: int
 
