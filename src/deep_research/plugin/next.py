@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from deep_research import role_contracts
 from deep_research.brief.layout import Brief
 from deep_research.brief.record import load_trace_or_empty, open_brief
-from deep_research.brief.start_record import RunCaps, StartRecord
+from deep_research.brief.start_record import RecordedRun, StartRecord
 from deep_research.brief.trace_phases import McpGatePhase
 from deep_research.decide.phase_rules import (
     PlanFloors,
@@ -38,7 +38,6 @@ from deep_research.decide.phase_rules import (
     votes_wanted,
 )
 from deep_research.decide.verdict import read_reason
-from deep_research.depth import Depth
 from deep_research.errors import DeepResearchError
 from deep_research.models import ClaimsFile
 from deep_research.plugin import replies
@@ -130,25 +129,17 @@ class Action(BaseModel):
 
 
 @dataclass(frozen=True)
-class View:
+class View(RecordedRun):
     """What one call of ``next`` knows: the brief, what ``start`` recorded for its run (depth,
     caps, MCP server), the settings."""
 
     brief: Brief
-    run: StartRecord
+    record: StartRecord
     settings: Settings
 
     @property
     def root(self) -> Path:
         return self.brief.root
-
-    @property
-    def depth(self) -> Depth:
-        return self.run.depth
-
-    @property
-    def caps(self) -> RunCaps:
-        return self.run.caps
 
     def cli(self, *words: str) -> str:
         return shlex.join(["deep-research", *words])
@@ -323,7 +314,7 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
     if it passed, an mcp-fetcher runs each sub-question's queries beside its fetcher."""
     from deep_research.plugin.mcpgate import GATE_PHASE
 
-    name = view.run.mcp
+    name = view.record.mcp
     if name is None:
         return None
     from deep_research.decide.counters import counted
@@ -397,7 +388,7 @@ def _dispatches_left(view: View) -> int:
     from deep_research.plugin.runstate import fetcher_budget, fetcher_rounds
 
     used = fetcher_rounds(view.brief)
-    return fetcher_budget(view.brief, view.run) - len(used or [])
+    return fetcher_budget(view.brief, view.record) - len(used or [])
 
 
 def budget_gaps(view: View) -> list[str]:
@@ -415,7 +406,7 @@ def budget_gaps(view: View) -> list[str]:
 def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
     from deep_research.plugin.mcpgate import GATE_PHASE
 
-    if view.run.mcp is not None and GATE_PHASE not in view.phases():
+    if view.record.mcp is not None and GATE_PHASE not in view.phases():
         return _mcp(view, phase, round_)  # the gate comes before any dispatch
     tasks = _fetch_tasks(view, round_)
     left = _dispatches_left(view)
@@ -616,7 +607,8 @@ def phase_trace(view: View) -> Action | None:
         return None
     document = view.claims()
     if document is not None and (
-        document.question != view.run.topic or document.generated != view.run.started_at.date()
+        document.question != view.record.topic
+        or document.generated != view.record.started_at.date()
     ):
         why = "claims.json gets the run's question and date, as start recorded them"
         return _command(view, "trace", why, brief_run("ingest", view.root))
@@ -849,7 +841,7 @@ def _regenerate(view: View) -> Action | None:
     """A FAIL brief starts again once, in a new brief; the failed one is kept aside by start."""
     from deep_research.plugin.runstate import load_active
 
-    record = view.run
+    record = view.record
     if record.replaces is not None and record.replaces.verdict == "FAIL":
         return None  # this run is the regeneration: its FAIL stands
     state = view.root.parent.parent
