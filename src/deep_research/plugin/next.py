@@ -62,6 +62,7 @@ from deep_research.plugin.tasks import (
     JudgingTask,
     McpFetchTask,
     SkepticTask,
+    Task,
     TriangulateTask,
     VerifyTask,
 )
@@ -84,15 +85,28 @@ class Dispatch(BaseModel):
     prompt: str
     save_to: str
 
+    @classmethod
+    def of(cls, task: Task, save_to: Path) -> Dispatch:
+        """``task`` as dispatched, its reply saved to ``save_to``."""
+        return cls(prompt=task.prompt(), save_to=str(save_to))
 
-class Action(BaseModel):
-    """One step for the orchestrator; only the fields of its kind are set."""
+
+class Directive(BaseModel):
+    """What a plugin run is told to do next, by ``next`` (an :class:`Action`, for the
+    orchestrator) or by ``step`` (a workflow step, for its script): the kind of action, narrowed
+    by each, the phase it serves, and why."""
 
     model_config = ConfigDict(defer_build=True)
 
-    action: ActionKind
+    action: str
     phase: str
     why: str
+
+
+class Action(Directive):
+    """One step for the orchestrator; only the fields of its kind are set."""
+
+    action: ActionKind
     command: str | None = None
     path: str | None = None
     example: Any = None
@@ -160,7 +174,7 @@ def _issued(
     from deep_research.plugin.inputs import write_input
 
     write_input(view.brief, task, document)
-    return Dispatch(prompt=task.prompt(), save_to=str(save_to))
+    return Dispatch.of(task, save_to)
 
 
 # --- the plan -------------------------------------------------------------------------------
@@ -271,7 +285,7 @@ def _fetches_needed(view: View, round_: int) -> list[tuple[FetchTask, Path]]:
 
 
 def _fetch_tasks(view: View, round_: int) -> list[Dispatch]:
-    return [Dispatch(prompt=t.prompt(), save_to=str(to)) for t, to in _fetches_needed(view, round_)]
+    return [Dispatch.of(task, to) for task, to in _fetches_needed(view, round_)]
 
 
 def _fetch_task(
@@ -343,7 +357,7 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
             question=sq.question,
             purpose=COUNTER_EVIDENCE if round_ >= 2 else "",
         )
-        tasks.append(Dispatch(prompt=task.prompt(), save_to=str(target)))
+        tasks.append(Dispatch.of(task, target))
     left = _dispatches_left(view)
     if not tasks or left <= 0:
         return None
@@ -514,7 +528,7 @@ def _top_up(view: View, phase: str, round_: int) -> Action | None:
         if target.exists():
             continue
         task = _fetch_task(view, sq, round_, _new_queries(sq, round_), exclude)
-        tasks.append(Dispatch(prompt=task.prompt(), save_to=str(target)))
+        tasks.append(Dispatch.of(task, target))
     if not tasks or left <= 0:
         return None  # topped up once (or out of dispatches): the round is done
     why = f"round {round_} top-up: {len(tasks)} fetcher(s) with new queries"
