@@ -55,6 +55,14 @@ FIELD_KINDS: dict[str, Kind] = {
 }
 #: The folder of a brief the judging tasks' input files are written in.
 INPUTS = "inputs"
+#: Each judging agent's input file (in :data:`INPUTS`, ``.md``), named by its task's fields, a
+#: tuple's items joined by ``-``: ``triangulate-r2``, ``verify-C1-S2-S3``, ``skeptic-C1``.
+INPUT_NAMES: dict[str, str] = {
+    "triangulator": "triangulate-r{round}",
+    "verifier": "verify-{claim_id}-{source_ids}",
+    "skeptic": "skeptic-{claim_id}",
+    "ciber": "ciber",
+}
 #: Far longer than any prompt ``next`` builds (an MCP gate's tool list included); a longer text
 #: is no task, unread.
 MAX_PROMPT = 65_536
@@ -146,7 +154,11 @@ class JudgingTask(Task):
     input: str = field(default="", kw_only=True)
 
     def input_name(self) -> str:
-        raise NotImplementedError
+        """The name of the task's input file: its agent's :data:`INPUT_NAMES` entry, filled in."""
+        values = ((item.name, getattr(self, item.name)) for item in fields(self))
+        return INPUT_NAMES[self.agent].format_map(
+            {name: "-".join(value) if isinstance(value, tuple) else value for name, value in values}
+        )
 
     def __post_init__(self) -> None:
         own = input_path(self.brief, self.input_name())
@@ -168,9 +180,6 @@ class TriangulateTask(JudgingTask):
     agent: ClassVar[str] = "triangulator"
     round: int
 
-    def input_name(self) -> str:
-        return f"triangulate-r{self.round}"
-
 
 #: The most (claim, source) pairs one verifier judges: every source of a claim in one reply
 #: (claims cite a few), and a claim citing more is split, so an input and a reply stay small.
@@ -185,9 +194,6 @@ class VerifyTask(JudgingTask):
     agent: ClassVar[str] = "verifier"
     claim_id: str
     source_ids: tuple[str, ...]
-
-    def input_name(self) -> str:
-        return "-".join(["verify", self.claim_id, *self.source_ids])
 
     def __post_init__(self) -> None:
         # The ids name the task's input file: only words, so no id reaches another file.
@@ -206,9 +212,6 @@ class SkepticTask(JudgingTask):
     agent: ClassVar[str] = "skeptic"
     claim_id: str
 
-    def input_name(self) -> str:
-        return f"skeptic-{self.claim_id}"
-
 
 @dataclass(frozen=True)
 class CiberTask(JudgingTask):
@@ -217,9 +220,6 @@ class CiberTask(JudgingTask):
     agent: ClassVar[str] = "ciber"
     top_n: int
     k_per_claim: int
-
-    def input_name(self) -> str:
-        return "ciber"
 
 
 TASKS: dict[str, type[Task]] = {
