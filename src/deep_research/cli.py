@@ -138,27 +138,99 @@ class _LazyHelp(str):
 # --- parser ---------------------------------------------------------------------------------
 
 #: The commands as ``--help`` lists them, by who runs them: a person, the Claude Code plugin's
-#: run, or a pipeline step run by hand (``run`` does every step itself). Each registered command
-#: is in exactly one group (tests/test_cli.py checks it).
-COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+#: run, or a pipeline step run by hand (``run`` does every step itself), each with its help (its
+#: line in the listing, and the head of its own --help). Each registered command is in exactly
+#: one group (tests/test_cli_help.py checks it).
+COMMAND_GROUPS: tuple[tuple[str, dict[str, str]], ...] = (
     (
         "Using it",
-        tuple("run check verify render handoff fresh gate locate validate eval schemas".split()),
+        {
+            "run": (
+                "the headless pipeline: question → verified brief and report (exit 0 "
+                "READY/PARTIAL/PARTIAL_QUICK, 1 HOLD/FAIL)"
+            ),
+            "check": check_command.HELP,
+            "verify": "re-run the mechanical gates from the retained corpus",
+            "render": "write report.md (refuses a FAIL brief unless --force)",
+            "handoff": (
+                "the consumer's metadata block and claim split (exit 1: HOLD or FAIL, nothing "
+                "usable)"
+            ),
+            "fresh": "reuse or regenerate? (exit 0 reuse, 1 regenerate)",
+            "gate": "check citations from any tool (batch, no model, no network)",
+            "locate": "locate one quote in a text file",
+            "validate": "validate every artifact of a brief against its schema",
+            "eval": "measure the gate on labelled quote and literal data",
+            "schemas": "write the JSON Schemas generated from the models",
+        },
     ),
     (
         "The plugin's run (Claude Code calls these)",
-        tuple(
-            "start next step wait ingest finish resume guard fetch hosts mcp-gate mcp-fetch".split()
-        ),
+        {
+            "start": (
+                "begin a run: create the brief, record its caps (clamped to hard limits), make it "
+                "the active run the hooks guard"
+            ),
+            "next": "a plugin run's single next action, decided by code",
+            "step": (
+                "the workflow's next step: runs every command next asks for, then names the agents"
+            ),
+            "wait": (
+                "wait (at most 90 s a call) for a plugin run's workflow to end; a line per "
+                "finished phase"
+            ),
+            "ingest": (
+                "feed every saved agent return of a plugin run to the command that consumes it"
+            ),
+            "finish": "end the active run (the hooks stop guarding it)",
+            "resume": (
+                "make an unfinished plugin run this Claude Code session's, to relaunch its workflow"
+            ),
+            "guard": (
+                "Claude Code hook: read a tool event on stdin; exit 2 with the reason on stderr to "
+                "block it"
+            ),
+            "fetch": "fetch one URL safely into the brief's corpus and fetch log",
+            "hosts": "the run host allow-list: add hosts, or check URLs against it",
+            "mcp-gate": (
+                "the three MCP gates (manifest audit, version pin, least privilege) for one "
+                "configured server (exit 1: a gate failed)"
+            ),
+            "mcp-fetch": (
+                "one MCP tool call through the three gates; its text is kept in the brief's corpus "
+                "and logged like a page fetch"
+            ),
+        },
     ),
     (
         "Pipeline steps (run does them all; call one to redo its step on a brief)",
-        tuple(
-            "normalize trace entail votes triangulate refetch ciber counters verdict answer".split()
-        ),
+        {
+            "normalize": "coerce raw fetcher output into sources.jsonl rows",
+            "trace": "trace every citation to its retained quote",
+            "entail": (
+                "admit the entailment judge's verdicts whose span lies in the claim's located "
+                "evidence; a checked contradiction strips its claim (before triangulate)"
+            ),
+            "votes": "record the skeptic panel's votes per claim",
+            "triangulate": "independence groups, τ, confidence; strip what fails",
+            "refetch": "phase 6b: re-fetch a sample, re-locate cited quotes",
+            "ciber": "CIBER: apply the agent's diagnosis mechanically",
+            "counters": (
+                "recompute the work counters from the brief's artifacts and plan.json; record them "
+                "in trace.json"
+            ),
+            "verdict": "decide the verdict (exit 1 on HOLD or FAIL)",
+            "answer": (
+                "check a written answer claim by claim, and that it states every position of each "
+                "open contradiction (exit 1: refused)"
+            ),
+        },
     ),
 )
-
+#: Each command's help, by name: what :func:`build_parser` gives each command.
+COMMAND_HELP: dict[str, str] = {
+    name: text for _, group in COMMAND_GROUPS for name, text in group.items()
+}
 #: Columns of the command listing (argparse wraps the rest of --help to the terminal).
 HELP_WIDTH = 80
 #: The ``--state`` option's help, the same on every command that takes it.
@@ -214,32 +286,23 @@ def build_parser(
         metavar="COMMAND",
         help="one of the commands below; deep-research COMMAND --help shows its options",
     )
-    helps: dict[str, str] = {}
 
-    def add(
-        name: str, handler: Handler, help_text: str, *, brief: bool = False
-    ) -> argparse.ArgumentParser:
+    def add(name: str, handler: Handler, *, brief: bool = False) -> argparse.ArgumentParser:
         """A command; ``brief``: it takes the brief directory first, as most commands do."""
         # No help= here: argparse would list every command again, ungrouped, in registration order.
-        sub = commands.add_parser(name, description=help_text, allow_abbrev=False)
+        sub = commands.add_parser(name, description=COMMAND_HELP[name], allow_abbrev=False)
         sub.set_defaults(handler=handler)
-        helps[name] = help_text
         if brief:
             sub.add_argument("brief", help="brief directory")
         return sub
 
-    sub = add(
-        "validate",
-        _cmd_validate,
-        "validate every artifact of a brief against its schema",
-        brief=True,
-    )
+    sub = add("validate", _cmd_validate, brief=True)
 
-    sub = add("schemas", _cmd_schemas, "write the JSON Schemas generated from the models")
+    sub = add("schemas", _cmd_schemas)
     sub.add_argument("--dir", default="schemas", help="target directory (default: schemas)")
     sub.add_argument("--check", action="store_true", help="only report stale files (exit 1)")
 
-    sub = add("normalize", _cmd_normalize, "coerce raw fetcher output into sources.jsonl rows")
+    sub = add("normalize", _cmd_normalize)
     sub.add_argument("input", nargs="?", default="-", help="fetcher output file, or - (stdin)")
     sub.add_argument("--brief", help="brief directory: merge into its sources.jsonl")
     sub.add_argument("--output", help="write rows here instead of stdout (ignored with --brief)")
@@ -248,7 +311,7 @@ def build_parser(
     sub.add_argument("--sub-question", help="sub-question id to record on every row")
     sub.add_argument("--round", type=int, default=None, help="research round of these rows")
 
-    sub = add("trace", _cmd_trace, "trace every citation to its retained quote")
+    sub = add("trace", _cmd_trace)
     sub.add_argument("brief", nargs="?", help="brief directory (default: parent of --sources)")
     sub.add_argument("--mode", choices=["claims", "dossier"], default=None)
     sub.add_argument("--claims", help="claims.json (default: the brief's)")
@@ -258,43 +321,35 @@ def build_parser(
     sub.add_argument("--report", help="also write the JSON report here")
     sub.add_argument("--no-write", action="store_true", help="do not update claims.json")
 
-    sub = add("gate", _cmd_gate, "check citations from any tool (batch, no model, no network)")
+    sub = add("gate", _cmd_gate)
     sub.add_argument("--input", required=True, help="pairs.jsonl, or - (stdin)")
     sub.add_argument("--output", help="results.jsonl (default: stdout)")
 
-    sub = add("fetch", _cmd_fetch, "fetch one URL safely into the brief's corpus and fetch log")
+    sub = add("fetch", _cmd_fetch)
     sub.add_argument("url")
     sub.add_argument("--brief", required=True, help="brief directory")
     sub.add_argument("--json", action="store_true", help="print a JSON object")
     sub.add_argument("--max-chars", type=int, default=20_000, help="page text shown (20000)")
 
-    sub = add("hosts", _cmd_hosts, "the run host allow-list: add hosts, or check URLs against it")
+    sub = add("hosts", _cmd_hosts)
     sub.add_argument("action", choices=["add", "check"])
     sub.add_argument("urls", nargs="+", help="URLs or host names")
     sub.add_argument("--brief", required=True, help="brief directory")
     sub.add_argument("--static", action="store_true", help="add to the static list")
 
-    sub = add(
-        "refetch", _cmd_refetch, "phase 6b: re-fetch a sample, re-locate cited quotes", brief=True
-    )
+    sub = add("refetch", _cmd_refetch, brief=True)
     sub.add_argument("--archive-base", help="Wayback base URL (default: the Internet Archive)")
 
-    sub = add(
-        "counters",
-        _cmd_counters,
-        "recompute the work counters from the brief's "
-        "artifacts and plan.json; record them in trace.json",
-        brief=True,
-    )
+    sub = add("counters", _cmd_counters, brief=True)
     sub.add_argument("--plan", help="the orchestrator's plan (default: <brief>/plan.json)")
 
-    check_command.add_arguments(add("check", _cmd_check, check_command.HELP))
+    check_command.add_arguments(add("check", _cmd_check))
 
-    sub = add("verify", _cmd_verify, "re-run the mechanical gates from the retained corpus")
+    sub = add("verify", _cmd_verify)
     sub.add_argument("brief", help="brief directory, or a check folder (deep-research check)")
     sub.add_argument("--offline", action="store_true", help="switch the network off (refused)")
 
-    sub = add("eval", _cmd_eval, "measure the gate on labelled quote and literal data")
+    sub = add("eval", _cmd_eval)
     sub.add_argument(
         "--eval-dir",
         default=os.environ.get("DEEP_RESEARCH_EVAL_DIR"),
@@ -306,8 +361,8 @@ def build_parser(
     sub.add_argument("--show", type=int, default=0, help="print this many misses per figure")
     sub.add_argument("--json", action="store_true", help="print the figures as JSON")
 
-    def brief_command(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
-        sub = add(name, handler, help_text, brief=True)
+    def brief_command(name: str, handler: Handler) -> argparse.ArgumentParser:
+        sub = add(name, handler, brief=True)
         sub.add_argument(
             "--set",
             action="append",
@@ -316,58 +371,37 @@ def build_parser(
         )
         return sub
 
-    brief_command(
-        "triangulate", _cmd_triangulate, "independence groups, τ, confidence; strip what fails"
-    )
-    sub = brief_command("votes", _cmd_votes, "record the skeptic panel's votes per claim")
+    brief_command("triangulate", _cmd_triangulate)
+    sub = brief_command("votes", _cmd_votes)
     sub.add_argument("--input", required=True, help='votes JSON: {"C1": [vote, …], …}')
 
-    sub = add(
-        "entail",
-        _cmd_entail,
-        "admit the entailment judge's verdicts whose span lies in the claim's located "
-        "evidence; a checked contradiction strips its claim (before triangulate)",
-        brief=True,
-    )
+    sub = add("entail", _cmd_entail, brief=True)
     sub.add_argument("--input", required=True, help="verifier verdicts: one object or a list")
 
-    brief_command("verdict", _cmd_verdict, "decide the verdict (exit 1 on HOLD or FAIL)")
+    brief_command("verdict", _cmd_verdict)
 
-    sub = brief_command("fresh", _cmd_fresh, "reuse or regenerate? (exit 0 reuse, 1 regenerate)")
+    sub = brief_command("fresh", _cmd_fresh)
     sub.add_argument("--today", help="date to judge against, YYYY-MM-DD (default: today, UTC)")
 
-    sub = add(
-        "render", _cmd_render, "write report.md (refuses a FAIL brief unless --force)", brief=True
-    )
+    sub = add("render", _cmd_render, brief=True)
     sub.add_argument("--force", action="store_true", help="render a FAIL brief, marked as such")
     sub.add_argument(
         "--format", choices=["md", "json"], default="md", help="json: print the render model"
     )
 
-    sub = add(
-        "answer",
-        _cmd_answer,
-        "check a written answer claim by claim, and that it states every position of each "
-        "open contradiction (exit 1: refused)",
-        brief=True,
-    )
+    sub = add("answer", _cmd_answer, brief=True)
     sub.add_argument(
         "--synthesis", help="the answer to check (markdown); default: claims.json's synthesis"
     )
 
-    sub = add(
-        "handoff",
-        _cmd_handoff,
-        "the consumer's metadata block and claim split (exit 1: HOLD or FAIL, nothing usable)",
-        brief=True,
-    )
+    sub = add("handoff", _cmd_handoff, brief=True)
     sub.add_argument(
         "--project",
         help="paths inside this folder are given relative to it "
         "(default: $CLAUDE_PROJECT_DIR, else the working directory)",
     )
 
-    ciber = add("ciber", _cmd_ciber, "CIBER: apply the agent's diagnosis mechanically")
+    ciber = add("ciber", _cmd_ciber)
     ciber_actions = ciber.add_subparsers(dest="action", required=True, metavar="ACTION")
     sub = ciber_actions.add_parser(
         "apply", help="apply a diagnosis, or record a valid skip", allow_abbrev=False
@@ -382,12 +416,7 @@ def build_parser(
     )
     sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting")
 
-    sub = add(
-        "start",
-        _cmd_start,
-        "begin a run: create the brief, record its caps (clamped "
-        "to hard limits), make it the active run the hooks guard",
-    )
+    sub = add("start", _cmd_start)
     sub.add_argument("topic", help="the research question or topic (names the brief)")
     sub.add_argument("--depth", default="full", choices=["full", "quick", "shallow"])
     sub.add_argument("--state", help=STATE_HELP)
@@ -398,63 +427,33 @@ def build_parser(
     sub.add_argument("--allow-host", action="append", help="a host on the static allow-list")
     sub.add_argument("--mcp", metavar="NAME", help="also research through this reviewed MCP server")
 
-    sub = add("next", _cmd_next, "a plugin run's single next action, decided by code", brief=True)
+    sub = add("next", _cmd_next, brief=True)
     sub.add_argument("--json", action="store_true", help="print the action as JSON")
 
-    sub = add(
-        "step",
-        _cmd_step,
-        "the workflow's next step: runs every command next asks for, then names the agents",
-        brief=True,
-    )
+    sub = add("step", _cmd_step, brief=True)
     sub.add_argument(
         "--failed", action="append", metavar="IDS", help="tasks whose agents ended unanswered"
     )
     sub.add_argument("--json", action="store_true", help="print the step as JSON")
 
-    sub = add(
-        "wait",
-        _cmd_wait,
-        "wait (at most 90 s a call) for a plugin run's workflow to end; a line per finished phase",
-        brief=True,
-    )
+    sub = add("wait", _cmd_wait, brief=True)
     sub.add_argument(
         "--seconds", type=float, help="the longest this call waits (default and at most: 90)"
     )
 
-    sub = add(
-        "ingest",
-        _cmd_ingest,
-        "feed every saved agent return of a plugin run to the command that consumes it",
-        brief=True,
-    )
+    sub = add("ingest", _cmd_ingest, brief=True)
 
-    sub = add("finish", _cmd_finish, "end the active run (the hooks stop guarding it)", brief=True)
+    sub = add("finish", _cmd_finish, brief=True)
     sub.add_argument("--state", help=STATE_HELP)
 
-    sub = add(
-        "resume",
-        _cmd_resume,
-        "make an unfinished plugin run this Claude Code session's, to relaunch its workflow",
-        brief=True,
-    )
+    sub = add("resume", _cmd_resume, brief=True)
     sub.add_argument("--state", help=STATE_HELP)
 
-    sub = add(
-        "guard",
-        _cmd_guard,
-        "Claude Code hook: read a tool event on stdin; exit 2 with "
-        "the reason on stderr to block it",
-    )
+    sub = add("guard", _cmd_guard)
     sub.add_argument("--phase", choices=["pre", "post"], default="pre")
     sub.add_argument("--state", help="state folder (default: see deep_research.plugin.guard)")
 
-    sub = add(
-        "run",
-        _cmd_run,
-        "the headless pipeline: question → verified brief and report "
-        "(exit 0 READY/PARTIAL/PARTIAL_QUICK, 1 HOLD/FAIL)",
-    )
+    sub = add("run", _cmd_run)
     sub.add_argument("question", nargs="?", help="the research question (omit with --resume)")
     sub.add_argument(
         "--depth",
@@ -490,12 +489,7 @@ def build_parser(
     )
     sub.add_argument("--set", action="append", metavar="NAME=VALUE", help="override a setting")
 
-    sub = add(
-        "mcp-gate",
-        _cmd_mcp_gate,
-        "the three MCP gates (manifest audit, version pin, "
-        "least privilege) for one configured server (exit 1: a gate failed)",
-    )
+    sub = add("mcp-gate", _cmd_mcp_gate)
     sub.add_argument("name", help="the server's name in <state>/mcp-config.json")
     sub.add_argument(
         "--record",
@@ -508,12 +502,7 @@ def build_parser(
     )
     sub.add_argument("--brief", help="record the gate's result in this run's brief")
 
-    sub = add(
-        "mcp-fetch",
-        _cmd_mcp_fetch,
-        "one MCP tool call through the three gates; its "
-        "text is kept in the brief's corpus and logged like a page fetch",
-    )
+    sub = add("mcp-fetch", _cmd_mcp_fetch)
     sub.add_argument("name", help="the server's name in <state>/mcp-config.json")
     sub.add_argument("tool", help="the tool to call (one of the reviewed tool list)")
     sub.add_argument("--arguments", default="{}", help="the tool's arguments as a JSON object")
@@ -533,7 +522,7 @@ def build_parser(
         help="seconds for the whole call: start, gates, tool (30)",
     )
 
-    sub = add("locate", _cmd_locate, "locate one quote in a text file")
+    sub = add("locate", _cmd_locate)
     sub.add_argument("--quote", required=True)
     sub.add_argument("--text-file", required=True)
 
@@ -542,7 +531,7 @@ def build_parser(
         "or SIGTERM during run).",
         HELP_WIDTH,
     )
-    parser.epilog = command_listing(helps) + "\n\n" + "\n".join(exits)
+    parser.epilog = command_listing(COMMAND_HELP) + "\n\n" + "\n".join(exits)
     return parser
 
 

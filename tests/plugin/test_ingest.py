@@ -117,7 +117,7 @@ def test_the_triangulators_contradictions_reach_claims_json_and_the_report(
     path = triangulator_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(graph), encoding="utf-8")
-    run = view.run
+    run = view.record
     dated = {"question": run.topic, "generated": run.started_at.date().isoformat()}
     edit(root, lambda c, t: c.update(verdict="PARTIAL", synthesis=BOTH, **dated))
     _, before = render_brief(Brief(root), check_answer=check_answer)

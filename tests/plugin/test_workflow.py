@@ -557,6 +557,26 @@ def test_wait_says_a_stopped_workflow_ended_and_hands_over_to_next(project: Path
 
 
 @pytest.mark.parametrize(
+    ("phase", "entry", "said"),
+    [
+        ("trace", {"total_cites_checked": 1, "supported": 0}, "1 citation traced, 0 supported"),
+        ("trace", {"total_cites_checked": 9, "supported": "9"}, "done"),  # not a number
+        ("triangulate", {"triangulation_score": 1, "claims": 3}, "3 claims, agreement τ 1.00"),
+        ("triangulate", {"triangulation_score": 0.5, "claims": 2.0}, "done"),
+        ("refetch", {"sampled": 4, "passed": 3}, "3 of 4 sampled pages still hold their quotes"),
+        ("refetch", {"sampled": 4}, "done"),  # a figure missing
+        ("refetch", {"skipped": "depth-quick", "sampled": 4, "passed": 3}, "skipped (depth-quick)"),
+        ("counters", {"sampled": 4, "passed": 3}, "done"),  # another phase's figures
+    ],
+)
+def test_a_phase_says_the_figures_its_trace_entry_records(
+    tmp_path: Path, phase: str, entry: dict[str, Any], said: str
+) -> None:
+    (tmp_path / "trace.json").write_text(json.dumps({"phases": {phase: entry}}))
+    assert progress.figure(tmp_path, phase) == said
+
+
+@pytest.mark.parametrize(
     ("asked", "slept"),
     [
         (None, progress.WAIT_BOUND_S),  # the default is the bound

@@ -17,6 +17,7 @@ from deep_research.errors import InputError, MissingArtifact
 from deep_research.gates.trace import SourceIndex
 from deep_research.models import SourceRow
 from deep_research.run import localcorpus
+from deep_research.run.corpusfolder import Admitted
 from deep_research.run.localcorpus import (
     PYTHON_DOCS,
     PYTHON_DOCS_OWNER,
@@ -295,15 +296,17 @@ def test_unchanged_files_are_not_read_again_by_the_pool(tmp_path: Path) -> None:
     first = index.sync(folder_documents(root, "c", index.known()))
     again = list(localcorpus._listed(root, index.known()))
     # Only the pages without text, which were never indexed, are read again.
-    assert {path.name for _, path, _, _ in again if path} == {f"e{n}.html" for n in range(2, 40, 4)}
+    assert {file.path.name for _, file, _, _ in again if file} == {
+        f"e{n}.html" for n in range(2, 40, 4)
+    }
     assert index.sync(localcorpus.read_changed(again, "c", workers=2)).unchanged == first.total
 
 
-def crash_on_one(path: Path, *job: object) -> localcorpus.LocalDoc | None:
+def crash_on_one(file: Admitted, *job: object) -> localcorpus.LocalDoc | None:
     """A reader whose worker dies on one file (a pool worker killed mid-run)."""
-    if path.name == "n5.md" and multiprocessing.parent_process() is not None:
+    if file.path.name == "n5.md" and multiprocessing.parent_process() is not None:
         os._exit(1)
-    return localcorpus.local_document(path, *job)  # type: ignore[arg-type]
+    return localcorpus.local_document(file, *job)  # type: ignore[arg-type]
 
 
 @pytest.mark.slow  # starts a pool of spawned processes
@@ -314,7 +317,7 @@ def test_a_broken_pool_leaves_the_rest_to_this_process(tmp_path: Path) -> None:
         for relative, path, mtime, size in localcorpus._listed(root, {})
         if path is not None
     ]
-    crashing = next(job for job in jobs if job[0].name == "n5.md")
+    crashing = next(job for job in jobs if job[0].path.name == "n5.md")
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(1, mp_context=spawn) as pool, pytest.raises(BrokenProcessPool):
         pool.submit(crash_on_one, *crashing).result()  # the reader does kill its worker

@@ -131,6 +131,21 @@ class StartRecord:
         )
 
 
+class RecordedRun:
+    """A run held with what ``start`` recorded of it (``record``): its depth and caps, read
+    through it."""
+
+    record: StartRecord
+
+    @property
+    def depth(self) -> Depth:
+        return self.record.depth
+
+    @property
+    def caps(self) -> RunCaps:
+        return self.record.caps
+
+
 class _Fields:
     """run.json's fields, each checked as it is taken."""
 

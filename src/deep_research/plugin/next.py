@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from deep_research import role_contracts
 from deep_research.brief.layout import Brief
 from deep_research.brief.record import load_trace_or_empty, open_brief
-from deep_research.brief.start_record import RunCaps, StartRecord
+from deep_research.brief.start_record import RecordedRun, StartRecord
 from deep_research.brief.trace_phases import McpGatePhase
 from deep_research.decide.phase_rules import (
     PlanFloors,
@@ -38,7 +38,6 @@ from deep_research.decide.phase_rules import (
     votes_wanted,
 )
 from deep_research.decide.verdict import read_reason
-from deep_research.depth import Depth
 from deep_research.errors import DeepResearchError
 from deep_research.models import ClaimsFile
 from deep_research.plugin import replies
@@ -63,6 +62,7 @@ from deep_research.plugin.tasks import (
     JudgingTask,
     McpFetchTask,
     SkepticTask,
+    Task,
     TriangulateTask,
     VerifyTask,
 )
@@ -85,15 +85,28 @@ class Dispatch(BaseModel):
     prompt: str
     save_to: str
 
+    @classmethod
+    def of(cls, task: Task, save_to: Path) -> Dispatch:
+        """``task`` as dispatched, its reply saved to ``save_to``."""
+        return cls(prompt=task.prompt(), save_to=str(save_to))
 
-class Action(BaseModel):
-    """One step for the orchestrator; only the fields of its kind are set."""
+
+class Directive(BaseModel):
+    """What a plugin run is told to do next, by ``next`` (an :class:`Action`, for the
+    orchestrator) or by ``step`` (a workflow step, for its script): the kind of action, narrowed
+    by each, the phase it serves, and why."""
 
     model_config = ConfigDict(defer_build=True)
 
-    action: ActionKind
+    action: str
     phase: str
     why: str
+
+
+class Action(Directive):
+    """One step for the orchestrator; only the fields of its kind are set."""
+
+    action: ActionKind
     command: str | None = None
     path: str | None = None
     example: Any = None
@@ -130,25 +143,17 @@ class Action(BaseModel):
 
 
 @dataclass(frozen=True)
-class View:
+class View(RecordedRun):
     """What one call of ``next`` knows: the brief, what ``start`` recorded for its run (depth,
     caps, MCP server), the settings."""
 
     brief: Brief
-    run: StartRecord
+    record: StartRecord
     settings: Settings
 
     @property
     def root(self) -> Path:
         return self.brief.root
-
-    @property
-    def depth(self) -> Depth:
-        return self.run.depth
-
-    @property
-    def caps(self) -> RunCaps:
-        return self.run.caps
 
     def cli(self, *words: str) -> str:
         return shlex.join(["deep-research", *words])
@@ -169,7 +174,7 @@ def _issued(
     from deep_research.plugin.inputs import write_input
 
     write_input(view.brief, task, document)
-    return Dispatch(prompt=task.prompt(), save_to=str(save_to))
+    return Dispatch.of(task, save_to)
 
 
 # --- the plan -------------------------------------------------------------------------------
@@ -280,7 +285,7 @@ def _fetches_needed(view: View, round_: int) -> list[tuple[FetchTask, Path]]:
 
 
 def _fetch_tasks(view: View, round_: int) -> list[Dispatch]:
-    return [Dispatch(prompt=t.prompt(), save_to=str(to)) for t, to in _fetches_needed(view, round_)]
+    return [Dispatch.of(task, to) for task, to in _fetches_needed(view, round_)]
 
 
 def _fetch_task(
@@ -323,7 +328,7 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
     if it passed, an mcp-fetcher runs each sub-question's queries beside its fetcher."""
     from deep_research.plugin.mcpgate import GATE_PHASE
 
-    name = view.run.mcp
+    name = view.record.mcp
     if name is None:
         return None
     from deep_research.decide.counters import counted
@@ -352,7 +357,7 @@ def _mcp(view: View, phase: str, round_: int) -> Action | None:
             question=sq.question,
             purpose=COUNTER_EVIDENCE if round_ >= 2 else "",
         )
-        tasks.append(Dispatch(prompt=task.prompt(), save_to=str(target)))
+        tasks.append(Dispatch.of(task, target))
     left = _dispatches_left(view)
     if not tasks or left <= 0:
         return None
@@ -397,7 +402,7 @@ def _dispatches_left(view: View) -> int:
     from deep_research.plugin.runstate import fetcher_budget, fetcher_rounds
 
     used = fetcher_rounds(view.brief)
-    return fetcher_budget(view.brief, view.run) - len(used or [])
+    return fetcher_budget(view.brief, view.record) - len(used or [])
 
 
 def budget_gaps(view: View) -> list[str]:
@@ -415,7 +420,7 @@ def budget_gaps(view: View) -> list[str]:
 def _dispatch_or_ingest(view: View, phase: str, round_: int) -> Action | None:
     from deep_research.plugin.mcpgate import GATE_PHASE
 
-    if view.run.mcp is not None and GATE_PHASE not in view.phases():
+    if view.record.mcp is not None and GATE_PHASE not in view.phases():
         return _mcp(view, phase, round_)  # the gate comes before any dispatch
     tasks = _fetch_tasks(view, round_)
     left = _dispatches_left(view)
@@ -523,7 +528,7 @@ def _top_up(view: View, phase: str, round_: int) -> Action | None:
         if target.exists():
             continue
         task = _fetch_task(view, sq, round_, _new_queries(sq, round_), exclude)
-        tasks.append(Dispatch(prompt=task.prompt(), save_to=str(target)))
+        tasks.append(Dispatch.of(task, target))
     if not tasks or left <= 0:
         return None  # topped up once (or out of dispatches): the round is done
     why = f"round {round_} top-up: {len(tasks)} fetcher(s) with new queries"
@@ -616,7 +621,8 @@ def phase_trace(view: View) -> Action | None:
         return None
     document = view.claims()
     if document is not None and (
-        document.question != view.run.topic or document.generated != view.run.started_at.date()
+        document.question != view.record.topic
+        or document.generated != view.record.started_at.date()
     ):
         why = "claims.json gets the run's question and date, as start recorded them"
         return _command(view, "trace", why, brief_run("ingest", view.root))
@@ -849,7 +855,7 @@ def _regenerate(view: View) -> Action | None:
     """A FAIL brief starts again once, in a new brief; the failed one is kept aside by start."""
     from deep_research.plugin.runstate import load_active
 
-    record = view.run
+    record = view.record
     if record.replaces is not None and record.replaces.verdict == "FAIL":
         return None  # this run is the regeneration: its FAIL stands
     state = view.root.parent.parent

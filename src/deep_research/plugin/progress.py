@@ -105,14 +105,6 @@ def _candidates(root: Path) -> str:
     return _plural(_count(_claims(root).get("claims")), "candidate claim")
 
 
-def _traced(root: Path) -> str:
-    entry = _entry(root, "trace")
-    cites, supported = entry.get("total_cites_checked"), entry.get("supported")
-    if not isinstance(cites, int) or not isinstance(supported, int):
-        return "done"
-    return f"{_plural(cites, 'citation')} traced, {supported} supported"
-
-
 def _entailed(root: Path) -> str:
     return f"{_plural(_count(_entry(root, 'entail').get('checked')), 'claim-source pair')} judged"
 
@@ -121,22 +113,6 @@ def _votes(root: Path) -> str:
     raw = _entry(root, "votes").get("raw")
     n = sum(_count(v) for v in raw.values()) if isinstance(raw, dict) else 0
     return f"{_plural(n, 'vote')} counted"
-
-
-def _triangulated(root: Path) -> str:
-    entry = _entry(root, "triangulate")
-    score, claims = entry.get("triangulation_score"), entry.get("claims")
-    if not isinstance(score, int | float) or not isinstance(claims, int):
-        return "done"
-    return f"{_plural(claims, 'claim')}, agreement τ {score:.2f}"
-
-
-def _refetched(root: Path) -> str:
-    entry = _entry(root, "refetch")
-    sampled, passed = entry.get("sampled"), entry.get("passed")
-    if not isinstance(sampled, int) or not isinstance(passed, int):
-        return "done"
-    return f"{passed} of {_plural(sampled, 'sampled page')} still hold their quotes"
 
 
 def _ciber(root: Path) -> str:
@@ -160,18 +136,29 @@ def _rendered(root: Path) -> str:
     return "report.md written" if (root / "report.md").exists() else "done"
 
 
-#: Each phase's figure, read from the brief once the phase is over.
+def _recorded(phase: str, entry: dict[str, Any]) -> str:
+    """The figures a phase keeps in its own trace.json entry; ``done`` until it holds them all,
+    each a number."""
+    match phase, entry:
+        case "trace", {"total_cites_checked": int() as cites, "supported": int() as supported}:
+            return f"{_plural(cites, 'citation')} traced, {supported} supported"
+        case "triangulate", {"triangulation_score": int() | float() as score, "claims": int() as n}:
+            return f"{_plural(n, 'claim')}, agreement τ {score:.2f}"
+        case "refetch", {"sampled": int() as sampled, "passed": int() as passed}:
+            return f"{passed} of {_plural(sampled, 'sampled page')} still hold their quotes"
+    return "done"
+
+
+#: Each phase's figure, read from the brief once the phase is over; a phase not here says what
+#: its trace.json entry records (:func:`_recorded`).
 FIGURES: dict[str, Callable[[Path], str]] = {
     "plan": _plan,
     "cast": _fetched,
     "normalize": _sources,
     "round2": _round2,
     "claims": _candidates,
-    "trace": _traced,
     "entail": _entailed,
     "panel": _votes,
-    "triangulate": _triangulated,
-    "refetch": _refetched,
     "ciber": _ciber,
     "synthesize": _synthesized,
     "verdict": _verdict,
@@ -181,11 +168,12 @@ FIGURES: dict[str, Callable[[Path], str]] = {
 
 def figure(root: Path, phase: str) -> str:
     """The figure of a finished ``phase``: what it counted, or why it was skipped."""
-    skipped = _entry(root, phase).get("skipped")
+    entry = _entry(root, phase)
+    skipped = entry.get("skipped")
     if isinstance(skipped, str):
         return f"skipped ({skipped})"
     reader = FIGURES.get(phase)
-    return reader(root) if reader is not None else "done"
+    return reader(root) if reader is not None else _recorded(phase, entry)
 
 
 def phase_line(root: Path, phase: str, phases: Sequence[str]) -> str:

@@ -28,8 +28,8 @@ from deep_research.brief.layout import Brief, brief_dir, slugify, supersede
 from deep_research.brief.readers import jsonl_records, parse_json, read_text
 from deep_research.brief.start_record import (
     HARD_MAX_ROUNDS,
+    RecordedRun,
     Replaced,
-    RunCaps,
     StartRecord,
     clamp_caps,
 )
@@ -64,7 +64,7 @@ def fetcher_dispatches(run: StartRecord, planned_sub_questions: int | None) -> i
 
 
 @dataclass(frozen=True)
-class ActiveRun:
+class ActiveRun(RecordedRun):
     """The run the hooks enforce: its brief, what ``start`` recorded for it, and the Claude Code
     session it was started in (None: started outside one)."""
 
@@ -79,14 +79,6 @@ class ActiveRun:
         if self.session is None or not isinstance(session_id, str) or not session_id:
             return True
         return session_id == self.session
-
-    @property
-    def depth(self) -> Depth:
-        return self.record.depth
-
-    @property
-    def caps(self) -> RunCaps:
-        return self.record.caps
 
 
 def state_dir(explicit: str | None = None, project_dir: str | None = None) -> Path:

@@ -55,6 +55,14 @@ FIELD_KINDS: dict[str, Kind] = {
 }
 #: The folder of a brief the judging tasks' input files are written in.
 INPUTS = "inputs"
+#: Each judging agent's input file (in :data:`INPUTS`, ``.md``), named by its task's fields, a
+#: tuple's items joined by ``-``: ``triangulate-r2``, ``verify-C1-S2-S3``, ``skeptic-C1``.
+INPUT_NAMES: dict[str, str] = {
+    "triangulator": "triangulate-r{round}",
+    "verifier": "verify-{claim_id}-{source_ids}",
+    "skeptic": "skeptic-{claim_id}",
+    "ciber": "ciber",
+}
 #: Far longer than any prompt ``next`` builds (an MCP gate's tool list included); a longer text
 #: is no task, unread.
 MAX_PROMPT = 65_536
@@ -65,9 +73,11 @@ _OPENS_JSON = ('"', "[", "{")
 
 @dataclass(frozen=True)
 class Task:
-    """One agent's task. Subclasses name their agent and declare their fields in prompt order."""
+    """One agent's task. Subclasses name their agent and declare their fields in prompt order,
+    after the brief every task works on (the guard holds it to the active run's)."""
 
     agent: ClassVar[str]
+    brief: str
 
     @classmethod
     def agent_type(cls) -> str:
@@ -98,7 +108,6 @@ class FetchTask(Task):
     ``read_hosts``: for round 2, the hosts already read, to search past first."""
 
     agent: ClassVar[str] = "fetcher"
-    brief: str
     sub_question: str
     round: int
     queries: tuple[str, ...]
@@ -125,7 +134,6 @@ class McpFetchTask(Task):
     its text (``question``) and, in round 2, that its queries look for counter-evidence."""
 
     agent: ClassVar[str] = "mcp-fetcher"
-    brief: str
     sub_question: str
     round: int
     queries: tuple[str, ...]
@@ -142,12 +150,15 @@ class JudgingTask(Task):
 
     Left empty, ``input`` is the task's own file; given, it must be that file."""
 
-    brief: str
     #: Keyword-only, so it is written second (after ``brief``) and given by name, if at all.
     input: str = field(default="", kw_only=True)
 
     def input_name(self) -> str:
-        raise NotImplementedError
+        """The name of the task's input file: its agent's :data:`INPUT_NAMES` entry, filled in."""
+        values = ((item.name, getattr(self, item.name)) for item in fields(self))
+        return INPUT_NAMES[self.agent].format_map(
+            {name: "-".join(value) if isinstance(value, tuple) else value for name, value in values}
+        )
 
     def __post_init__(self) -> None:
         own = input_path(self.brief, self.input_name())
@@ -167,11 +178,7 @@ class TriangulateTask(JudgingTask):
     """agents/triangulator.md: the claim graph once the last round is in."""
 
     agent: ClassVar[str] = "triangulator"
-    brief: str
     round: int
-
-    def input_name(self) -> str:
-        return f"triangulate-r{self.round}"
 
 
 #: The most (claim, source) pairs one verifier judges: every source of a claim in one reply
@@ -185,12 +192,8 @@ class VerifyTask(JudgingTask):
     source, at most :data:`MAX_PAIRS_PER_VERIFIER`, each a distinct word like ``S3``)."""
 
     agent: ClassVar[str] = "verifier"
-    brief: str
     claim_id: str
     source_ids: tuple[str, ...]
-
-    def input_name(self) -> str:
-        return "-".join(["verify", self.claim_id, *self.source_ids])
 
     def __post_init__(self) -> None:
         # The ids name the task's input file: only words, so no id reaches another file.
@@ -207,11 +210,7 @@ class SkepticTask(JudgingTask):
     """agents/skeptic.md: one vote on one claim (every vote on it reads the same file)."""
 
     agent: ClassVar[str] = "skeptic"
-    brief: str
     claim_id: str
-
-    def input_name(self) -> str:
-        return f"skeptic-{self.claim_id}"
 
 
 @dataclass(frozen=True)
@@ -219,12 +218,8 @@ class CiberTask(JudgingTask):
     """agents/ciber.md: re-framings of the top high-confidence claims."""
 
     agent: ClassVar[str] = "ciber"
-    brief: str
     top_n: int
     k_per_claim: int
-
-    def input_name(self) -> str:
-        return "ciber"
 
 
 TASKS: dict[str, type[Task]] = {

@@ -46,7 +46,7 @@ from deep_research.errors import DeepResearchError
 from deep_research.normalize.own_fields import claims_draft
 from deep_research.plugin import replies
 from deep_research.plugin.ingest import CLAIMS, note_dropped
-from deep_research.plugin.next import ORCHESTRATOR, Action, next_action
+from deep_research.plugin.next import ORCHESTRATOR, Action, Directive, next_action
 from deep_research.plugin.progress import (
     WORKFLOW_STEP_FILE,
     finished_between,
@@ -138,14 +138,10 @@ class Tick(BaseModel):
     line: str
 
 
-class Step(BaseModel):
+class Step(Directive):
     """One step of the workflow: the script reads every field but ``saves``/``write``/``served``."""
 
-    model_config = ConfigDict(defer_build=True)
-
     action: StepKind
-    phase: str
-    why: str
     tasks: list[ScriptTask] = Field(default_factory=list)
     verdict: str | None = None
     reasons: list[str] = Field(default_factory=list)

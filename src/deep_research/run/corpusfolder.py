@@ -80,10 +80,6 @@ class Admitted:
     device: int
     inode: int
 
-    @property
-    def name(self) -> str:
-        return self.path.name
-
 
 @dataclass(frozen=True)
 class Listed:

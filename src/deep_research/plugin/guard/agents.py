@@ -11,9 +11,7 @@ and its round, come from its prompt read back as the record ``next`` wrote it fr
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 from deep_research.brief.layout import Brief
@@ -24,7 +22,6 @@ from deep_research.plugin.guard.decision import (
     Decision,
     deny,
     not_this_sessions_run,
-    resolved,
 )
 from deep_research.plugin.runstate import fetcher_budget, in_flight, locked, read_ledger
 from deep_research.plugin.tasks import (
@@ -61,7 +58,7 @@ def check_agent(call: Call) -> Decision:
         foreign = call.foreign
         prompt = call.tool_input.get("prompt")
         task = parse(prompt) if foreign is not None and isinstance(prompt, str) else None
-        if foreign is not None and task is not None and _for_brief(call, task, foreign.brief):
+        if foreign is not None and task is not None and call.names(task.brief, foreign.brief):
             return not_this_sessions_run("Agent", foreign)
         return ALLOW
     if call.agent is not None:
@@ -93,18 +90,13 @@ def check_agent(call: Call) -> Decision:
         )
     if task.agent != agent:
         return deny(f"Agent: this task is for the {task.agent} agent, not {agent}")
-    if not _for_brief(call, task, run.brief):
+    if not call.names(task.brief, run.brief):
         return deny(f"Agent: the task names another brief than the active run's ({run.brief})")
     round_ = declared_round(task)
     if round_ is not None and round_ > run.caps.max_rounds:
         return deny(f"Agent: round {round_} exceeds the run's round cap ({run.caps.max_rounds})")
     marks = task.ledger_marks() if isinstance(task, FetchTask) else {}
     return _admit(call, agent, round_, marks)
-
-
-def _for_brief(call: Call, task: object, brief: Path) -> bool:
-    """Whether ``task`` (a prompt ``next`` issued, read back) works on ``brief``."""
-    return resolved(call.cwd, str(getattr(task, "brief", ""))) == os.path.realpath(brief)
 
 
 def _admit(call: Call, agent: str, round_: int | None, marks: dict[str, Any]) -> Decision:

@@ -75,6 +75,10 @@ class Call:
     def during_run(self) -> bool:
         return self.run is not None
 
+    def names(self, given: object, path: Path) -> bool:
+        """Whether ``given``, a path in the call's input (relative to its cwd), is ``path``."""
+        return isinstance(given, str) and resolved(self.cwd, given) == os.path.realpath(path)
+
 
 def resolved(cwd: Path, given: str) -> str | None:
     """``given`` as an absolute path, from ``cwd``, symlinks and ``..`` resolved; None for one

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +28,6 @@ from deep_research.plugin.guard.decision import (
     Decision,
     deny,
     not_this_sessions_run,
-    resolved,
 )
 from deep_research.plugin.runstate import RESUME_EVENT, append_ledger, locked, read_ledger
 
@@ -134,8 +132,7 @@ def _running(brief: Brief, rows: list[dict[str, Any]], now: float) -> dict[str, 
 def _on_brief(call: Call, brief: Path) -> bool:
     """Whether the launch's ``args`` name ``brief``."""
     args = call.tool_input.get("args")
-    named = args.get("brief") if isinstance(args, dict) else None
-    return isinstance(named, str) and resolved(call.cwd, named) == os.path.realpath(brief)
+    return call.names(args.get("brief") if isinstance(args, dict) else None, brief)
 
 
 def check_structured_output(call: Call) -> Decision:
