@@ -143,6 +143,7 @@ PAGE = (
     "up from 2.4 million units in 2022."
 )
 QUERY = quote(PAGE[:70], safe="").replace("%20", "+")
+LINKED = "https://news.example/2023/12/04/heat-pump-sales-in-the-twelve-member-states.html"
 
 
 @pytest.mark.parametrize(
@@ -160,6 +161,8 @@ QUERY = quote(PAGE[:70], safe="").replace("%20", "+")
         ("https://search.example/?q=" + quote(PAGE[:30], safe=""), None, False),
         # Words of no page.
         ("https://search.example/?q=" + "+".join(["gauge"] * 20), None, False),
+        # A page links to another page the run fetched: a URL in a page is no prose of it.
+        (LINKED, None, False),
     ],
 )
 def test_a_url_holding_page_text_is_found_and_withheld_from_the_record(
@@ -167,13 +170,15 @@ def test_a_url_holding_page_text_is_found_and_withheld_from_the_record(
 ) -> None:
     sources = [SourceRow(id="S1", url=source_url, tier="raw")]
     log = [FetchLogEntry(url=source_url, final_url=logged, outcome="ok")]
-    found = urls_quoting_text([PAGE], sources, log)
+    # The page as fetched text holds a link; only its prose is page text.
+    page = f"{PAGE} Read more: {LINKED}"
+    found = urls_quoting_text([page], sources, log)
     assert found == ([logged or source_url] if holding else [])
     document = ClaimsFile(topic="t", verdict="READY", settings_hash="sha256:" + "0" * 64)
     plain = build_audit(document, sources, log)
     withheld = build_audit(document, sources, log, found)
-    assert bool(leaks(plain, [PAGE])) is holding
-    assert leaks(withheld, [PAGE]) == []
+    assert bool(leaks(plain, [page])) is holding
+    assert leaks(withheld, [page]) == []
     shown = {u for s in withheld.sources for u in (s.url, s.final_url)}
     shown |= {u for f in withheld.fetches for u in (f.url, f.final_url)}
     assert (URL_WITHHELD in shown) is holding

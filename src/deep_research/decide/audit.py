@@ -1,15 +1,15 @@
 """audit.json: the metadata record of a verdict — where every source came from, never its text.
 
 The record holds, per source and per fetch attempt, only URL, final URL, status, tier, content
-hash, timestamp and verdict counts. :func:`prove_audit` checks both directions before anything is
-written: every URL claims.json shows is in the record, and the record holds no body content — no
-quote, and no stretch of any retained text. Both are what code answers for: every string of
-claims.json has had the links no fetch or quote has withheld (:mod:`deep_research.shown_urls`)
-before it is proved, so no text a model wrote can fail it; report.md is rendered after the
-verdict and withholds the same way. A fetched URL that itself holds page text — a search URL
-whose query quotes a page, a local document named after its own heading — is found first
-(:func:`urls_quoting_text`) and stands in the record as :data:`URL_WITHHELD`, its reason, so no
-page a run read can fail it either.
+hash, timestamp and verdict counts. :func:`prove_audit` checks both directions before anything
+is written: every URL claims.json shows is in the record, and the record holds no body content —
+no quote, and no stretch of any retained text's prose (a URL a page links to is metadata there
+too). Both are what code answers for: every string of claims.json has had the links no fetch or
+quote has withheld (:mod:`deep_research.shown_urls`) before it is proved, so no text a model
+wrote can fail it; report.md is rendered after the verdict and withholds the same way. A fetched
+URL that itself holds page text — a search URL whose query quotes a page, a local document named
+after its own heading — is found first (:func:`urls_quoting_text`) and stands in the record as
+:data:`URL_WITHHELD`, its reason, so no page a run read can fail it either.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from deep_research.models import (
     VerdictCounts,
 )
 from deep_research.shown_urls import quoted_urls, quotes_of, strings_of, url_forms
-from deep_research.urls import urls_in
+from deep_research.urls import URL_PATTERN, urls_in
 
 #: Length of a retained-text window that may not appear in the record (shorter runs of words are
 #: ordinary metadata such as titles in URLs).
@@ -155,7 +155,9 @@ def _leaking_windows(
     bitmap, mask, holds = stretches.bitmap, stretches.mask, stretches.holds
     step = LEAK_WINDOW // 2
     for body in bodies:
-        folded = " ".join(body.split()).casefold()
+        # A URL a page writes (a link to another page the run fetched) is metadata in its
+        # text, not prose of it: only the words around it are page text.
+        folded = " ".join(URL_PATTERN.sub(" ", body).split()).casefold()
         candidates = set()
         for i in range(0, len(folded) - LEAK_WINDOW + 1, step):
             window = folded[i : i + LEAK_WINDOW]
