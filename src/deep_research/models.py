@@ -378,6 +378,14 @@ class StrippedClaim(Strict):
     evidence: list[Evidence] = Field(default_factory=list)
 
 
+class StruckSentence(Strict):
+    """What the answer check struck from the synthesis as written, and why (docs/contracts.md
+    §12.1): kept beside the answer, never shown as part of it."""
+
+    text: str
+    reason: NonEmptyStr
+
+
 class Floor(Strict):
     required: float
     actual: float
@@ -419,7 +427,10 @@ class ClaimsFile(Strict):
     settings_hash: str | None = None
     # The settings the verdict was decided under that differ from the defaults (none: defaults).
     non_default_settings: dict[str, SettingChange] = Field(default_factory=dict)
-    synthesis: str | None = None  # the answer in prose, with [S#] markers, when one was written
+    # The answer in prose with [S#] markers, as the answer check lets it be shown (when one was
+    # written); what the check struck from it, with why, stands beside it.
+    synthesis: str | None = None
+    synthesis_struck: list[StruckSentence] = Field(default_factory=list)
 
 
 # --- trace.json -----------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from deep_research.models import (
     Contradiction,
     FetchLogEntry,
     SourceRow,
+    StruckSentence,
     logged_urls,
 )
 from deep_research.shown_urls import WITHHELD, fetched_urls, may_show, withhold, withhold_all
@@ -131,7 +132,7 @@ class CheckedAnswer(Protocol):
 
 #: The synthesis checked claim by claim against the brief (``gates.answer.check_answer``):
 #: render stands below the gates, so its callers hand the check in.
-AnswerCheck = Callable[[Brief, str, ClaimsFile], CheckedAnswer]
+AnswerCheck = Callable[[Brief, str, ClaimsFile, Sequence[StruckSentence]], CheckedAnswer]
 
 
 class Report(BaseModel):
@@ -435,7 +436,9 @@ def build_report(
         depth=document.depth,
         generated=document.generated,
         freshness=document.freshness,
-        answer=None if not document.synthesis else " ".join(sentence.text for sentence in passed),
+        answer=None
+        if not (document.synthesis or document.synthesis_struck)
+        else " ".join(sentence.text for sentence in passed),
         summary=_summary(passed, sqs),
         answer_stripped=[
             StrippedSentenceView(text=sentence.text, reason=sentence.reason)
@@ -714,7 +717,7 @@ def render_brief(
         document = brief.load_claims()
     sources = brief.load_sources()
     log = brief.load_fetch_log()
-    checked = check_answer(brief, document.synthesis or "", document)
+    checked = check_answer(brief, document.synthesis or "", document, document.synthesis_struck)
     run = brief.load_trace().phase("run", RunRecord) if brief.trace_path.exists() else None
     report = build_report(
         document,

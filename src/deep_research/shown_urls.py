@@ -140,7 +140,7 @@ def withheld_places(document: ClaimsFile) -> list[tuple[str, int]]:
             found = [(f"{claim.id} (stripped)", count(claim)) for claim in value]
         elif name == "unresolved_contradictions":
             found = [(f"contradiction {n}", count(item)) for n, item in enumerate(value, 1)]
-        elif name == "synthesis":
+        elif name in ("synthesis", "synthesis_struck"):
             found = [("the answer", count(value))]
         else:
             found = [(name.replace("_", " "), count(value))]

@@ -64,6 +64,27 @@ def test_a_one_sided_answer_is_set_aside_and_asked_for_once_more_with_the_reason
     assert Brief(root).load_claims().synthesis == BOTH
 
 
+def test_claims_json_keeps_the_answer_as_shown_and_what_was_struck_beside_it(
+    tmp_path: Path,
+) -> None:
+    # A changed figure in one sentence: struck in report.md, and never in claims.json's answer.
+    root = outage(tmp_path / "brief")
+    _run(root)
+    changed = "The official target for restarting the treatment works is May 2026 [S1]."
+    _answer(root, f"{BOTH} {changed}")
+    report = run_ingest(root)
+    assert report.synthesis and report.answer_refused is None
+    document = Brief(root).load_claims()
+    assert document.synthesis == BOTH and "May 2026" not in document.synthesis
+    (struck,) = document.synthesis_struck
+    assert "May 2026" in struck.text
+    assert "literal_missing" in struck.reason and "May 2026" in struck.reason
+    edit(root, lambda c, t: c.update(verdict="PARTIAL"))
+    _, markdown = render_brief(Brief(root), check_answer=check_answer)
+    answer, stripped = markdown.split("Stripped from the answer", 1)
+    assert "May 2026" not in answer.split("## Answer", 1)[1] and "May 2026" in stripped
+
+
 def test_a_second_refused_answer_is_kept_and_the_report_says_what_it_left_out(
     tmp_path: Path,
 ) -> None:

@@ -898,8 +898,11 @@ def test_links_no_source_has_are_withheld_and_the_run_ends_with_its_report(
     document = Brief(brief).load_claims()
     (stripped,) = [s for s in document.stripped if "closed 17 gauges" in s.claim]
     assert stripped.claim.endswith(f"see {WITHHELD}")
-    assert document.synthesis is not None and WITHHELD in document.synthesis
-    assert stated in document.synthesis  # a page the run fetched stays linked
+    # Both sentences cite no source: struck from the answer, kept beside it as written.
+    written = " ".join(item.text for item in document.synthesis_struck)
+    assert WITHHELD in written and "invented.example" not in written
+    assert stated in written  # a page the run fetched stays linked
+    assert WITHHELD not in (document.synthesis or "")
     (ciber,) = [c for c in document.unresolved_contradictions if c.ids == ["C1"]]
     assert ciber.description.endswith(f"({WITHHELD})")
     (note,) = [r for r in document.verdict_reasons if r.endswith("[links-withheld]")]

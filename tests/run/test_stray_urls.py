@@ -124,18 +124,21 @@ def test_a_model_run_with_invented_links_ends_with_a_verdict_and_report(tmp_path
         assert "invented.example" not in shown and WITHHELD in shown
     (stripped,) = [s for s in document.stripped if s.claim.startswith("Chained comparisons were")]
     assert stripped.claim.endswith(f"see {WITHHELD}.")
-    assert document.synthesis is not None and WITHHELD in document.synthesis
+    # The answer's sentence citing by the invented URL is struck, kept beside it as written.
+    written = " ".join([document.synthesis or "", *(s.text for s in document.synthesis_struck)])
+    assert WITHHELD in written
     (ciber,) = document.unresolved_contradictions
     assert ciber.description.endswith(f"as {WITHHELD} shows")
     (note,) = [r for r in result.reasons if r.endswith("[links-withheld]")]
-    assert note.startswith("3 link(s) that no source of this brief has"), note
+    # The struck sentence, and the reason it was struck, each show the link once.
+    assert note.startswith("4 link(s) that no source of this brief has"), note
     assert note.endswith(
-        f"withheld where they stood: contradiction 1, {stripped.id} (stripped), the answer "
+        f"withheld where they stood: contradiction 1, {stripped.id} (stripped), the answer (2) "
         "[links-withheld]"
     )
     assert f"are shown as {WITHHELD}." in report
     # The page's own link is quoted text: linked wherever the brief repeats it.
-    assert STATED in document.synthesis and STATED in report
+    assert STATED in written and STATED in report
     assert _verify(result.brief)["identical"] is True
 
 

@@ -42,7 +42,7 @@ from deep_research.gates.trace import (
     emitted_claims,
     trace_sentence,
 )
-from deep_research.models import Claim, ClaimsFile, Contradiction
+from deep_research.models import Claim, ClaimsFile, Contradiction, StruckSentence
 
 NO_CITATION = "cites no source"
 
@@ -130,6 +130,19 @@ class CheckedAnswer:
             "rewrite the answer: no sentence passed; state each claim with the [S#] of the "
             "sources that state it, one clause per claim, its figures as the sources give them"
         )
+
+    def stored(self) -> dict[str, object]:
+        """claims.json's answer fields: the sentences that may be shown, as shown, and what was
+        struck with why — so claims.json never holds a clause the report strikes."""
+        shown = " ".join(sentence.text for sentence in self.sentences if sentence.passed)
+        return {
+            "synthesis": shown,
+            "synthesis_struck": [
+                StruckSentence(text=sentence.text, reason=sentence.reason)
+                for sentence in self.sentences
+                if not sentence.passed
+            ],
+        }
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -329,11 +342,18 @@ def _sentence(
     return [shown, CheckedSentence(written, False, "struck from it: " + "; ".join(struck))]
 
 
-def check_answer(brief: Brief, synthesis: str, document: ClaimsFile | None = None) -> CheckedAnswer:
+def check_answer(
+    brief: Brief,
+    synthesis: str,
+    document: ClaimsFile | None = None,
+    struck: Sequence[StruckSentence] = (),
+) -> CheckedAnswer:
     """Every sentence of ``synthesis`` in order, each clause traced against the brief's
     retained text, the positions of the brief's open contradictions it leaves out, and the
     claims whose future date the brief's date has overtaken (``document``: claims.json as the
-    caller read it; read from the brief otherwise). An empty ``synthesis`` checks no sentence."""
+    caller read it; read from the brief otherwise). An empty ``synthesis`` checks no sentence.
+    ``struck``: what an earlier check of this answer struck (claims.json keeps it), listed as
+    not passing, after the sentences."""
     if document is None:
         document = brief.load_claims()
     sources = brief.load_sources()
@@ -343,7 +363,7 @@ def check_answer(brief: Brief, synthesis: str, document: ClaimsFile | None = Non
         checked
         for number, written in enumerate(prose_sentences(synthesis), start=1)
         for checked in _sentence(index, recorded, number, written)
-    )
+    ) + tuple(CheckedSentence(item.text, False, item.reason) for item in struck)
     stated = [c for s in sentences if s.passed for c in s.clauses]
     # No answer written leaves out nothing: the report's key findings stand as its answer.
     dropped = dropped_positions(document, stated) if sentences else []

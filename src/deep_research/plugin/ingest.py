@@ -235,7 +235,8 @@ def _synthesis(brief: Brief, path: Path, report: IngestReport) -> bool:
         if not refused.exists():  # the first answer: asked for once more
             os.replace(path, refused)
             return False
-    updated = document.model_copy(update={"synthesis": text})
+    # Stored as the check lets it be shown: claims.json never holds a struck clause.
+    updated = document.model_copy(update=checked.stored())
     write_claims(brief.claims_path, updated)
     return True
 

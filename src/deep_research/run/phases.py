@@ -771,6 +771,8 @@ def phase_ciber(ctx: Context) -> None:
 
 
 def phase_synthesize(ctx: Context) -> None:
+    from deep_research.gates.answer import check_answer
+
     document = ctx.brief.load_claims()
     emitted = emitted_claims(document)
     cited = [CitedClaim(c.id, c.claim, c.sq, tuple(c.supporting)) for c in emitted]
@@ -782,7 +784,9 @@ def phase_synthesize(ctx: Context) -> None:
     text = ctx.reasoner.synthesize(ctx.state.question, cited)
     gaps = [g for g in document.coverage_gaps if not g.startswith(INCOMPLETE)]
     gaps += [f"{INCOMPLETE}{reason}" for reason in ctx.state.incomplete]
-    updated = document.model_copy(update={"synthesis": text, "coverage_gaps": gaps})
+    # Stored as the answer check lets it be shown: claims.json never holds a struck clause.
+    checked = check_answer(ctx.brief, text or "", document)
+    updated = document.model_copy(update={**checked.stored(), "coverage_gaps": gaps})
     trace = load_trace_or_empty(ctx.brief)
     elapsed = ctx.state.wall_clock_seconds + (time.monotonic() - ctx.started)
     trace = trace.model_copy(
