@@ -379,8 +379,8 @@ class StrippedClaim(Strict):
 
 
 class StruckSentence(Strict):
-    """What the answer check struck from the synthesis as written, and why (docs/contracts.md
-    §12.1): kept beside the answer, never shown as part of it."""
+    """What the answer check struck from the synthesis as written, and why
+    (docs/contracts.md §12.1): kept beside the answer, never shown as part of it."""
 
     text: str
     reason: NonEmptyStr
