@@ -30,9 +30,9 @@ checks that ``model.safetensors`` has SHA-256
 This is a measurement, NOT part of the product or its tests: it needs ``numpy``, ``tokenizers``
 and ``safetensors``, which are not project dependencies (install them into a virtual
 environment; it exits 2 saying what to install when one is missing). Encoding the ~23,000
-sentences takes tens of minutes on two cores; ``--cache FILE`` keeps the embeddings in an .npz
-for later runs. Set ``OPENBLAS_NUM_THREADS=1`` on a busy machine (about three times faster
-there than letting BLAS spread its threads):
+sentences takes about 12 minutes on one thread of a loaded two-core machine; ``--cache FILE``
+keeps the embeddings in an .npz for later runs. Set ``OPENBLAS_NUM_THREADS=1`` on a busy
+machine (about three times faster there than letting BLAS spread its threads):
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/wikiqa_encoder_ceiling.py \\
         --model DIR --data DIR --cache /tmp/wikiqa_minilm.npz
@@ -568,11 +568,11 @@ def main(argv: list[str] | None = None) -> int:
         encoder = Encoder(args.model)
         vectors = {split: embed(rows, encoder, split) for split, rows in splits.items()}
         if args.cache is not None:
-            np.savez(
-                args.cache,
-                **{f"{s}_questions": np.array(q) for s, (q, _) in vectors.items()},
-                **{f"{s}_sentences": np.concatenate(v) for s, (_, v) in vectors.items()},
-            )
+            arrays: dict[str, Any] = {}
+            for split, (questions, sentences) in vectors.items():
+                arrays[f"{split}_questions"] = np.array(questions)
+                arrays[f"{split}_sentences"] = np.concatenate(sentences)
+            np.savez(args.cache, **arrays)
     encoding = time.monotonic() - began
     result = measure(splits["train"], splits["dev"], vectors)
     result["seconds"] = {
