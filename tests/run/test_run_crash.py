@@ -98,8 +98,11 @@ def _spawn(corpus: Path, state: Path, pause: str | None) -> subprocess.Popen[str
     return subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "deep_research.cli",
+            "-c",
+            # Ctrl-C as a terminal delivers it: a job started in the background of a script
+            # (a CI runner's, say) inherits SIGINT ignored, and Python then never raises it.
+            "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from deep_research.cli import main; sys.exit(main(sys.argv[1:]))",
             "run",
             QUESTION,
             "--corpus",
