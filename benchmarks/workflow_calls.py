@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import shutil
 import sys
 import tempfile
@@ -27,22 +26,21 @@ sys.path[:0] = [str(TESTS), str(TESTS / "plugin")]
 
 from test_plugin_live_run import Player, run_claude, skill, workflow_agents  # noqa: E402
 
-from localhttp import LocalServer  # noqa: E402
+from localhttp import LocalServer, on_port_80  # noqa: E402
 from scripted_run import TOPIC, Web  # noqa: E402
 
 
 def _web() -> tuple[LocalServer, Web]:
-    rng = random.Random()
-    for _ in range(20):
-        address = f"127.{rng.randint(1, 254)}.{rng.randint(1, 254)}.{rng.randint(2, 254)}"
-        try:
-            server = LocalServer(address=(address, 80))
-        except OSError:
-            continue
-        web = Web(server, address, contested=True)
-        web.build()
-        return server, web
-    raise SystemExit("no free loopback address for port 80 (run as root)")
+    try:
+        drawn = on_port_80()
+    except PermissionError:
+        drawn = None
+    if drawn is None:
+        raise SystemExit("no free loopback address for port 80 (run as root)")
+    server, address = drawn
+    web = Web(server, address, contested=True)
+    web.build()
+    return server, web
 
 
 def main() -> int:

@@ -8,6 +8,7 @@ and any DNS lookup — fail the test: nothing a test does can leave the machine.
 
 from __future__ import annotations
 
+import random
 import socket
 import ssl
 import threading
@@ -37,6 +38,22 @@ class Route:
 #: How long a stalled or endless route goes on: far beyond every deadline a test sets, so a test
 #: can bound its wait at a fraction of it and a busy machine's noise never meets the bound.
 HANG_S = 20.0
+
+
+def on_port_80(draws: int = 20) -> tuple[LocalServer, str] | None:
+    """A server on port 80 of a 127/8 address drawn at random, and that address: URLs that name
+    no port pass the hook's port rule as production URLs do, and parallel runs do not collide.
+    None when every address drawn was taken; PermissionError where port 80 needs root."""
+    rng = random.Random()
+    for _ in range(draws):
+        address = f"127.{rng.randint(1, 254)}.{rng.randint(1, 254)}.{rng.randint(2, 254)}"
+        try:
+            return LocalServer(address=(address, 80)), address
+        except PermissionError:
+            raise
+        except OSError:
+            continue  # that address is taken: draw another
+    return None
 
 
 class _QuietServer(ThreadingHTTPServer):

@@ -40,7 +40,6 @@ import contextlib
 import io
 import json
 import os
-import random
 import re
 import shlex
 import subprocess
@@ -80,7 +79,7 @@ from fakeapi import (
     user_text,
     web_search,
 )
-from localhttp import LocalServer
+from localhttp import LocalServer, on_port_80
 from scripted_run import TOPIC, Orchestrator, Web, assert_both_positions_reach_the_reader
 
 TIMEOUT_S = 300
@@ -96,23 +95,19 @@ GUARD_UNAVAILABLE = "deep-research guard unavailable"  # hooks/guard's fallback,
 def web() -> Iterator[Web]:
     """The scripted web on port 80 (URLs without a port pass the hook's port rule as production
     URLs do) of a 127/8 address drawn per test, so parallel runs do not collide."""
-    rng = random.Random()
-    for _ in range(20):
-        address = f"127.{rng.randint(1, 254)}.{rng.randint(1, 254)}.{rng.randint(2, 254)}"
-        try:
-            server = LocalServer(address=(address, 80))
-        except PermissionError:
-            if os.environ.get("DEEP_RESEARCH_REQUIRE_CLAUDE") == "1":
-                pytest.fail("the live run serves its pages on port 80: run it as root")
-            pytest.skip("the live run serves its pages on port 80, which needs root")
-        except OSError:
-            continue  # that address is taken: draw another
-        with server:
-            built = Web(server, address)
-            built.build()
-            yield built
-        return
-    pytest.fail("no free loopback address for port 80")
+    try:
+        drawn = on_port_80()
+    except PermissionError:
+        if os.environ.get("DEEP_RESEARCH_REQUIRE_CLAUDE") == "1":
+            pytest.fail("the live run serves its pages on port 80: run it as root")
+        pytest.skip("the live run serves its pages on port 80, which needs root")
+    if drawn is None:
+        pytest.fail("no free loopback address for port 80")
+    server, address = drawn
+    with server:
+        built = Web(server, address)
+        built.build()
+        yield built
 
 
 @pytest.fixture

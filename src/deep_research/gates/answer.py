@@ -1,6 +1,6 @@
 """The answer in prose, held to the trace gate claim by claim (docs/contracts.md §12.1).
 
-claims.json's ``synthesis`` is the brief's answer as a model wrote it. It is split into
+A model's answer (stored in claims.json as this check lets it be shown) is split into
 sentences as dossier mode splits a report (:func:`~deep_research.gates.citations.prose_sentences`),
 and each sentence into the claims it states: a citation marker closes the clause before it, so
 "the beekeepers' association counts 214 colonies on the island [S4], the council's survey gives
